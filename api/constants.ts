@@ -1,0 +1,25 @@
+// API groups and names of every Kubernetes kind vmrollout reads or writes.
+
+export const GROUP = 'vmrollout.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'VMDistributedCluster';
+export const PLURAL = 'vmdistributedclusters';
+export const SINGULAR = 'vmdistributedcluster';
+export const SHORT_NAME = 'vmdc';
+
+export const VM_GROUP = 'operator.victoriametrics.com';
+export const VM_VERSION = 'v1beta1';
+
+/** The VM operator kinds vmrollout manages, with their plural resource names. */
+export const VM_KINDS = {
+  VMCluster: 'vmclusters',
+  VMAuth: 'vmauths',
+  VMUser: 'vmusers',
+  VMAgent: 'vmagents',
+} as const;
+export type VMKind = keyof typeof VM_KINDS;
+
+/** The operator's value of `status.updateStatus` once an object's pods match its spec. */
+export const OPERATIONAL = 'operational';
+export const FAILED = 'failed';

@@ -1,0 +1,113 @@
+// Shared shapes of the VMDistributedCluster resource. The zod schema in ./schema.ts is the
+// source of truth for validation; these types are what every other module programs against.
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+/**
+ * An object the spec manages: either an existing object plus an overlay (`overrideSpec`),
+ * or a full `spec` created under `name` when absent. Exactly one of the two forms is set.
+ */
+export interface ManagedObject {
+  name: string;
+  overrideSpec?: JsonObject;
+  spec?: JsonObject;
+}
+
+export interface ZoneSpec {
+  name: string;
+  vmcluster: ManagedObject;
+  vmuser?: ManagedObject;
+  remoteWriteURL?: string;
+}
+
+export type ZoneOrder = 'Shuffle' | 'Declared';
+
+/** Strategy with defaults applied and durations in milliseconds. */
+export interface Strategy {
+  order: ZoneOrder;
+  readDrainDelayMs: number;
+  queueDrainedForMs: number;
+  queueEmptyBytes: number;
+  pollIntervalMs: number;
+  zoneTimeoutMs: number;
+  pauseBetweenZonesMs: number;
+}
+
+/** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
+export interface NormalizedSpec {
+  paused: boolean;
+  clusterVersion: string;
+  overrideSpec: JsonObject;
+  zones: ZoneSpec[];
+  vmauth: { name: string };
+  vmagent: ManagedObject;
+  strategy: Strategy;
+}
+
+export type Phase =
+  | 'Pending'
+  | 'Progressing'
+  | 'Paused'
+  | 'Succeeded'
+  | 'Failed'
+  | 'Superseded'
+  | 'Cancelled'
+  | 'Invalid';
+
+export type ZonePhase =
+  | 'Pending'
+  | 'Skipped'
+  | 'LeavingReads'
+  | 'WaitingForSwitch'
+  | 'Upgrading'
+  | 'WaitingOperational'
+  | 'WaitingForQueue'
+  | 'RejoiningReads'
+  | 'Done'
+  | 'Failed';
+
+export interface ZoneStatus {
+  name: string;
+  phase: ZonePhase;
+  vmclusterGeneration?: number;
+  startedAt?: string;
+  finishedAt?: string;
+  message?: string;
+}
+
+/** metav1.Condition */
+export interface Condition {
+  type: 'Ready' | 'Progressing' | 'Paused' | 'Valid';
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+export interface WorkflowRef {
+  id: string;
+  runId: string;
+}
+
+export interface VMDistributedClusterStatus {
+  observedGeneration?: number;
+  phase?: Phase;
+  message?: string;
+  workflow?: WorkflowRef;
+  currentZone?: string;
+  zonesOutOfRotation?: string[];
+  zones?: ZoneStatus[];
+  conditions?: Condition[];
+}
+
+/** Identifies one generation of one VMDistributedCluster object. */
+export interface ObjectGeneration {
+  namespace: string;
+  name: string;
+  uid: string;
+  generation: number;
+}
