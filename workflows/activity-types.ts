@@ -31,7 +31,17 @@ export type RemovedRef =
   /** The whole targetRef named only this zone: it is removed and re-inserted at `index`. */
   | { type: 'targetRef'; index: number; targetRef: JsonObject }
   /** This zone was one entry of targetRefs[index].crd.objects, at `objectIndex`. */
-  | { type: 'object'; index: number; objectIndex: number; object: JsonObject };
+  | {
+      type: 'object';
+      index: number;
+      objectIndex: number;
+      object: JsonObject;
+      /**
+       * The whole containing targetRef as read before the removal (optional, additive). Used by
+       * undoRemoval to find the container again if the user moved targetRefs meanwhile.
+       */
+      targetRef?: JsonObject;
+    };
 
 export interface ObjectState {
   exists: boolean;
