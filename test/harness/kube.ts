@@ -1,0 +1,285 @@
+/**
+ * A real Kubernetes API on loopback: etcd + kube-apiserver (no controller-manager, no
+ * scheduler, no kubelet: nothing creates pods or EndpointSlices; tests create them by hand).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { freePort } from './ports';
+import { harnessTempDir, httpGet, httpReady, startProcess, waitFor, type ManagedProcess } from './processes';
+import { toolPath } from './tools';
+
+export interface KubeCerts {
+  dir: string;
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  saKey: string;
+  saPub: string;
+  adminCert: string;
+  adminKey: string;
+}
+
+function openssl(args: string[], cwd: string): void {
+  try {
+    execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const e = err as { code?: string; stderr?: Buffer };
+    if (e.code === 'ENOENT') throw new Error('openssl not found on PATH: it is needed to generate the test cluster certificates (apt-get install openssl)');
+    throw new Error(`openssl ${args.join(' ')} failed: ${e.stderr?.toString() ?? String(err)}`);
+  }
+}
+
+/** Generates a CA, a serving cert (SAN 127.0.0.1, localhost, the service IP), a service-account key pair and an admin client cert (CN=admin, O=system:masters) with the openssl CLI (EC P-256 keys). */
+export function generateKubeCerts(dir: string): KubeCerts {
+  fs.mkdirSync(dir, { recursive: true });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=vmrollout-test-ca'], dir);
+  fs.writeFileSync(
+    path.join(dir, 'server.ext'),
+    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
+  );
+  openssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver'], dir);
+  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '3650', '-extfile', 'server.ext'], dir);
+  fs.writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n');
+  openssl(['req', ...ec, '-keyout', 'admin.key', '-out', 'admin.csr', '-subj', '/O=system:masters/CN=admin'], dir);
+  openssl(['x509', '-req', '-in', 'admin.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'admin.crt', '-days', '3650', '-extfile', 'client.ext'], dir);
+  openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'sa.key'], dir);
+  openssl(['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
+  const p = (f: string) => path.join(dir, f);
+  return {
+    dir,
+    caCert: p('ca.crt'),
+    caKey: p('ca.key'),
+    serverCert: p('server.crt'),
+    serverKey: p('server.key'),
+    saKey: p('sa.key'),
+    saPub: p('sa.pub'),
+    adminCert: p('admin.crt'),
+    adminKey: p('admin.key'),
+  };
+}
+
+export interface EtcdHandle {
+  url: string;
+  dataDir: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts etcd on loopback with a temp data dir; ready when /health reports true. */
+export async function startEtcd(opts: { dataDir?: string; logDir?: string } = {}): Promise<EtcdHandle> {
+  const clientPort = await freePort();
+  const peerPort = await freePort();
+  const dataDir = opts.dataDir ?? harnessTempDir('etcd-data');
+  const url = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const proc = await startProcess({
+    name: 'etcd',
+    command: toolPath('etcd'),
+    args: [
+      '--name=default',
+      `--data-dir=${dataDir}`,
+      `--listen-client-urls=${url}`,
+      `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=${peer}`,
+      `--initial-advertise-peer-urls=${peer}`,
+      `--initial-cluster=default=${peer}`,
+      '--unsafe-no-fsync',
+      '--log-level=warn',
+    ],
+    logDir: opts.logDir,
+    ready: httpReady(`${url}/health`, { bodyMatches: /"health":\s*"true"/ }),
+    readyTimeoutMs: 30_000,
+  });
+  return { url, dataDir, process: proc, stop: () => proc.stop() };
+}
+
+export interface KubeCluster {
+  /** https://127.0.0.1:<port> */
+  server: string;
+  kubeconfigPath: string;
+  kubeConfig: k8s.KubeConfig;
+  certs: KubeCerts;
+  etcd: EtcdHandle;
+  apiserver: ManagedProcess;
+  /** Stops kube-apiserver, then etcd. */
+  stop(): Promise<void>;
+}
+
+export interface StartKubeOptions {
+  /** Extra kube-apiserver flags. */
+  extraArgs?: string[];
+  /** Directory for certs, kubeconfig, etcd data and logs; default: a fresh temp dir. */
+  dir?: string;
+  readyTimeoutMs?: number;
+}
+
+/** Starts etcd + kube-apiserver (RBAC, admin client cert), waits for /readyz and the `default` namespace, writes a kubeconfig. */
+export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluster> {
+  const apiserverBin = toolPath('kube-apiserver');
+  toolPath('etcd');
+  const dir = opts.dir ?? harnessTempDir('kube');
+  const certs = generateKubeCerts(path.join(dir, 'pki'));
+  const etcd = await startEtcd({ dataDir: path.join(dir, 'etcd'), logDir: dir });
+  let apiserver: ManagedProcess | undefined;
+  try {
+    const port = await freePort();
+    const server = `https://127.0.0.1:${port}`;
+    const ca = fs.readFileSync(certs.caCert);
+    const cert = fs.readFileSync(certs.adminCert);
+    const key = fs.readFileSync(certs.adminKey);
+    apiserver = await startProcess({
+      name: 'kube-apiserver',
+      command: apiserverBin,
+      args: [
+        `--etcd-servers=${etcd.url}`,
+        `--secure-port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        `--tls-cert-file=${certs.serverCert}`,
+        `--tls-private-key-file=${certs.serverKey}`,
+        `--client-ca-file=${certs.caCert}`,
+        '--authorization-mode=RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${certs.saPub}`,
+        `--service-account-signing-key-file=${certs.saKey}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        `--cert-dir=${path.join(dir, 'apiserver-certs')}`,
+        '--enable-priority-and-fairness=false',
+        '--profiling=false',
+        '--v=0',
+        ...(opts.extraArgs ?? []),
+      ],
+      logDir: dir,
+      ready: httpReady(`${server}/readyz`, { ca, cert, key }),
+      readyTimeoutMs: opts.readyTimeoutMs ?? 90_000,
+    });
+    const kubeconfigPath = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(kubeconfigPath, renderKubeconfig(server, ca, cert, key));
+    const kubeConfig = new k8s.KubeConfig();
+    kubeConfig.loadFromFile(kubeconfigPath);
+    const ap = apiserver;
+    // The bootstrap controller creates the `default` namespace shortly after /readyz.
+    await waitFor(async () => (await httpGet(`${server}/api/v1/namespaces/default`, { ca, cert, key })).status === 200, {
+      timeoutMs: 30_000,
+      description: 'namespace "default" to exist',
+      diagnostics: () => ap.logTail(),
+    });
+    return {
+      server,
+      kubeconfigPath,
+      kubeConfig,
+      certs,
+      etcd,
+      apiserver,
+      async stop() {
+        await ap.stop();
+        await etcd.stop();
+      },
+    };
+  } catch (err) {
+    await apiserver?.stop();
+    await etcd.stop();
+    throw err;
+  }
+}
+
+/** A kubeconfig YAML (context `vmrollout-test`, user `admin`) with embedded certs. */
+export function renderKubeconfig(server: string, ca: Buffer, cert: Buffer, key: Buffer): string {
+  const b64 = (b: Buffer) => b.toString('base64');
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: vmrollout-test',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority-data: ${b64(ca)}`,
+    'users:',
+    '- name: admin',
+    '  user:',
+    `    client-certificate-data: ${b64(cert)}`,
+    `    client-key-data: ${b64(key)}`,
+    'contexts:',
+    '- name: vmrollout-test',
+    '  context:',
+    '    cluster: vmrollout-test',
+    '    user: admin',
+    '    namespace: default',
+    'current-context: vmrollout-test',
+    '',
+  ].join('\n');
+}
+
+type CRD = k8s.V1CustomResourceDefinition;
+
+/** Reads CRDs from YAML files (multi-document) or directories of them; other kinds are ignored. */
+export function loadCRDs(...files: string[]): CRD[] {
+  const out: CRD[] = [];
+  for (const f of files) {
+    if (fs.statSync(f).isDirectory()) {
+      out.push(...loadCRDs(...fs.readdirSync(f).filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(f, n))));
+      continue;
+    }
+    for (const doc of parseAllDocuments(fs.readFileSync(f, 'utf8'))) {
+      if (doc.errors.length) throw new Error(`${f}: ${doc.errors.map((e) => e.message).join('; ')}`);
+      const obj = doc.toJS() as CRD | null;
+      if (obj && obj.kind === 'CustomResourceDefinition') out.push(obj);
+    }
+  }
+  return out;
+}
+
+function isStatus(err: unknown, code: number): boolean {
+  const e = err as { code?: number; statusCode?: number; body?: unknown };
+  return e?.code === code || e?.statusCode === code;
+}
+
+/**
+ * Creates (or replaces) CRDs and waits until each is Established and its resource is served.
+ * `crds`: file paths / directories (YAML) and/or CRD objects.
+ */
+export async function installCRDs(kc: k8s.KubeConfig, crds: string | CRD | Array<string | CRD>, timeoutMs = 30_000): Promise<CRD[]> {
+  const list = (Array.isArray(crds) ? crds : [crds]).flatMap((c) => (typeof c === 'string' ? loadCRDs(c) : [c]));
+  if (list.length === 0) throw new Error('installCRDs: no CustomResourceDefinition found in the input');
+  const api = kc.makeApiClient(k8s.ApiextensionsV1Api);
+  for (const crd of list) {
+    const name = crd.metadata?.name;
+    if (!name) throw new Error('installCRDs: a CRD has no metadata.name');
+    try {
+      await api.createCustomResourceDefinition({ body: crd });
+    } catch (err) {
+      if (!isStatus(err, 409)) throw err;
+      const existing = await api.readCustomResourceDefinition({ name });
+      await api.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    }
+  }
+  const objs = kc.makeApiClient(k8s.CustomObjectsApi);
+  for (const crd of list) {
+    const name = crd.metadata!.name!;
+    await waitFor(
+      async () => {
+        const got = await api.readCustomResourceDefinition({ name });
+        return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      },
+      { timeoutMs, description: `CRD ${name} to be Established` },
+    );
+    // Established can precede the resource being served by the handler; list once to be sure.
+    const version = crd.spec.versions.find((v) => v.served)?.name ?? crd.spec.versions[0]!.name;
+    await waitFor(
+      async () => {
+        await objs.listCustomObjectForAllNamespaces({ group: crd.spec.group, version, plural: crd.spec.names.plural });
+        return true;
+      },
+      { timeoutMs, description: `resource ${crd.spec.names.plural}.${crd.spec.group}/${version} to be served` },
+    );
+  }
+  return list;
+}
+
+/** Path of the test CRDs for the VictoriaMetrics operator kinds (VMCluster, VMAuth, VMUser, VMAgent). */
+export const VM_OPERATOR_CRDS = path.resolve(__dirname, '..', 'fixtures', 'crds', 'vm-operator-crds.yaml');

@@ -1,0 +1,150 @@
+/**
+ * Real Temporal servers: the dev server (through @temporalio/testing or as a plain process
+ * for `make demo`) with the project's search attributes, and the time-skipping test server.
+ */
+import { Connection } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { freePort } from './ports';
+import { childPidsMatching, guardPid, harnessTempDir, startProcess, type ManagedProcess } from './processes';
+import { toolPath } from './tools';
+
+/** The project's search attributes (registered on every dev server the harness starts). */
+export const VMDC_SEARCH_ATTRIBUTES = {
+  namespace: defineSearchAttributeKey('VmdcNamespace', SearchAttributeType.KEYWORD),
+  name: defineSearchAttributeKey('VmdcName', SearchAttributeType.KEYWORD),
+  generation: defineSearchAttributeKey('VmdcGeneration', SearchAttributeType.INT),
+  clusterVersion: defineSearchAttributeKey('VmdcClusterVersion', SearchAttributeType.KEYWORD),
+} as const;
+
+export const VMDC_SEARCH_ATTRIBUTE_KEYS: SearchAttributeKey<SearchAttributeType>[] = Object.values(VMDC_SEARCH_ATTRIBUTES);
+
+/** `--search-attribute Name=Type` flags for `temporal server start-dev`. */
+export function searchAttributeFlags(keys: SearchAttributeKey<SearchAttributeType>[] = VMDC_SEARCH_ATTRIBUTE_KEYS): string[] {
+  return keys.flatMap((k) => ['--search-attribute', `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`]);
+}
+
+/** Kill the server the SDK spawned if this process exits or is interrupted before teardown(). */
+function guardSpawnedServer(binPath: string, name: string): () => void {
+  const releases = childPidsMatching(binPath).map((pid) => guardPid(pid, name));
+  return () => releases.forEach((r) => r());
+}
+
+function withGuard(env: TestWorkflowEnvironment, release: () => void): TestWorkflowEnvironment {
+  const teardown = env.teardown.bind(env);
+  env.teardown = async () => {
+    try {
+      await teardown();
+    } finally {
+      release();
+    }
+  };
+  return env;
+}
+
+export interface DevEnvOptions {
+  port?: number;
+  /** Enable the Web UI (default false). */
+  ui?: boolean;
+  uiPort?: number;
+  namespace?: string;
+  extraArgs?: string[];
+  /** Default: the VMDC search attributes. */
+  searchAttributes?: SearchAttributeKey<SearchAttributeType>[];
+}
+
+/** TestWorkflowEnvironment on a real `temporal server start-dev` (existing-path executable) with the VMDC search attributes registered. Call env.teardown() in afterAll. */
+export async function startTemporalDevEnv(opts: DevEnvOptions = {}): Promise<TestWorkflowEnvironment> {
+  const bin = toolPath('temporal');
+  const port = opts.port ?? (await freePort());
+  const ui = opts.ui ?? false;
+  const uiPort = ui ? (opts.uiPort ?? (await freePort())) : undefined;
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: bin },
+      ip: '127.0.0.1',
+      port,
+      ui,
+      uiPort,
+      namespace: opts.namespace,
+      searchAttributes: opts.searchAttributes ?? VMDC_SEARCH_ATTRIBUTE_KEYS,
+      extraArgs: opts.extraArgs,
+      log: { format: 'pretty', level: 'warn' },
+    },
+  });
+  return withGuard(env, guardSpawnedServer(bin, 'temporal'));
+}
+
+/** TestWorkflowEnvironment on the real time-skipping test server (existing-path executable). Call env.teardown() in afterAll. */
+export async function startTimeSkippingEnv(opts: { port?: number; extraArgs?: string[] } = {}): Promise<TestWorkflowEnvironment> {
+  const bin = toolPath('temporal-test-server');
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: bin }, port: opts.port ?? (await freePort()), extraArgs: opts.extraArgs },
+  });
+  return withGuard(env, guardSpawnedServer(bin, 'temporal-test-server'));
+}
+
+export interface DevServerHandle {
+  /** host:port for clients and workers */
+  address: string;
+  namespace: string;
+  /** Web UI URL, if enabled */
+  uiUrl?: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+export interface DevServerOptions {
+  port?: number;
+  ui?: boolean;
+  uiPort?: number;
+  namespace?: string;
+  /** SQLite file to persist state across restarts; default in-memory. */
+  dbFilename?: string;
+  logDir?: string;
+  extraArgs?: string[];
+}
+
+/** `temporal server start-dev` as a plain managed process (used by `make demo`); ready when the namespace can be described. */
+export async function startTemporalDevServer(opts: DevServerOptions = {}): Promise<DevServerHandle> {
+  const bin = toolPath('temporal');
+  const port = opts.port ?? (await freePort());
+  const namespace = opts.namespace ?? 'default';
+  const ui = opts.ui ?? true;
+  const uiPort = opts.uiPort ?? (await freePort());
+  const address = `127.0.0.1:${port}`;
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
+    ...(ui ? ['--ui-ip', '127.0.0.1', '--ui-port', String(uiPort), '--ui-disable-news-fetch'] : ['--headless']),
+    ...(opts.dbFilename ? ['--db-filename', opts.dbFilename] : []),
+    ...searchAttributeFlags(),
+    ...(opts.extraArgs ?? []),
+  ];
+  const proc = await startProcess({
+    name: 'temporal-dev-server',
+    command: bin,
+    args,
+    logDir: opts.logDir ?? harnessTempDir('temporal'),
+    readyTimeoutMs: 60_000,
+    ready: async () => {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await conn.workflowService.describeNamespace({ namespace });
+        return true;
+      } finally {
+        await conn.close();
+      }
+    },
+  });
+  return { address, namespace, uiUrl: ui ? `http://127.0.0.1:${uiPort}` : undefined, process: proc, stop: () => proc.stop() };
+}
