@@ -1,0 +1,2 @@
+// Entry point for the worker's workflowsPath / bundle: every workflow type the worker serves.
+export { rolloutWorkflow } from './rollout';

@@ -1,0 +1,77 @@
+// Zone order and the per-zone step sequence. Pure: unit-tested directly, used by the workflow.
+import type { ObjectGeneration, ZoneOrder, ZonePhase } from '../api/types';
+
+/** 32-bit FNV-1a of a string. */
+export function fnv1a32(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** mulberry32: a small deterministic PRNG returning floats in [0, 1). */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * The shuffle seed of one generation of one object: `<uid>/<generation>`. It does not depend on the
+ * workflow run (run id, start time, sandbox Math.random), so a replay, a reset, or a restart of the
+ * same generation always yields the same order, and a new generation (or a recreated object) a new one.
+ */
+export function shuffleSeed(obj: Pick<ObjectGeneration, 'uid' | 'generation'>): string {
+  return `${obj.uid}/${obj.generation}`;
+}
+
+/** Zone names in rollout order: as declared, or a Fisher–Yates shuffle seeded by `seed`. */
+export function planZoneOrder(zoneNames: readonly string[], order: ZoneOrder, seed: string): string[] {
+  const out = [...zoneNames];
+  if (order === 'Declared') return out;
+  const rnd = mulberry32(fnv1a32(seed));
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    const t = out[i]!;
+    out[i] = out[j]!;
+    out[j] = t;
+  }
+  return out;
+}
+
+/** The six steps of one zone, in order (DESIGN.md). Each is also the zone's phase while it runs. */
+export const ZONE_STEPS = [
+  'LeavingReads',
+  'WaitingForSwitch',
+  'Upgrading',
+  'WaitingOperational',
+  'WaitingForQueue',
+  'RejoiningReads',
+] as const satisfies readonly ZonePhase[];
+export type ZoneStep = (typeof ZONE_STEPS)[number];
+
+export function stepIndex(step: ZoneStep): number {
+  return ZONE_STEPS.indexOf(step);
+}
+
+/**
+ * Where `resume` restarts a Failed zone. Every step is idempotent, so the failed step is retried as
+ * is, except `WaitingOperational`, which restarts at `Upgrading`: re-applying the (unchanged) merge
+ * patch is harmless and returns the generation to wait for, which may have moved since.
+ * `LeavingReads` re-reads the routes only if nothing was recorded as removed yet.
+ */
+export function resumeStep(failed: ZoneStep): ZoneStep {
+  return failed === 'WaitingOperational' ? 'Upgrading' : failed;
+}
+
+/** Steps after which the zone's VMCluster may have been patched. */
+export function mayBePatched(step: ZoneStep): boolean {
+  return stepIndex(step) >= stepIndex('Upgrading');
+}

@@ -1,0 +1,81 @@
+// The workflow's in-memory state (also what the `progress` query returns). Pure types + helpers.
+import type { Condition, Phase, ZonePhase } from '../api/types';
+import type { QueueSample, RouteRemoval } from './activity-types';
+import type { ZoneStep } from './plan';
+
+export interface ZoneState {
+  name: string;
+  vmcluster: string;
+  phase: ZonePhase;
+  /** The step running or about to run (while the zone is in flight or Failed). */
+  step?: ZoneStep;
+  vmclusterGeneration?: number;
+  startedAt?: string;
+  finishedAt?: string;
+  message?: string;
+  /** What leaving reads removed (undefined before step 1 computed it). */
+  removals?: RouteRemoval[];
+  /** True from the moment a route removal may have been applied until the restore completed. */
+  outOfRotation: boolean;
+  /** True from the moment the VMCluster patch may have been sent. */
+  patchAttempted: boolean;
+  /** Set once waitQueueDrained succeeded after the zone became operational at the patched generation. */
+  drainedConfirmed: boolean;
+  /** The step that failed (phase Failed). */
+  failedStep?: ZoneStep;
+}
+
+export interface LastQueueSample extends QueueSample {
+  zone: string;
+}
+
+export interface RolloutState {
+  phase: Phase;
+  message: string;
+  order: string[];
+  zones: ZoneState[];
+  currentZone?: string;
+  currentStep?: ZoneStep | 'Preparing' | 'PauseBetweenZones';
+  paused: boolean;
+  supersededBy?: number;
+  lastQueueSample?: LastQueueSample;
+  conditions: Condition[];
+}
+
+/** What the `progress` query returns. */
+export interface Progress {
+  phase: Phase;
+  message: string;
+  paused: boolean;
+  pauseRequested: boolean;
+  supersededBy?: number;
+  currentZone?: string;
+  currentStep?: RolloutState['currentStep'];
+  order: string[];
+  zones: Array<Omit<ZoneState, 'removals'> & { removedRefs: number }>;
+  zonesOutOfRotation: string[];
+  lastQueueSample?: LastQueueSample;
+}
+
+export function zonesOutOfRotation(state: Pick<RolloutState, 'zones'>): string[] {
+  return state.zones.filter((z) => z.outOfRotation).map((z) => z.name);
+}
+
+export function progressOf(state: RolloutState, pauseRequested: boolean): Progress {
+  return {
+    phase: state.phase,
+    message: state.message,
+    paused: state.paused,
+    pauseRequested,
+    supersededBy: state.supersededBy,
+    currentZone: state.currentZone,
+    currentStep: state.currentStep,
+    order: [...state.order],
+    zones: state.zones.map(({ removals, ...z }) => ({
+      ...z,
+      removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),
+    })),
+    zonesOutOfRotation: zonesOutOfRotation(state),
+    lastQueueSample: state.lastQueueSample,
+  };
+}
