@@ -154,8 +154,10 @@ function objectName(kind: string, description: string) {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
+  // Realm-independent: an object literal's prototype is an Object.prototype (of any realm) or null.
+  if (Object.prototype.toString.call(v) !== '[object Object]') return false;
+  const proto = Object.getPrototypeOf(v) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /** Finds the first non-JSON value inside a candidate JSON value; returns its relative path. */
