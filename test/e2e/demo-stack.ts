@@ -1,0 +1,217 @@
+/**
+ * The body of `make demo` (scripts/demo.ts): everything on loopback, real processes, the
+ * worker and the trigger as child processes (`tsx worker/main.ts`, `tsx trigger/main.ts`, as
+ * in production), and the ZONE SIMULATOR (test/simulator/) playing the VM operator.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { freePort } from '../harness/ports';
+import { httpReady, startProcess, stopAll, waitFor, type ManagedProcess } from '../harness/processes';
+import { startTemporalDevServer, type DevServerHandle } from '../harness/temporal';
+import { toolPath } from '../harness/tools';
+import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+import type { SimEvent } from '../simulator/simulator';
+import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { createObjects, DEMO_MANIFESTS_DIR, getObject, loadManifests, mergePatch, REPO_ROOT, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
+
+export const DEMO_NAMESPACE = 'default';
+export const DEMO_VMDC = 'demo';
+export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
+export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
+export const DEMO_FROM_VERSION = 'v1.150.0-cluster';
+export const DEMO_TO_VERSION = 'v1.151.0-cluster';
+
+export interface DemoStack {
+  temporal: DevServerHandle;
+  kube: KubeCluster;
+  kubeconfigPath: string;
+  vm: VmEnvironment;
+  worker: ManagedProcess;
+  trigger: ManagedProcess;
+  traffic: Traffic;
+  stop(): Promise<void>;
+}
+
+const t0 = Date.now();
+export const stamp = () => `[+${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s]`;
+export const say = (msg: string) => console.log(`${stamp()} ${msg}`);
+
+function tsxChild(name: string, entry: string, env: NodeJS.ProcessEnv, readyUrl: string, logDir: string): Promise<ManagedProcess> {
+  const tsx = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+  return startProcess({
+    name,
+    command: tsx,
+    args: [path.join(REPO_ROOT, entry)],
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    logDir,
+    ready: httpReady(readyUrl),
+    readyTimeoutMs: 120_000,
+  });
+}
+
+export async function startDemoStack(demoDir: string): Promise<DemoStack> {
+  fs.mkdirSync(demoDir, { recursive: true });
+  const logDir = path.join(demoDir, 'logs');
+  fs.mkdirSync(logDir, { recursive: true });
+
+  const temporal = await startTemporalDevServer({ ui: true, logDir });
+  say(`Temporal dev server at ${temporal.address} (pid ${temporal.process.pid}), Web UI: ${temporal.uiUrl}`);
+
+  const kube = await startKube({ dir: path.join(demoDir, 'kube') });
+  const kubeconfigPath = path.join(demoDir, 'kubeconfig');
+  fs.copyFileSync(kube.kubeconfigPath, kubeconfigPath);
+  say(`kube-apiserver at ${kube.server} (pid ${kube.apiserver.pid}), etcd pid ${kube.etcd.process.pid}`);
+  await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds')]);
+
+  const vm = await startVmEnvironment({
+    kubeConfig: kube.kubeConfig,
+    namespace: DEMO_NAMESPACE,
+    vmclusters: DEMO_CLUSTERS,
+    vmagentName: 'vm-global',
+    vmauthName: 'vm-global',
+  });
+  for (const c of DEMO_CLUSTERS) say(`zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid})`);
+  say(`vmagent at ${vm.vmagent.url} (pid ${vm.vmagent.pid}; EndpointSlice vmagent-vm-global → ${vm.vmagentEndpointIP}:${vm.vmagent.port})`);
+  say(`vmauth at ${vm.vmauth.url} (pid ${vm.vmauth.pid}); zone simulator (plays the VM operator) running`);
+  vm.simulator.on('sim', (e: SimEvent) => {
+    if (e.type === 'config') say(`  [zone simulator] vmauth reloaded: reads go to ${JSON.stringify(e.record.routes)}`);
+    else if (e.type === 'restart-start') say(`  [zone simulator] restarting zone process ${e.record.zone} (VMCluster generation ${e.record.generation})`);
+    else if (e.type === 'restart-done') say(`  [zone simulator] zone process ${e.record.zone} back up${e.record.error ? `: ERROR ${e.record.error}` : ''}`);
+    else if (e.type === 'error') say(`  [zone simulator] ${e.message}`);
+  });
+
+  const vars: Record<string, string> = { NAMESPACE: DEMO_NAMESPACE, INITIAL_VERSION: DEMO_FROM_VERSION };
+  for (const c of DEMO_CLUSTERS) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
+  const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
+  fs.writeFileSync(path.join(demoDir, 'applied.json'), JSON.stringify(manifests, null, 2));
+  await createObjects(kube.kubeConfig, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
+  say(`applied ${manifests.filter((o) => o.kind !== 'VMDistributedCluster').map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === DEMO_CLUSTERS.length, { timeoutMs: 30_000, description: 'vmauth to route reads to every zone' });
+
+  const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: DEMO_TOKENS, series: 'vmrollout_demo_heartbeat' });
+  await traffic.waitHealthy();
+  say('writer → vmagent (every 200 ms) and readers → vmauth (anonymous + 3 VMUser tokens) running; reads are fresh');
+
+  const common = {
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TASK_QUEUE: DEFAULT_TASK_QUEUE,
+    KUBECONFIG: kubeconfigPath,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  };
+  const workerPort = await freePort();
+  const worker = await tsxChild('worker', 'worker/main.ts', { ...common, METRICS_PORT: String(workerPort), WORKER_METRICS_PORT: String(workerPort) }, `http://127.0.0.1:${workerPort}/readyz`, logDir);
+  say(`worker: tsx worker/main.ts (pid ${worker.pid}), metrics http://127.0.0.1:${workerPort}/metrics, log ${worker.logPath}`);
+  const triggerPort = await freePort();
+  const trigger = await tsxChild('trigger', 'trigger/main.ts', { ...common, METRICS_PORT: String(triggerPort), WATCH_NAMESPACES: DEMO_NAMESPACE }, `http://127.0.0.1:${triggerPort}/healthz`, logDir);
+  say(`trigger: tsx trigger/main.ts (pid ${trigger.pid}), metrics http://127.0.0.1:${triggerPort}/metrics, log ${trigger.logPath}`);
+
+  let stopped = false;
+  return {
+    temporal,
+    kube,
+    kubeconfigPath,
+    vm,
+    worker,
+    trigger,
+    traffic,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await traffic.stop();
+      await vm.simulator.stop();
+      await stopAll(); // every process the harness started, in reverse order
+    },
+  };
+}
+
+export interface RolloutReport {
+  phase: string;
+  workflowId?: string;
+  readsDuring: number;
+  failedReads: number;
+  staleReads: number;
+}
+
+/** Creates the VMDistributedCluster (waits for the initial rollout), bumps clusterVersion and prints each transition until it ends. */
+export async function runDemoRollout(stack: DemoStack, onWorkflow: (id: string) => void): Promise<RolloutReport> {
+  const kc = stack.kube.kubeConfig;
+  const vars: Record<string, string> = { NAMESPACE: DEMO_NAMESPACE, INITIAL_VERSION: DEMO_FROM_VERSION };
+  for (const c of DEMO_CLUSTERS) vars[writeUrlVar(c)] = stack.vm.remoteWriteURLs[c]!;
+  const vmdc = loadManifests(DEMO_MANIFESTS_DIR, vars).find((o) => o.kind === 'VMDistributedCluster')!;
+
+  const zonePhases = new Map<string, string>();
+  let announced = '';
+  const watch = watchVmdc(kc, DEMO_NAMESPACE, vmdc.metadata.name, (snap, prev) => {
+    const s = snap.status;
+    if (s.workflow?.id && s.workflow.id !== announced) {
+      announced = s.workflow.id;
+      onWorkflow(s.workflow.id);
+    }
+    if (s.phase !== prev?.status.phase || snap.generation !== prev?.generation) say(`VMDistributedCluster ${vmdc.metadata.name} generation ${snap.generation}: phase ${s.phase ?? '-'}${s.message ? ` (${s.message})` : ''}`);
+    for (const z of s.zones ?? []) {
+      const key = `${snap.generation}/${z.name}`;
+      if (zonePhases.get(key) !== z.phase) {
+        zonePhases.set(key, z.phase);
+        say(`  zone ${z.name.padEnd(5)} ${z.phase.padEnd(18)} zonesOutOfRotation=[${(s.zonesOutOfRotation ?? []).join(',')}]${z.message ? `  ${z.message}` : ''}`);
+      }
+    }
+  });
+  const phaseOf = async (gen: number) => {
+    const o = await getObject(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name);
+    const st = (o.status ?? {}) as { observedGeneration?: number; phase?: string };
+    return st.observedGeneration === gen && ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'].includes(st.phase ?? '') ? st.phase : undefined;
+  };
+  try {
+    await createObjects(kc, [vmdc]);
+    say(`created VMDistributedCluster ${vmdc.metadata.name} at ${DEMO_FROM_VERSION} (every zone already runs it: the initial rollout skips them)`);
+    const first = await waitFor(() => phaseOf(1), { timeoutMs: 120_000, intervalMs: 250, description: 'the initial rollout to finish' });
+    say(`initial rollout: ${first}`);
+
+    const from = Date.now();
+    await mergePatch(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name, { spec: { clusterVersion: DEMO_TO_VERSION } });
+    say(`bumped spec.clusterVersion ${DEMO_FROM_VERSION} → ${DEMO_TO_VERSION}: rolling out zone by zone`);
+    const phase = (await waitFor(() => phaseOf(2), { timeoutMs: 10 * 60_000, intervalMs: 250, description: 'the rollout to finish' }))!;
+    const to = Date.now();
+    await new Promise((r) => setTimeout(r, 300)); // let the watcher print the last transition
+    const t = stack.traffic;
+    return {
+      phase,
+      workflowId: announced || undefined,
+      readsDuring: t.reads.filter((r) => r.at >= from && r.at <= to).length,
+      failedReads: t.failed(from, to).length,
+      staleReads: t.stale(from, to).length,
+    };
+  } finally {
+    watch.stop();
+  }
+}
+
+export function controlCommands(stack: DemoStack, workflowId: string): string {
+  let temporalBin = 'temporal';
+  let kubectl = 'kubectl';
+  try {
+    temporalBin = toolPath('temporal');
+  } catch {
+    /* keep the bare name */
+  }
+  try {
+    kubectl = toolPath('kubectl');
+  } catch {
+    /* keep the bare name */
+  }
+  const t = `${temporalBin} workflow`;
+  const a = `--address ${stack.temporal.address} --namespace ${stack.temporal.namespace}`;
+  const k = `${kubectl} --kubeconfig ${stack.kubeconfigPath}`;
+  return [
+    `workflow id: ${workflowId}`,
+    `  describe: ${t} describe ${a} -w '${workflowId}'`,
+    `  progress: ${t} query ${a} -w '${workflowId}' --type progress`,
+    `  pause:    ${t} signal ${a} -w '${workflowId}' --name pause     (or: ${k} patch vmdc ${DEMO_VMDC} --type merge -p '{"spec":{"paused":true}}')`,
+    `  resume:   ${t} signal ${a} -w '${workflowId}' --name resume    (or: ${k} patch vmdc ${DEMO_VMDC} --type merge -p '{"spec":{"paused":false}}')`,
+    `  cancel:   ${t} cancel ${a} -w '${workflowId}'`,
+    `  all rollouts of the object: ${t} list ${a} --query "VmdcName='${DEMO_VMDC}'"`,
+  ].join('\n');
+}
