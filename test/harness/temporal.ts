@@ -6,6 +6,7 @@ import { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
 import { freePort } from './ports';
 import { childPidsMatching, guardPid, harnessTempDir, startProcess, type ManagedProcess } from './processes';
 import { toolPath } from './tools';
@@ -23,6 +24,21 @@ export const VMDC_SEARCH_ATTRIBUTE_KEYS: SearchAttributeKey<SearchAttributeType>
 /** `--search-attribute Name=Type` flags for `temporal server start-dev`. */
 export function searchAttributeFlags(keys: SearchAttributeKey<SearchAttributeType>[] = VMDC_SEARCH_ATTRIBUTE_KEYS): string[] {
   return keys.flatMap((k) => ['--search-attribute', `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`]);
+}
+
+let runtimeInstalled = false;
+/**
+ * Installs the SDK Runtime with a quieter logger (default WARN, or $VMROLLOUT_TEMPORAL_LOG_LEVEL)
+ * so test output is not flooded with worker state changes. No-op if a Runtime already exists.
+ */
+export function installQuietRuntime(level: LogLevel = (process.env.VMROLLOUT_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'WARN'): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    /* a Runtime was already instantiated by other code: keep it */
+  }
 }
 
 /** Kill the server the SDK spawned if this process exits or is interrupted before teardown(). */
@@ -57,6 +73,7 @@ export interface DevEnvOptions {
 /** TestWorkflowEnvironment on a real `temporal server start-dev` (existing-path executable) with the VMDC search attributes registered. Call env.teardown() in afterAll. */
 export async function startTemporalDevEnv(opts: DevEnvOptions = {}): Promise<TestWorkflowEnvironment> {
   const bin = toolPath('temporal');
+  installQuietRuntime();
   const port = opts.port ?? (await freePort());
   const ui = opts.ui ?? false;
   const uiPort = ui ? (opts.uiPort ?? (await freePort())) : undefined;
@@ -79,6 +96,7 @@ export async function startTemporalDevEnv(opts: DevEnvOptions = {}): Promise<Tes
 /** TestWorkflowEnvironment on the real time-skipping test server (existing-path executable). Call env.teardown() in afterAll. */
 export async function startTimeSkippingEnv(opts: { port?: number; extraArgs?: string[] } = {}): Promise<TestWorkflowEnvironment> {
   const bin = toolPath('temporal-test-server');
+  installQuietRuntime();
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: bin }, port: opts.port ?? (await freePort()), extraArgs: opts.extraArgs },
   });
