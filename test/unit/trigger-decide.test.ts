@@ -1,0 +1,197 @@
+import { validateSpec, formatIssues } from '../../api/schema';
+import { workflowIdFor } from '../../api/rollout-contract';
+import type { VMDistributedClusterStatus } from '../../api/types';
+import { adoptionCandidate, decide, parseWorkflowId, specHash, upsertCondition, type DecideContext, type SpecValidator, type VmdcObject } from '../../trigger/reconcile';
+
+const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
+const UID = '0123abcd-ffff-4444-8888-000000000000';
+
+function spec(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    clusterVersion: 'v1.150.0-cluster',
+    zones: [
+      { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+      { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
+    ],
+    vmauth: { name: 'vm-global' },
+    vmagent: { name: 'vm-global' },
+    ...extra,
+  };
+}
+
+function obj(generation: number, s: unknown, status?: VMDistributedClusterStatus): VmdcObject {
+  return { apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', metadata: { name: 'c1', namespace: 'ns', uid: UID, generation, resourceVersion: '1' }, spec: s, status };
+}
+
+const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
+const ctx = (over: Partial<DecideContext> = {}): DecideContext => ({ validator, lastPaused: new Map(), ...over });
+const hashOf = (s: unknown) => {
+  const v = validateSpec(s);
+  if (!v.success) throw new Error('invalid');
+  return specHash(v.spec);
+};
+
+describe('decide', () => {
+  it('workflow ids follow the contract', () => {
+    expect(id(3)).toBe('vmdc/ns/c1/g3-0123abcd');
+    expect(parseWorkflowId(id(3))).toEqual({ namespace: 'ns', name: 'c1', generation: 3, uidPrefix: '0123abcd' });
+    expect(parseWorkflowId('something-else')).toBeUndefined();
+  });
+
+  it('new object with a valid spec → start its generation with no previous workflows', () => {
+    const actions = decide('add', obj(1, spec()), ctx());
+    expect(actions).toHaveLength(1);
+    const a = actions[0]!;
+    expect(a.type).toBe('start');
+    if (a.type !== 'start') return;
+    expect(a.workflowId).toBe(id(1));
+    expect(a.input.object).toEqual({ namespace: 'ns', name: 'c1', uid: UID, generation: 1 });
+    expect(a.input.previousWorkflowIds).toEqual([]);
+    expect(a.input.spec.clusterVersion).toBe('v1.150.0-cluster');
+    expect(a.input.spec.strategy.order).toBe('Shuffle');
+    expect(a.specHash).toBe(hashOf(spec()));
+  });
+
+  const cases: Array<{ name: string; o: VmdcObject; c?: Partial<DecideContext>; expected: unknown[] }> = [
+    {
+      name: 'generation already has its workflow, paused unchanged since last sent → nothing',
+      o: obj(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }),
+      c: { lastPaused: new Map([[id(2), false]]) },
+      expected: [],
+    },
+    {
+      name: 'generation already has its workflow, nothing sent yet (trigger restart) → forward paused=false once',
+      o: obj(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' } }),
+      expected: [{ type: 'signal', workflowId: id(2), signal: 'resume' }],
+    },
+    {
+      name: 'paused true differs from last sent → pause',
+      o: obj(2, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }),
+      c: { lastPaused: new Map([[id(2), false]]) },
+      expected: [{ type: 'signal', workflowId: id(2), signal: 'pause' }],
+    },
+    {
+      name: 'paused false differs from last sent → resume',
+      o: obj(2, spec({ paused: false }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }),
+      c: { lastPaused: new Map([[id(2), true]]) },
+      expected: [{ type: 'signal', workflowId: id(2), signal: 'resume' }],
+    },
+    {
+      name: 'workflow already ended (Succeeded) → no signals',
+      o: obj(2, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Succeeded' }),
+      expected: [],
+    },
+    {
+      name: 'already reported Invalid at this generation → nothing',
+      o: obj(4, { zones: [] }, { observedGeneration: 4, phase: 'Invalid', workflow: { id: id(2), runId: 'r' } }),
+      expected: [],
+    },
+    {
+      name: 'deleted → cancel with the status workflow',
+      o: obj(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' } }),
+      expected: [{ type: 'cancel', object: { namespace: 'ns', name: 'c1', uid: UID, generation: 2 }, workflowIds: [id(2)] }],
+    },
+    {
+      name: 'being deleted (deletionTimestamp) → nothing until the delete event',
+      o: { ...obj(3, spec()), metadata: { name: 'c1', namespace: 'ns', uid: UID, generation: 3, deletionTimestamp: new Date() } },
+      expected: [],
+    },
+    {
+      name: 'incomplete metadata → nothing',
+      o: { metadata: { name: 'x' }, spec: spec() },
+      expected: [],
+    },
+  ];
+
+  it.each(cases)('$name', ({ name, o, c, expected }) => {
+    const type = name.startsWith('deleted') ? 'delete' : 'update';
+    expect(decide(type, o, ctx(c))).toEqual(expected);
+  });
+
+  it('new generation with a changed spec → start it with the previous workflow, then supersede the previous one', () => {
+    const o = obj(3, spec({ clusterVersion: 'v1.151.0-cluster' }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    expect(adoptionCandidate(o)).toBe(id(2));
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()) }));
+    expect(actions.map((a) => a.type)).toEqual(['start', 'supersede']);
+    const [start, sup] = actions;
+    if (start?.type !== 'start' || sup?.type !== 'supersede') throw new Error('shape');
+    expect(start.workflowId).toBe(id(3));
+    expect(start.input.previousWorkflowIds).toEqual([id(2)]);
+    expect(sup).toEqual({ type: 'supersede', workflowId: id(2), generation: 3 });
+  });
+
+  it('new generation whose previous workflow is unknown to Temporal → start', () => {
+    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' } });
+    expect(decide('update', o, ctx({ previousSpecHash: null })).map((a) => a.type)).toEqual(['start', 'supersede']);
+  });
+
+  it('new generation that only toggles paused → adopt the running workflow and forward pause', () => {
+    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), false]]) }));
+    expect(actions).toEqual([
+      { type: 'adopt', object: { namespace: 'ns', name: 'c1', uid: UID, generation: 3 }, workflow: { id: id(2), runId: 'r2' } },
+      { type: 'signal', workflowId: id(2), signal: 'pause' },
+    ]);
+  });
+
+  it('adoption keeps forwarding paused to the adopted workflow afterwards', () => {
+    const o = obj(4, spec({ paused: false }), { observedGeneration: 4, workflow: { id: id(2), runId: 'r2' }, phase: 'Paused' });
+    expect(adoptionCandidate(o)).toBeUndefined();
+    expect(decide('update', o, ctx({ lastPaused: new Map([[id(2), true]]) }))).toEqual([{ type: 'signal', workflowId: id(2), signal: 'resume' }]);
+  });
+
+  it('specHash ignores paused and defaults, not real changes', () => {
+    expect(hashOf(spec({ paused: true }))).toBe(hashOf(spec()));
+    expect(hashOf(spec({ strategy: { order: 'Shuffle' } }))).toBe(hashOf(spec()));
+    expect(hashOf(spec({ strategy: { order: 'Declared' } }))).not.toBe(hashOf(spec()));
+  });
+
+  it('an Invalid previous generation is never adopted, even with an equal spec', () => {
+    const o = obj(5, spec(), { observedGeneration: 4, workflow: { id: id(2), runId: 'r2' }, phase: 'Invalid' });
+    expect(adoptionCandidate(o)).toBeUndefined();
+    expect(decide('update', o, ctx()).map((a) => a.type)).toEqual(['start', 'supersede']);
+  });
+
+  it('status already names this generation (observedGeneration lost) → start again, idempotently, with no previous ids', () => {
+    const o = obj(3, spec(), { observedGeneration: 2, workflow: { id: id(3), runId: 'r3' } });
+    expect(adoptionCandidate(o)).toBeUndefined();
+    const actions = decide('update', o, ctx());
+    expect(actions).toHaveLength(1);
+    expect(actions[0]).toMatchObject({ type: 'start', workflowId: id(3), input: { previousWorkflowIds: [] } });
+  });
+
+  it('invalid spec at a new generation → reportInvalid with field paths; supersede the running workflow; never start', () => {
+    const bad = spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }] });
+    const o = obj(3, bad, { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const actions = decide('update', o, ctx());
+    expect(actions.map((a) => a.type)).toEqual(['reportInvalid', 'supersede']);
+    const r = actions[0];
+    if (r?.type !== 'reportInvalid') throw new Error('shape');
+    expect(r.message).toContain('spec.zones');
+    expect(r.issues.length).toBeGreaterThan(0);
+  });
+
+  it('invalid spec on a new object → reportInvalid only', () => {
+    const actions = decide('add', obj(1, { clusterVersion: 'x' }), ctx());
+    expect(actions.map((a) => a.type)).toEqual(['reportInvalid']);
+  });
+
+  it('a validator that throws is not hidden: decide propagates', () => {
+    const boom: SpecValidator = { validate: () => { throw new Error('boom'); }, format: () => '' };
+    expect(() => decide('add', obj(1, spec()), ctx({ validator: boom }))).toThrow('boom');
+  });
+});
+
+describe('upsertCondition', () => {
+  const t0 = new Date('2024-01-01T00:00:00Z');
+  const t1 = new Date('2024-01-02T00:00:00Z');
+  it('adds, keeps lastTransitionTime while the status holds, changes it on a transition', () => {
+    const a = upsertCondition(undefined, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1' }, t0);
+    expect(a).toEqual([{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1', lastTransitionTime: t0.toISOString() }]);
+    const b = upsertCondition([...a, { type: 'Ready', status: 'True', reason: 'R', message: '', lastTransitionTime: t0.toISOString() }], { type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm2' }, t1);
+    expect(b[0]).toMatchObject({ message: 'm2', lastTransitionTime: t0.toISOString() });
+    expect(b[1]?.type).toBe('Ready');
+    const c = upsertCondition(b, { type: 'Valid', status: 'True', reason: 'ValidSpec', message: '' }, t1);
+    expect(c[0]).toMatchObject({ status: 'True', lastTransitionTime: t1.toISOString() });
+  });
+});

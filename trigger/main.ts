@@ -1,0 +1,247 @@
+// The trigger process: config → Temporal client + KubeConfig → watch → per-object serial
+// reconciliation; /metrics and /healthz; graceful shutdown on SIGTERM/SIGINT.
+import * as fs from 'node:fs';
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { formatIssues, validateSpec } from '../api/schema';
+import { ConfigError, loadConfig, type TriggerConfig } from './config';
+import { createKubeOps, type KubeOps } from './kube';
+import { createLogger, type Logger } from './log';
+import { createMetrics, startMetricsServer, type MetricsServer, type TriggerMetrics } from './metrics';
+import { KeyedSerialQueue } from './queue';
+import { Reconciler, objectKey, type SpecValidator, type VmdcObject, type WatchEventType } from './reconcile';
+import { startWatch, type WatchHandle } from './watch';
+
+export const defaultValidator: SpecValidator = { validate: validateSpec, format: formatIssues };
+
+export interface TriggerDeps {
+  /** Default: KubeConfig.loadFromDefault(). */
+  kubeConfig?: k8s.KubeConfig;
+  /** Default: a client on a new Connection from config.temporal (closed on stop). */
+  temporalClient?: Client;
+  log?: Logger;
+  metrics?: TriggerMetrics;
+  validator?: SpecValidator;
+  kube?: KubeOps;
+  /** Serve /metrics and /healthz (default true). */
+  serveMetrics?: boolean;
+  /** Backoff of failed reconciliations (default 1 s doubling to 60 s). */
+  retryBackoff?: { initialMs: number; maxMs: number };
+  watchBackoff?: { initialMs: number; maxMs: number };
+}
+
+export interface TriggerHandle {
+  readonly metrics: TriggerMetrics;
+  readonly watch: WatchHandle;
+  readonly reconciler: Reconciler;
+  /** Port of the metrics server, when serving. */
+  readonly metricsPort?: number;
+  /** Resolves once every watched scope listed once. */
+  readonly synced: Promise<void>;
+  /** Resolves once no reconciliation is queued or running (retries may follow later). */
+  idle(): Promise<void>;
+  /** Stops watching, waits for in-flight reconciliations, closes what it opened. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function connectTemporal(cfg: TriggerConfig['temporal']): Promise<Connection> {
+  const read = (p?: string) => (p ? fs.readFileSync(p) : undefined);
+  const wantTls = !!cfg.tls || !!cfg.apiKey;
+  const cert = read(cfg.tls?.certPath);
+  const key = read(cfg.tls?.keyPath);
+  const ca = read(cfg.tls?.caPath);
+  return Connection.connect({
+    address: cfg.address,
+    tls: wantTls ? { clientCertPair: cert && key ? { crt: cert, key } : undefined, serverRootCACertificate: ca } : undefined,
+    apiKey: cfg.apiKey,
+  });
+}
+
+/** Starts the trigger in this process. */
+export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}): Promise<TriggerHandle> {
+  const log = deps.log ?? createLogger(config.logLevel).child({ component: 'trigger' });
+  const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
+  let kubeConfig = deps.kubeConfig;
+  if (!kubeConfig) {
+    kubeConfig = new k8s.KubeConfig();
+    kubeConfig.loadFromDefault();
+  }
+  const kube = deps.kube ?? createKubeOps(kubeConfig);
+  let connection: Connection | undefined;
+  let temporal = deps.temporalClient;
+  if (!temporal) {
+    connection = await connectTemporal(config.temporal);
+    temporal = new Client({ connection, namespace: config.temporal.namespace });
+  }
+  const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? defaultValidator, taskQueue: config.taskQueue, log, metrics });
+  const retryBackoff = deps.retryBackoff ?? { initialMs: 1000, maxMs: 60_000 };
+
+  let stopped = false;
+  const queue = new KeyedSerialQueue((key, err) => log.error('unexpected error in reconciliation queue', { object: key, err }));
+  const latestUpsert = new Map<string, VmdcObject>();
+  const scheduled = new Set<string>();
+  const retries = new Map<string, { attempt: number; timer?: NodeJS.Timeout }>();
+
+  const run = async (key: string, type: WatchEventType, obj: VmdcObject): Promise<void> => {
+    try {
+      await reconciler.reconcile(type, obj);
+      const r = retries.get(key);
+      if (r && !r.timer) retries.delete(key);
+    } catch (err) {
+      if (stopped) return;
+      metrics.reconcileErrors.inc();
+      const r = retries.get(key) ?? { attempt: 0 };
+      retries.set(key, r);
+      const delay = Math.min(retryBackoff.maxMs, retryBackoff.initialMs * 2 ** Math.min(r.attempt, 20));
+      r.attempt++;
+      log.warn('reconciliation failed; will retry', { object: key, event: type, attempt: r.attempt, delayMs: delay, err });
+      if (r.timer) clearTimeout(r.timer);
+      r.timer = setTimeout(() => {
+        r.timer = undefined;
+        if (stopped) return;
+        if (type === 'delete') enqueueDelete(key, obj);
+        else {
+          const latest = latestUpsert.get(key);
+          if (latest) enqueueUpsert(key, latest);
+        }
+      }, delay);
+    }
+  };
+
+  // Upserts of one object coalesce to its latest state (level-triggered); deletes never do, so a
+  // delete followed by a re-create still cancels the old uid's workflow.
+  function enqueueUpsert(key: string, obj: VmdcObject): void {
+    latestUpsert.set(key, obj);
+    if (scheduled.has(key)) return;
+    scheduled.add(key);
+    void queue.push(key, async () => {
+      scheduled.delete(key);
+      const latest = latestUpsert.get(key);
+      if (latest && !stopped) await run(key, 'update', latest);
+    });
+  }
+  function enqueueDelete(key: string, obj: VmdcObject): void {
+    latestUpsert.delete(key);
+    void queue.push(key, async () => {
+      if (!stopped) await run(key, 'delete', obj);
+    });
+  }
+
+  const sweepOrphans = async (namespace: string | undefined, objects: VmdcObject[]): Promise<void> => {
+    const orphans = await reconciler.orphans(objects, namespace ? [namespace] : config.watchNamespaces);
+    for (const o of orphans) {
+      const key = `${o.namespace}/${o.name}`;
+      void queue.push(key, async () => {
+        if (stopped) return;
+        const cur = await kube.get(o.namespace, o.name);
+        if (cur?.metadata?.uid?.startsWith(o.uid)) return;
+        log.info('workflow of a deleted object is still running: cancelling it', { object: key, workflowId: o.workflowId });
+        await reconciler.cancel({ namespace: o.namespace, name: o.name, uid: o.uid }, [o.workflowId]);
+      });
+    }
+  };
+
+  const watch = startWatch({
+    kubeConfig,
+    kube,
+    namespaces: config.watchNamespaces,
+    relistIntervalMs: config.relistIntervalMs,
+    idleTimeoutMs: config.watchIdleTimeoutMs,
+    log,
+    metrics,
+    backoff: deps.watchBackoff,
+    onEvent(type, obj) {
+      if (stopped) return;
+      metrics.eventsSeen.inc({ type });
+      const key = objectKey(obj);
+      log.debug('watch event', { type, object: key, generation: obj.metadata?.generation, resourceVersion: obj.metadata?.resourceVersion });
+      if (type === 'delete') enqueueDelete(key, obj);
+      else enqueueUpsert(key, obj);
+    },
+    onList(namespace, objects) {
+      if (stopped) return;
+      reconciler.forgetSignals();
+      sweepOrphans(namespace, objects).catch((err: unknown) => log.warn('orphan sweep failed', { err }));
+    },
+  });
+
+  let server: MetricsServer | undefined;
+  if (deps.serveMetrics ?? true) {
+    try {
+      server = await startMetricsServer(config.metricsPort, metrics.registry, () => !stopped && watch.healthy());
+    } catch (err) {
+      await watch.stop();
+      await connection?.close();
+      throw err;
+    }
+  }
+  log.info('trigger started', {
+    namespaces: config.watchNamespaces.length ? config.watchNamespaces : 'all',
+    taskQueue: config.taskQueue,
+    temporal: config.temporal.address,
+    temporalNamespace: config.temporal.namespace,
+    metricsPort: server?.port,
+  });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    metrics,
+    watch,
+    reconciler,
+    metricsPort: server?.port,
+    synced: watch.synced,
+    idle: () => queue.drain(),
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        for (const r of retries.values()) if (r.timer) clearTimeout(r.timer);
+        await watch.stop();
+        await queue.drain();
+        await server?.close();
+        await connection?.close();
+        log.info('trigger stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** CLI entry point. */
+export async function main(): Promise<void> {
+  let config: TriggerConfig;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel).child({ component: 'trigger' });
+  const trigger = await startTrigger(config, { log });
+  let signals = 0;
+  const shutdown = (sig: string) => {
+    if (++signals > 1) {
+      log.warn('second signal: exiting now', { signal: sig });
+      process.exit(1);
+    }
+    log.info('shutting down', { signal: sig });
+    trigger.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error('shutdown failed', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    createLogger('error').error('trigger failed to start', { err });
+    process.exit(1);
+  });
+}
