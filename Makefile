@@ -1,0 +1,59 @@
+# vmrollout — see README.md ("Quick start").
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NPX := npx --no-install
+RESULTS ?= .tmp/test-results
+# Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
+ARGS ?=
+
+.PHONY: help tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
+
+help:
+	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
+	@echo "make demo              Temporal dev server + Web UI and kube-apiserver in the foreground (Ctrl-C stops)"
+	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
+	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
+	@echo "make test-unit | test-workflow | test-integration | test-e2e  [ARGS=<pattern>]"
+	@echo "make typecheck | lint | crd"
+
+tools:
+	scripts/install-tools.sh
+
+# npm writes node_modules/.package-lock.json on every install: it is the "installed at" stamp.
+deps: node_modules/.package-lock.json
+node_modules/.package-lock.json: package-lock.json package.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+crd: deps
+	npm run gen:crd
+
+lint: deps
+	$(NPX) eslint .
+
+typecheck: deps
+	$(NPX) tsc --noEmit
+
+test:
+	@VMROLLOUT_RESULTS=$(RESULTS) scripts/test-all.sh; rc=$$?; node scripts/test-summary.mjs $(RESULTS) && exit $$rc
+
+summary:
+	@node scripts/test-summary.mjs $(RESULTS)
+
+test-unit: deps
+	scripts/jest-project.sh unit $(ARGS)
+
+test-workflow: deps tools
+	scripts/jest-project.sh workflow $(ARGS)
+
+test-integration: deps tools
+	scripts/jest-project.sh integration $(ARGS)
+
+test-e2e: deps tools
+	scripts/jest-project.sh e2e $(ARGS)
+
+demo: deps tools
+	$(NPX) tsx scripts/demo.ts
+
+clean-results:
+	rm -rf $(RESULTS)
