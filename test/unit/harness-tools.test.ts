@@ -1,0 +1,32 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { toolPath, toolVersions } from '../harness/tools';
+
+describe('harness tools', () => {
+  const saved = process.env.VMROLLOUT_CACHE;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.VMROLLOUT_CACHE;
+    else process.env.VMROLLOUT_CACHE = saved;
+  });
+
+  it('reads pinned versions from scripts/tool-versions.env', () => {
+    const v = toolVersions();
+    expect(v.KUBERNETES_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(v.ETCD_VERSION).toMatch(/^3\.6\./);
+  });
+
+  it('a missing binary is an error naming the install command (tests fail, never skip)', () => {
+    process.env.VMROLLOUT_CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'vmrollout-empty-cache-'));
+    expect(() => toolPath('vmagent')).toThrow(/^vmagent not found at .*vmagent-[\d.]+\/vmagent: run scripts\/install-tools\.sh \(or make tools\)$/);
+  });
+
+  it('finds an installed binary in <cache>/tools/<name>-<version>/', () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'vmrollout-fake-cache-'));
+    const dir = path.join(cache, 'tools', `helm-${toolVersions().HELM_VERSION}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'helm'), '#!/bin/sh\n', { mode: 0o755 });
+    process.env.VMROLLOUT_CACHE = cache;
+    expect(toolPath('helm')).toBe(path.join(dir, 'helm'));
+  });
+});
