@@ -512,10 +512,6 @@ function article(expected: string): string {
   return `a ${expected}`;
 }
 
-function entries(v: unknown): [string, unknown][] {
-  return isPlainObject(v) ? Object.entries(v) : [];
-}
-
 function get(v: unknown, key: string): unknown {
   return isPlainObject(v) && Object.prototype.hasOwnProperty.call(v, key) ? v[key] : undefined;
 }
