@@ -129,11 +129,20 @@ export function adoptionCandidate(obj: VmdcObject): string | undefined {
   return st.workflow.id === workflowIdFor(og) ? undefined : st.workflow.id;
 }
 
-function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory): Action[] {
-  if (obj.status?.phase && ENDED_PHASES.has(obj.status.phase)) return [];
+/**
+ * Forward `spec.paused` to the workflow in charge, without storms: `pause` when the spec says paused
+ * and it was not sent to this workflow yet (so once more after a trigger restart or relist);
+ * `resume` only when this trigger sent `pause` before, or the workflow reports `Paused`. Never a
+ * gratuitous `resume`: it would also retry a Failed zone.
+ */
+function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory, statusIsThisWorkflow = true): Action[] {
+  if (statusIsThisWorkflow && obj.status?.phase && ENDED_PHASES.has(obj.status.phase)) return [];
   const paused = rawPaused(obj);
-  if (mem.lastPaused.get(workflowId) === paused) return [];
-  return [{ type: 'signal', workflowId, signal: paused ? SIGNAL_PAUSE : SIGNAL_RESUME }];
+  const last = mem.lastPaused.get(workflowId);
+  if (paused) return last === true ? [] : [{ type: 'signal', workflowId, signal: SIGNAL_PAUSE }];
+  const reportsPaused = statusIsThisWorkflow && obj.status?.phase === 'Paused';
+  if (last === true || (last === undefined && reportsPaused)) return [{ type: 'signal', workflowId, signal: SIGNAL_RESUME }];
+  return [];
 }
 
 /**
@@ -143,7 +152,8 @@ function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory): A
  * - generation already handled (observedGeneration == generation with a workflow, or reported
  *   Invalid) → only forward `spec.paused` when it differs from what was last sent;
  * - new generation, invalid spec → report Invalid, and supersede the previous workflow;
- * - new generation, only `paused` changed → adopt the running workflow, forward `paused`;
+ * - new generation, only `paused` changed, and the caller supplied the previous workflow's spec hash
+ *   (adoption enabled) → adopt the running workflow, forward `paused`;
  * - new generation otherwise → start its workflow (idempotent; previousWorkflowIds = the status'
  *   workflow of another generation) and courtesy-signal `supersede` to that previous workflow.
  */
@@ -178,6 +188,8 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
   const previousWorkflowIds = prev && prev.id !== workflowId ? [prev.id] : [];
   const actions: Action[] = [{ type: 'start', workflowId, input: { object: og, spec: v.spec, previousWorkflowIds }, specHash: hash }];
   for (const id of previousWorkflowIds) actions.push({ type: 'supersede', workflowId: id, generation: og.generation });
+  // The input carries spec.paused already; a paused generation also gets the signal, once.
+  if (v.spec.paused) actions.push(...pauseSignal(obj, workflowId, ctx, false));
   return actions;
 }
 
@@ -212,6 +224,13 @@ export interface ReconcilerDeps {
   log: Logger;
   metrics: TriggerMetrics;
   now?: () => Date;
+  /**
+   * A generation that changes nothing but `spec.paused` keeps the running workflow (pause/resume
+   * signals) instead of starting a new one that supersedes it. Off by default: the rollout
+   * workflow writes its status only while the object is at its own generation (DESIGN invariant 3),
+   * so an adopted workflow could no longer report. Enable once the workflow accepts adoption.
+   */
+  adoptPausedOnlyChanges?: boolean;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -244,7 +263,7 @@ export class Reconciler {
   }
 
   async reconcile(type: WatchEventType, obj: VmdcObject): Promise<void> {
-    const candidate = type === 'delete' ? undefined : adoptionCandidate(obj);
+    const candidate = type === 'delete' || !this.deps.adoptPausedOnlyChanges ? undefined : adoptionCandidate(obj);
     const previousSpecHash = candidate ? await this.lookupSpecHash(candidate) : undefined;
     const actions = decide(type, obj, { lastPaused: this.lastPaused, validator: this.deps.validator, previousSpecHash });
     for (const a of actions) await this.execute(a, obj);
@@ -315,7 +334,6 @@ export class Reconciler {
       log.info('rollout workflow of this generation already closed; not starting it again', { workflowId: a.workflowId, runId, status: d.status.name });
     }
     this.specHashes.set(a.workflowId, a.specHash);
-    this.lastPaused.set(a.workflowId, a.input.spec.paused);
 
     const workflow: WorkflowRef = { id: a.workflowId, runId };
     const written = await kube.patchStatus(og, (fresh) => {

@@ -60,8 +60,24 @@ describe('decide', () => {
       expected: [],
     },
     {
-      name: 'generation already has its workflow, nothing sent yet (trigger restart) → forward paused=false once',
-      o: obj(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' } }),
+      name: 'generation already has its workflow, nothing sent yet (trigger restart), not paused → no gratuitous resume',
+      o: obj(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Failed' }),
+      expected: [],
+    },
+    {
+      name: 'nothing sent yet (trigger restart), paused → pause once',
+      o: obj(2, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }),
+      expected: [{ type: 'signal', workflowId: id(2), signal: 'pause' }],
+    },
+    {
+      name: 'pause already sent to this workflow → nothing (no storm)',
+      o: obj(2, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }),
+      c: { lastPaused: new Map([[id(2), true]]) },
+      expected: [],
+    },
+    {
+      name: 'nothing sent yet (trigger restart), not paused, but the workflow reports Paused → resume',
+      o: obj(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }),
       expected: [{ type: 'signal', workflowId: id(2), signal: 'resume' }],
     },
     {
@@ -71,8 +87,8 @@ describe('decide', () => {
       expected: [{ type: 'signal', workflowId: id(2), signal: 'pause' }],
     },
     {
-      name: 'paused false differs from last sent → resume',
-      o: obj(2, spec({ paused: false }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }),
+      name: 'paused false after this trigger sent pause → resume',
+      o: obj(2, spec({ paused: false }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }),
       c: { lastPaused: new Map([[id(2), true]]) },
       expected: [{ type: 'signal', workflowId: id(2), signal: 'resume' }],
     },
@@ -120,12 +136,25 @@ describe('decide', () => {
     expect(sup).toEqual({ type: 'supersede', workflowId: id(2), generation: 3 });
   });
 
-  it('new generation whose previous workflow is unknown to Temporal → start', () => {
-    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' } });
-    expect(decide('update', o, ctx({ previousSpecHash: null })).map((a) => a.type)).toEqual(['start', 'supersede']);
+  it('new generation that only toggles paused (adoption off) → a new workflow, started paused, also signalled pause once', () => {
+    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const actions = decide('update', o, ctx());
+    expect(actions.map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
+    expect(actions[0]).toMatchObject({ type: 'start', workflowId: id(3), input: { spec: { paused: true }, previousWorkflowIds: [id(2)] } });
+    expect(actions[2]).toEqual({ type: 'signal', workflowId: id(3), signal: 'pause' });
   });
 
-  it('new generation that only toggles paused → adopt the running workflow and forward pause', () => {
+  it('new generation unpausing (adoption off) → a new workflow, no resume signal to anyone', () => {
+    const o = obj(4, spec({ paused: false }), { observedGeneration: 3, workflow: { id: id(3), runId: 'r3' }, phase: 'Paused' });
+    expect(decide('update', o, ctx({ lastPaused: new Map([[id(3), true]]) })).map((a) => a.type)).toEqual(['start', 'supersede']);
+  });
+
+  it('new generation whose previous workflow is unknown to Temporal (adoption on) → start', () => {
+    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' } });
+    expect(decide('update', o, ctx({ previousSpecHash: null })).map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
+  });
+
+  it('(adoption on) new generation that only toggles paused → adopt the running workflow and forward pause', () => {
     const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
     const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), false]]) }));
     expect(actions).toEqual([
@@ -134,7 +163,7 @@ describe('decide', () => {
     ]);
   });
 
-  it('adoption keeps forwarding paused to the adopted workflow afterwards', () => {
+  it('(adoption on) adoption keeps forwarding paused to the adopted workflow afterwards', () => {
     const o = obj(4, spec({ paused: false }), { observedGeneration: 4, workflow: { id: id(2), runId: 'r2' }, phase: 'Paused' });
     expect(adoptionCandidate(o)).toBeUndefined();
     expect(decide('update', o, ctx({ lastPaused: new Map([[id(2), true]]) }))).toEqual([{ type: 'signal', workflowId: id(2), signal: 'resume' }]);
