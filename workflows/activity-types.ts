@@ -70,6 +70,9 @@ export interface QueueTarget {
   vmclusterName: string;
   remoteWriteURL?: string;
   queueEmptyBytes: number;
+  /** Optional (additive), for metrics labels only: the zone's name and the VMDistributedCluster's name. */
+  zone?: string;
+  objectName?: string;
 }
 
 export interface RolloutActivities {
@@ -88,7 +91,10 @@ export interface RolloutActivities {
 
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;
 
-  /** Create (only when `create` is set and the object is absent) or JSON-merge-patch an object; returns the generation after the change. */
+  /**
+   * Create (only when `create` is set and the object is absent) or JSON-merge-patch an object; returns the generation after the change.
+   * `patch` is a merge patch of the object's `spec` (sent as `{ spec: patch }`; on create, the spec is `patch` applied to `{}`).
+   */
   applyObject(input: {
     kind: VMKind;
     namespace: string;
