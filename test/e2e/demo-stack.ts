@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { freePort } from '../harness/ports';
 import { httpReady, startProcess, stopAll, waitFor, type ManagedProcess } from '../harness/processes';
 import { startTemporalDevServer, type DevServerHandle } from '../harness/temporal';
@@ -13,7 +13,7 @@ import { toolPath } from '../harness/tools';
 import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
 import type { SimEvent } from '../simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
-import { createObjects, DEMO_MANIFESTS_DIR, getObject, loadManifests, mergePatch, REPO_ROOT, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
+import { createObjects, DEMO_MANIFESTS_DIR, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
 
 export const DEMO_NAMESPACE = 'default';
 export const DEMO_VMDC = 'demo';
@@ -63,7 +63,7 @@ export async function startDemoStack(demoDir: string): Promise<DemoStack> {
   const kubeconfigPath = path.join(demoDir, 'kubeconfig');
   fs.copyFileSync(kube.kubeconfigPath, kubeconfigPath);
   say(`kube-apiserver at ${kube.server} (pid ${kube.apiserver.pid}), etcd pid ${kube.etcd.process.pid}`);
-  await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds')]);
+  await installCrdFiles(kube.kubeConfig, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
 
   const vm = await startVmEnvironment({
     kubeConfig: kube.kubeConfig,

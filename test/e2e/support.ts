@@ -9,6 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
 import type { VMDistributedClusterStatus } from '../../api/types';
+import { installCRDs } from '../harness/kube';
 import { httpRequest } from '../harness/processes';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -251,3 +252,22 @@ export function startTraffic(opts: TrafficOptions) {
   };
 }
 export type Traffic = ReturnType<typeof startTraffic>;
+
+/**
+ * Installs the CRDs of YAML files/directories through the harness's installCRDs, after turning
+ * them into the client's typed models (k8s.loadAllYaml). Passing the raw YAML objects loses
+ * every `x-kubernetes-*` key (the client's serializer only knows the camelCase names), so
+ * `x-kubernetes-preserve-unknown-fields` is dropped and the API server prunes spec and status.
+ */
+export async function installCrdFiles(kc: k8s.KubeConfig, ...files: string[]): Promise<void> {
+  const crds: k8s.V1CustomResourceDefinition[] = [];
+  for (const f of files) {
+    const list = fs.statSync(f).isDirectory() ? fs.readdirSync(f).filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(f, n)) : [f];
+    for (const file of list) {
+      for (const o of k8s.loadAllYaml(fs.readFileSync(file, 'utf8')) as Array<{ kind?: string } | null>) {
+        if (o?.kind === 'CustomResourceDefinition') crds.push(o as k8s.V1CustomResourceDefinition);
+      }
+    }
+  }
+  await installCRDs(kc, crds);
+}
