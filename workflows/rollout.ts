@@ -1,6 +1,7 @@
 // The rollout workflow: a thin, deterministic shell over the pure modules of workflows/.
 // Only workflow APIs here (the sandbox's Date is the deterministic workflow clock).
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -104,10 +105,13 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     maximumInterval: '30s',
     nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
   };
+  // On cancel, wait for an in-flight activity to finish or acknowledge: the cleanup must see every
+  // edit or patch that may still land, never race with it.
+  const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
   const heartbeatTimeout = ms(Math.max(30_000, 3 * st.pollIntervalMs));
   // Every step of a zone: retried with backoff until zoneTimeout is exhausted.
-  const step = proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), startToCloseTimeout: '2m', retry });
-  const wait = proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry });
+  const step = proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), startToCloseTimeout: '2m', retry, cancellationType });
+  const wait = proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry, cancellationType });
   // Status writes retry forever: the workflow does not move on without telling the status.
   const statusActs = proxyActivities<RolloutActivities>({ startToCloseTimeout: '30s', retry: { ...retry, maximumInterval: '1m' } });
   // Taking over waits for older workflows to stop at a safe point: long, heartbeating.

@@ -1,0 +1,288 @@
+// An in-memory test double of everything the rollout activities touch: VMCluster / VMAuth /
+// VMUser / VMAgent objects, read routes, vmagent queues and the CR status. It implements
+// RolloutActivities and records every action (for the invariant checker).
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { SIGNAL_SUPERSEDE } from '../../api/rollout-contract';
+import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
+import type { ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
+import type { Action } from '../../workflows/invariants';
+import { applyPatch, jsonEqual } from '../../workflows/merge';
+import { applyRemoval, hasReadBackend, undoRemoval } from '../../workflows/routes';
+
+export type PatchBehaviour = 'operational' | 'failed' | 'hang';
+export type QueueBehaviour = 'drained' | 'unreachable' | { notDrainedAttempts: number };
+
+export interface FakeObject {
+  exists: boolean;
+  generation: number;
+  observedGeneration: number;
+  updateStatus: string;
+  spec: JsonObject;
+}
+
+type ActionInput = Action extends infer A ? (A extends Action ? Omit<A, 'seq' | 'actor' | 'actorGeneration'> : never) : never;
+
+interface Gate {
+  reached: Promise<void>;
+  release: () => void;
+  markReached: () => void;
+  released: Promise<void>;
+}
+
+function gate(): Gate {
+  let markReached!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => (markReached = r));
+  const released = new Promise<void>((r) => (release = r));
+  return { reached, release, markReached, released };
+}
+
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+export function generationOfWorkflowId(id: string): number {
+  const m = /\/g(\d+)-/.exec(id);
+  return m ? Number(m[1]) : -1;
+}
+
+export class FakeCluster {
+  readonly objects = new Map<string, FakeObject>();
+  readonly routes = new Map<string, JsonObject[]>();
+  readonly log: Action[] = [];
+  readonly statuses: VMDistributedClusterStatus[] = [];
+  readonly patchBehaviour = new Map<string, PatchBehaviour>();
+  readonly queueBehaviour = new Map<string, QueueBehaviour>();
+  private readonly queueAttempts = new Map<string, number>();
+  private readonly gates = new Map<string, Gate>();
+  /** Every activity call, in order: `<method>:<detail>`. */
+  readonly calls: string[] = [];
+  client?: Client;
+  /** The object's current metadata.generation (status writes for other generations are refused). */
+  objectGeneration = 1;
+  /** Workflows that took over, by generation (for supersede). */
+  private readonly owners: string[] = [];
+  private seq = 0;
+
+  constructor(readonly namespace: string) {}
+
+  // ---- setup -------------------------------------------------------------------------------------
+  addObject(kind: string, name: string, spec: JsonObject, generation = 1): void {
+    this.objects.set(`${kind}/${name}`, { exists: true, generation, observedGeneration: generation, updateStatus: 'operational', spec: clone(spec) });
+  }
+  setRoute(key: string, targetRefs: JsonObject[]): void {
+    this.routes.set(key, clone(targetRefs));
+  }
+  routeSnapshot(): Record<string, JsonObject[]> {
+    return Object.fromEntries([...this.routes].map(([k, v]) => [k, clone(v)]));
+  }
+  /** A user appends a targetRef to a route (recorded for invariant 4). */
+  userAppend(route: string, targetRef: JsonObject): void {
+    (this.routes.get(route) ?? []).push(clone(targetRef));
+    this.record({ type: 'userAppend', route, targetRef: clone(targetRef) }, '');
+  }
+  /**
+   * Hold the next call matching `key` (`<method>:<detail>`, see `calls`) until released.
+   * `reached` resolves when the call arrives.
+   */
+  hold(key: string): { reached: Promise<void>; release: () => void } {
+    const g = gate();
+    this.gates.set(key, g);
+    return { reached: g.reached, release: g.release };
+  }
+  releaseAll(): void {
+    for (const g of this.gates.values()) g.release();
+  }
+  object(kind: string, name: string): FakeObject | undefined {
+    return this.objects.get(`${kind}/${name}`);
+  }
+
+  // ---- recording -----------------------------------------------------------------------------------
+  private actor(): { actor: string; actorGeneration: number } {
+    try {
+      const id = Context.current().info.workflowExecution?.workflowId ?? '';
+      return { actor: id, actorGeneration: generationOfWorkflowId(id) };
+    } catch {
+      return { actor: '', actorGeneration: -1 };
+    }
+  }
+  private record(a: ActionInput, actorOverride?: string): void {
+    const who = actorOverride !== undefined ? { actor: actorOverride, actorGeneration: -1 } : this.actor();
+    this.log.push({ ...(a as object), seq: ++this.seq, ...who } as Action);
+  }
+  private async enter(key: string): Promise<void> {
+    this.calls.push(key);
+    const g = this.gates.get(key);
+    if (g) {
+      this.gates.delete(key);
+      g.markReached();
+      await g.released;
+    }
+  }
+  private obj(kind: string, name: string): FakeObject {
+    const o = this.objects.get(`${kind}/${name}`);
+    if (!o) {
+      const created: FakeObject = { exists: false, generation: 0, observedGeneration: 0, updateStatus: '', spec: {} };
+      this.objects.set(`${kind}/${name}`, created);
+      return created;
+    }
+    return o;
+  }
+  private bumpVMAuth(): number {
+    const auth = this.vmauth();
+    auth.generation++;
+    auth.observedGeneration = auth.generation;
+    return auth.generation;
+  }
+  private vmauth(): FakeObject {
+    const e = [...this.objects.entries()].find(([k]) => k.startsWith('VMAuth/'));
+    if (!e) throw new Error('no VMAuth in the fake cluster');
+    return e[1];
+  }
+  private state(o: FakeObject): ObjectState {
+    return o.exists
+      ? { exists: true, generation: o.generation, observedGeneration: o.observedGeneration, updateStatus: o.updateStatus, spec: clone(o.spec) }
+      : { exists: false };
+  }
+
+  // ---- RolloutActivities -------------------------------------------------------------------------
+  activities(): RolloutActivities {
+    return {
+      takeOverObject: async ({ object, ownWorkflowId, previousWorkflowIds }) => {
+        await this.enter(`takeOverObject:g${object.generation}`);
+        if (object.generation < this.objectGeneration) {
+          this.record({ type: 'takeOver', stale: true });
+          return { stale: true, superseded: [] };
+        }
+        const others = [...new Set([...previousWorkflowIds, ...this.owners])].filter((id) => id !== ownWorkflowId);
+        for (const id of others) {
+          const h = this.client!.workflow.getHandle(id);
+          try {
+            await h.signal(SIGNAL_SUPERSEDE, { generation: object.generation });
+          } catch {
+            /* already closed */
+          }
+          try {
+            await h.result();
+          } catch {
+            /* closed in any way */
+          }
+        }
+        this.owners.push(ownWorkflowId);
+        this.record({ type: 'takeOver', stale: false });
+        return { stale: false, superseded: others };
+      },
+
+      writeStatus: async ({ object, status }: { object: ObjectGeneration; status: VMDistributedClusterStatus }) => {
+        await this.enter(`writeStatus:${status.phase}`);
+        const written = object.generation === this.objectGeneration;
+        if (written) this.statuses.push(clone(status));
+        this.record({ type: 'status', written, status: clone(status) });
+        return { written };
+      },
+
+      readObject: async ({ kind, name }) => {
+        await this.enter(`readObject:${kind}:${name}`);
+        const o = this.obj(kind, name);
+        const s = this.state(o);
+        if (o.exists && o.updateStatus === 'operational') this.record({ type: 'operational', kind, name, generation: o.observedGeneration });
+        return s;
+      },
+
+      applyObject: async ({ kind, name, patch, create }) => {
+        await this.enter(`applyObject:${kind}:${name}`);
+        const o = this.obj(kind, name);
+        if (!o.exists) {
+          if (!create) throw ApplicationFailure.nonRetryable(`${kind} ${name} not found`, 'NotFound');
+          Object.assign(o, { exists: true, generation: 1, observedGeneration: 0, updateStatus: 'expanding', spec: applyPatch({}, patch) });
+          this.record({ type: 'patch', kind, name, generation: 1, changed: true });
+          return { generation: 1, created: true, changed: true };
+        }
+        const next = applyPatch(o.spec, patch);
+        const changed = !jsonEqual(next, o.spec);
+        if (changed) {
+          o.spec = next;
+          o.generation++;
+          o.updateStatus = 'expanding';
+        }
+        this.record({ type: 'patch', kind, name, generation: o.generation, changed });
+        return { generation: o.generation, created: false, changed };
+      },
+
+      waitOperational: async ({ kind, name, generation }) => {
+        await this.enter(`waitOperational:${kind}:${name}`);
+        const o = this.obj(kind, name);
+        const b = this.patchBehaviour.get(name) ?? 'operational';
+        if (o.generation >= generation && o.updateStatus !== 'operational' && o.updateStatus !== 'failed') {
+          if (b === 'operational') {
+            o.observedGeneration = o.generation;
+            o.updateStatus = 'operational';
+          } else if (b === 'failed') {
+            o.observedGeneration = o.generation;
+            o.updateStatus = 'failed';
+          }
+        }
+        if (o.updateStatus === 'failed') throw ApplicationFailure.nonRetryable(`${kind} ${name} failed`, 'ObjectFailed');
+        if (!o.exists || o.observedGeneration < generation || o.updateStatus !== 'operational') {
+          throw ApplicationFailure.retryable(`${kind} ${name} not operational at generation ${generation} yet`, 'NotReady');
+        }
+        this.record({ type: 'operational', kind, name, generation: o.observedGeneration });
+        return this.state(o);
+      },
+
+      readRoutes: async ({ routes }) => {
+        await this.enter('readRoutes');
+        return routes.map((route): RouteSnapshot => ({ route, targetRefs: clone(this.routes.get(`${route.kind}/${route.name}`) ?? []) }));
+      },
+
+      editRoutes: async ({ removals, direction }) => {
+        const vmcluster = removals[0]?.vmcluster.name ?? '';
+        await this.enter(`editRoutes:${direction}:${vmcluster}`);
+        const before: Record<string, JsonObject[]> = {};
+        const after: Record<string, JsonObject[]> = {};
+        for (const r of removals) {
+          const key = `${r.route.kind}/${r.route.name}`;
+          const cur = this.routes.get(key) ?? [];
+          const next = direction === 'remove' ? applyRemoval(cur, r) : undoRemoval(cur, r);
+          if (direction === 'remove' && !hasReadBackend(next)) {
+            throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${key} with no backend`, 'EmptyRoute');
+          }
+          before[key] = clone(cur);
+          after[key] = next;
+        }
+        const changed = Object.keys(after).some((k) => !jsonEqual(after[k]!, before[k]!));
+        for (const [k, v] of Object.entries(after)) this.routes.set(k, clone(v));
+        this.record({ type: 'routes', direction, vmcluster, removals: clone(removals), before, after });
+        return { vmauthGeneration: changed ? this.bumpVMAuth() : this.vmauth().generation };
+      },
+
+      waitQueueDrained: async (t) => {
+        await this.enter(`waitQueueDrained:${t.vmclusterName}`);
+        const s = this.sample(t.vmclusterName, true);
+        if (!s.drained) throw ApplicationFailure.retryable(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
+        this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
+        return s;
+      },
+
+      sampleQueue: async (t) => {
+        await this.enter(`sampleQueue:${t.vmclusterName}`);
+        return this.sample(t.vmclusterName, false);
+      },
+    };
+  }
+
+  private sample(vmcluster: string, consume: boolean): QueueSample {
+    const b = this.queueBehaviour.get(vmcluster) ?? 'drained';
+    const at = new Date().toISOString();
+    if (b === 'unreachable') {
+      return { at, pendingBytes: 0, unreadablePods: 2, totalPods: 2, drained: false, message: 'scrape failed on 2/2 vmagent pods' };
+    }
+    if (b !== 'drained') {
+      const n = this.queueAttempts.get(vmcluster) ?? 0;
+      if (n < b.notDrainedAttempts) {
+        if (consume) this.queueAttempts.set(vmcluster, n + 1);
+        return { at, pendingBytes: 4096, unreadablePods: 0, totalPods: 2, drained: false, message: '4 KiB pending on 2/2 vmagent pods' };
+      }
+    }
+    return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained' };
+  }
+}

@@ -1,0 +1,183 @@
+// Shared set-up of the workflow tests: the real time-skipping test server, one workflow bundle,
+// and a 3-zone scenario on the in-memory fake cluster.
+import { randomUUID } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Runtime, DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
+import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
+import { toolPath } from '../harness/tools';
+import { checkInvariants, type Breach } from '../../workflows/invariants';
+import type { rolloutWorkflow } from '../../workflows';
+import type { Progress } from '../../workflows/state';
+import { FakeCluster } from './fake-cluster';
+
+export const NS = 'default';
+export const ZONES = ['az-a', 'az-b', 'az-c'] as const;
+export const OLD_VERSION = 'v1.149.0-cluster';
+export const NEW_VERSION = 'v1.150.0-cluster';
+
+let runtimeInstalled = false;
+/** The real time-skipping test server (binary from scripts/install-tools.sh; missing = test failure). */
+export async function createEnv(): Promise<TestWorkflowEnvironment> {
+  if (!runtimeInstalled) {
+    runtimeInstalled = true;
+    try {
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      /* already installed by another suite in this process */
+    }
+  }
+  const path = process.env.VMROLLOUT_TEMPORAL_TEST_SERVER ?? toolPath('temporal-test-server');
+  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+}
+
+let bundle: Promise<WorkflowBundle> | undefined;
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+export function vmselect(...names: string[]): JsonObject {
+  return { crd: { kind: 'VMCluster/vmselect', objects: names.map((name) => ({ name, namespace: NS })) }, paths: ['/select/.*'] };
+}
+
+export interface ScenarioOptions {
+  generation?: number;
+  uid?: string;
+  paused?: boolean;
+  order?: 'Declared' | 'Shuffle';
+  /** Zones whose VMCluster already has NEW_VERSION. */
+  upToDate?: string[];
+  readDrainDelayMs?: number;
+  zoneTimeoutMs?: number;
+  pauseBetweenZonesMs?: number;
+  /** Replace the VMAuth's targetRefs. */
+  vmauthTargetRefs?: JsonObject[];
+}
+
+export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
+  return {
+    paused: o.paused ?? false,
+    clusterVersion: NEW_VERSION,
+    overrideSpec: { vmselect: { extraArgs: { 'search.maxQueryDuration': '1m' } } },
+    zones: ZONES.map((z) => ({
+      name: z,
+      vmcluster: { name: `vm-${z}`, overrideSpec: (z === 'az-b' ? { vmstorage: { replicaCount: 4 } } : {}) as JsonObject },
+      ...(z === 'az-a' ? { vmuser: { name: 'reads-az-a', overrideSpec: { tokenRef: { key: 'token' } } } } : {}),
+    })),
+    vmauth: { name: 'vm-global' },
+    vmagent: { name: 'vm-global', overrideSpec: { extraArgs: { 'remoteWrite.showURL': 'false' } } },
+    strategy: {
+      order: o.order ?? 'Declared',
+      readDrainDelayMs: o.readDrainDelayMs ?? 30_000,
+      queueDrainedForMs: 60_000,
+      queueEmptyBytes: 0,
+      pollIntervalMs: 5_000,
+      zoneTimeoutMs: o.zoneTimeoutMs ?? 10 * 60_000,
+      pauseBetweenZonesMs: o.pauseBetweenZonesMs ?? 0,
+    },
+  };
+}
+
+export function makeFake(o: ScenarioOptions = {}): FakeCluster {
+  const f = new FakeCluster(NS);
+  for (const z of ZONES) {
+    const upToDate = o.upToDate?.includes(z);
+    const base: JsonObject = { clusterVersion: OLD_VERSION, vmselect: { replicaCount: 2 }, vmstorage: { replicaCount: 3 } };
+    f.addObject(
+      'VMCluster',
+      `vm-${z}`,
+      upToDate
+        ? {
+            ...base,
+            clusterVersion: NEW_VERSION,
+            vmselect: { replicaCount: 2, extraArgs: { 'search.maxQueryDuration': '1m' } },
+            ...(z === 'az-b' ? { vmstorage: { replicaCount: 4 } } : {}),
+          }
+        : base,
+      3,
+    );
+  }
+  f.addObject('VMAuth', 'vm-global', { unauthorizedUserAccessSpec: {} }, 5);
+  f.addObject('VMAgent', 'vm-global', { remoteWrite: ZONES.map((z) => ({ url: `http://vminsert-vm-${z}:8480/insert/0/prometheus/api/v1/write` })) }, 2);
+  f.addObject('VMUser', 'reads-az-a', { username: 'reads' }, 1);
+  f.setRoute(
+    'VMAuth/vm-global',
+    o.vmauthTargetRefs ?? [
+      { static: { url: 'http://vminsert-lb:8480' }, paths: ['/insert/.*'] },
+      vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'),
+    ],
+  );
+  f.setRoute('VMUser/reads-az-a', [
+    { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS }, paths: ['/select/.*'] },
+    vmselect('vm-az-b', 'vm-az-c'),
+  ]);
+  f.objectGeneration = o.generation ?? 1;
+  return f;
+}
+
+export function objectOf(o: ScenarioOptions = {}): ObjectGeneration {
+  return { namespace: NS, name: 'vmdc', uid: o.uid ?? 'c0ffee00-1111-2222-3333-444455556666', generation: o.generation ?? 1 };
+}
+
+export function inputOf(o: ScenarioOptions = {}, previousWorkflowIds: string[] = []): RolloutInput {
+  return { object: objectOf(o), spec: makeSpec(o), previousWorkflowIds };
+}
+
+export const zoneOf: Record<string, string> = Object.fromEntries(ZONES.map((z) => [`vm-${z}`, z]));
+
+export interface Running {
+  env: TestWorkflowEnvironment;
+  fake: FakeCluster;
+  taskQueue: string;
+  initialRoutes: Record<string, JsonObject[]>;
+  start(input: RolloutInput): Promise<WorkflowHandle<typeof rolloutWorkflow>>;
+  progress(h: WorkflowHandle<typeof rolloutWorkflow>): Promise<Progress>;
+  /** Invariant breaches over the fake's log so far. */
+  breaches(final?: boolean): Breach[];
+}
+
+/** Runs `body` with a worker on a fresh task queue serving the fake cluster's activities. */
+export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeCluster, body: (r: Running) => Promise<T>): Promise<T> {
+  const taskQueue = `tq-${randomUUID()}`;
+  fake.client = env.client;
+  const initialRoutes = fake.routeSnapshot();
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: fake.activities(),
+  });
+  const r: Running = {
+    env,
+    fake,
+    taskQueue,
+    initialRoutes,
+    start: (input) =>
+      env.client.workflow.start<typeof rolloutWorkflow>('rolloutWorkflow', {
+        taskQueue,
+        workflowId: workflowIdFor(input.object),
+        args: [input],
+      }),
+    progress: (h) => h.query<Progress>('progress'),
+    breaches: (final = false) =>
+      checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final }),
+  };
+  try {
+    return await worker.runUntil(body(r));
+  } finally {
+    fake.releaseAll();
+  }
+}
+
+/** Polls `fn` (real time) until it returns a truthy value. */
+export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('eventually: timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
