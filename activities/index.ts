@@ -1,0 +1,130 @@
+// The rollout activities: every side effect of a rollout (Kubernetes reads and patches, vmagent
+// /metrics, the CR status). createActivities(deps) returns the object the worker registers.
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apply as applyMergePatch } from 'json-merge-patch';
+import type { JsonObject } from '../api/types';
+import type { QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
+import { activityPollContext } from './activity-context';
+import { KubeObjects, objectState, vmKind } from './kube-objects';
+import { noopMetrics, type ActivityMetrics } from './metrics';
+import { editRoutes, readRoutes } from './routes';
+import { StepTimer, writeStatus } from './status';
+import { takeOverObject } from './take-over';
+import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
+import { waitQueueDrained } from './vmagent-drain';
+import { QueueReader } from './vmagent-queue';
+import { waitOperational } from './wait-operational';
+
+export interface ActivityDeps {
+  kubeConfig: KubeConfig;
+  temporalClient: Client;
+  /** Used to scrape vmagent /metrics (default: global fetch). */
+  fetch?: typeof fetch;
+  metrics?: ActivityMetrics;
+  /** Credentials for vmagent /metrics from a Secret. */
+  vmagentAuth?: VmagentAuthConfig;
+  /** Timeout of one vmagent scrape (default 5 s). */
+  scrapeTimeoutMs?: number;
+}
+
+export type { ActivityMetrics } from './metrics';
+export type { VmagentAuthConfig } from './vmagent-auth';
+
+function errorType(err: unknown): string {
+  if (err instanceof ApplicationFailure) return err.type ?? 'ApplicationFailure';
+  if (err instanceof Error) return err.name || 'Error';
+  return 'Unknown';
+}
+
+function inActivity(): boolean {
+  try {
+    Context.current();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createActivities(deps: ActivityDeps): RolloutActivities {
+  const kube = new KubeObjects(deps.kubeConfig);
+  const metrics = deps.metrics ?? noopMetrics;
+  const auth = deps.vmagentAuth ? new VmagentAuth(deps.kubeConfig, deps.vmagentAuth) : undefined;
+  const queues = new QueueReader({ kube, kubeConfig: deps.kubeConfig, fetch: deps.fetch, auth, scrapeTimeoutMs: deps.scrapeTimeoutMs });
+  const stepTimer = new StepTimer();
+
+  const sample = async (target: QueueTarget): Promise<QueueSample> => {
+    const signal = inActivity() ? Context.current().cancellationSignal : undefined;
+    const s = await queues.sample(target, signal);
+    metrics.queuePendingBytes(
+      { namespace: target.namespace, name: target.objectName ?? target.vmagentName, zone: target.zone ?? target.vmclusterName },
+      s.pendingBytes,
+    );
+    return s;
+  };
+
+  const activities: RolloutActivities = {
+    takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
+
+    writeStatus: (input) => writeStatus(kube, input, { metrics, stepTimer }),
+
+    async readObject(input) {
+      return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
+    },
+
+    async applyObject(input) {
+      const k = vmKind(input.kind);
+      const before = await kube.get(k, input.namespace, input.name);
+      if (!before) {
+        if (!input.create) {
+          throw ApplicationFailure.create({
+            type: 'ObjectNotFound',
+            message: `${input.kind} ${input.namespace}/${input.name} not found (and the spec does not define it in full)`,
+            nonRetryable: true,
+          });
+        }
+        try {
+          const created = await kube.create(k, input.namespace, input.name, applyMergePatch({}, JSON.parse(JSON.stringify(input.patch))) as JsonObject);
+          return { generation: created.metadata.generation ?? 1, created: true, changed: true };
+        } catch (err) {
+          // Created concurrently (e.g. a retried attempt whose response was lost): fall through to patch.
+          if ((err as { code?: number }).code !== 409) throw err;
+        }
+      }
+      const current = before ?? (await kube.get(k, input.namespace, input.name));
+      const after = await kube.mergePatch(k, input.namespace, input.name, { spec: input.patch });
+      const generation = after.metadata.generation ?? 0;
+      return { generation, created: false, changed: generation !== current?.metadata.generation };
+    },
+
+    waitOperational: (input) => waitOperational(kube, activityPollContext(), input),
+
+    readRoutes: (input) => readRoutes(kube, input),
+
+    async editRoutes(input) {
+      const ctx = activityPollContext();
+      const r = await editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) });
+      return { vmauthGeneration: r.vmauthGeneration };
+    },
+
+    waitQueueDrained: (input) => waitQueueDrained(activityPollContext(), sample, input),
+
+    sampleQueue: (input) => sample(input),
+  };
+
+  // Count failed attempts by activity and failure type (cancellation is not an error).
+  const wrapped = {} as Record<string, unknown>;
+  for (const [name, fn] of Object.entries(activities) as Array<[string, (arg: unknown) => Promise<unknown>]>) {
+    wrapped[name] = async (arg: unknown) => {
+      try {
+        return await fn(arg);
+      } catch (err) {
+        if (!(err instanceof CancelledFailure)) metrics.activityError(name, errorType(err));
+        throw err;
+      }
+    };
+  }
+  return wrapped as unknown as RolloutActivities;
+}

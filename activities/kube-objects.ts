@@ -1,0 +1,97 @@
+// Custom objects of the VM operator (and our own CR) through @kubernetes/client-node 1.x:
+// get, JSON merge patch (application/merge-patch+json), create, and the status subresource.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
+import type { JsonObject } from '../api/types';
+import type { ObjectState } from '../workflows/activity-types';
+import { isNotFound } from './errors';
+
+export const FIELD_MANAGER = 'vmrollout';
+
+/** A kind's API coordinates. */
+export interface KindRef {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+}
+
+export function vmKind(kind: VMKind): KindRef {
+  return { group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], kind };
+}
+
+export const VMDC_KIND: KindRef = { group: GROUP, version: VERSION, plural: PLURAL, kind: 'VMDistributedCluster' };
+
+export interface KubeObject extends JsonObject {
+  apiVersion: string;
+  kind: string;
+  metadata: JsonObject & { name: string; namespace?: string; generation?: number; resourceVersion?: string; uid?: string };
+}
+
+/** Options that make a patch call send `Content-Type: application/merge-patch+json`. */
+export const mergePatchOptions = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export class KubeObjects {
+  readonly api: CustomObjectsApi;
+
+  constructor(kc: KubeConfig) {
+    this.api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get(k: KindRef, namespace: string, name: string): Promise<KubeObject | undefined> {
+    try {
+      return (await this.api.getNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, name })) as KubeObject;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** JSON merge patch (RFC 7386) of the object; include metadata.resourceVersion for a precondition (409 on mismatch). */
+  async mergePatch(k: KindRef, namespace: string, name: string, patch: JsonObject): Promise<KubeObject> {
+    return (await this.api.patchNamespacedCustomObject(
+      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: FIELD_MANAGER },
+      mergePatchOptions,
+    )) as KubeObject;
+  }
+
+  /** JSON merge patch of the status subresource. */
+  async mergePatchStatus(k: KindRef, namespace: string, name: string, patch: JsonObject): Promise<KubeObject> {
+    return (await this.api.patchNamespacedCustomObjectStatus(
+      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: FIELD_MANAGER },
+      mergePatchOptions,
+    )) as KubeObject;
+  }
+
+  async create(k: KindRef, namespace: string, name: string, spec: JsonObject): Promise<KubeObject> {
+    const body = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, metadata: { name, namespace }, spec };
+    return (await this.api.createNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, body, fieldManager: FIELD_MANAGER })) as KubeObject;
+  }
+}
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/** ObjectState of a VM operator object (absent → exists: false). */
+export function objectState(obj: KubeObject | undefined): ObjectState {
+  if (!obj) return { exists: false };
+  const status = (obj.status ?? {}) as JsonObject;
+  const state: ObjectState = { exists: true };
+  const generation = num(obj.metadata.generation);
+  const observedGeneration = num(status.observedGeneration);
+  const updateStatus = str(status.updateStatus);
+  const reason = str(status.reason);
+  if (generation !== undefined) state.generation = generation;
+  if (observedGeneration !== undefined) state.observedGeneration = observedGeneration;
+  if (updateStatus !== undefined) state.updateStatus = updateStatus;
+  if (reason !== undefined) state.reason = reason;
+  if (obj.spec && typeof obj.spec === 'object' && !Array.isArray(obj.spec)) state.spec = obj.spec as JsonObject;
+  return state;
+}
+
+export { API_VERSION };

@@ -1,0 +1,66 @@
+// The VMDistributedCluster status, written through the status subresource, only while the object
+// is still the same object (uid) at the workflow's generation.
+import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
+import { isConflict, isNotFound } from './errors';
+import { VMDC_KIND, type KubeObjects } from './kube-objects';
+import { noopMetrics, type ActivityMetrics } from './metrics';
+
+/** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
+const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation'] as const;
+
+/** Pure: the status merge patch body (absent rollout-owned fields are deleted with null). */
+export function statusPatch(status: VMDistributedClusterStatus, resourceVersion?: string): JsonObject {
+  const s = JSON.parse(JSON.stringify(status)) as JsonObject;
+  for (const k of CLEARED_WHEN_ABSENT) if (!(k in s)) s[k] = null;
+  return resourceVersion ? { metadata: { resourceVersion }, status: s } : { status: s };
+}
+
+/** Pure: may a status for `object` be written on `current` (its metadata)? */
+export function sameGeneration(current: { uid?: unknown; generation?: unknown } | undefined, object: ObjectGeneration): boolean {
+  if (!current) return false;
+  if (object.uid && current.uid !== object.uid) return false;
+  return current.generation === object.generation;
+}
+
+/**
+ * Tracks zone phase transitions (per object, in this process) to observe how long each step took.
+ * Approximate by nature (a restarted worker forgets): it feeds a histogram, nothing decides on it.
+ */
+export class StepTimer {
+  private readonly zones = new Map<string, { phase: ZonePhase; since: number }>();
+
+  observe(object: ObjectGeneration, status: VMDistributedClusterStatus, now: number, metrics: ActivityMetrics): void {
+    for (const z of status.zones ?? []) {
+      const key = `${object.namespace}/${object.name}/${object.uid}/${object.generation}/${z.name}`;
+      const prev = this.zones.get(key);
+      if (prev && prev.phase === z.phase) continue;
+      if (prev) metrics.zoneStepDuration(prev.phase, Math.max(0, (now - prev.since) / 1000));
+      this.zones.set(key, { phase: z.phase, since: now });
+    }
+    if (this.zones.size > 10_000) this.zones.clear();
+  }
+}
+
+export async function writeStatus(
+  kube: KubeObjects,
+  input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
+  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; maxAttempts?: number } = {},
+): Promise<{ written: boolean }> {
+  const { object } = input;
+  const attempts = opts.maxAttempts ?? 5;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const current = await kube.get(VMDC_KIND, object.namespace, object.name);
+    if (!current || !sameGeneration(current.metadata, object)) return { written: false };
+    try {
+      await kube.mergePatchStatus(VMDC_KIND, object.namespace, object.name, statusPatch(input.status, current.metadata.resourceVersion));
+    } catch (err) {
+      if (isConflict(err)) continue; // changed between GET and PATCH: check the generation again
+      if (isNotFound(err)) return { written: false };
+      throw err;
+    }
+    opts.metrics?.rolloutPhase(object, input.status.phase);
+    opts.stepTimer?.observe(object, input.status, Date.now(), opts.metrics ?? noopMetrics);
+    return { written: true };
+  }
+  throw new Error(`status of ${object.namespace}/${object.name}: still conflicting after ${attempts} attempts`);
+}

@@ -1,0 +1,65 @@
+// waitQueueDrained: poll inside one heartbeating activity until the zone's queues have been empty
+// for queueDrainedForMs without a break. Heartbeat details { last, emptySince } let a retried attempt
+// (worker crash, heartbeat timeout) resume the streak instead of starting over.
+import type { QueueSample, QueueTarget } from '../workflows/activity-types';
+import { sleepHeartbeating, type PollContext } from './activity-context';
+
+export interface DrainHeartbeat {
+  last: QueueSample;
+  emptySince?: string;
+}
+
+/**
+ * The longest unobserved gap (between the last sample of a previous attempt and the first of this
+ * one) that still continues a streak: a longer gap is time nobody looked, so the streak restarts.
+ */
+export function maxResumeGapMs(pollIntervalMs: number): number {
+  return Math.max(3 * pollIntervalMs, 60_000);
+}
+
+function isHeartbeat(d: unknown): d is DrainHeartbeat {
+  const h = d as DrainHeartbeat | undefined;
+  return !!h && typeof h === 'object' && !!h.last && typeof h.last.at === 'string';
+}
+
+/** Pure: the streak carried over from a previous attempt's heartbeat details, if still valid. */
+export function resumeStreak(details: unknown, nowMs: number, pollIntervalMs: number): DrainHeartbeat | undefined {
+  if (!isHeartbeat(details)) return undefined;
+  const lastAt = Date.parse(details.last.at);
+  if (!Number.isFinite(lastAt) || nowMs - lastAt > maxResumeGapMs(pollIntervalMs)) return { last: details.last };
+  return details;
+}
+
+/** Pure: the streak after a new sample. A not-drained sample, or a gap too long since `prev.last`, breaks it. */
+export function advanceStreak(prev: DrainHeartbeat | undefined, sample: QueueSample, pollIntervalMs: number): DrainHeartbeat {
+  if (!sample.drained) return { last: sample };
+  const gapOk = prev && Date.parse(sample.at) - Date.parse(prev.last.at) <= maxResumeGapMs(pollIntervalMs);
+  const emptySince = prev?.emptySince && gapOk ? prev.emptySince : sample.at;
+  return { last: sample, emptySince };
+}
+
+/** Pure: how long the streak has lasted at the last sample (0 when not drained). */
+export function streakMs(h: DrainHeartbeat): number {
+  if (!h.emptySince) return 0;
+  return Math.max(0, Date.parse(h.last.at) - Date.parse(h.emptySince));
+}
+
+export async function waitQueueDrained(
+  ctx: PollContext,
+  sample: (target: QueueTarget) => Promise<QueueSample>,
+  input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number },
+  now: () => number = Date.now,
+): Promise<QueueSample> {
+  const poll = Math.max(50, input.pollIntervalMs);
+  let state = resumeStreak(ctx.heartbeatDetails(), now(), poll);
+  for (;;) {
+    const s = await sample(input);
+    state = advanceStreak(state, s, poll);
+    ctx.heartbeat(state);
+    const lasted = streakMs(state);
+    if (state.emptySince && lasted >= input.queueDrainedForMs) return s;
+    // Sleep one poll interval, or just what the streak still needs when that is shorter.
+    const wait = state.emptySince ? Math.min(poll, Math.max(50, input.queueDrainedForMs - lasted)) : poll;
+    await sleepHeartbeating(ctx, wait, state);
+  }
+}
