@@ -1,16 +1,24 @@
 /**
- * `make demo`: a Temporal dev server with its Web UI and a real kube-apiserver (+ etcd) with
- * the VictoriaMetrics operator test CRDs, in the foreground until Ctrl-C, then cleaned up.
- * Later issues extend this with the worker, the trigger and the zone simulator.
+ * `make demo`: a whole vmrollout installation on loopback, real processes only (the Makefile
+ * runs scripts/install-tools.sh first; this script installs nothing):
+ *   Temporal dev server + Web UI, etcd + kube-apiserver (kubeconfig in .demo/kubeconfig),
+ *   3 VictoriaMetrics zones, vmagent, vmauth, the ZONE SIMULATOR (test/simulator/, which plays
+ *   the VictoriaMetrics operator: it renders vmauth's config from VMAuth/VMUser objects and
+ *   restarts a zone's process when its VMCluster changes), the worker and the trigger (child
+ *   processes: tsx worker/main.ts, tsx trigger/main.ts, as in production).
+ * It applies examples/demo/*.yaml, waits for the initial rollout, bumps clusterVersion and prints
+ * the rollout zone by zone while a writer and readers show there is no failed or stale read.
  *
- * Ports: DEMO_TEMPORAL_PORT (default 7233) and DEMO_TEMPORAL_UI_PORT (default 8233) if free,
- * otherwise random free ones.
+ * Stays up until Ctrl-C, then stops everything it started.
+ *   DEMO_EXIT_AFTER_ROLLOUT=1   exit after the rollout: status 0 when it Succeeded with no failed or stale read
+ *   DEMO_DIR                    state dir (kubeconfig, logs); default .demo/
+ *   DEMO_TEMPORAL_PORT / DEMO_TEMPORAL_UI_PORT   preferred ports (default 7233 / 8233, if free; else random)
  */
 import * as path from 'node:path';
-import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../test/harness/kube';
+import { controlCommands, runDemoRollout, say, startDemoStack, type DemoStack } from '../test/e2e/demo-stack';
+import { REPO_ROOT } from '../test/e2e/support';
 import { isPortOpen } from '../test/harness/ports';
-import { stopAll } from '../test/harness/processes';
-import { startTemporalDevServer } from '../test/harness/temporal';
+import { killAllSync } from '../test/harness/processes';
 import { toolPath, toolsDir } from '../test/harness/tools';
 
 async function preferredPort(envName: string, fallback: number): Promise<number | undefined> {
@@ -18,56 +26,68 @@ async function preferredPort(envName: string, fallback: number): Promise<number 
   return (await isPortOpen(want)) ? undefined : want;
 }
 
-async function main(): Promise<void> {
-  console.log('starting Temporal dev server (with Web UI) and kube-apiserver + etcd ...');
-  const [temporal, kube] = await Promise.all([
-    (async () => startTemporalDevServer({ port: await preferredPort('DEMO_TEMPORAL_PORT', 7233), uiPort: await preferredPort('DEMO_TEMPORAL_UI_PORT', 8233), ui: true }))(),
-    startKube(),
-  ]);
-  await installCRDs(kube.kubeConfig, VM_OPERATOR_CRDS);
-  const kubectl = (() => {
-    try {
-      return toolPath('kubectl');
-    } catch {
-      return 'kubectl';
-    }
-  })();
-  const temporalBin = toolPath('temporal');
-  console.log(`
-vmrollout demo is up (Ctrl-C stops everything)
-
-  Temporal frontend  ${temporal.address}   (namespace ${temporal.namespace})
-  Temporal Web UI    ${temporal.uiUrl}
-  kube-apiserver     ${kube.server}
-  kubeconfig         ${kube.kubeconfigPath}
-
-Try:
-  export KUBECONFIG=${kube.kubeconfigPath}
-  ${kubectl} get crds
-  ${temporalBin} workflow list --address ${temporal.address}
-
-Logs: ${path.dirname(temporal.process.logPath)}, ${path.dirname(kube.apiserver.logPath)}
-Tools: ${toolsDir()}
-`);
-  await new Promise<void>((resolve) => {
-    const keepAlive = setInterval(() => undefined, 1 << 30);
-    const shutdown = (sig: string) => {
-      console.log(`\n${sig}: stopping ...`);
-      clearInterval(keepAlive);
-      resolve();
-    };
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-  });
-  await stopAll();
-  console.log('stopped.');
+function tool(name: 'kubectl' | 'temporal'): string {
+  try {
+    return toolPath(name);
+  } catch {
+    return name;
+  }
 }
 
-main().then(
-  () => process.exit(0),
-  async (err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    await stopAll().catch(() => undefined);
-    process.exit(1);
-  },
-);
+async function main(): Promise<void> {
+  const demoDir = path.resolve(process.env.DEMO_DIR ?? path.join(REPO_ROOT, '.demo'));
+  const exitAfter = process.env.DEMO_EXIT_AFTER_ROLLOUT === '1';
+  let stack: DemoStack | undefined;
+  let shuttingDown = false;
+  const shutdown = async (why: string, code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    say(`${why}: stopping everything ...`);
+    try {
+      await stack?.stop();
+    } catch (err) {
+      console.error(err);
+      killAllSync();
+    }
+    say('all demo processes stopped');
+    process.exit(code);
+  };
+  // A graceful stop instead of the harness's default (SIGKILL every process group at once).
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(sig);
+    process.on(sig, () => void shutdown(`received ${sig}`, 130));
+  }
+  try {
+    say('starting Temporal dev server (with Web UI), kube-apiserver + etcd, 3 VictoriaMetrics zones, vmagent, vmauth, the zone simulator, the worker and the trigger ...');
+    stack = await startDemoStack(demoDir, {
+      temporalPort: await preferredPort('DEMO_TEMPORAL_PORT', 7233),
+      temporalUiPort: await preferredPort('DEMO_TEMPORAL_UI_PORT', 8233),
+    });
+    const kubectl = tool('kubectl');
+    console.log(`
+vmrollout demo is up (Ctrl-C stops everything)
+
+  Temporal Web UI:   ${stack.temporal.uiUrl}
+  Temporal frontend: ${stack.temporal.address}   (namespace ${stack.temporal.namespace})
+  kube-apiserver:    ${stack.kube.server}
+  Kubernetes:        export KUBECONFIG=${stack.kubeconfigPath}
+                     ${kubectl} get vmdc -w        (kubectl from the tool cache: ${kubectl})
+  Reads (vmauth):    curl '${stack.vm.vmauth.url}/api/v1/query?query=vmrollout_demo_heartbeat'
+  Logs:              ${path.join(demoDir, 'logs')}, ${path.dirname(stack.kube.apiserver.logPath)}
+  Tools:             ${toolsDir()}
+`);
+    const report = await runDemoRollout(stack, (id) => {
+      console.log(`\n${controlCommands(stack!, id)}\n`);
+    });
+    say(`rollout finished: phase ${report.phase}; reads during the rollout: ${report.readsDuring}, failed ${report.failedReads}, stale ${report.staleReads}`);
+    const ok = report.phase === 'Succeeded' && report.failedReads === 0 && report.staleReads === 0;
+    if (exitAfter) return void (await shutdown('DEMO_EXIT_AFTER_ROLLOUT=1', ok ? 0 : 1));
+    say(`demo stays up: edit the VMDistributedCluster (${kubectl} edit vmdc demo) or use the commands above; Ctrl-C stops everything.`);
+    setInterval(() => undefined, 1 << 30);
+  } catch (err) {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    await shutdown('demo failed', 1);
+  }
+}
+
+void main();

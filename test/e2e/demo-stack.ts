@@ -51,15 +51,22 @@ function tsxChild(name: string, entry: string, env: NodeJS.ProcessEnv, readyUrl:
   });
 }
 
-export async function startDemoStack(demoDir: string): Promise<DemoStack> {
+export interface DemoStackOptions {
+  /** Temporal frontend / Web UI ports (default: random free ones). */
+  temporalPort?: number;
+  temporalUiPort?: number;
+}
+
+export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {}): Promise<DemoStack> {
   fs.mkdirSync(demoDir, { recursive: true });
   const logDir = path.join(demoDir, 'logs');
   fs.mkdirSync(logDir, { recursive: true });
 
-  const temporal = await startTemporalDevServer({ ui: true, logDir });
+  const [temporal, kube] = await Promise.all([
+    startTemporalDevServer({ ui: true, logDir, port: opts.temporalPort, uiPort: opts.temporalUiPort }),
+    startKube({ dir: path.join(demoDir, 'kube') }),
+  ]);
   say(`Temporal dev server at ${temporal.address} (pid ${temporal.process.pid}), Web UI: ${temporal.uiUrl}`);
-
-  const kube = await startKube({ dir: path.join(demoDir, 'kube') });
   const kubeconfigPath = path.join(demoDir, 'kubeconfig');
   fs.copyFileSync(kube.kubeconfigPath, kubeconfigPath);
   say(`kube-apiserver at ${kube.server} (pid ${kube.apiserver.pid}), etcd pid ${kube.etcd.process.pid}`);
