@@ -1,0 +1,245 @@
+// The generated CRD on a real kube-apiserver: accepted and Established, serves the examples with
+// the schema's defaults, and rejects on its own (OpenAPI schema + CEL) what the zod schema rejects
+// wherever the CRD can express it.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import { buildCrd, CRD_NAME, CRD_PATH } from '../../api/crd';
+import { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAME, VERSION } from '../../api/constants';
+import { formatIssues, validateSpec } from '../../api/schema';
+import { installCRDs, startKube, type KubeCluster } from '../harness/kube';
+import { httpRequest, type HttpGetResult } from '../harness/processes';
+import { REPO_ROOT } from '../harness/tools';
+
+type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const NS = 'default';
+const EXAMPLES = path.join(REPO_ROOT, 'examples');
+
+function validSpec(): Raw {
+  return {
+    clusterVersion: 'v1.150.0-cluster',
+    zones: [
+      { name: 'az-a', vmcluster: { name: 'vm-az-a', overrideSpec: { vmstorage: { replicaCount: 3 } } }, vmuser: { name: 'reads-az-a' } },
+      { name: 'az-b', vmcluster: { name: 'vm-az-b' }, vmuser: { name: 'reads-az-b' } },
+      { name: 'az-c', vmcluster: { name: 'vm-az-c', spec: { replicationFactor: 1 } }, remoteWriteURL: 'http://lb.az-c.local:8480/insert/0/prometheus/api/v1/write' },
+    ],
+    vmauth: { name: 'vm-global' },
+    vmagent: { name: 'vm-global' },
+    strategy: { readDrainDelay: '10s', queueDrainedFor: '30s', pollInterval: '1s', zoneTimeout: '10m' },
+  };
+}
+
+/** [case, mutation, fragment expected in the API server's 422 message] */
+const SERVER_REJECTS: [string, (s: Raw) => void, string | RegExp][] = [
+  ['clusterVersion missing', (s) => delete s.clusterVersion, 'spec.clusterVersion: Required value'],
+  ['clusterVersion not a tag', (s) => (s.clusterVersion = 'v1 cluster'), 'spec.clusterVersion'],
+  ['a single zone', (s) => s.zones.splice(1), /spec\.zones: Invalid value: .*at least 2 items/],
+  ['17 zones', (s) => (s.zones = Array.from({ length: 17 }, (_, i) => ({ name: `z${i}`, vmcluster: { name: `vm-${i}` } }))), 'spec.zones: Too many'],
+  ['duplicate zone name', (s) => (s.zones[1].name = 'az-a'), /spec\.zones\[1\]: Duplicate value/],
+  ['zone name uppercase', (s) => (s.zones[0].name = 'AZ-A'), 'spec.zones[0].name'],
+  ['zone name too long', (s) => (s.zones[0].name = 'a'.repeat(64)), 'spec.zones[0].name: Too long'],
+  ['vmcluster missing', (s) => delete s.zones[1].vmcluster, 'spec.zones[1].vmcluster: Required value'],
+  ['vmcluster name invalid', (s) => (s.zones[1].vmcluster.name = 'VM_B'), 'spec.zones[1].vmcluster.name'],
+  ['duplicate VMCluster name', (s) => (s.zones[2].vmcluster.name = 'vm-az-a'), 'every zone must have its own VMCluster'],
+  ['duplicate VMUser name', (s) => (s.zones[1].vmuser.name = 'reads-az-a'), 'vmuser.name must be unique across zones'],
+  ['duplicate remoteWriteURL', (s) => (s.zones[0].remoteWriteURL = s.zones[2].remoteWriteURL), 'remoteWriteURL must be unique across zones'],
+  ['vmcluster with overrideSpec and spec', (s) => (s.zones[2].vmcluster.overrideSpec = {}), /spec\.zones\[2\]\.vmcluster: Invalid value: .*not both/],
+  ['vmagent with overrideSpec and spec', (s) => (s.vmagent = { name: 'a', overrideSpec: {}, spec: {} }), /spec\.vmagent: Invalid value: .*not both/],
+  ['overlay an array', (s) => (s.zones[0].vmcluster.overrideSpec = [1]), 'spec.zones[0].vmcluster.overrideSpec'],
+  ['global overlay a string', (s) => (s.overrideSpec = 'x'), 'spec.overrideSpec'],
+  ['remoteWriteURL ftp', (s) => (s.zones[2].remoteWriteURL = 'ftp://host/x'), 'spec.zones[2].remoteWriteURL'],
+  ['remoteWriteURL no scheme', (s) => (s.zones[2].remoteWriteURL = 'vminsert:8480'), 'spec.zones[2].remoteWriteURL'],
+  ['vmauth missing', (s) => delete s.vmauth, 'spec.vmauth: Required value'],
+  ['vmagent missing', (s) => delete s.vmagent, 'spec.vmagent: Required value'],
+  ['order unknown', (s) => (s.strategy.order = 'Random'), 'spec.strategy.order: Unsupported value'],
+  ['duration bare number string', (s) => (s.strategy.readDrainDelay = '30'), 'spec.strategy.readDrainDelay'],
+  ['duration a number', (s) => (s.strategy.readDrainDelay = 30), 'spec.strategy.readDrainDelay'],
+  ['duration negative', (s) => (s.strategy.readDrainDelay = '-1s'), 'spec.strategy.readDrainDelay'],
+  ['duration in days', (s) => (s.strategy.zoneTimeout = '1d'), 'spec.strategy.zoneTimeout'],
+  ['readDrainDelay above 1h', (s) => (s.strategy.readDrainDelay = '2h'), 'must be between 0s and 1h'],
+  ['queueDrainedFor zero', (s) => (s.strategy.queueDrainedFor = '0s'), 'must be between 1s and 6h'],
+  ['pollInterval 10ms', (s) => (s.strategy.pollInterval = '10ms'), 'must be between 100ms and 5m'],
+  ['zoneTimeout above 24h', (s) => (s.strategy.zoneTimeout = '25h'), 'must be between 1s and 24h'],
+  ['pauseBetweenZones a week', (s) => (s.strategy.pauseBetweenZones = '168h'), 'must be between 0s and 24h'],
+  ['pollInterval longer than queueDrainedFor', (s) => (s.strategy.pollInterval = '1m'), /spec\.strategy\.pollInterval: .*must not be longer than queueDrainedFor/],
+  ['queueDrainedFor longer than the default zoneTimeout', (s) => (s.strategy = { queueDrainedFor: '1h' }), /spec\.strategy\.zoneTimeout: .*longer than queueDrainedFor/],
+  [
+    'zoneTimeout not longer than readDrainDelay',
+    (s) => (s.strategy = { readDrainDelay: '1h', zoneTimeout: '1h' }),
+    /spec\.strategy\.zoneTimeout: .*longer than readDrainDelay/,
+  ],
+  ['queueEmptyBytes negative', (s) => (s.strategy.queueEmptyBytes = -1), 'spec.strategy.queueEmptyBytes'],
+  ['queueEmptyBytes above 1 GiB', (s) => (s.strategy.queueEmptyBytes = 2 ** 31), 'spec.strategy.queueEmptyBytes'],
+  ['queueEmptyBytes a quantity', (s) => (s.strategy.queueEmptyBytes = '1Mi'), 'spec.strategy.queueEmptyBytes'],
+  ['paused a string', (s) => (s.paused = 'yes'), 'spec.paused'],
+];
+
+describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
+  let kube: KubeCluster;
+  let tls: { ca: Buffer; cert: Buffer; key: Buffer };
+  let objects: k8s.CustomObjectsApi;
+  let counter = 0;
+
+  beforeAll(async () => {
+    kube = await startKube();
+    tls = { ca: fs.readFileSync(kube.certs.caCert), cert: fs.readFileSync(kube.certs.adminCert), key: fs.readFileSync(kube.certs.adminKey) };
+    objects = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  }, 180_000);
+
+  afterAll(async () => {
+    await kube?.stop();
+  });
+
+  function request(method: string, p: string, body?: unknown, contentType = 'application/json'): Promise<HttpGetResult> {
+    return httpRequest(method, `${kube.server}${p}`, {
+      ...tls,
+      headers: { 'Content-Type': contentType, Accept: 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: 15_000,
+    });
+  }
+
+  const collection = `/apis/${GROUP}/${VERSION}/namespaces/${NS}/${PLURAL}`;
+
+  function create(spec: unknown, query = ''): Promise<HttpGetResult> {
+    return request('POST', `${collection}${query}`, { apiVersion: API_VERSION, kind: KIND, metadata: { name: `obj-${++counter}` }, spec });
+  }
+
+  it('the generated CRD is accepted and Established, exactly as generated', async () => {
+    // The committed file, not buildCrd(): that is what the chart installs. The typed client
+    // serializes by its model, whose field names differ from the wire names (`_default`,
+    // `x_kubernetes_validations`, ...): deserialize first, or it silently drops them.
+    const typed = k8s.loadYaml<k8s.V1CustomResourceDefinition>(fs.readFileSync(path.join(REPO_ROOT, CRD_PATH), 'utf8'));
+    const crds = await installCRDs(kube.kubeConfig, typed, 30_000);
+    expect(crds.map((c) => c.metadata?.name)).toEqual([CRD_NAME]);
+    const raw = await request('GET', `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`);
+    const served = JSON.parse(raw.body) as Raw;
+    expect(served.spec.versions).toEqual(buildCrd().spec.versions);
+    expect(served.spec.names).toEqual(buildCrd().spec.names);
+    const got = await kube.kubeConfig.makeApiClient(k8s.ApiextensionsV1Api).readCustomResourceDefinition({ name: CRD_NAME });
+    const conditions = Object.fromEntries((got.status?.conditions ?? []).map((c) => [c.type, c.status]));
+    expect(conditions).toMatchObject({ Established: 'True', NamesAccepted: 'True' });
+    expect(conditions.NonStructuralSchema).toBeUndefined();
+    expect(got.status?.acceptedNames?.shortNames).toEqual([SHORT_NAME]);
+  }, 60_000);
+
+  it.each(fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort())('accepts examples/%s', async (file) => {
+    const obj = parse(fs.readFileSync(path.join(EXAMPLES, file), 'utf8')) as Raw;
+    const res = await request('POST', `${collection}?fieldValidation=Strict`, { ...obj, metadata: { name: `ex-${file.replace(/\.yaml$/, '')}` } });
+    expect([res.status, res.body]).toEqual([201, expect.any(String)]);
+    // What the server stored (with its defaults) normalizes exactly like the file does.
+    const stored = JSON.parse(res.body) as Raw;
+    const fromServer = validateSpec(stored.spec);
+    const fromFile = validateSpec(obj.spec);
+    expect(fromServer).toEqual(fromFile);
+    expect(fromServer.success).toBe(true);
+  });
+
+  it('applies the schema defaults on the server', async () => {
+    const res = await create({
+      clusterVersion: 'v1',
+      zones: [
+        { name: 'a', vmcluster: { name: 'a' } },
+        { name: 'b', vmcluster: { name: 'b' } },
+      ],
+      vmauth: { name: 'x' },
+      vmagent: { name: 'x' },
+      strategy: { zoneTimeout: '1h30m' },
+    });
+    expect(res.status).toBe(201);
+    const spec = (JSON.parse(res.body) as Raw).spec as Raw;
+    expect(spec.paused).toBe(false);
+    expect(spec.overrideSpec).toEqual({});
+    expect(spec.strategy).toEqual({
+      order: 'Shuffle',
+      readDrainDelay: '30s',
+      queueDrainedFor: '1m',
+      queueEmptyBytes: 0,
+      pollInterval: '5s',
+      zoneTimeout: '1h30m',
+      pauseBetweenZones: '0s',
+    });
+    const noStrategy = await create({ ...(JSON.parse(res.body) as Raw).spec, strategy: undefined });
+    expect((JSON.parse(noStrategy.body) as Raw).spec.strategy).toMatchObject({ order: 'Shuffle', zoneTimeout: '30m', pollInterval: '5s' });
+  });
+
+  it.each(SERVER_REJECTS)('rejects: %s', async (_name, mutate, fragment) => {
+    const spec = validSpec();
+    mutate(spec);
+    // The zod schema rejects it too (the two must agree).
+    const local = validateSpec(spec);
+    expect(local.success).toBe(false);
+    const res = await create(spec);
+    const message = res.status === 422 ? ((JSON.parse(res.body) as { message?: string }).message ?? '') : res.body;
+    if (res.status !== 422 || !(typeof fragment === 'string' ? message.includes(fragment) : fragment.test(message))) {
+      throw new Error(`expected 422 containing ${String(fragment)}, got ${res.status}: ${message}\n(local: ${local.success ? '' : formatIssues(local.issues)})`);
+    }
+  });
+
+  it('the valid base spec is accepted (the rejections above are not false positives)', async () => {
+    expect(validateSpec(validSpec()).success).toBe(true);
+    expect((await create(validSpec())).status).toBe(201);
+  });
+
+  it('rejects unknown fields with fieldValidation=Strict and prunes them otherwise', async () => {
+    const spec = { ...validSpec(), zone: [] };
+    expect(validateSpec(spec).success).toBe(false);
+    const strict = await create(spec, '?fieldValidation=Strict');
+    expect(strict.status).toBe(400);
+    expect((JSON.parse(strict.body) as { message: string }).message).toContain('unknown field "spec.zone"');
+    const lax = await create(spec, '?fieldValidation=Ignore');
+    expect(lax.status).toBe(201);
+    expect((JSON.parse(lax.body) as Raw).spec.zone).toBeUndefined();
+  });
+
+  it('keeps free-form specs and overlays, nulls included', async () => {
+    const spec = validSpec();
+    spec.overrideSpec = { vmselect: { extraArgs: null, replicaCount: 2 }, list: [1, { a: 'b' }] };
+    const res = await create(spec);
+    expect(res.status).toBe(201);
+    const stored = (JSON.parse(res.body) as Raw).spec as Raw;
+    expect(stored.overrideSpec).toEqual(spec.overrideSpec);
+    expect(stored.zones[2].vmcluster.spec).toEqual({ replicationFactor: 1 });
+  });
+
+  it('status subresource: status is written separately, and the printer columns show it', async () => {
+    const name = 'with-status';
+    const created = await request('POST', collection, { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: validSpec() });
+    expect(created.status).toBe(201);
+    const status = {
+      observedGeneration: 1,
+      phase: 'Progressing',
+      currentZone: 'az-b',
+      zonesOutOfRotation: ['az-b'],
+      workflow: { id: `vmdc/${NS}/${name}/g1-abcdef12`, runId: 'r1' },
+      zones: [
+        { name: 'az-a', phase: 'Done', vmclusterGeneration: 3, startedAt: '2025-01-01T10:00:00Z', finishedAt: '2025-01-01T10:05:00Z' },
+        { name: 'az-b', phase: 'WaitingForQueue', message: '412 KiB pending' },
+      ],
+      conditions: [{ type: 'Valid', status: 'True', reason: 'Valid', message: 'spec is valid', lastTransitionTime: '2025-01-01T10:00:00Z', observedGeneration: 1 }],
+    };
+    await objects.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name, body: { status } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    // A status written through the main resource is ignored.
+    const specPatch = await request('PATCH', `${collection}/${name}`, { status: { phase: 'Failed' } }, 'application/merge-patch+json');
+    expect(specPatch.status).toBe(200);
+    const got = (await objects.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name })) as Raw;
+    expect(got.status).toEqual(status);
+
+    // An invalid status is rejected by the schema.
+    const badStatus = await request('PATCH', `${collection}/${name}/status`, { status: { phase: 'Exploded' } }, 'application/merge-patch+json');
+    expect(badStatus.status).toBe(422);
+
+    const table = await httpRequest('GET', `${kube.server}${collection}/${name}`, {
+      ...tls,
+      headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    });
+    const t = JSON.parse(table.body) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    expect(t.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'Phase', 'Zone', 'Version', 'Age']);
+    expect(t.rows[0]?.cells.slice(0, 4)).toEqual([name, 'Progressing', 'az-b', 'v1.150.0-cluster']);
+  });
+});
