@@ -170,7 +170,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
   let server: MetricsServer | undefined;
   if (deps.serveMetrics ?? true) {
     try {
-      server = await startMetricsServer(config.metricsPort, metrics.registry, () => !stopped && watch.healthy());
+      server = await startMetricsServer(config.metricsPort, metrics.registry, { live: () => !stopped, ready: () => !stopped && watch.healthy() });
     } catch (err) {
       await watch.stop();
       await connection?.close();

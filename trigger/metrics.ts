@@ -67,8 +67,16 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Serves `/metrics` from `registry` and `/healthz` (200 while `healthy()`, else 503). */
-export async function startMetricsServer(port: number, registry: Registry, healthy: () => boolean = () => true, host = '0.0.0.0'): Promise<MetricsServer> {
+/**
+ * Serves `/metrics` from `registry`, `/healthz` (liveness: 200 while `probes.live()`) and `/readyz`
+ * (readiness: 200 while `probes.ready()`, e.g. the watch listed and is not stale); else 503.
+ */
+export async function startMetricsServer(
+  port: number,
+  registry: Registry,
+  probes: { live?: () => boolean; ready?: () => boolean } = {},
+  host = '0.0.0.0',
+): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const url = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -83,7 +91,8 @@ export async function startMetricsServer(port: number, registry: Registry, healt
       return;
     }
     if (url === '/healthz' || url === '/readyz') {
-      const ok = healthy();
+      const probe = url === '/healthz' ? probes.live : probes.ready;
+      const ok = probe ? probe() : true;
       res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ok ? 'ok\n' : 'unhealthy\n');
       return;
     }
