@@ -6,7 +6,7 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
+.PHONY: help bench tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
@@ -14,7 +14,7 @@ help:
 	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
 	@echo "make test-unit | test-workflow | test-integration | test-e2e  [ARGS=<pattern>]"
-	@echo "make typecheck | lint | crd"
+	@echo "make typecheck | lint | crd | bench"
 
 tools:
 	scripts/install-tools.sh
@@ -57,3 +57,6 @@ demo: deps tools
 
 clean-results:
 	rm -rf $(RESULTS)
+
+bench: deps
+	@for f in bench/*.ts; do $(NPX) tsx $$f; done
