@@ -1,0 +1,130 @@
+import type { V1EndpointSlice } from '@kubernetes/client-node';
+import { objectState } from '../../activities/kube-objects';
+import { statusPatch, sameGeneration, StepTimer } from '../../activities/status';
+import { decideTakeOver, parseWorkflowId, runningWorkflowsQuery } from '../../activities/take-over';
+import { operationalVerdict } from '../../activities/wait-operational';
+import { metricsURL, podsFromEndpointSlices } from '../../activities/vmagent-queue';
+import { authorizationFromSecretData } from '../../activities/vmagent-auth';
+import type { ActivityMetrics } from '../../activities/metrics';
+
+describe('objectState / operationalVerdict', () => {
+  const obj = (status: object, generation = 3) => ({ apiVersion: 'x/v1', kind: 'VMCluster', metadata: { name: 'a', generation }, spec: { a: 1 }, status }) as never;
+  it('reads generation, observedGeneration, updateStatus, reason, spec', () => {
+    expect(objectState(obj({ observedGeneration: 3, updateStatus: 'operational', reason: '' }))).toEqual({
+      exists: true, generation: 3, observedGeneration: 3, updateStatus: 'operational', spec: { a: 1 },
+    });
+    expect(objectState(undefined)).toEqual({ exists: false });
+  });
+  it('done only at observedGeneration >= generation and operational', () => {
+    expect(operationalVerdict({ exists: true, observedGeneration: 3, updateStatus: 'operational' }, 3)).toEqual({ done: true });
+    expect(operationalVerdict({ exists: true, observedGeneration: 4, updateStatus: 'operational' }, 3)).toEqual({ done: true });
+    expect(operationalVerdict({ exists: true, observedGeneration: 2, updateStatus: 'operational' }, 3)).toMatchObject({ done: false, failed: false });
+    expect(operationalVerdict({ exists: true, observedGeneration: 3, updateStatus: 'expanding' }, 3)).toMatchObject({ done: false, failed: false });
+    expect(operationalVerdict({ exists: false }, 3)).toMatchObject({ done: false, failed: false });
+  });
+  it('failed at the generation (or with no observedGeneration) fails; a stale failure does not', () => {
+    expect(operationalVerdict({ exists: true, observedGeneration: 3, updateStatus: 'failed', reason: 'bad image' }, 3)).toEqual({
+      done: false, failed: true, message: 'updateStatus failed: bad image',
+    });
+    expect(operationalVerdict({ exists: true, updateStatus: 'failed' }, 3)).toMatchObject({ failed: true });
+    expect(operationalVerdict({ exists: true, observedGeneration: 2, updateStatus: 'failed' }, 3)).toMatchObject({ failed: false });
+  });
+});
+
+describe('status', () => {
+  it('statusPatch clears rollout-owned fields left out, keeps the trigger-owned ones untouched', () => {
+    expect(statusPatch({ phase: 'Succeeded', zones: [] }, '42')).toEqual({
+      metadata: { resourceVersion: '42' },
+      status: { phase: 'Succeeded', zones: [], message: null, currentZone: null, zonesOutOfRotation: null },
+    });
+    expect(statusPatch({ phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] })).toEqual({
+      status: { phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] },
+    });
+  });
+  it('sameGeneration checks uid and generation', () => {
+    const o = { namespace: 'n', name: 'x', uid: 'u1', generation: 2 };
+    expect(sameGeneration({ uid: 'u1', generation: 2 }, o)).toBe(true);
+    expect(sameGeneration({ uid: 'u1', generation: 3 }, o)).toBe(false);
+    expect(sameGeneration({ uid: 'u2', generation: 2 }, o)).toBe(false);
+    expect(sameGeneration(undefined, o)).toBe(false);
+  });
+  it('StepTimer observes the time spent in each zone phase', () => {
+    const seen: Array<[string, number]> = [];
+    const m = { zoneStepDuration: (s: string, sec: number) => seen.push([s, sec]) } as unknown as ActivityMetrics;
+    const t = new StepTimer();
+    const o = { namespace: 'n', name: 'x', uid: 'u', generation: 1 };
+    t.observe(o, { zones: [{ name: 'a', phase: 'LeavingReads' }] }, 0, m);
+    t.observe(o, { zones: [{ name: 'a', phase: 'LeavingReads' }] }, 500, m);
+    t.observe(o, { zones: [{ name: 'a', phase: 'WaitingForSwitch' }] }, 2000, m);
+    t.observe(o, { zones: [{ name: 'a', phase: 'Upgrading' }] }, 5000, m);
+    expect(seen).toEqual([['LeavingReads', 2], ['WaitingForSwitch', 3]]);
+  });
+});
+
+describe('take-over', () => {
+  const own = { object: { namespace: 'ns', name: 'x', uid: 'abcdef0123', generation: 5 }, ownWorkflowId: 'vmdc/ns/x/g5-abcdef01' };
+  it('parses generation and uid prefix from workflow ids', () => {
+    expect(parseWorkflowId('vmdc/ns/x/g12-abcdef01')).toEqual({ generation: 12, uidPrefix: 'abcdef01' });
+    expect(parseWorkflowId('something-else')).toEqual({});
+  });
+  it('supersedes older generations and other uids, excluding itself', () => {
+    expect(decideTakeOver(own, [
+      { workflowId: 'vmdc/ns/x/g5-abcdef01' },
+      { workflowId: 'vmdc/ns/x/g4-abcdef01' },
+      { workflowId: 'vmdc/ns/x/g9-99999999' },
+      { workflowId: 'custom-id', generation: 3 },
+    ])).toEqual({ stale: false, supersede: ['vmdc/ns/x/g4-abcdef01', 'vmdc/ns/x/g9-99999999', 'custom-id'] });
+  });
+  it('is stale when the same object has a newer generation running (search attribute or id)', () => {
+    expect(decideTakeOver(own, [{ workflowId: 'vmdc/ns/x/g6-abcdef01' }])).toEqual({ stale: true, newer: 'vmdc/ns/x/g6-abcdef01' });
+    expect(decideTakeOver(own, [{ workflowId: 'custom', generation: 7 }])).toMatchObject({ stale: true });
+  });
+  it('builds the visibility query', () => {
+    expect(runningWorkflowsQuery('ns', 'x')).toBe("VmdcNamespace = 'ns' AND VmdcName = 'x' AND ExecutionStatus = 'Running'");
+  });
+});
+
+describe('podsFromEndpointSlices', () => {
+  const slice = (s: Partial<V1EndpointSlice> & { addressType?: string }): V1EndpointSlice => ({ addressType: 'IPv4', endpoints: [], ...s }) as V1EndpointSlice;
+  it('lists pods with the http port; not-ready and port-less endpoints carry a problem', () => {
+    const pods = podsFromEndpointSlices([
+      slice({
+        metadata: { name: 's1' },
+        ports: [{ name: 'metrics', port: 1 }, { name: 'http', port: 8429 }],
+        endpoints: [
+          { addresses: ['10.0.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'vmagent-0', uid: 'u0' } },
+          { addresses: ['10.0.0.2'], conditions: { ready: false }, targetRef: { kind: 'Pod', name: 'vmagent-1', uid: 'u1' } },
+          { addresses: ['10.0.0.3'], targetRef: { kind: 'Pod', name: 'vmagent-2', uid: 'u2' } },
+        ],
+      }),
+      slice({ metadata: { name: 's2' }, ports: [{ name: 'other', port: 1 }], endpoints: [{ addresses: ['10.0.0.9'] }] }),
+    ]);
+    expect(pods).toEqual([
+      { name: 'vmagent-0', address: '10.0.0.1', port: 8429, ready: true },
+      { name: 'vmagent-1', address: '10.0.0.2', port: 8429, ready: false, problem: 'endpoint not ready' },
+      { name: 'vmagent-2', address: '10.0.0.3', port: 8429, ready: true },
+      { name: '10.0.0.9', address: '10.0.0.9', port: undefined, ready: true, problem: 'EndpointSlice s2 has no port named http' },
+    ]);
+    expect(metricsURL(pods[0]!)).toBe('http://10.0.0.1:8429/metrics');
+    expect(metricsURL({ name: 'p', address: 'fd00::1', port: 8429, ready: true })).toBe('http://[fd00::1]:8429/metrics');
+  });
+  it('deduplicates a dual-stack pod, preferring IPv4', () => {
+    const ep = (a: string) => ({ addresses: [a], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'vmagent-0', uid: 'u0' } });
+    const pods = podsFromEndpointSlices([
+      slice({ addressType: 'IPv6', ports: [{ name: 'http', port: 8429 }], endpoints: [ep('fd00::1')] }),
+      slice({ addressType: 'IPv4', ports: [{ name: 'http', port: 8429 }], endpoints: [ep('10.0.0.1')] }),
+    ]);
+    expect(pods).toEqual([{ name: 'vmagent-0', address: '10.0.0.1', port: 8429, ready: true }]);
+  });
+});
+
+describe('authorizationFromSecretData', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  it('bearer token first, then basic auth, else none', () => {
+    expect(authorizationFromSecretData({ token: b64('t0k\n') }, { secretName: 's' })).toBe('Bearer t0k');
+    expect(authorizationFromSecretData({ username: b64('u'), password: b64('p') }, { secretName: 's' })).toBe(`Basic ${b64('u:p')}`);
+    expect(authorizationFromSecretData({ user: b64('u'), pw: b64('p') }, { secretName: 's', usernameKey: 'user', passwordKey: 'pw' })).toBe(`Basic ${b64('u:p')}`);
+    expect(authorizationFromSecretData({ other: b64('x') }, { secretName: 's' })).toBeUndefined();
+    expect(authorizationFromSecretData(undefined, { secretName: 's' })).toBeUndefined();
+  });
+});

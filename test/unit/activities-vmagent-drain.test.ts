@@ -1,0 +1,124 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { CancelledFailure } from '@temporalio/common';
+import { activityPollContext, type PollContext } from '../../activities/activity-context';
+import { advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, type DrainHeartbeat } from '../../activities/vmagent-drain';
+import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
+
+const T0 = Date.parse('2025-01-01T00:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+const sampleAt = (ms: number, drained: boolean, pendingBytes = drained ? 0 : 100): QueueSample => ({
+  at: iso(ms), pendingBytes, unreadablePods: 0, totalPods: 2, drained, message: drained ? 'drained' : 'pending',
+});
+
+describe('streak logic', () => {
+  it('starts at the first drained sample, continues, breaks on a not-drained one', () => {
+    let h = advanceStreak(undefined, sampleAt(T0, false), 1000);
+    expect(h.emptySince).toBeUndefined();
+    h = advanceStreak(h, sampleAt(T0 + 1000, true), 1000);
+    expect(h.emptySince).toBe(iso(T0 + 1000));
+    h = advanceStreak(h, sampleAt(T0 + 2000, true), 1000);
+    expect(h.emptySince).toBe(iso(T0 + 1000));
+    expect(streakMs(h)).toBe(1000);
+    h = advanceStreak(h, sampleAt(T0 + 3000, false), 1000);
+    expect(h.emptySince).toBeUndefined();
+    expect(streakMs(h)).toBe(0);
+  });
+  it('a gap longer than maxResumeGapMs restarts the streak', () => {
+    const h0: DrainHeartbeat = { last: sampleAt(T0, true), emptySince: iso(T0 - 5000) };
+    expect(advanceStreak(h0, sampleAt(T0 + maxResumeGapMs(1000), true), 1000).emptySince).toBe(iso(T0 - 5000));
+    expect(advanceStreak(h0, sampleAt(T0 + maxResumeGapMs(1000) + 1, true), 1000).emptySince).toBe(iso(T0 + maxResumeGapMs(1000) + 1));
+  });
+  it('resumeStreak keeps a recent streak, drops a stale one, ignores garbage', () => {
+    const h: DrainHeartbeat = { last: sampleAt(T0, true), emptySince: iso(T0 - 10_000) };
+    expect(resumeStreak(h, T0 + 1000, 1000)).toEqual(h);
+    expect(resumeStreak(h, T0 + 10 * 60_000, 1000)).toEqual({ last: h.last });
+    expect(resumeStreak(undefined, T0, 1000)).toBeUndefined();
+    expect(resumeStreak({ foo: 1 }, T0, 1000)).toBeUndefined();
+  });
+});
+
+/** A fake clock driving a PollContext: sleep advances time instantly. */
+function fakeCtx(details?: unknown) {
+  let now = T0;
+  const beats: unknown[] = [];
+  const ctx: PollContext = {
+    heartbeat: (d) => beats.push(d),
+    sleep: async (ms) => {
+      now += ms;
+    },
+    heartbeatDetails: () => details,
+    signal: new AbortController().signal,
+  };
+  return { ctx, beats, now: () => now };
+}
+
+const target: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number } = {
+  namespace: 'ns', vmagentName: 'va', vmclusterName: 'az-b', queueEmptyBytes: 0, queueDrainedForMs: 10_000, pollIntervalMs: 1_000,
+};
+
+describe('waitQueueDrained', () => {
+  it('returns only after drained continuously for queueDrainedForMs; a break restarts the wait', async () => {
+    const f = fakeCtx();
+    // pending for 3 polls, drained 4 polls, pending 1, then drained for good
+    const pattern = [false, false, false, true, true, true, true, false];
+    let i = 0;
+    const sample = async () => sampleAt(f.now(), i < pattern.length ? pattern[i++]! : (i++, true));
+    const s = await waitQueueDrained(f.ctx, sample, target, f.now);
+    expect(s.drained).toBe(true);
+    const last = f.beats.filter((b) => (b as DrainHeartbeat).last).at(-1) as DrainHeartbeat;
+    // the streak started at the first drained sample after the break (poll #9 at T0 + 8 s)
+    expect(last.emptySince).toBe(iso(T0 + 8_000));
+    expect(f.now() - Date.parse(last.emptySince!)).toBeGreaterThanOrEqual(10_000);
+  });
+
+  it('resumes the streak from heartbeat details of a previous attempt', async () => {
+    const prev: DrainHeartbeat = { last: sampleAt(T0 - 1000, true), emptySince: iso(T0 - 9_500) };
+    const f = fakeCtx(prev);
+    let calls = 0;
+    const s = await waitQueueDrained(f.ctx, async () => (calls++, sampleAt(f.now(), true)), target, f.now);
+    expect(s.drained).toBe(true);
+    expect(calls).toBe(2); // T0 (9.5 s), T0 + 0.5 s (10 s): not a fresh 10 s
+    expect(f.now() - T0).toBe(500);
+  });
+
+  it('does not resume a streak whose last sample is too old', async () => {
+    const prev: DrainHeartbeat = { last: sampleAt(T0 - 5 * 60_000, true), emptySince: iso(T0 - 6 * 60_000) };
+    const f = fakeCtx(prev);
+    await waitQueueDrained(f.ctx, async () => sampleAt(f.now(), true), target, f.now);
+    expect(f.now() - T0).toBe(10_000);
+  });
+
+  it('heartbeats the last sample and the streak start', async () => {
+    const f = fakeCtx();
+    await waitQueueDrained(f.ctx, async () => sampleAt(f.now(), true), { ...target, queueDrainedForMs: 2000 }, f.now);
+    expect(f.beats[0]).toEqual({ last: sampleAt(T0, true), emptySince: iso(T0) });
+  });
+
+  it('in a real activity context: resumes from info.heartbeatDetails, heartbeats, and honours cancellation', async () => {
+    const prev: DrainHeartbeat = { last: sampleAt(Date.now(), false) };
+    const env = new MockActivityEnvironment({ heartbeatDetails: prev, heartbeatTimeoutMs: 60_000 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    let n = 0;
+    const run = env.run(async () =>
+      waitQueueDrained(activityPollContext(), async () => {
+        n++;
+        if (n === 2) setImmediate(() => env.cancel());
+        return sampleAt(Date.now(), false);
+      }, { ...target, pollIntervalMs: 20 }),
+    );
+    await expect(run).rejects.toBeInstanceOf(CancelledFailure);
+    expect(beats.length).toBeGreaterThanOrEqual(1);
+    expect((beats[0] as DrainHeartbeat).last.drained).toBe(false);
+  });
+
+  it('in a real activity context: a streak from info.heartbeatDetails that already lasted long enough returns at once', async () => {
+    const now = Date.now();
+    const prev: DrainHeartbeat = { last: sampleAt(now - 500, true), emptySince: iso(now - 20_000) };
+    const env = new MockActivityEnvironment({ heartbeatDetails: prev });
+    let n = 0;
+    const s = await env.run(async () => waitQueueDrained(activityPollContext(), async () => (n++, sampleAt(Date.now(), true)), target));
+    expect(s.drained).toBe(true);
+    expect(n).toBe(1);
+  });
+});
