@@ -4,11 +4,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import type * as https from 'node:https';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from './ports';
-import { harnessTempDir, httpGet, httpReady, startProcess, waitFor, type ManagedProcess } from './processes';
+import { harnessTempDir, httpGet, httpReady, httpRequest, startProcess, waitFor, type ManagedProcess } from './processes';
 import { toolPath } from './tools';
 
 export interface KubeCerts {
@@ -215,7 +216,8 @@ export function renderKubeconfig(server: string, ca: Buffer, cert: Buffer, key: 
   ].join('\n');
 }
 
-type CRD = k8s.V1CustomResourceDefinition;
+/** A CRD in wire form (keys as in YAML, e.g. `x-kubernetes-preserve-unknown-fields`). */
+export type CRD = k8s.V1CustomResourceDefinition;
 
 /** Reads CRDs from YAML files (multi-document) or directories of them; other kinds are ignored. */
 export function loadCRDs(...files: string[]): CRD[] {
@@ -234,49 +236,65 @@ export function loadCRDs(...files: string[]): CRD[] {
   return out;
 }
 
-function isStatus(err: unknown, code: number): boolean {
-  const e = err as { code?: number; statusCode?: number; body?: unknown };
-  return e?.code === code || e?.statusCode === code;
+/**
+ * Raw JSON request to the API server of `kc`'s current context. Used for CRDs because the typed
+ * client's serializer drops wire-format keys such as `x-kubernetes-preserve-unknown-fields`
+ * from plain objects.
+ */
+export async function kubeRequest(kc: k8s.KubeConfig, method: string, apiPath: string, body?: unknown): Promise<{ status: number; body: string }> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeRequest: kubeconfig has no current cluster');
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const headers: Record<string, string> = { accept: 'application/json' };
+  for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return httpRequest(method, `${cluster.server}${apiPath}`, {
+    ca: opts.ca as string | Buffer | undefined,
+    cert: opts.cert as string | Buffer | undefined,
+    key: opts.key as string | Buffer | undefined,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    timeoutMs: 15_000,
+  });
 }
+
+const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 
 /**
  * Creates (or replaces) CRDs and waits until each is Established and its resource is served.
- * `crds`: file paths / directories (YAML) and/or CRD objects.
+ * `crds`: YAML file paths / directories, and/or CRD objects in wire form (as parsed from YAML/JSON).
  */
 export async function installCRDs(kc: k8s.KubeConfig, crds: string | CRD | Array<string | CRD>, timeoutMs = 30_000): Promise<CRD[]> {
   const list = (Array.isArray(crds) ? crds : [crds]).flatMap((c) => (typeof c === 'string' ? loadCRDs(c) : [c]));
   if (list.length === 0) throw new Error('installCRDs: no CustomResourceDefinition found in the input');
-  const api = kc.makeApiClient(k8s.ApiextensionsV1Api);
   for (const crd of list) {
     const name = crd.metadata?.name;
     if (!name) throw new Error('installCRDs: a CRD has no metadata.name');
-    try {
-      await api.createCustomResourceDefinition({ body: crd });
-    } catch (err) {
-      if (!isStatus(err, 409)) throw err;
-      const existing = await api.readCustomResourceDefinition({ name });
-      await api.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+    const body = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', ...crd };
+    let r = await kubeRequest(kc, 'POST', CRD_PATH, body);
+    if (r.status === 409) {
+      const existing = JSON.parse((await kubeRequest(kc, 'GET', `${CRD_PATH}/${name}`)).body) as CRD;
+      r = await kubeRequest(kc, 'PUT', `${CRD_PATH}/${name}`, { ...body, metadata: { ...crd.metadata, resourceVersion: existing.metadata?.resourceVersion } });
     }
+    if (r.status >= 300) throw new Error(`installCRDs: ${name}: HTTP ${r.status}: ${r.body}`);
   }
-  const objs = kc.makeApiClient(k8s.CustomObjectsApi);
   for (const crd of list) {
     const name = crd.metadata!.name!;
     await waitFor(
       async () => {
-        const got = await api.readCustomResourceDefinition({ name });
+        const r = await kubeRequest(kc, 'GET', `${CRD_PATH}/${name}`);
+        const got = JSON.parse(r.body) as CRD;
         return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
       },
       { timeoutMs, description: `CRD ${name} to be Established` },
     );
     // Established can precede the resource being served by the handler; list once to be sure.
     const version = crd.spec.versions.find((v) => v.served)?.name ?? crd.spec.versions[0]!.name;
-    await waitFor(
-      async () => {
-        await objs.listCustomObjectForAllNamespaces({ group: crd.spec.group, version, plural: crd.spec.names.plural });
-        return true;
-      },
-      { timeoutMs, description: `resource ${crd.spec.names.plural}.${crd.spec.group}/${version} to be served` },
-    );
+    await waitFor(async () => (await kubeRequest(kc, 'GET', `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}`)).status === 200, {
+      timeoutMs,
+      description: `resource ${crd.spec.names.plural}.${crd.spec.group}/${version} to be served`,
+    });
   }
   return list;
 }

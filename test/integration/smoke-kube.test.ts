@@ -36,6 +36,7 @@ describe('kube-apiserver + etcd (real processes)', () => {
     const seen: Array<{ name?: string; clusterVersion?: string }> = [];
     informer.on('add', (o) => seen.push({ name: o.metadata?.name, clusterVersion: o.spec?.clusterVersion }));
     informer.on('update', (o) => seen.push({ name: o.metadata?.name, clusterVersion: o.spec?.clusterVersion }));
+    informer.on('error', (e) => seen.push({ name: `error: ${String(e)}` }));
     await informer.start();
     try {
       await objects.createNamespacedCustomObject({
@@ -45,7 +46,7 @@ describe('kube-apiserver + etcd (real processes)', () => {
         plural,
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'VMCluster', metadata: { name: 'zone-a' }, spec: { clusterVersion: 'v1.150.0', vmstorage: { replicaCount: 2 } } },
       });
-      await waitFor(() => seen.find((s) => s.name === 'zone-a' && s.clusterVersion === 'v1.150.0'), { timeoutMs: 15_000, description: 'informer add event for zone-a' });
+      await waitFor(() => seen.find((s) => s.name === 'zone-a' && s.clusterVersion === 'v1.150.0'), { timeoutMs: 15_000, description: 'informer add event for zone-a', diagnostics: () => JSON.stringify(seen) });
 
       // status subresource works and is kept (preserve-unknown-fields)
       await objects.patchNamespacedCustomObjectStatus(
