@@ -117,7 +117,7 @@ describe('waitQueueDrained', () => {
     const prev: DrainHeartbeat = { last: sampleAt(now - 500, true), emptySince: iso(now - 20_000) };
     const env = new MockActivityEnvironment({ heartbeatDetails: prev });
     let n = 0;
-    const s = await env.run(async () => waitQueueDrained(activityPollContext(), async () => (n++, sampleAt(Date.now(), true)), target));
+    const s: QueueSample = await env.run(async () => waitQueueDrained(activityPollContext(), async () => (n++, sampleAt(Date.now(), true)), target));
     expect(s.drained).toBe(true);
     expect(n).toBe(1);
   });
