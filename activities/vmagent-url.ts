@@ -8,7 +8,9 @@
 //   h := xxhash.Sum64([]byte(pqURL.String()))
 //   queuePath := filepath.Join(*tmpDataPath, "persistent-queue", fmt.Sprintf("%d_%016X", argIdx+1, h))
 //   vmagent_remotewrite_pending_data_bytes{path=queuePath, url=sanitizedURL}   (memory + disk)
-//   vm_persistentqueue_bytes_pending{path=queuePath}                            (disk only)
+//   vm_persistentqueue_bytes_pending{path=queuePath, name=sanitizedURL}        (disk only; `name` since v1.149)
+// vmagent prints these as registered, with a blank after the comma: {path="…", url="1:secret-url"}.
+// Verified against a real v1.150.0 vmagent (test/fixtures/vmagent).
 // The VM operator passes spec.remoteWrite[i].url as the i-th -remoteWrite.url flag.
 import xxhash from 'xxhash-wasm';
 import type { XXHashAPI } from 'xxhash-wasm';

@@ -165,3 +165,35 @@ describe('buildQueueSample', () => {
     expect(formatBytes(1.5 * 1024 * 1024)).toBe('1.5 MiB');
   });
 });
+
+describe('real vmagent v1.150.0 /metrics (test/fixtures/vmagent)', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const fs = require('node:fs') as typeof import('node:fs');
+  const dir = `${__dirname}/../fixtures/vmagent`;
+  const secret = fs.readFileSync(`${dir}/vmagent-v1.150.0-metrics.txt`, 'utf8');
+  const showURL = fs.readFileSync(`${dir}/vmagent-v1.150.0-showurl-metrics.txt`, 'utf8');
+  const U1 = 'http://127.0.0.1:1/api/v1/write';
+  const U2 = 'http://vminsert-az-b.ns1.svc:8480/insert/0/prometheus/api/v1/write?extra_label=a=b';
+
+  it('our queue dir names are exactly the ones vmagent printed (query string not hashed)', async () => {
+    expect((await queue(0, U1)).dirName).toBe('1_FD109BB61015B79C');
+    expect((await queue(1, U2)).dirName).toBe('2_B078390AA32A37A2');
+    expect(secret).toContain('/persistent-queue/1_FD109BB61015B79C", url="1:secret-url"}');
+  });
+
+  it('reads each queue by path (masked URLs)', async () => {
+    expect(readZoneQueues(secret, [await queue(0, U1)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1 });
+    expect(readZoneQueues(secret, [await queue(1, U2)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1 });
+  });
+
+  it('reads each queue by path with -remoteWrite.showURL, and by url <i+1>:<url> when the path does not match', async () => {
+    expect(readZoneQueues(showURL, [await queue(1, U2)])).toEqual({ ok: true, bytes: 0, matchedBy: 'path', series: 1 });
+    const wrongHash: RemoteWriteQueue = { index: 1, url: U2, dirName: '2_0000000000000000' };
+    expect(readZoneQueues(showURL, [wrongHash])).toEqual({ ok: true, bytes: 0, matchedBy: 'url', series: 1 });
+    expect(readZoneQueues(secret, [wrongHash])).toEqual({ ok: true, bytes: 210, matchedBy: 'url', series: 1 });
+  });
+
+  it('a queue the vmagent does not have is unreadable', async () => {
+    expect(readZoneQueues(secret, [await queue(2, U1)]).ok).toBe(false);
+  });
+});
