@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import {
   DEFAULT_STRATEGY,
   formatIssues,
@@ -99,29 +98,6 @@ describe('docs/cr-reference.md', () => {
     }
     expect(objects).toBeGreaterThanOrEqual(2);
     expect(statuses).toBeGreaterThanOrEqual(1);
-  });
-});
-
-// DESIGN.md lives next to the checkout in this workspace (../shared); skipped elsewhere.
-const designPath = [join(ROOT, '..', 'shared', 'DESIGN.md'), join(ROOT, 'DESIGN.md'), join(ROOT, 'docs', 'DESIGN.md')].find((p) =>
-  existsSync(p),
-);
-(designPath ? describe : describe.skip)('the DESIGN.md example', () => {
-  const block = (designPath ? markdownYamlBlocks(readFileSync(designPath, 'utf8')) : []).find(
-    (b) => typeof b === 'object' && b !== null && 'spec' in b,
-  ) as Raw;
-
-  it('is rejected only because it lists a single zone (it is a fragment)', () => {
-    const issues = issuesOf(block.spec);
-    expect(issues).toEqual([{ path: 'spec.zones', message: expect.stringContaining('at least 2 zones') }]);
-  });
-
-  it('validates once a second zone is added, and equals examples/vmdc-design.yaml', () => {
-    const spec = structuredClone(block.spec) as Raw;
-    spec.zones.push({ name: 'az-b', vmcluster: { name: 'vm-az-b', overrideSpec: {} }, vmuser: { name: 'reads-az-b' }, remoteWriteURL: '' });
-    mustValidate(spec);
-    const example = parse(readFileSync(join(ROOT, 'examples', 'vmdc-design.yaml'), 'utf8')) as Raw;
-    expect(example.spec).toEqual(spec);
   });
 });
 
