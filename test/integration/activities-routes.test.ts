@@ -1,0 +1,237 @@
+/**
+ * Activities against a real kube-apiserver (+ etcd) with the VM operator test CRDs and our CRD:
+ * route removal/restore (exact, idempotent, conflict-safe, EmptyRoute refusal), writeStatus's
+ * generation guard, applyObject create vs merge patch, waitOperational.
+ */
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { createActivities } from '../../activities';
+import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../activities/kube-objects';
+import { editRoutes } from '../../activities/routes';
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
+import type { JsonObject } from '../../api/types';
+import type { RolloutActivities, RouteRemoval, RouteSnapshot } from '../../workflows/activity-types';
+import { computeRemovals } from '../../workflows/routes';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+
+jest.setTimeout(180_000);
+
+const NS = 'default';
+const VMDC_CRD = path.resolve(__dirname, '..', '..', 'charts', 'vmrollout', 'crds', 'vmdistributedclusters.vmrollout.io.yaml');
+
+let kube: KubeCluster;
+let custom: k8s.CustomObjectsApi;
+let objects: KubeObjects;
+let acts: RolloutActivities;
+const env = new MockActivityEnvironment();
+const run = <K extends keyof RolloutActivities>(name: K, ...args: Parameters<RolloutActivities[K]>) =>
+  env.run(acts[name] as (...a: unknown[]) => ReturnType<RolloutActivities[K]>, ...args) as ReturnType<RolloutActivities[K]>;
+
+beforeAll(async () => {
+  kube = await startKube();
+  await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, VMDC_CRD]);
+  custom = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+  objects = new KubeObjects(kube.kubeConfig);
+  acts = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client });
+});
+
+afterAll(async () => {
+  await kube?.stop();
+});
+
+const vmselect = (...names: string[]): JsonObject => ({
+  crd: { kind: 'VMCluster/vmselect', objects: names.map((name) => ({ name, namespace: NS })) },
+  paths: ['/select/.*'],
+});
+const single = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: NS }, paths: ['/select/.*'] });
+
+async function createVM(kind: 'VMAuth' | 'VMUser' | 'VMCluster', name: string, spec: JsonObject): Promise<JsonObject> {
+  const k = vmKind(kind);
+  return (await custom.createNamespacedCustomObject({
+    group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: k.plural,
+    body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind, metadata: { name }, spec },
+  })) as JsonObject;
+}
+async function getSpec(kind: 'VMAuth' | 'VMUser' | 'VMCluster', name: string): Promise<JsonObject> {
+  return (await objects.get(vmKind(kind), NS, name))!.spec as JsonObject;
+}
+
+async function snapshots(vmauth: string, users: string[]): Promise<RouteSnapshot[]> {
+  return run('readRoutes', { namespace: NS, routes: [{ kind: 'VMAuth', name: vmauth }, ...users.map((name) => ({ kind: 'VMUser' as const, name }))] });
+}
+
+describe('editRoutes on a real API server', () => {
+  const authSpec = (): JsonObject => ({
+    selectAllByDefault: true,
+    unauthorizedUserAccessSpec: {
+      targetRefs: [vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }],
+      default_url: ['http://fallback'],
+    },
+  });
+
+  it('removes a zone from the VMAuth and VMUsers and restores every route exactly', async () => {
+    await createVM('VMAuth', 'ga', authSpec());
+    await createVM('VMUser', 'reads-a', { username: 'a', targetRefs: [single('vm-az-a'), vmselect('vm-az-b', 'vm-az-a')] });
+    await createVM('VMUser', 'reads-b', { username: 'b', targetRefs: [single('vm-az-b')] });
+    const before = { ga: await getSpec('VMAuth', 'ga'), a: await getSpec('VMUser', 'reads-a'), b: await getSpec('VMUser', 'reads-b') };
+    const gen0 = (await objects.get(vmKind('VMAuth'), NS, 'ga'))!.metadata.generation!;
+
+    const removals = computeRemovals(await snapshots('ga', ['reads-a', 'reads-b']), { name: 'vm-az-a', namespace: NS });
+    const r1 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove' });
+    expect(r1.vmauthGeneration).toBe(gen0 + 1);
+    const ga1 = await getSpec('VMAuth', 'ga');
+    expect((ga1.unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([vmselect('vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }]);
+    expect((ga1.unauthorizedUserAccessSpec as JsonObject).default_url).toEqual(['http://fallback']);
+    expect((await getSpec('VMUser', 'reads-a')).targetRefs).toEqual([vmselect('vm-az-b')]);
+    expect(await getSpec('VMUser', 'reads-b')).toEqual(before.b);
+
+    // a retried remove is a no-op (no new generation)
+    const r2 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove' });
+    expect(r2.vmauthGeneration).toBe(r1.vmauthGeneration);
+
+    await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'restore' });
+    expect(await getSpec('VMAuth', 'ga')).toEqual(before.ga);
+    expect(await getSpec('VMUser', 'reads-a')).toEqual(before.a);
+    expect(await getSpec('VMUser', 'reads-b')).toEqual(before.b);
+    // a retried restore is a no-op
+    const gen = (await objects.get(vmKind('VMAuth'), NS, 'ga'))!.metadata.generation;
+    await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'restore' });
+    expect((await objects.get(vmKind('VMAuth'), NS, 'ga'))!.metadata.generation).toBe(gen);
+    expect(await getSpec('VMUser', 'reads-a')).toEqual(before.a);
+  });
+
+  it('a concurrent edit between read and write: 409, re-read, retry; the user edit survives, and undo keeps it', async () => {
+    await createVM('VMAuth', 'gb', authSpec());
+    const removals = computeRemovals(await snapshots('gb', []), { name: 'vm-az-b', namespace: NS });
+    let conflicts = 0;
+    const userEdit = async (route: { name: string }, attempt: number) => {
+      if (attempt !== 1) return;
+      conflicts++;
+      // The user adds a route and a default_url behind our back (bumps resourceVersion).
+      const cur = (await objects.get(vmKind('VMAuth'), NS, route.name))!;
+      const refs = ((cur.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject).targetRefs as JsonObject[];
+      await custom.patchNamespacedCustomObject(
+        { group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmauths', name: route.name,
+          body: { spec: { unauthorizedUserAccessSpec: { targetRefs: [...refs, { static: { url: 'http://user-added' } }], default_url: ['http://user'] } } } },
+        mergePatchOptions,
+      );
+    };
+    await editRoutes(objects, { namespace: NS, vmauthName: 'gb', removals, direction: 'remove' }, { beforeWrite: userEdit });
+    expect(conflicts).toBe(1);
+    const uas = (await getSpec('VMAuth', 'gb')).unauthorizedUserAccessSpec as JsonObject;
+    expect(uas.targetRefs).toEqual([vmselect('vm-az-a', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }, { static: { url: 'http://user-added' } }]);
+    expect(uas.default_url).toEqual(['http://user']);
+
+    await run('editRoutes', { namespace: NS, vmauthName: 'gb', removals, direction: 'restore' });
+    const back = (await getSpec('VMAuth', 'gb')).unauthorizedUserAccessSpec as JsonObject;
+    expect(back.targetRefs).toEqual([vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }, { static: { url: 'http://user-added' } }]);
+    expect(back.default_url).toEqual(['http://user']);
+  });
+
+  it('refuses (EmptyRoute, non-retryable, naming the route) to leave a route with no backend, and touches nothing', async () => {
+    await createVM('VMAuth', 'gc', authSpec());
+    await createVM('VMUser', 'only-c', { username: 'c', targetRefs: [single('vm-az-c')] });
+    const before = { gc: await objects.get(vmKind('VMAuth'), NS, 'gc'), u: await objects.get(vmKind('VMUser'), NS, 'only-c') };
+    // Built by hand (computeRemovals would refuse up front): the activity must refuse on its own.
+    const removals: RouteRemoval[] = [
+      { route: { kind: 'VMAuth', name: 'gc' }, vmcluster: { name: 'vm-az-c', namespace: NS }, removed: [{ type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-az-c', namespace: NS } }] },
+      { route: { kind: 'VMUser', name: 'only-c' }, vmcluster: { name: 'vm-az-c', namespace: NS }, removed: [{ type: 'targetRef', index: 0, targetRef: single('vm-az-c') }] },
+    ];
+    const err = await run('editRoutes', { namespace: NS, vmauthName: 'gc', removals, direction: 'remove' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect((err as ApplicationFailure).type).toBe('EmptyRoute');
+    expect((err as ApplicationFailure).nonRetryable).toBe(true);
+    expect((err as ApplicationFailure).message).toContain('VMUser only-c');
+    expect((await objects.get(vmKind('VMAuth'), NS, 'gc'))!.metadata.resourceVersion).toBe(before.gc!.metadata.resourceVersion);
+    expect((await objects.get(vmKind('VMUser'), NS, 'only-c'))!.metadata.resourceVersion).toBe(before.u!.metadata.resourceVersion);
+  });
+});
+
+describe('writeStatus', () => {
+  it('writes through /status only while the object is at our generation and uid', async () => {
+    const created = (await custom.createNamespacedCustomObject({
+      group: GROUP, version: VERSION, namespace: NS, plural: PLURAL,
+      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'st' }, spec: {
+        clusterVersion: 'v1.150.0-cluster',
+        zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }, { name: 'az-b', vmcluster: { name: 'vm-az-b' } }],
+        vmauth: { name: 'g' }, vmagent: { name: 'g' },
+      } },
+    })) as { metadata: { uid: string; generation: number } };
+    const object = { namespace: NS, name: 'st', uid: created.metadata.uid, generation: created.metadata.generation };
+    expect(await run('writeStatus', { object, status: { phase: 'Progressing', currentZone: 'az-a', zonesOutOfRotation: ['az-a'] } })).toEqual({ written: true });
+    let got = (await objects.get(VMDC_KIND, NS, 'st'))!;
+    expect(got.status).toMatchObject({ phase: 'Progressing', currentZone: 'az-a', zonesOutOfRotation: ['az-a'] });
+    expect(got.metadata.generation).toBe(object.generation); // status writes never bump the generation
+
+    // cleared fields disappear
+    expect(await run('writeStatus', { object, status: { phase: 'Succeeded' } })).toEqual({ written: true });
+    got = (await objects.get(VMDC_KIND, NS, 'st'))!;
+    expect(got.status).toEqual({ phase: 'Succeeded' });
+
+    // a new generation: the old workflow's status is not written
+    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatchOptions);
+    expect(await run('writeStatus', { object, status: { phase: 'Failed' } })).toEqual({ written: false });
+    expect((await objects.get(VMDC_KIND, NS, 'st'))!.status).toEqual({ phase: 'Succeeded' });
+    // another uid (deleted and recreated) or a missing object: not written
+    expect(await run('writeStatus', { object: { ...object, generation: object.generation + 1, uid: 'other' }, status: { phase: 'Failed' } })).toEqual({ written: false });
+    expect(await run('writeStatus', { object: { ...object, name: 'absent' }, status: { phase: 'Failed' } })).toEqual({ written: false });
+  });
+});
+
+describe('applyObject / readObject / waitOperational', () => {
+  it('creates when absent (create: true), merge-patches otherwise, reports changed', async () => {
+    expect(await run('readObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new' })).toEqual({ exists: false });
+    const c = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v1', retentionPeriod: '1', drop: null }, create: true });
+    expect(c).toEqual({ generation: 1, created: true, changed: true });
+    expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v1', retentionPeriod: '1' });
+
+    const p = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', retentionPeriod: null, vmselect: { replicaCount: 2 } }, create: true });
+    expect(p).toEqual({ generation: 2, created: false, changed: true });
+    expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v2', vmselect: { replicaCount: 2 } });
+
+    const same = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2' }, create: false });
+    expect(same).toEqual({ generation: 2, created: false, changed: false });
+
+    const missing = await run('applyObject', { kind: 'VMUser', namespace: NS, name: 'nope', patch: { a: 1 }, create: false }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(ApplicationFailure);
+    expect((missing as ApplicationFailure).nonRetryable).toBe(true);
+  });
+
+  async function setStatus(name: string, status: JsonObject) {
+    await custom.patchNamespacedCustomObjectStatus({ group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmclusters', name, body: { status } }, mergePatchOptions);
+  }
+
+  it('waits for observedGeneration >= generation and operational', async () => {
+    await createVM('VMCluster', 'vm-wait', { clusterVersion: 'v1' });
+    await setStatus('vm-wait', { observedGeneration: 1, updateStatus: 'operational' });
+    const { generation } = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-wait', patch: { clusterVersion: 'v2' }, create: false });
+    expect(generation).toBe(2);
+    const beats: unknown[] = [];
+    const e = new MockActivityEnvironment();
+    e.on('heartbeat', (d: unknown) => beats.push(d));
+    let settled = false;
+    const wait = e.run(acts.waitOperational, { kind: 'VMCluster', namespace: NS, name: 'vm-wait', generation, pollIntervalMs: 100 }).finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(settled).toBe(false); // old generation still operational: not done
+    await setStatus('vm-wait', { observedGeneration: 2, updateStatus: 'expanding' });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    await setStatus('vm-wait', { observedGeneration: 2, updateStatus: 'operational' });
+    const state = await wait;
+    expect(state).toMatchObject({ exists: true, generation: 2, observedGeneration: 2, updateStatus: 'operational' });
+    expect(beats.length).toBeGreaterThan(0);
+  });
+
+  it('fails non-retryably with ObjectFailed and the reason when the object reports failed', async () => {
+    await createVM('VMCluster', 'vm-fail', { clusterVersion: 'v1' });
+    await setStatus('vm-fail', { observedGeneration: 1, updateStatus: 'failed', reason: 'cannot pull image v1' });
+    const err = await run('waitOperational', { kind: 'VMCluster', namespace: NS, name: 'vm-fail', generation: 1, pollIntervalMs: 100 }).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect((err as ApplicationFailure).type).toBe('ObjectFailed');
+    expect((err as ApplicationFailure).nonRetryable).toBe(true);
+    expect((err as ApplicationFailure).message).toContain('cannot pull image v1');
+  });
+});
