@@ -213,7 +213,7 @@ describe('applyObject / readObject / waitOperational', () => {
     const e = new MockActivityEnvironment();
     e.on('heartbeat', (d: unknown) => beats.push(d));
     let settled = false;
-    const wait = e.run(acts.waitOperational, { kind: 'VMCluster', namespace: NS, name: 'vm-wait', generation, pollIntervalMs: 100 }).finally(() => (settled = true));
+    const wait = e.run(acts.waitOperational, { kind: 'VMCluster' as const, namespace: NS, name: 'vm-wait', generation, pollIntervalMs: 100 }).finally(() => (settled = true));
     await new Promise((r) => setTimeout(r, 400));
     expect(settled).toBe(false); // old generation still operational: not done
     await setStatus('vm-wait', { observedGeneration: 2, updateStatus: 'expanding' });
