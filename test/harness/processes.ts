@@ -74,6 +74,36 @@ function killGroupSync(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
+// A watchdog: a tiny bash process holding the read end of a pipe from us. When this process
+// dies for ANY reason (including SIGKILL, or jest's own SIGINT handling, which exits without
+// running our handlers), the pipe closes and the watchdog kills every process group still
+// registered with it.
+const WATCHDOG_SCRIPT = `
+declare -A live
+while IFS= read -r l; do
+  case "$l" in
+    +*) live[\${l#+}]=1 ;;
+    -*) unset "live[\${l#-}]" ;;
+  esac
+done
+for p in "\${!live[@]}"; do kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null; done
+`;
+let watchdog: ChildProcess | undefined;
+function watchdogSend(line: string): void {
+  try {
+    if (!watchdog) {
+      watchdog = spawn('bash', ['-c', WATCHDOG_SCRIPT], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+      watchdog.on('error', () => undefined);
+      watchdog.stdin?.on('error', () => undefined);
+      watchdog.unref();
+      (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    }
+    watchdog.stdin?.write(`${line}\n`);
+  } catch {
+    /* best effort: the exit/signal handlers and afterAll still apply */
+  }
+}
+
 /** Synchronously SIGKILLs every registered process group (for exit/signal handlers). */
 export function killAllSync(): void {
   for (const e of registry) {
@@ -100,7 +130,11 @@ export async function stopAll(): Promise<void> {
 /** Registers a pid started by other code (e.g. a server spawned by a native SDK) to be killed when this process exits or is interrupted. */
 export function guardPid(pid: number, name: string): () => void {
   guardedPids.set(pid, name);
-  return () => guardedPids.delete(pid);
+  watchdogSend(`+${pid}`);
+  return () => {
+    guardedPids.delete(pid);
+    watchdogSend(`-${pid}`);
+  };
 }
 
 /** pids of direct children of this process whose command line contains `needle`. */
@@ -300,9 +334,14 @@ export async function startProcess(opts: StartProcessOptions): Promise<ManagedPr
     }
     exitInfo = undefined;
     const c = child;
+    if (c.pid !== undefined) watchdogSend(`+${c.pid}`);
     exitPromise = new Promise((resolve) => {
       c.once('exit', (code, signal) => {
         exitInfo = { code, signal };
+        if (c.pid !== undefined) {
+          killGroupSync(c.pid, 'SIGKILL'); // leftovers of the group, if any
+          watchdogSend(`-${c.pid}`);
+        }
         resolve(exitInfo);
       });
     });
@@ -339,8 +378,6 @@ export async function startProcess(opts: StartProcessOptions): Promise<ManagedPr
       killGroupSync(c.pid, 'SIGKILL');
       await exitPromise;
     }
-    // Also reap anything left in the group (children of the child).
-    killGroupSync(c.pid, 'SIGKILL');
   };
 
   const entry: Entry = { name: opts.name, pid: () => (exitInfo ? undefined : child?.pid), stop: stopNow };
