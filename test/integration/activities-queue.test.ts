@@ -1,0 +1,215 @@
+/**
+ * Queue reading against real parts: a real vmagent remote-writing to two real VictoriaMetrics
+ * single-node backends (two "zones"), a real kube-apiserver holding the VMAgent object and the
+ * EndpointSlice of its service (pointing at the vmagent on 127.0.0.1). Backend B is stopped:
+ * pending bytes are attributed to zone B only, waitQueueDrained(B) does not return until B is back
+ * and its backlog is gone.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import { createActivities } from '../../activities';
+import type { DrainHeartbeat } from '../../activities/vmagent-drain';
+import { VM_GROUP, VM_VERSION } from '../../api/constants';
+import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { waitFor } from '../harness/processes';
+import { httpPost, startVictoriaMetrics, startVmagent, vmQuery, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
+
+jest.setTimeout(240_000);
+
+const NS = 'default';
+let kube: KubeCluster;
+let vmA: VmProcessHandle;
+let vmB: VmProcessHandle;
+let agent: VmagentHandle;
+let acts: RolloutActivities;
+let discovery: k8s.DiscoveryV1Api;
+let feeder: NodeJS.Timeout | undefined;
+let fed = 0;
+const errors: Array<[string, string]> = [];
+const pending: Array<[string, number]> = [];
+
+const urlA = () => `${vmA.url}/api/v1/write`;
+const urlB = () => `${vmB.url}/api/v1/write`;
+const target = (zone: 'a' | 'b', vmagentName = 'va'): QueueTarget => ({
+  namespace: NS,
+  vmagentName,
+  vmclusterName: `vm-${zone}`,
+  remoteWriteURL: zone === 'a' ? urlA() : urlB(),
+  queueEmptyBytes: 0,
+  zone,
+  objectName: 'dist',
+});
+
+async function createVMAgent(name: string, urls: string[]) {
+  await kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
+    group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmagents',
+    body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind: 'VMAgent', metadata: { name }, spec: { remoteWrite: urls.map((url) => ({ url })) } },
+  });
+}
+
+/**
+ * The API server refuses loopback addresses in EndpointSlices, so pods get TEST-NET-1 addresses
+ * (RFC 5737, never routed) and the activities' fetch maps that address to 127.0.0.1, where the
+ * real vmagents listen. Everything else (discovery, ports, readiness, scrape, parsing) is real.
+ */
+const POD_IP = '192.0.2.10';
+const loopbackFetch: typeof fetch = (input, init) => {
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  return fetch(url.replace(`http://${POD_IP}:`, 'http://127.0.0.1:'), init);
+};
+
+async function createEndpointSlice(vmagentName: string, endpoints: Array<{ pod: string; port: number; ready?: boolean }>, suffix = 'x1') {
+  // One slice per port (as the EndpointSlice controller does); here each endpoint gets its own.
+  for (const [i, ep] of endpoints.entries()) {
+    await discovery.createNamespacedEndpointSlice({
+      namespace: NS,
+      body: {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+        metadata: { name: `vmagent-${vmagentName}-${suffix}-${i}`, labels: { 'kubernetes.io/service-name': `vmagent-${vmagentName}` } },
+        ports: [{ name: 'http', port: ep.port, protocol: 'TCP' }],
+        endpoints: [{ addresses: [POD_IP], conditions: { ready: ep.ready ?? true }, targetRef: { kind: 'Pod', name: ep.pod, namespace: NS } }],
+      },
+    });
+  }
+}
+
+const sample = (t: QueueTarget): Promise<QueueSample> => new MockActivityEnvironment().run(acts.sampleQueue, t);
+
+beforeAll(async () => {
+  [kube, vmA, vmB] = await Promise.all([startKube(), startVictoriaMetrics({ name: 'vm-zone-a' }), startVictoriaMetrics({ name: 'vm-zone-b' })]);
+  await installCRDs(kube.kubeConfig, VM_OPERATOR_CRDS);
+  discovery = kube.kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
+  agent = await startVmagent({
+    name: 'vmagent-va',
+    remoteWriteUrls: [urlA(), urlB()],
+    // One queue per URL (so a backlog is more than the one block in flight), quick flushes and retries.
+    extraArgs: ['-remoteWrite.flushInterval=100ms', '-remoteWrite.queues=1', '-remoteWrite.retryMinInterval=100ms', '-remoteWrite.retryMaxInterval=1s'],
+  });
+  await createVMAgent('va', [urlA(), urlB()]);
+  await createEndpointSlice('va', [{ pod: 'vmagent-va-0', port: agent.port }]);
+  acts = createActivities({
+    kubeConfig: kube.kubeConfig,
+    temporalClient: {} as Client,
+    fetch: loopbackFetch,
+    scrapeTimeoutMs: 2_000,
+    metrics: {
+      queuePendingBytes: (l, b) => pending.push([l.zone, b]),
+      activityError: (a, t) => errors.push([a, t]),
+      rolloutPhase() {},
+      zoneStepDuration() {},
+    },
+  });
+  // Continuous traffic: a batch of samples every 100 ms into vmagent's import endpoint.
+  feeder = setInterval(() => {
+    const n = ++fed;
+    const body = Array.from({ length: 50 }, (_, i) => `queue_test_series{n="${n}",i="${i}"} ${n}`).join('\n') + '\n';
+    httpPost(`${agent.url}/api/v1/import/prometheus`, body).catch(() => {});
+  }, 100);
+});
+
+afterAll(async () => {
+  if (feeder) clearInterval(feeder);
+  await agent?.stop();
+  await Promise.all([vmA?.stop(), vmB?.stop()]);
+  await kube?.stop();
+});
+
+it('both backends up: both zones drain', async () => {
+  for (const z of ['a', 'b'] as const) {
+    const s = await waitFor(async () => {
+      const x = await sample(target(z));
+      return x.drained ? x : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 200, description: `zone ${z} drained`, diagnostics: () => agent.process.logTail() });
+    expect(s).toMatchObject({ totalPods: 1, unreadablePods: 0, pendingBytes: 0 });
+  }
+});
+
+it('backend B stopped: pending bytes are zone B\'s only; waitQueueDrained(B) waits until B is back and its backlog is gone', async () => {
+  await vmB.stop();
+  const fedAtStop = fed;
+  // A backlog builds up for B …
+  const backlog = await waitFor(async () => {
+    const s = await sample(target('b'));
+    return s.pendingBytes > 4096 ? s : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200, description: 'a backlog for zone B' });
+  expect(backlog).toMatchObject({ drained: false, totalPods: 1, unreadablePods: 0 });
+  // … while zone A keeps draining.
+  for (let i = 0; i < 5; i++) {
+    const a = await sample(target('a'));
+    expect(a).toMatchObject({ drained: true, pendingBytes: 0, unreadablePods: 0 });
+  }
+
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 });
+  const beats: DrainHeartbeat[] = [];
+  env.on('heartbeat', (d: DrainHeartbeat) => d?.last && beats.push(d));
+  let done = false;
+  const wait = env
+    .run(acts.waitQueueDrained, { ...target('b'), queueDrainedForMs: 2_000, pollIntervalMs: 200 })
+    .finally(() => (done = true));
+
+  // Real condition: the activity has looked at least 10 times and seen a growing backlog each time.
+  await waitFor(() => beats.length >= 10, { timeoutMs: 30_000, description: '10 heartbeats of waitQueueDrained' });
+  expect(done).toBe(false);
+  expect(beats.every((b) => !b.last.drained && b.emptySince === undefined)).toBe(true);
+  const growing = beats.map((b) => b.last.pendingBytes);
+  expect(growing.at(-1)!).toBeGreaterThan(backlog.pendingBytes - 1);
+
+  await vmB.start();
+  const result = await wait;
+  expect(result).toMatchObject({ drained: true, pendingBytes: 0, unreadablePods: 0, totalPods: 1 });
+  const last = beats.at(-1)!;
+  expect(Date.parse(last.last.at) - Date.parse(last.emptySince!)).toBeGreaterThanOrEqual(2_000);
+  // The backlog really went to B: a batch pushed while B was down is queryable there now.
+  const series = await waitFor(async () => {
+    const r = await vmQuery(vmB.url, `queue_test_series{n="${fedAtStop + 5}"}`);
+    return r.length > 0 ? r : undefined;
+  }, { timeoutMs: 30_000, description: 'a sample pushed during the outage in backend B' });
+  expect(series.length).toBeGreaterThan(0);
+  // pending bytes were reported per zone, B's non-zero at some point, A's always 0 after the first drain
+  expect(pending.some(([z, b]) => z === 'b' && b > 0)).toBe(true);
+});
+
+it('an unready endpoint, an unknown pod, or a missing remoteWrite entry is never drained', async () => {
+  await createEndpointSlice('va', [{ pod: 'vmagent-va-1', port: agent.port, ready: false }], 'unready');
+  let s = await sample(target('a'));
+  expect(s).toMatchObject({ drained: false, totalPods: 2, unreadablePods: 1 });
+  expect(s.message).toContain('vmagent-va-1: endpoint not ready');
+  await discovery.deleteNamespacedEndpointSlice({ namespace: NS, name: 'vmagent-va-unready-0' });
+
+  // A pod nobody answers for (closed port): scrape error → not drained.
+  const closed = (await import('../harness/ports')).freePort;
+  await createEndpointSlice('va', [{ pod: 'vmagent-va-2', port: await closed() }], 'dead');
+  s = await sample(target('a'));
+  expect(s).toMatchObject({ drained: false, totalPods: 2, unreadablePods: 1 });
+  expect(s.message).toContain('vmagent-va-2: scrape error');
+  await discovery.deleteNamespacedEndpointSlice({ namespace: NS, name: 'vmagent-va-dead-0' });
+
+  s = await sample({ ...target('a'), remoteWriteURL: 'http://nowhere:8428/api/v1/write' });
+  expect(s).toMatchObject({ drained: false });
+  expect(s.message).toContain('no VMAgent spec.remoteWrite entry');
+  s = await sample({ ...target('a'), vmagentName: 'absent' });
+  expect(s).toMatchObject({ drained: false });
+  expect(s.message).toContain('not found');
+  expect((await sample(target('a'))).drained).toBe(true);
+});
+
+it('vmagent with -remoteWrite.showURL: the same queues are found', async () => {
+  const shown = await startVmagent({
+    name: 'vmagent-vs',
+    remoteWriteUrls: [`${urlA()}?extra_label=via=showurl`, urlB()],
+    extraArgs: ['-remoteWrite.flushInterval=100ms', '-remoteWrite.showURL'],
+  });
+  try {
+    await createVMAgent('vs', [`${urlA()}?extra_label=via=showurl`, urlB()]);
+    await createEndpointSlice('vs', [{ pod: 'vmagent-vs-0', port: shown.port }]);
+    expect(await shown.metricsText()).toContain(`url="1:${urlA()}?extra_label=via=showurl"`);
+    const a = await sample({ ...target('a', 'vs'), remoteWriteURL: `${urlA()}?extra_label=via=showurl` });
+    expect(a).toMatchObject({ drained: true, totalPods: 1, unreadablePods: 0 });
+    const b = await sample(target('b', 'vs'));
+    expect(b).toMatchObject({ drained: true, totalPods: 1, unreadablePods: 0 });
+  } finally {
+    await shown.stop();
+  }
+});
