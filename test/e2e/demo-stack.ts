@@ -166,21 +166,27 @@ export async function runDemoRollout(stack: DemoStack, onWorkflow: (id: string) 
       }
     }
   });
-  const phaseOf = async (gen: number) => {
+  // The trigger records a new generation before its workflow writes a phase: the previous
+  // generation's terminal phase must not count, so an active phase must be seen first.
+  const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
+  let seenActive = false;
+  const phaseOf = async (gen: number, fresh = false) => {
     const o = await getObject(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name);
-    const st = (o.status ?? {}) as { observedGeneration?: number; phase?: string };
-    return st.observedGeneration === gen && ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'].includes(st.phase ?? '') ? st.phase : undefined;
+    const st = (o.status ?? {}) as { observedGeneration?: number; phase?: string; workflow?: { id: string } };
+    if (st.observedGeneration !== gen || !st.workflow?.id.includes(`/g${gen}-`)) return undefined;
+    if (!TERMINAL.includes(st.phase ?? '')) seenActive = true;
+    return (fresh || seenActive) && TERMINAL.includes(st.phase ?? '') ? st.phase : undefined;
   };
   try {
     await createObjects(kc, [vmdc]);
     say(`created VMDistributedCluster ${vmdc.metadata.name} at ${DEMO_FROM_VERSION} (every zone already runs it: the initial rollout skips them)`);
-    const first = await waitFor(() => phaseOf(1), { timeoutMs: 120_000, intervalMs: 250, description: 'the initial rollout to finish' });
+    const first = await waitFor(() => phaseOf(1, true), { timeoutMs: 120_000, intervalMs: 100, description: 'the initial rollout to finish' });
     say(`initial rollout: ${first}`);
 
     const from = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name, { spec: { clusterVersion: DEMO_TO_VERSION } });
     say(`bumped spec.clusterVersion ${DEMO_FROM_VERSION} → ${DEMO_TO_VERSION}: rolling out zone by zone`);
-    const phase = (await waitFor(() => phaseOf(2), { timeoutMs: 10 * 60_000, intervalMs: 250, description: 'the rollout to finish' }))!;
+    const phase = (await waitFor(() => phaseOf(2), { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'the rollout to finish' }))!;
     const to = Date.now();
     await new Promise((r) => setTimeout(r, 300)); // let the watcher print the last transition
     const t = stack.traffic;

@@ -60,7 +60,7 @@ let traffic: Traffic | undefined;
 let manifests: KubeObject[];
 
 const log = (m: string) => {
-  if (process.env.E2E_VERBOSE) console.log(m);
+  if (process.env.E2E_VERBOSE) console.log(`${Date.now()} ${m}`);
 };
 
 async function vmdcStatus(): Promise<{ generation: number; status: VMDistributedClusterStatus }> {
@@ -68,15 +68,26 @@ async function vmdcStatus(): Promise<{ generation: number; status: VMDistributed
   return { generation: o.metadata.generation ?? 0, status: (o.status ?? {}) as VMDistributedClusterStatus };
 }
 
-async function waitPhase(generation: number, phases: string[], timeoutMs = 5 * 60_000): Promise<VMDistributedClusterStatus> {
+const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
+
+/**
+ * Waits until the workflow of `generation` reports one of `phases`. The trigger records the new
+ * generation (observedGeneration, workflow id) before that workflow writes its first phase, so
+ * the previous generation's terminal phase is not taken for this one's: unless `fresh`, an
+ * active (non-terminal) phase of this generation must have been seen first.
+ */
+async function waitPhase(generation: number, phases: string[], { timeoutMs = 5 * 60_000, fresh = false } = {}): Promise<VMDistributedClusterStatus> {
+  let seenActive = fresh;
   return waitFor(
     async () => {
       const { status } = await vmdcStatus();
-      return status.observedGeneration === generation && phases.includes(status.phase ?? '') ? status : undefined;
+      if (status.observedGeneration !== generation || !status.workflow?.id.includes(`/g${generation}-`)) return undefined;
+      if (!TERMINAL.includes(status.phase ?? '')) seenActive = true;
+      return seenActive && phases.includes(status.phase ?? '') ? status : undefined;
     },
     {
       timeoutMs,
-      intervalMs: 250,
+      intervalMs: 100,
       description: `VMDistributedCluster ${VMDC} generation ${generation} to reach phase ${phases.join('|')}`,
       diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}`,
     },
@@ -131,7 +142,7 @@ beforeAll(async () => {
 
   // Generation 1 at the version every zone already runs: nothing to upgrade, every zone skipped.
   await createObjects(kc, [vmdc]);
-  await waitPhase(1, ['Succeeded']);
+  await waitPhase(1, ['Succeeded'], { fresh: true });
 }, 5 * 60_000);
 
 afterAll(async () => {
@@ -223,7 +234,9 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     for (const zs of Object.values(vm.simulator.currentConfig!.routes)) expect(zs).not.toContain('vm-az-b');
     await new Promise((r) => setTimeout(r, 2000));
     expect(traffic!.failed(t0, Date.now())).toEqual([]);
-    expect(traffic!.stale(t0, Date.now())).toEqual([]);
+    const stale = traffic!.stale(t0, Date.now());
+    if (stale.length) log(`stale: ${JSON.stringify(stale)} restarts: ${JSON.stringify(vm.simulator.restarts)}`);
+    expect(stale).toEqual([]);
     expect(t1).toBeGreaterThan(t0);
   });
 });

@@ -4,13 +4,13 @@
  * VMDistributedCluster, and the continuous writer/reader that prove "no failed and no stale read".
  */
 import * as fs from 'node:fs';
+import * as https from 'node:https';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { installCRDs } from '../harness/kube';
-import { httpRequest } from '../harness/processes';
+import { httpRequest, waitFor } from '../harness/processes';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const DEMO_MANIFESTS_DIR = path.join(REPO_ROOT, 'examples', 'demo');
@@ -253,21 +253,61 @@ export function startTraffic(opts: TrafficOptions) {
 }
 export type Traffic = ReturnType<typeof startTraffic>;
 
+/** A raw JSON request to the API server with the kubeconfig's credentials (no client-side serializer involved). */
+export async function kubeRaw(kc: k8s.KubeConfig, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: string }> {
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error('kubeconfig has no current cluster');
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(urlPath, server), { ...opts, method, agent: false, headers: { ...(opts.headers ?? {}), 'content-type': 'application/json' }, timeout: 10_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${urlPath}: timeout`)));
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
 /**
- * Installs the CRDs of YAML files/directories through the harness's installCRDs, after turning
- * them into the client's typed models (k8s.loadAllYaml). Passing the raw YAML objects loses
- * every `x-kubernetes-*` key (the client's serializer only knows the camelCase names), so
+ * Installs the CRDs of YAML files/directories and waits until each is Established and served.
+ * Sent as raw JSON: through the typed client the `x-kubernetes-*` keys of the schema are lost
+ * (the serializer only knows the camelCase names, and under jest even those come out wrong), so
  * `x-kubernetes-preserve-unknown-fields` is dropped and the API server prunes spec and status.
  */
 export async function installCrdFiles(kc: k8s.KubeConfig, ...files: string[]): Promise<void> {
-  const crds: k8s.V1CustomResourceDefinition[] = [];
+  const crds: Array<{ kind?: string; metadata: { name: string }; spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served?: boolean }> } }> = [];
   for (const f of files) {
     const list = fs.statSync(f).isDirectory() ? fs.readdirSync(f).filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(f, n)) : [f];
     for (const file of list) {
-      for (const o of k8s.loadAllYaml(fs.readFileSync(file, 'utf8')) as Array<{ kind?: string } | null>) {
-        if (o?.kind === 'CustomResourceDefinition') crds.push(o as k8s.V1CustomResourceDefinition);
+      for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
+        const o = doc.toJS() as (typeof crds)[number] | null;
+        if (o?.kind === 'CustomResourceDefinition') crds.push(o);
       }
     }
   }
-  await installCRDs(kc, crds);
+  const base = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+  for (const crd of crds) {
+    const r = await kubeRaw(kc, 'POST', base, crd);
+    if (r.status === 409) {
+      const cur = JSON.parse((await kubeRaw(kc, 'GET', `${base}/${crd.metadata.name}`)).body) as { metadata: { resourceVersion: string } };
+      const u = await kubeRaw(kc, 'PUT', `${base}/${crd.metadata.name}`, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion } });
+      if (u.status >= 300) throw new Error(`replace CRD ${crd.metadata.name}: HTTP ${u.status}: ${u.body}`);
+    } else if (r.status >= 300) throw new Error(`create CRD ${crd.metadata.name}: HTTP ${r.status}: ${r.body}`);
+  }
+  for (const crd of crds) {
+    await waitFor(
+      async () => {
+        const r = await kubeRaw(kc, 'GET', `${base}/${crd.metadata.name}`);
+        const conds = (JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } }).status?.conditions ?? [];
+        if (!conds.some((c) => c.type === 'Established' && c.status === 'True')) return false;
+        const v = crd.spec.versions.find((x) => x.served)?.name ?? crd.spec.versions[0]!.name;
+        return (await kubeRaw(kc, 'GET', `/apis/${crd.spec.group}/${v}/${crd.spec.names.plural}`)).status === 200;
+      },
+      { timeoutMs: 30_000, description: `CRD ${crd.metadata.name} to be Established and served` },
+    );
+  }
 }
