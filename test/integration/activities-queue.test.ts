@@ -13,6 +13,7 @@ import type { DrainHeartbeat } from '../../activities/vmagent-drain';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { freePort } from '../harness/ports';
 import { waitFor } from '../harness/processes';
 import { httpPost, startVictoriaMetrics, startVmagent, vmQuery, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
 
@@ -179,8 +180,7 @@ it('an unready endpoint, an unknown pod, or a missing remoteWrite entry is never
   await discovery.deleteNamespacedEndpointSlice({ namespace: NS, name: 'vmagent-va-unready-0' });
 
   // A pod nobody answers for (closed port): scrape error → not drained.
-  const closed = (await import('../harness/ports')).freePort;
-  await createEndpointSlice('va', [{ pod: 'vmagent-va-2', port: await closed() }], 'dead');
+  await createEndpointSlice('va', [{ pod: 'vmagent-va-2', port: await freePort() }], 'dead');
   s = await sample(target('a'));
   expect(s).toMatchObject({ drained: false, totalPods: 2, unreadablePods: 1 });
   expect(s.message).toContain('vmagent-va-2: scrape error');
