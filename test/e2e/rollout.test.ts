@@ -48,6 +48,13 @@ const V3 = 'v1.152.0-cluster';
 const CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
 const TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
+/**
+ * Each zone is down this long during its upgrade, well above the normal read lag (VictoriaMetrics
+ * makes samples searchable within ~1-5 s; reads older than STALE_AFTER_MS count as stale), so a
+ * zone that served reads while down or before its backlog arrived shows up as stale reads.
+ */
+const ZONE_DOWNTIME_MS = 10_000;
+const STALE_AFTER_MS = 7_000;
 
 let kube: KubeCluster;
 let kc: k8s.KubeConfig;
@@ -99,7 +106,7 @@ beforeAll(async () => {
   kc = kube.kubeConfig;
   await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
   temporal = await startTemporalDevEnv();
-  vm = await startVmEnvironment({ kubeConfig: kc, namespace: NS, vmclusters: CLUSTERS, vmagentName: 'vm-global', vmauthName: 'vm-global', log });
+  vm = await startVmEnvironment({ kubeConfig: kc, namespace: NS, vmclusters: CLUSTERS, vmagentName: 'vm-global', vmauthName: 'vm-global', zoneDowntimeMs: ZONE_DOWNTIME_MS, log });
 
   const vars: Record<string, string> = { NAMESPACE: NS, INITIAL_VERSION: V1 };
   for (const c of CLUSTERS) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
@@ -114,7 +121,7 @@ beforeAll(async () => {
     timeoutMs: 30_000,
     description: 'the simulator to render vmauth with every zone and every VMUser',
   });
-  traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: TOKENS });
+  traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: TOKENS, staleAfterMs: STALE_AFTER_MS });
   await traffic.waitHealthy();
 
   // The control plane: the real worker (workflow + activities) and the real trigger.

@@ -20,6 +20,8 @@ export interface VmEnvironmentOptions {
   vmclusters: string[];
   vmagentName: string;
   vmauthName: string;
+  /** See ZoneSimulatorOptions.zoneDowntimeMs. */
+  zoneDowntimeMs?: number;
   log?: (msg: string) => void;
 }
 
@@ -109,6 +111,7 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       vmauth,
       vmauthName: opts.vmauthName,
       vmagentEndpoint: { vmagentName: opts.vmagentName, ip, port: vmagentPort },
+      zoneDowntimeMs: opts.zoneDowntimeMs,
       log: opts.log,
     });
     await simulator.start();

@@ -37,6 +37,8 @@ export const EXPANDING = 'expanding';
 export interface ZoneProcess {
   url: string;
   restart(): Promise<void>;
+  stop?(): Promise<void>;
+  start?(): Promise<void>;
 }
 
 /** What the simulator needs of the vmauth process (a harness VmauthHandle fits). */
@@ -57,6 +59,11 @@ export interface ZoneSimulatorOptions {
   vmauthName?: string;
   /** Create EndpointSlice vmagent-<vmagentName> → ip:port (port name `http`). */
   vmagentEndpoint?: { vmagentName: string; ip: string; port: number };
+  /**
+   * How long a zone stays down during its "upgrade" (stop, wait, start). Default 0: a plain
+   * restart. A longer outage makes a zone that rejoined reads too early visibly stale.
+   */
+  zoneDowntimeMs?: number;
   /** Safety-net relist interval (informers do the real work). Default 3 s. */
   resyncMs?: number;
   log?: (msg: string) => void;
@@ -392,7 +399,12 @@ export class ZoneSimulator extends EventEmitter {
       this.log(`zone simulator: restarting zone process of VMCluster ${name} (generation ${gen})`);
       this.emit('sim', { type: 'restart-start', record } satisfies SimEvent);
       try {
-        await zone.restart();
+        const downtime = this.opts.zoneDowntimeMs ?? 0;
+        if (downtime > 0 && zone.stop && zone.start) {
+          await zone.stop();
+          await new Promise((r) => setTimeout(r, downtime));
+          await zone.start();
+        } else await zone.restart();
       } catch (err) {
         record.error = err instanceof Error ? err.message : String(err);
         throw err;
