@@ -1,0 +1,177 @@
+// The Temporal worker process: the rollout workflow (from a prebuilt bundle in production) and the
+// activities, prom-client /metrics + the SDK's Prometheus exporter, /healthz, /readyz, graceful
+// shutdown on SIGTERM/SIGINT.
+import * as fs from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type NativeConnectionOptions, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import { ConfigError, loadConfig, type WorkerConfig } from './config';
+import { createWorkerMetrics, startMetricsServer, type MetricsServer, type WorkerMetrics } from './metrics';
+
+export interface RunningWorker {
+  worker: Worker;
+  metrics: WorkerMetrics;
+  server: MetricsServer;
+  /** Resolves when the worker has stopped (after shutdown() or a fatal error, which it rethrows). */
+  done: Promise<void>;
+  /** Graceful: stop polling, let running activities finish (shutdownGraceTime), close connections and the HTTP server. */
+  shutdown(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  /** Install the process-wide Temporal Runtime (logger + Prometheus exporter). Default true; tests that share a Runtime pass false. */
+  installRuntime?: boolean;
+  /** Overrides config.kubeconfig / in-cluster loading. */
+  kubeConfig?: KubeConfig;
+  /** Workflows source when no bundle is configured (default: this repo's workflows/). */
+  workflowsPath?: string;
+  fetch?: typeof fetch;
+}
+
+function tlsOptions(cfg: WorkerConfig['temporal']): NativeConnectionOptions['tls'] {
+  if (!cfg.tls) return cfg.apiKey ? true : undefined;
+  const read = (p?: string) => (p ? fs.readFileSync(p) : undefined);
+  const cert = read(cfg.tls.certPath);
+  const key = read(cfg.tls.keyPath);
+  return {
+    serverNameOverride: cfg.tls.serverName,
+    serverRootCACertificate: read(cfg.tls.caPath),
+    clientCertPair: cert && key ? { crt: cert, key } : undefined,
+  };
+}
+
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  return kc;
+}
+
+let runtimeInstalled = false;
+
+export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
+  if ((opts.installRuntime ?? true) && !runtimeInstalled) {
+    Runtime.install({
+      logger: new DefaultLogger(config.logLevel),
+      telemetryOptions: config.metrics.sdkBindAddress ? { metrics: { prometheus: { bindAddress: config.metrics.sdkBindAddress } } } : undefined,
+    });
+    runtimeInstalled = true;
+  }
+  const kubeConfig = opts.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  const metrics = createWorkerMetrics();
+  const tls = tlsOptions(config.temporal);
+
+  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address, tls, apiKey: config.temporal.apiKey });
+  const clientConnection = await Connection.connect({
+    address: config.temporal.address,
+    tls: tls as ConnectionOptions['tls'],
+    apiKey: config.temporal.apiKey,
+  });
+  const temporalClient = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+
+  const activities = createActivities({
+    kubeConfig,
+    temporalClient,
+    metrics,
+    fetch: opts.fetch,
+    vmagentAuth: config.vmagentAuth,
+    scrapeTimeoutMs: config.scrapeTimeoutMs,
+  });
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
+    ? { workflowBundle: { codePath: config.workflowBundlePath } }
+    : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') };
+
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection: nativeConnection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.taskQueue,
+      ...workflows,
+      activities,
+      shutdownGraceTime: config.shutdownGraceTimeMs,
+      maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
+    });
+  } catch (err) {
+    await clientConnection.close().catch(() => {});
+    await nativeConnection.close().catch(() => {});
+    throw err;
+  }
+
+  const server = await startMetricsServer({
+    registry: metrics.registry,
+    host: config.metrics.host,
+    port: config.metrics.port,
+    ready: () => worker.getState() === 'RUNNING',
+    sdkBindAddress: config.metrics.sdkBindAddress,
+  });
+
+  const done = worker.run().finally(async () => {
+    await server.close().catch(() => {});
+    await clientConnection.close().catch(() => {});
+    await nativeConnection.close().catch(() => {});
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    worker,
+    metrics,
+    server,
+    done,
+    shutdown() {
+      stopping ??= (async () => {
+        if (worker.getState() === 'RUNNING' || worker.getState() === 'INITIALIZED') worker.shutdown();
+        await done;
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** CLI entry point. */
+export async function main(): Promise<void> {
+  let config: WorkerConfig;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const running = await startWorker(config);
+  process.stderr.write(
+    `vmrollout worker: task queue ${config.taskQueue} on ${config.temporal.address}/${config.temporal.namespace}; ` +
+      `metrics ${running.server.url}/metrics\n`,
+  );
+  let signals = 0;
+  const onSignal = (sig: string) => {
+    if (++signals > 1) {
+      process.stderr.write(`second ${sig}: exiting now\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`${sig}: shutting down (grace ${config.shutdownGraceTimeMs} ms)\n`);
+    running.shutdown().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  running.done.catch((err: unknown) => {
+    process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`worker failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,123 @@
+// The worker's own metrics (prom-client, private registry) and its HTTP server: /metrics (ours,
+// then the Temporal SDK's exporter output appended), /healthz (process up), /readyz (worker running).
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Phase, ZonePhase } from '../api/types';
+import type { ActivityMetrics } from '../activities/metrics';
+
+export const PHASES: Phase[] = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'];
+
+export interface WorkerMetrics extends ActivityMetrics {
+  registry: Registry;
+}
+
+/** prom-client metrics on a private registry; also the ActivityMetrics the activities report to. */
+export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): WorkerMetrics {
+  const registry = new Registry();
+  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'vmrollout_worker_' });
+
+  const rollouts = new Gauge({
+    name: 'vmrollout_rollouts',
+    help: 'VMDistributedCluster objects by the rollout phase this worker last wrote to their status',
+    labelNames: ['phase'],
+    registers: [registry],
+  });
+  for (const p of PHASES) rollouts.set({ phase: p }, 0);
+  const stepDuration = new Histogram({
+    name: 'vmrollout_zone_step_duration_seconds',
+    help: 'Time a zone spent in each step (zone phase) of its upgrade',
+    labelNames: ['step'],
+    buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600],
+    registers: [registry],
+  });
+  const pending = new Gauge({
+    name: 'vmrollout_queue_pending_bytes',
+    help: "Last seen vmagent pending bytes for a zone's remote write, summed over readable vmagent pods",
+    labelNames: ['namespace', 'name', 'zone'],
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'vmrollout_activity_errors_total',
+    help: 'Failed activity attempts by activity and failure type',
+    labelNames: ['activity', 'type'],
+    registers: [registry],
+  });
+
+  const phaseByObject = new Map<string, Phase>();
+  return {
+    registry,
+    queuePendingBytes: (l, bytes) => pending.set({ namespace: l.namespace, name: l.name, zone: l.zone }, bytes),
+    activityError: (activity, type) => errors.inc({ activity, type }),
+    rolloutPhase(object, phase) {
+      const key = `${object.namespace}/${object.name}`;
+      if (phase) phaseByObject.set(key, phase);
+      else phaseByObject.delete(key);
+      const counts = new Map<Phase, number>(PHASES.map((p) => [p, 0]));
+      for (const p of phaseByObject.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
+      for (const [p, n] of counts) rollouts.set({ phase: p }, n);
+    },
+    zoneStepDuration: (step: ZonePhase, seconds) => stepDuration.observe({ step }, seconds),
+  };
+}
+
+export interface MetricsServer {
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Fetches the SDK exporter's text (best effort: a failure adds a comment, never breaks /metrics). */
+async function sdkMetrics(bind: string | undefined): Promise<string> {
+  if (!bind) return '';
+  const host = bind.replace(/^0\.0\.0\.0:/, '127.0.0.1:').replace(/^\[::\]:/, '[::1]:');
+  try {
+    const res = await fetch(`http://${host}/metrics`, { signal: AbortSignal.timeout(2_000) });
+    return res.ok ? await res.text() : `# temporal sdk metrics: HTTP ${res.status}\n`;
+  } catch (err) {
+    return `# temporal sdk metrics unavailable: ${err instanceof Error ? err.message : String(err)}\n`;
+  }
+}
+
+export async function startMetricsServer(opts: {
+  registry: Registry;
+  host: string;
+  port: number;
+  ready: () => boolean;
+  sdkBindAddress?: string;
+}): Promise<MetricsServer> {
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405).end();
+      return;
+    }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    } else if (path === '/readyz') {
+      const ok = opts.ready();
+      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ready\n' : 'worker not running\n');
+    } else if (path === '/metrics') {
+      Promise.all([opts.registry.metrics(), sdkMetrics(opts.sdkBindAddress)])
+        .then(([own, sdk]) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(own + (sdk ? `\n${sdk}` : '')))
+        .catch((err: unknown) => res.writeHead(500).end(String(err)));
+    } else {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
+  return {
+    port,
+    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      }),
+  };
+}
