@@ -1,6 +1,9 @@
 // Shared set-up of the workflow tests: the real time-skipping test server, one workflow bundle,
 // and a 3-zone scenario on the in-memory fake cluster.
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -23,7 +26,7 @@ export async function createEnv(): Promise<TestWorkflowEnvironment> {
   if (!runtimeInstalled) {
     runtimeInstalled = true;
     try {
-      Runtime.install({ logger: new DefaultLogger('WARN') });
+      Runtime.install({ logger: new DefaultLogger((process.env.VMROLLOUT_TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR') });
     } catch {
       /* already installed by another suite in this process */
     }
@@ -117,8 +120,9 @@ export function makeFake(o: ScenarioOptions = {}): FakeCluster {
   return f;
 }
 
+export const DEFAULT_UID = 'c0ffee00-1111-2222-3333-444455556666';
 export function objectOf(o: ScenarioOptions = {}): ObjectGeneration {
-  return { namespace: NS, name: 'vmdc', uid: o.uid ?? 'c0ffee00-1111-2222-3333-444455556666', generation: o.generation ?? 1 };
+  return { namespace: NS, name: 'vmdc', uid: o.uid ?? DEFAULT_UID, generation: o.generation ?? 1 };
 }
 
 export function inputOf(o: ScenarioOptions = {}, previousWorkflowIds: string[] = []): RolloutInput {
@@ -133,7 +137,13 @@ export interface Running {
   taskQueue: string;
   initialRoutes: Record<string, JsonObject[]>;
   start(input: RolloutInput): Promise<WorkflowHandle<typeof rolloutWorkflow>>;
+  workflowIdOf(input: RolloutInput): string;
   progress(h: WorkflowHandle<typeof rolloutWorkflow>): Promise<Progress>;
+  /**
+   * Waits until the workflow's progress satisfies `pred`, letting the test server skip `stepMs` of
+   * workflow time between queries (timers, retry backoffs and timeouts fire without real waiting).
+   */
+  progressUntil(h: WorkflowHandle<typeof rolloutWorkflow>, pred: (p: Progress) => boolean, stepMs?: number): Promise<Progress>;
   /** Invariant breaches over the fake's log so far. */
   breaches(final?: boolean): Breach[];
 }
@@ -141,6 +151,10 @@ export interface Running {
 /** Runs `body` with a worker on a fresh task queue serving the fake cluster's activities. */
 export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeCluster, body: (r: Running) => Promise<T>): Promise<T> {
   const taskQueue = `tq-${randomUUID()}`;
+  // A distinct object uid per run keeps workflow ids unique within one test server.
+  const runUid = randomUUID();
+  const withRunUid = (input: RolloutInput): RolloutInput =>
+    input.object.uid === DEFAULT_UID ? { ...input, object: { ...input.object, uid: runUid } } : input;
   fake.client = env.client;
   const initialRoutes = fake.routeSnapshot();
   const worker = await Worker.create({
@@ -154,13 +168,21 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
     fake,
     taskQueue,
     initialRoutes,
-    start: (input) =>
-      env.client.workflow.start<typeof rolloutWorkflow>('rolloutWorkflow', {
-        taskQueue,
-        workflowId: workflowIdFor(input.object),
-        args: [input],
-      }),
+    start: (input) => {
+      const i = withRunUid(input);
+      return env.client.workflow.start<typeof rolloutWorkflow>('rolloutWorkflow', { taskQueue, workflowId: workflowIdFor(i.object), args: [i] });
+    },
+    workflowIdOf: (input) => workflowIdFor(withRunUid(input).object),
     progress: (h) => h.query<Progress>('progress'),
+    progressUntil: async (h, pred, stepMs = 5_000) => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const p = await h.query<Progress>('progress');
+        if (pred(p)) return p;
+        if (Date.now() > deadline) throw new Error(`progressUntil: timed out; last progress: ${JSON.stringify(p)}`);
+        await env.sleep(stepMs);
+      }
+    },
     breaches: (final = false) =>
       checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final }),
   };
@@ -180,4 +202,18 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
     if (Date.now() > deadline) throw new Error('eventually: timed out');
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** With RECORD_HISTORIES=1, saves the workflow's history as test/fixtures/histories/<name>.json (for the replay test). */
+export async function maybeRecord(name: string, h: WorkflowHandle): Promise<void> {
+  if (process.env.RECORD_HISTORIES !== '1') return;
+  const dir = path.resolve(__dirname, '..', 'fixtures', 'histories');
+  fs.mkdirSync(dir, { recursive: true });
+  const history = await h.fetchHistory();
+  fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+}
+
+/** The rollout action calls (patches and route edits) in order, for readable assertions. */
+export function mutations(fake: FakeCluster): string[] {
+  return fake.calls.filter((c) => c.startsWith('applyObject:') || c.startsWith('editRoutes:'));
 }

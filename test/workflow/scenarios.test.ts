@@ -1,0 +1,276 @@
+// Rollout scenarios on the real time-skipping test server, activities replaced by the fake cluster.
+// Every scenario ends with the invariant checker over the recorded action log.
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { planZoneOrder, shuffleSeed } from '../../workflows/plan';
+import {
+  NEW_VERSION,
+  ZONES,
+  createEnv,
+  eventually,
+  inputOf,
+  makeFake,
+  maybeRecord,
+  mutations,
+  vmselect,
+  withWorker,
+} from './setup';
+
+jest.setTimeout(180_000);
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await createEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes restored exactly', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf());
+    const res = await h.result();
+    await maybeRecord('happy-path', h);
+    expect(res.phase).toBe('Succeeded');
+    expect(res.zones).toEqual(ZONES.map((z) => ({ name: z, phase: 'Done', vmclusterGeneration: 4 })));
+    expect(res.zonesOutOfRotation).toEqual([]);
+    expect(mutations(fake)).toEqual([
+      'applyObject:VMAgent:vm-global',
+      'applyObject:VMUser:reads-az-a',
+      ...ZONES.flatMap((z) => [`editRoutes:remove:vm-${z}`, `applyObject:VMCluster:vm-${z}`, `editRoutes:restore:vm-${z}`]),
+    ]);
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+    for (const z of ZONES) expect(fake.object('VMCluster', `vm-${z}`)!.spec).toMatchObject({ clusterVersion: NEW_VERSION, vmselect: { replicaCount: 2, extraArgs: { 'search.maxQueryDuration': '1m' } } });
+    expect(fake.object('VMCluster', 'vm-az-b')!.spec).toMatchObject({ vmstorage: { replicaCount: 4 } });
+    expect(fake.object('VMCluster', 'vm-az-a')!.spec).toMatchObject({ vmstorage: { replicaCount: 3 } });
+    expect(fake.object('VMAgent', 'vm-global')!.spec).toMatchObject({ extraArgs: { 'remoteWrite.showURL': 'false' } });
+    // Zone az-a left both the VMAuth (crd.objects entry) and its VMUser (whole targetRef).
+    const removeA = fake.log.find((a) => a.type === 'routes' && a.vmcluster === 'vm-az-a' && a.direction === 'remove');
+    expect(removeA && removeA.type === 'routes' && Object.keys(removeA.after).sort()).toEqual(['VMAuth/vm-global', 'VMUser/reads-az-a']);
+    const last = fake.statuses.at(-1)!;
+    expect(last).toMatchObject({ phase: 'Succeeded', observedGeneration: 1, zonesOutOfRotation: [], workflow: { id: r.workflowIdOf(inputOf()) } });
+    expect(last.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(last.zones?.every((z) => z.startedAt && z.finishedAt)).toBe(true);
+    // every step was reported
+    const phases = fake.statuses.map((s) => s.zones?.find((z) => z.name === 'az-b')?.phase);
+    for (const p of ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads', 'Done']) expect(phases).toContain(p);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('Shuffle order is the deterministic per-generation shuffle', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const input = inputOf({ order: 'Shuffle', uid: 'feedbeef-0000-0000-0000-000000000001' });
+    const h = await r.start(input);
+    const res = await h.result();
+    const expected = planZoneOrder([...ZONES], 'Shuffle', shuffleSeed(input.object));
+    expect(res.zones.map((z) => z.name)).toEqual(expected);
+    expect(mutations(fake).filter((m) => m.startsWith('applyObject:VMCluster')).map((m) => m.split(':')[2])).toEqual(expected.map((z) => `vm-${z}`));
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('unchanged, operational zones are skipped without leaving reads', async () => {
+  const fake = makeFake({ upToDate: ['az-a', 'az-c'] });
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf());
+    const res = await h.result();
+    await maybeRecord('skip-unchanged', h);
+    expect(res.zones.map((z) => z.phase)).toEqual(['Skipped', 'Done', 'Skipped']);
+    expect(mutations(fake).filter((m) => m.includes('VMCluster') || m.startsWith('editRoutes'))).toEqual([
+      'editRoutes:remove:vm-az-b',
+      'applyObject:VMCluster:vm-az-b',
+      'editRoutes:restore:vm-az-b',
+    ]);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('a zone that would leave a route empty: Failed, no edit; resume after the user adds a backend', async () => {
+  const fake = makeFake();
+  fake.setRoute('VMUser/reads-az-a', [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: 'default' } }]);
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf());
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', failedStep: 'LeavingReads', outOfRotation: false });
+    expect(p.zonesOutOfRotation).toEqual([]);
+    expect(p.message).toMatch(/VMUser reads-az-a/);
+    expect(fake.calls.filter((c) => c.startsWith('editRoutes') || c.startsWith('applyObject:VMCluster'))).toEqual([]);
+    expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Failed', zonesOutOfRotation: [] });
+    fake.userAppend('VMUser/reads-az-a', vmselect('vm-az-b', 'vm-az-c'));
+    await h.signal('resume');
+    const res = await h.result();
+    await maybeRecord('empty-route-then-resume', h);
+    expect(res.phase).toBe('Succeeded');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('VMCluster failed: zone Failed and kept out, next zone untouched; resume after the operator recovers', async () => {
+  const fake = makeFake();
+  fake.patchBehaviour.set('vm-az-b', 'failed');
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf());
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
+    expect(p.zones.find((z) => z.name === 'az-b')).toMatchObject({ phase: 'Failed', failedStep: 'WaitingOperational', outOfRotation: true });
+    expect(p.zonesOutOfRotation).toEqual(['az-b']);
+    expect(p.message).toMatch(/ObjectFailed/);
+    expect(fake.calls.some((c) => c.includes('vm-az-c'))).toBe(false);
+    const st = fake.statuses.at(-1)!;
+    expect(st).toMatchObject({ phase: 'Failed', zonesOutOfRotation: ['az-b'], currentZone: 'az-b' });
+    expect(st.zones?.find((z) => z.name === 'az-b')?.message).toMatch(/kept out of read rotation/);
+    expect(r.breaches()).toEqual([]);
+    // the operator recovers; resume retries from Upgrading (re-apply, then wait)
+    fake.patchBehaviour.set('vm-az-b', 'operational');
+    fake.object('VMCluster', 'vm-az-b')!.updateStatus = 'expanding';
+    await h.signal('resume');
+    const res = await h.result();
+    await maybeRecord('vmcluster-failed-then-resume', h);
+    expect(res.phase).toBe('Succeeded');
+    expect(mutations(fake).filter((m) => m === 'applyObject:VMCluster:vm-az-b')).toHaveLength(2);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('zone timeout (VMCluster never operational): Failed after zoneTimeout; resume retries the zone', async () => {
+  const fake = makeFake();
+  fake.patchBehaviour.set('vm-az-a', 'hang');
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf({ zoneTimeoutMs: 5 * 60_000 }));
+    // let the server skip time while the activity retries
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed', 60_000);
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', failedStep: 'WaitingOperational', outOfRotation: true });
+    expect(p.message).toMatch(/zoneTimeout exhausted|NotReady/);
+    expect(fake.calls.some((c) => c.includes('vm-az-b'))).toBe(false);
+    fake.patchBehaviour.set('vm-az-a', 'operational');
+    await h.signal('resume');
+    const res = await h.result();
+    await maybeRecord('zone-timeout-then-resume', h);
+    expect(res.phase).toBe('Succeeded');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('vmagent unreachable: never drained, zone times out and stays out; cancel keeps it out', async () => {
+  const fake = makeFake();
+  fake.queueBehaviour.set('vm-az-a', 'unreachable');
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf({ zoneTimeoutMs: 5 * 60_000 }));
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed', 60_000);
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', failedStep: 'WaitingForQueue', outOfRotation: true });
+    expect(fake.log.some((a) => a.type === 'routes' && a.direction === 'restore')).toBe(false);
+    await h.cancel();
+    await expect(h.result()).rejects.toThrow(WorkflowFailedError);
+    await maybeRecord('vmagent-unreachable-cancel', h);
+    const st = fake.statuses.at(-1)!;
+    expect(st.phase).toBe('Cancelled');
+    expect(st.zonesOutOfRotation).toEqual(['az-a']);
+    expect(st.zones?.find((z) => z.name === 'az-a')?.message).toMatch(/stays out of read rotation.*not drained/);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('a slow queue drains after a few polls: the zone waits, then rejoins', async () => {
+  const fake = makeFake();
+  fake.queueBehaviour.set('vm-az-c', { notDrainedAttempts: 3 });
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf());
+    const res = await h.result();
+    expect(res.phase).toBe('Succeeded');
+    expect(fake.calls.filter((c) => c === 'waitQueueDrained:vm-az-c')).toHaveLength(4);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('stale generation: takeOver says stale, nothing is touched', async () => {
+  const fake = makeFake({ generation: 2 });
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf({ generation: 1 }));
+    const res = await h.result();
+    await maybeRecord('stale-generation', h);
+    expect(res.phase).toBe('Superseded');
+    expect(fake.calls).toEqual(['takeOverObject:g1']);
+    expect(fake.statuses).toEqual([]);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('supersede mid-zone (patched): g1 finishes the zone in flight, ends Superseded; g2 takes over and finishes', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const held = fake.hold('waitOperational:VMCluster:vm-az-b');
+    const h1 = await r.start(inputOf({ generation: 1 }));
+    await held.reached;
+    fake.objectGeneration = 2;
+    const h2 = await r.start(inputOf({ generation: 2 }, [h1.workflowId]));
+    await eventually(async () => (await r.progress(h1)).supersededBy === 2);
+    held.release();
+    const res1 = await h1.result();
+    expect(res1.phase).toBe('Superseded');
+    expect(res1.zones.map((z) => z.phase)).toEqual(['Done', 'Done', 'Pending']);
+    expect(fake.calls.filter((c) => c.includes('vm-az-c') && c.startsWith('applyObject')).length).toBe(0);
+    const res2 = await h2.result();
+    await maybeRecord('supersede-mid-zone-g1', h1);
+    await maybeRecord('supersede-mid-zone-g2', h2);
+    expect(res2.phase).toBe('Succeeded');
+    expect(res2.zones.map((z) => z.phase)).toEqual(['Skipped', 'Skipped', 'Done']);
+    expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Succeeded', observedGeneration: 2 });
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('supersede before the patch: the zone rejoins at once, nothing is upgraded', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const held = fake.hold('waitOperational:VMAuth:vm-global');
+    const h1 = await r.start(inputOf({ generation: 1 }));
+    await held.reached;
+    // prepare waits on VMAgent/VMUser first; the VMAuth wait is az-a's WaitingForSwitch
+    expect((await r.progress(h1)).currentStep).toBe('WaitingForSwitch');
+    await h1.signal('supersede', { generation: 2 });
+    held.release();
+    const res1 = await h1.result();
+    expect(res1.phase).toBe('Superseded');
+    expect(res1.zones.map((z) => z.phase)).toEqual(['Pending', 'Pending', 'Pending']);
+    expect(fake.calls.filter((c) => c.startsWith('applyObject:VMCluster'))).toEqual([]);
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('user edits to routes during a zone survive the restore', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const held = fake.hold('waitQueueDrained:vm-az-b');
+    const h = await r.start(inputOf());
+    await held.reached;
+    fake.userAppend('VMAuth/vm-global', { static: { url: 'http://cold-storage:8481' }, paths: ['/select/cold/.*'] });
+    fake.userAppend('VMUser/reads-az-a', vmselect('vm-az-c'));
+    held.release();
+    const res = await h.result();
+    expect(res.phase).toBe('Succeeded');
+    expect(fake.routes.get('VMAuth/vm-global')).toHaveLength(3);
+    expect(fake.routes.get('VMAuth/vm-global')![1]).toEqual(vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'));
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('cancel while Failed after a VMCluster failure: the patched zone stays out, status Cancelled says so', async () => {
+  const fake = makeFake();
+  fake.patchBehaviour.set('vm-az-a', 'failed');
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf());
+    await r.progressUntil(h, (p) => p.phase === 'Failed');
+    await h.cancel();
+    const err = await h.result().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    const st = fake.statuses.at(-1)!;
+    expect(st).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
+    expect(st.zones?.find((z) => z.name === 'az-a')?.message).toMatch(/not operational/);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
