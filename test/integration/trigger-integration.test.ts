@@ -2,6 +2,7 @@
 // `rolloutWorkflow` (test/fixtures/workflows/rollout-standin.ts) that records what it receives.
 // Every assertion polls real state (the API server, Temporal); nothing sleeps as a stand-in.
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
@@ -11,9 +12,10 @@ import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { GROUP, PLURAL, VERSION, API_VERSION, KIND } from '../../api/constants';
 import { SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { validateSpec } from '../../api/schema';
+import { formatIssues, validateSpec } from '../../api/schema';
 import type { TriggerConfig } from '../../trigger/config';
 import { createLogger } from '../../trigger/log';
+import type { SpecValidator } from '../../trigger/reconcile';
 import { startTrigger, type TriggerHandle, type TriggerDeps } from '../../trigger/main';
 import { installCRDs, startKube, type KubeCluster } from '../harness/kube';
 import { harnessTempDir, httpGet, waitFor } from '../harness/processes';
@@ -25,6 +27,8 @@ jest.setTimeout(120_000);
 const CRD_FILE = path.resolve(__dirname, '..', '..', 'charts', 'vmrollout', 'crds', 'vmdistributedclusters.vmrollout.io.yaml');
 const NS = 'trigger-it';
 const NS_ADOPT = 'trigger-adopt';
+const NS_IDLE = 'trigger-idle';
+const NS_INVALID = 'trigger-invalid';
 const T = 30_000; // per wait
 
 interface Vmdc {
@@ -161,7 +165,7 @@ beforeAll(async () => {
   custom = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   await installCRDs(kube.kubeConfig, CRD_FILE);
-  for (const name of [NS, NS_ADOPT]) await core.createNamespace({ body: { metadata: { name } } });
+  for (const name of [NS, NS_ADOPT, NS_IDLE, NS_INVALID]) await core.createNamespace({ body: { metadata: { name } } });
   env = await startTemporalDevEnv();
   client = env.client;
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/workflows/rollout-standin'), logger: new DefaultLogger('WARN') });
@@ -277,46 +281,63 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
   });
 
   it('invalid spec → Invalid status, Valid=False condition, Warning Event, no workflow; fixing it starts one', async () => {
-    // Specs the zod schema rejects; the first the API server accepts is used (the CRD may enforce some itself).
+    // Specs the zod schema rejects but the CRD may let through (defaults the CEL rules cannot see).
+    // The first the API server accepts goes to the trigger with the real validator. When the CRD
+    // catches them all, a trigger whose validator also rejects a marker clusterVersion is used, so
+    // the trigger's handling of invalid specs is still exercised on the real API server.
     const candidates = [
+      spec({ strategy: { zoneTimeout: '30s' } }), // <= queueDrainedFor's default 1m
+      spec({ strategy: { pollInterval: '2m' } }), // > queueDrainedFor's default 1m
       spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-a' } }, { name: 'az-a', vmcluster: { name: 'vm-b' } }] }),
-      spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-a' } }, { name: 'az-b', vmcluster: { name: 'vm-a' } }] }),
-      spec({ strategy: { zoneTimeout: '0s' } }),
-      spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-a', spec: {}, overrideSpec: {} } }, { name: 'az-b', vmcluster: { name: 'vm-b' } }] }),
     ];
     let o: Vmdc | undefined;
     for (const c of candidates) {
       expect(validateSpec(c).success).toBe(false);
       try {
-        o = await create('c-invalid', c);
+        o = await create('c-invalid', c, NS_INVALID);
         break;
       } catch {
         /* rejected by the API server itself: try the next */
       }
     }
-    if (!o) throw new Error('the API server rejected every invalid candidate: add one only the zod schema catches');
-    const cur = await waitFor(async () => {
-      const c = await get('c-invalid');
-      return c.status?.phase === 'Invalid' && c.status.observedGeneration === 1 ? c : undefined;
-    }, { timeoutMs: T, description: 'Invalid status', diagnostics: logTail });
-    const valid = cur.status?.conditions?.find((c) => c.type === 'Valid');
-    expect(valid).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 1 });
-    expect(valid?.message).toMatch(/spec\./);
-    expect(cur.status?.message).toBe(valid?.message);
-    expect(cur.status?.workflow).toBeUndefined();
-    const ev = await waitFor(async () => (await events('c-invalid')).find((e) => e.reason === 'InvalidSpec'), { timeoutMs: T, description: 'InvalidSpec Event' });
-    expect(ev.type).toBe('Warning');
-    expect(ev.message).toMatch(/spec\./);
-    await expect(client.workflow.getHandle(idOf(o, 1)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    const MARKER = 'v0.0.0-rejected-by-test';
+    const validator: SpecValidator = {
+      validate: (raw) => {
+        const v = validateSpec(raw);
+        if (v.success && v.spec.clusterVersion === MARKER) return { success: false, issues: [{ path: 'spec.clusterVersion', message: 'rejected by the test validator' }] };
+        return v;
+      },
+      format: formatIssues,
+    };
+    const t = await trigger([NS_INVALID], { validator });
+    await t.synced;
+    try {
+      o ??= await create('c-invalid', spec({ clusterVersion: MARKER }), NS_INVALID);
+      const cur = await waitFor(async () => {
+        const c = await get('c-invalid', NS_INVALID);
+        return c.status?.phase === 'Invalid' && c.status.observedGeneration === 1 ? c : undefined;
+      }, { timeoutMs: T, description: 'Invalid status', diagnostics: logTail });
+      const valid = cur.status?.conditions?.find((c) => c.type === 'Valid');
+      expect(valid).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 1 });
+      expect(valid?.message).toMatch(/spec\./);
+      expect(cur.status?.message).toBe(valid?.message);
+      expect(cur.status?.workflow).toBeUndefined();
+      const ev = await waitFor(async () => (await events('c-invalid', NS_INVALID)).find((e) => e.reason === 'InvalidSpec'), { timeoutMs: T, description: 'InvalidSpec Event' });
+      expect(ev.type).toBe('Warning');
+      expect(ev.message).toMatch(/spec\./);
+      await expect(client.workflow.getHandle(idOf(o, 1)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
-    await custom.replaceNamespacedCustomObject({
-      group: GROUP, version: VERSION, plural: PLURAL, namespace: NS, name: 'c-invalid',
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'c-invalid', resourceVersion: cur.metadata.resourceVersion }, spec: spec() },
-    });
-    const fixed = await recorded(o, 2);
-    expect(fixed.status?.phase).not.toBe('Invalid');
-    expect(fixed.status?.conditions?.find((c) => c.type === 'Valid')).toMatchObject({ status: 'True', observedGeneration: 2 });
-    expect((await standin(idOf(o, 2))).input.previousWorkflowIds).toEqual([]);
+      await custom.replaceNamespacedCustomObject({
+        group: GROUP, version: VERSION, plural: PLURAL, namespace: NS_INVALID, name: 'c-invalid',
+        body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'c-invalid', resourceVersion: cur.metadata.resourceVersion }, spec: spec() },
+      });
+      const fixed = await recorded(o, 2, NS_INVALID);
+      expect(fixed.status?.phase).not.toBe('Invalid');
+      expect(fixed.status?.conditions?.find((c) => c.type === 'Valid')).toMatchObject({ status: 'True', observedGeneration: 2 });
+      expect((await standin(idOf(o, 2))).input.previousWorkflowIds).toEqual([]);
+    } finally {
+      await t.stop();
+    }
   });
 
   it('kill and restart the trigger mid-way → no duplicate workflow, no missed generation, no missed delete', async () => {
@@ -396,4 +417,68 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     }, { timeoutMs: T, description: '/readyz 200' });
     expect(health.body).toContain('ok');
   }, 120_000);
+
+  it('the watchdog restarts a watch that went silent (half-open connection) and catches up', async () => {
+    // A TCP proxy in front of the API server that can freeze its open connections: no bytes, no
+    // close — what a dead peer behind a NAT looks like. New connections still go through.
+    const server = new URL(kube!.server);
+    const pairs: Array<[net.Socket, net.Socket]> = [];
+    const all: Array<[net.Socket, net.Socket]> = [];
+    const proxy = net.createServer((down) => {
+      const up = net.connect(Number(server.port), server.hostname);
+      down.pipe(up);
+      up.pipe(down);
+      const close = () => {
+        down.destroy();
+        up.destroy();
+      };
+      down.on('error', close);
+      up.on('error', close);
+      pairs.push([down, up]);
+      all.push([down, up]);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const freeze = () => {
+      for (const [down, up] of pairs.splice(0)) {
+        down.unpipe(up);
+        up.unpipe(down);
+        down.pause();
+        up.pause();
+      }
+    };
+    const kc = new k8s.KubeConfig();
+    const base = kube!.kubeConfig;
+    kc.loadFromOptions({
+      clusters: base.getClusters().map((c) => ({ ...c, server: `https://127.0.0.1:${(proxy.address() as net.AddressInfo).port}` })),
+      users: base.getUsers(),
+      contexts: base.getContexts(),
+      currentContext: base.getCurrentContext(),
+    });
+    const t = await startTrigger({ ...config([NS_IDLE]), watchIdleTimeoutMs: 3000 }, {
+      kubeConfig: kc,
+      temporalClient: client,
+      serveMetrics: false,
+      log: createLogger('debug', (line) => fs.appendFileSync(path.join(logDir, 'trigger-idle.log'), line + '\n')),
+      watchBackoff: { initialMs: 200, maxMs: 2000 },
+    });
+    triggers.push(t);
+    try {
+      await t.synced;
+      const a = await create('c-idle-a', spec(), NS_IDLE);
+      await recorded(a, 1, NS_IDLE);
+      freeze();
+      const idleBefore = (await t.metrics.watchRestarts.get()).values.find((v) => v.labels.reason === 'idle')?.value ?? 0;
+      const b = await create('c-idle-b', spec(), NS_IDLE);
+      await recorded(b, 1, NS_IDLE);
+      const idleAfter = (await t.metrics.watchRestarts.get()).values.find((v) => v.labels.reason === 'idle')?.value ?? 0;
+      expect(idleAfter).toBeGreaterThan(idleBefore);
+    } finally {
+      await t.stop();
+      for (const [down, up] of all) {
+        down.destroy();
+        up.destroy();
+      }
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
+  });
 });
