@@ -69,7 +69,8 @@ async function visibleRunning(name: string, n: number) {
   }, { timeoutMs: 30_000, description: `${n} running workflows of ${name} in visibility` });
 }
 
-const takeOver = (input: Parameters<RolloutActivities['takeOverObject']>[0]) => new MockActivityEnvironment().run(acts.takeOverObject, input);
+const takeOver = (input: Parameters<RolloutActivities['takeOverObject']>[0]): Promise<{ stale: boolean; superseded: string[] }> =>
+  new MockActivityEnvironment().run(acts.takeOverObject, input);
 
 it('supersedes every older workflow (known id or found through visibility) and waits until they closed', async () => {
   const g3 = await startStandin(obj('x', 3));
