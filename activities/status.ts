@@ -1,5 +1,7 @@
 // The VMDistributedCluster status, written through the status subresource, only while the object
-// is still the same object (uid) at the workflow's generation.
+// is still the same object (uid) and either at the workflow's generation or still naming the calling
+// workflow in status.workflow (the trigger adopted a paused-only generation for it).
+import { Context } from '@temporalio/activity';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
 import { isConflict, isNotFound } from './errors';
 import { VMDC_KIND, type KubeObjects } from './kube-objects';
@@ -15,11 +17,38 @@ export function statusPatch(status: VMDistributedClusterStatus, resourceVersion?
   return resourceVersion ? { metadata: { resourceVersion }, status: s } : { status: s };
 }
 
-/** Pure: may a status for `object` be written on `current` (its metadata)? */
+/** Pure: is `current` (its metadata) the same object (uid) at the workflow's generation? */
 export function sameGeneration(current: { uid?: unknown; generation?: unknown } | undefined, object: ObjectGeneration): boolean {
   if (!current) return false;
   if (object.uid && current.uid !== object.uid) return false;
   return current.generation === object.generation;
+}
+
+/**
+ * Pure: may the workflow `workflowId` of `object` write the status of `current`? Same uid, and either
+ * the object is at the workflow's generation, or its status.workflow still names this workflow (a
+ * later generation changed only spec.paused and the trigger kept this workflow in charge). A
+ * superseded workflow has lost status.workflow to the new one, so it can no longer write.
+ */
+export function mayWriteStatus(
+  current: { metadata?: { uid?: unknown; generation?: unknown }; status?: unknown } | undefined,
+  object: ObjectGeneration,
+  workflowId: string | undefined,
+): boolean {
+  if (!current?.metadata) return false;
+  if (object.uid && current.metadata.uid !== object.uid) return false;
+  if (current.metadata.generation === object.generation) return true;
+  const named = (current.status as { workflow?: { id?: unknown } } | undefined)?.workflow?.id;
+  return !!workflowId && named === workflowId;
+}
+
+/** The calling workflow's id: from the activity Context, else from the status it writes. */
+function callerWorkflowId(status: VMDistributedClusterStatus): string | undefined {
+  try {
+    return Context.current().info.workflowExecution.workflowId;
+  } catch {
+    return status.workflow?.id;
+  }
 }
 
 /**
@@ -47,12 +76,20 @@ export async function writeStatus(
   opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; maxAttempts?: number } = {},
 ): Promise<{ written: boolean }> {
   const { object } = input;
+  const workflowId = callerWorkflowId(input.status);
   const attempts = opts.maxAttempts ?? 5;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const current = await kube.get(VMDC_KIND, object.namespace, object.name);
-    if (!current || !sameGeneration(current.metadata, object)) return { written: false };
+    if (!current || !mayWriteStatus(current, object, workflowId)) return { written: false };
+    // Adopted (the object is at a later generation): observedGeneration and workflow are the
+    // trigger's; never move them back to the workflow's own generation.
+    let status = input.status;
+    if (!sameGeneration(current.metadata, object)) {
+      const { observedGeneration: _g, workflow: _w, ...rest } = input.status;
+      status = rest;
+    }
     try {
-      await kube.mergePatchStatus(VMDC_KIND, object.namespace, object.name, statusPatch(input.status, current.metadata.resourceVersion));
+      await kube.mergePatchStatus(VMDC_KIND, object.namespace, object.name, statusPatch(status, current.metadata.resourceVersion));
     } catch (err) {
       if (isConflict(err)) continue; // changed between GET and PATCH: check the generation again
       if (isNotFound(err)) return { written: false };

@@ -1,7 +1,7 @@
 /**
  * Activities against a real kube-apiserver (+ etcd) with the VM operator test CRDs and our CRD:
  * route removal/restore (exact, idempotent, conflict-safe, EmptyRoute refusal), writeStatus's
- * generation guard, applyObject create vs merge patch, waitOperational.
+ * generation / status.workflow guard, applyObject create vs merge patch, waitOperational.
  */
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -178,6 +178,41 @@ describe('writeStatus', () => {
     // another uid (deleted and recreated) or a missing object: not written
     expect(await run('writeStatus', { object: { ...object, generation: object.generation + 1, uid: 'other' }, status: { phase: 'Failed' } })).toEqual({ written: false });
     expect(await run('writeStatus', { object: { ...object, name: 'absent' }, status: { phase: 'Failed' } })).toEqual({ written: false });
+  });
+
+  it('an adopted workflow (status.workflow names it at a later generation) still writes, without moving observedGeneration back', async () => {
+    const created = (await custom.createNamespacedCustomObject({
+      group: GROUP, version: VERSION, namespace: NS, plural: PLURAL,
+      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'st-adopt' }, spec: {
+        clusterVersion: 'v1.150.0-cluster',
+        zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }, { name: 'az-b', vmcluster: { name: 'vm-az-b' } }],
+        vmauth: { name: 'g' }, vmagent: { name: 'g' },
+      } },
+    })) as { metadata: { uid: string; generation: number } };
+    const object = { namespace: NS, name: 'st-adopt', uid: created.metadata.uid, generation: created.metadata.generation };
+    const own = { id: 'vmdc/default/st-adopt/g1-x', runId: 'r1' };
+    const asWorkflow = (id: string) => new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: 'r' } });
+    const write = (id: string, status: Parameters<RolloutActivities['writeStatus']>[0]['status']) =>
+      asWorkflow(id).run(acts.writeStatus, { object, status });
+    expect(await write(own.id, { observedGeneration: object.generation, workflow: own, phase: 'Progressing' })).toEqual({ written: true });
+
+    // paused-only edit: generation + 1, the trigger records it and keeps status.workflow
+    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { paused: true } } }, mergePatchOptions);
+    const g2 = object.generation + 1;
+    await objects.mergePatchStatus(VMDC_KIND, NS, 'st-adopt', { status: { observedGeneration: g2 } });
+    expect(await write(own.id, { observedGeneration: object.generation, workflow: own, phase: 'Paused', message: 'paused' })).toEqual({ written: true });
+    let got = (await objects.get(VMDC_KIND, NS, 'st-adopt'))!;
+    expect(got.status).toMatchObject({ phase: 'Paused', message: 'paused', observedGeneration: g2, workflow: own });
+    // another workflow (the status names someone else) may not write at a generation not its own
+    expect(await write('vmdc/default/st-adopt/g0-other', { phase: 'Failed' })).toEqual({ written: false });
+
+    // a real change: the trigger moves status.workflow to the new generation's workflow → superseded, no more writes
+    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatchOptions);
+    const next = { id: 'vmdc/default/st-adopt/g3-x', runId: 'r3' };
+    await objects.mergePatchStatus(VMDC_KIND, NS, 'st-adopt', { status: { observedGeneration: g2 + 1, workflow: next } });
+    expect(await write(own.id, { phase: 'Superseded' })).toEqual({ written: false });
+    got = (await objects.get(VMDC_KIND, NS, 'st-adopt'))!;
+    expect(got.status).toMatchObject({ phase: 'Paused', observedGeneration: g2 + 1, workflow: next });
   });
 });
 

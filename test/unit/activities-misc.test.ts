@@ -1,6 +1,6 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { objectState } from '../../activities/kube-objects';
-import { statusPatch, sameGeneration, StepTimer } from '../../activities/status';
+import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status';
 import { decideTakeOver, parseWorkflowId, runningWorkflowsQuery } from '../../activities/take-over';
 import { operationalVerdict } from '../../activities/wait-operational';
 import { metricsURL, podsFromEndpointSlices } from '../../activities/vmagent-queue';
@@ -47,6 +47,22 @@ describe('status', () => {
     expect(sameGeneration({ uid: 'u1', generation: 3 }, o)).toBe(false);
     expect(sameGeneration({ uid: 'u2', generation: 2 }, o)).toBe(false);
     expect(sameGeneration(undefined, o)).toBe(false);
+  });
+  it('mayWriteStatus: same uid and (own generation, or status.workflow still names the caller)', () => {
+    const o = { namespace: 'n', name: 'x', uid: 'u1', generation: 2 };
+    const wf = (id: string) => ({ workflow: { id, runId: 'r' } });
+    expect(mayWriteStatus({ metadata: { uid: 'u1', generation: 2 } }, o, 'w2')).toBe(true);
+    expect(mayWriteStatus({ metadata: { uid: 'u1', generation: 2 }, status: wf('other') }, o, 'w2')).toBe(true);
+    // adopted: a later generation that still names this workflow
+    expect(mayWriteStatus({ metadata: { uid: 'u1', generation: 3 }, status: wf('w2') }, o, 'w2')).toBe(true);
+    // superseded: status.workflow moved on, or is gone
+    expect(mayWriteStatus({ metadata: { uid: 'u1', generation: 3 }, status: wf('w3') }, o, 'w2')).toBe(false);
+    expect(mayWriteStatus({ metadata: { uid: 'u1', generation: 3 }, status: {} }, o, 'w2')).toBe(false);
+    expect(mayWriteStatus({ metadata: { uid: 'u1', generation: 3 }, status: wf('w2') }, o, undefined)).toBe(false);
+    // another object (deleted and recreated), or none
+    expect(mayWriteStatus({ metadata: { uid: 'u2', generation: 3 }, status: wf('w2') }, o, 'w2')).toBe(false);
+    expect(mayWriteStatus({ metadata: { uid: 'u2', generation: 2 } }, o, 'w2')).toBe(false);
+    expect(mayWriteStatus(undefined, o, 'w2')).toBe(false);
   });
   it('StepTimer observes the time spent in each zone phase', () => {
     const seen: Array<[string, number]> = [];
