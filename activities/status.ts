@@ -45,7 +45,7 @@ export function mayWriteStatus(
 /** The calling workflow's id: from the activity Context, else from the status it writes. */
 function callerWorkflowId(status: VMDistributedClusterStatus): string | undefined {
   try {
-    return Context.current().info.workflowExecution.workflowId;
+    return Context.current().info.workflowExecution?.workflowId ?? status.workflow?.id;
   } catch {
     return status.workflow?.id;
   }
