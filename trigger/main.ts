@@ -28,8 +28,6 @@ export interface TriggerDeps {
   /** Backoff of failed reconciliations (default 1 s doubling to 60 s). */
   retryBackoff?: { initialMs: number; maxMs: number };
   watchBackoff?: { initialMs: number; maxMs: number };
-  /** See ReconcilerDeps.adoptPausedOnlyChanges (default false). */
-  adoptPausedOnlyChanges?: boolean;
 }
 
 export interface TriggerHandle {
@@ -75,7 +73,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     connection = await connectTemporal(config.temporal);
     temporal = new Client({ connection, namespace: config.temporal.namespace });
   }
-  const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? defaultValidator, taskQueue: config.taskQueue, log, metrics, adoptPausedOnlyChanges: deps.adoptPausedOnlyChanges });
+  const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? defaultValidator, taskQueue: config.taskQueue, log, metrics });
   const retryBackoff = deps.retryBackoff ?? { initialMs: 1000, maxMs: 60_000 };
 
   let stopped = false;

@@ -51,20 +51,30 @@ export interface TriggerMemory {
 export interface DecideContext extends TriggerMemory {
   validator: SpecValidator;
   /**
-   * Spec hash (see specHash) recorded in the memo of the workflow named by status.workflow, when
-   * `adoptionCandidate(obj)` asked for it; null when that workflow is unknown to Temporal.
+   * Spec hash (see specHash) recorded in the memo of the workflow named by status.workflow. The
+   * caller supplies it whenever `adoptionCandidate(obj)` names a workflow; null when that workflow
+   * is unknown to Temporal (or has no hash): then the generation gets its own workflow.
    */
   previousSpecHash?: string | null;
 }
 
 export type Action =
   /** Record the invalid generation: status Invalid + Valid=False condition + Warning Event. */
-  | { type: 'reportInvalid'; object: ObjectGeneration; message: string; issues: ReadonlyArray<ValidationIssue> }
+  | {
+      type: 'reportInvalid';
+      object: ObjectGeneration;
+      message: string;
+      issues: ReadonlyArray<ValidationIssue>;
+      /** The previous workflow this generation supersedes: removed from status.workflow. */
+      supersededWorkflowId?: string;
+    }
   /** Start this generation's workflow idempotently, then record it in the status. */
   | { type: 'start'; workflowId: string; input: RolloutInput; specHash: string }
   /**
-   * The generation changed nothing but `spec.paused` (same normalized spec otherwise): the running
-   * workflow stays in charge; record the generation as observed and keep status.workflow.
+   * The generation changed nothing but `spec.paused` (same normalized spec otherwise): the workflow
+   * named by status.workflow stays in charge (pause/resume signals reach it; when it has ended,
+   * e.g. Succeeded, there is nothing to roll out); record the generation as observed and keep
+   * status.workflow.
    */
   | { type: 'adopt'; object: ObjectGeneration; workflow: WorkflowRef }
   | { type: 'signal'; workflowId: string; signal: typeof SIGNAL_PAUSE | typeof SIGNAL_RESUME }
@@ -118,7 +128,7 @@ function rawPaused(obj: VmdcObject): boolean {
 /**
  * When the object is at a generation the trigger has not handled yet and its status names a
  * workflow of another generation, decide() needs that workflow's spec hash (to tell a paused-only
- * edit from a new rollout): returns that workflow id.
+ * edit, which that workflow adopts, from a new rollout): returns that workflow id.
  */
 export function adoptionCandidate(obj: VmdcObject): string | undefined {
   const og = objectGeneration(obj);
@@ -151,9 +161,12 @@ function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory, st
  * - deleted → cancel its workflows;
  * - generation already handled (observedGeneration == generation with a workflow, or reported
  *   Invalid) → only forward `spec.paused` when it differs from what was last sent;
- * - new generation, invalid spec → report Invalid, and supersede the previous workflow;
- * - new generation, only `paused` changed, and the caller supplied the previous workflow's spec hash
- *   (adoption enabled) → adopt the running workflow, forward `paused`;
+ * - new generation, invalid spec → report Invalid, and supersede the previous workflow (the report
+ *   also removes status.workflow, so that workflow can no longer write the status);
+ * - new generation whose normalized spec equals the previous workflow's but for `paused` (equal
+ *   spec hash, from that workflow's memo) → adopt: that workflow stays in charge and gets
+ *   `pause`/`resume`; if it has ended (Succeeded: the spec it rolled out is still the spec), there
+ *   is nothing to roll out and only observedGeneration is recorded;
  * - new generation otherwise → start its workflow (idempotent; previousWorkflowIds = the status'
  *   workflow of another generation) and courtesy-signal `supersede` to that previous workflow.
  */
@@ -175,8 +188,9 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
 
   const v = ctx.validator.validate(obj.spec);
   if (!v.success) {
-    const actions: Action[] = [{ type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues }];
-    if (prev && prev.id !== workflowIdFor(og)) actions.push({ type: 'supersede', workflowId: prev.id, generation: og.generation });
+    const superseded = prev && prev.id !== workflowIdFor(og) ? prev.id : undefined;
+    const actions: Action[] = [{ type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues, supersededWorkflowId: superseded }];
+    if (superseded) actions.push({ type: 'supersede', workflowId: superseded, generation: og.generation });
     return actions;
   }
 
@@ -224,13 +238,6 @@ export interface ReconcilerDeps {
   log: Logger;
   metrics: TriggerMetrics;
   now?: () => Date;
-  /**
-   * A generation that changes nothing but `spec.paused` keeps the running workflow (pause/resume
-   * signals) instead of starting a new one that supersedes it. Off by default: the rollout
-   * workflow writes its status only while the object is at its own generation (DESIGN invariant 3),
-   * so an adopted workflow could no longer report. Enable once the workflow accepts adoption.
-   */
-  adoptPausedOnlyChanges?: boolean;
 }
 
 function isNotFound(err: unknown): boolean {
@@ -263,7 +270,7 @@ export class Reconciler {
   }
 
   async reconcile(type: WatchEventType, obj: VmdcObject): Promise<void> {
-    const candidate = type === 'delete' || !this.deps.adoptPausedOnlyChanges ? undefined : adoptionCandidate(obj);
+    const candidate = type === 'delete' ? undefined : adoptionCandidate(obj);
     const previousSpecHash = candidate ? await this.lookupSpecHash(candidate) : undefined;
     const actions = decide(type, obj, { lastPaused: this.lastPaused, validator: this.deps.validator, previousSpecHash });
     for (const a of actions) await this.execute(a, obj);
@@ -375,7 +382,7 @@ export class Reconciler {
       this.clearInvalid(st, og, patch);
       return Object.keys(patch).length ? patch : undefined;
     });
-    log.info('generation changes only spec.paused: the running workflow stays in charge', { workflowId: a.workflow.id, written });
+    log.info('generation changes only spec.paused: the workflow in the status stays in charge (nothing to roll out if it has ended)', { workflowId: a.workflow.id, written });
   }
 
   private async reportInvalid(a: Extract<Action, { type: 'reportInvalid' }>, obj: VmdcObject, log: Logger): Promise<void> {
@@ -384,13 +391,18 @@ export class Reconciler {
     const written = await this.deps.kube.patchStatus(og, (fresh) => {
       const st = fresh.status ?? {};
       const cond = validCondition(st);
-      if (st.observedGeneration === og.generation && st.phase === 'Invalid' && st.message === message && cond?.status === 'False') return undefined;
-      return {
+      const dropWorkflow = !!a.supersededWorkflowId && st.workflow?.id === a.supersededWorkflowId;
+      if (st.observedGeneration === og.generation && st.phase === 'Invalid' && st.message === message && cond?.status === 'False' && !dropWorkflow) return undefined;
+      const patch: VMDistributedClusterStatus = {
         observedGeneration: og.generation,
         phase: 'Invalid',
         message,
         conditions: upsertCondition(st.conditions, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message, observedGeneration: og.generation }, this.now()),
       };
+      // The superseded workflow loses status.workflow, hence its right to write the status (it
+      // would otherwise overwrite Invalid with its own final phase). Visibility still finds it.
+      if (dropWorkflow) (patch as { workflow?: WorkflowRef | null }).workflow = null;
+      return patch;
     });
     if (written) {
       this.deps.metrics.validationFailures.inc();

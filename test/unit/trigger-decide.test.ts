@@ -136,25 +136,22 @@ describe('decide', () => {
     expect(sup).toEqual({ type: 'supersede', workflowId: id(2), generation: 3 });
   });
 
-  it('new generation that only toggles paused (adoption off) → a new workflow, started paused, also signalled pause once', () => {
-    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
-    const actions = decide('update', o, ctx());
+  it('new generation whose previous workflow is unknown to Temporal → a new workflow, started paused, also signalled pause once', () => {
+    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' } });
+    const actions = decide('update', o, ctx({ previousSpecHash: null }));
     expect(actions.map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
     expect(actions[0]).toMatchObject({ type: 'start', workflowId: id(3), input: { spec: { paused: true }, previousWorkflowIds: [id(2)] } });
     expect(actions[2]).toEqual({ type: 'signal', workflowId: id(3), signal: 'pause' });
   });
 
-  it('new generation unpausing (adoption off) → a new workflow, no resume signal to anyone', () => {
-    const o = obj(4, spec({ paused: false }), { observedGeneration: 3, workflow: { id: id(3), runId: 'r3' }, phase: 'Paused' });
-    expect(decide('update', o, ctx({ lastPaused: new Map([[id(3), true]]) })).map((a) => a.type)).toEqual(['start', 'supersede']);
+  it('new generation that toggles paused AND changes the spec → a new workflow (supersede), not adoption', () => {
+    const o = obj(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), false]]) }));
+    expect(actions.map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
+    expect(actions[2]).toEqual({ type: 'signal', workflowId: id(3), signal: 'pause' });
   });
 
-  it('new generation whose previous workflow is unknown to Temporal (adoption on) → start', () => {
-    const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' } });
-    expect(decide('update', o, ctx({ previousSpecHash: null })).map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
-  });
-
-  it('(adoption on) new generation that only toggles paused → adopt the running workflow and forward pause', () => {
+  it('new generation that only toggles paused → adopt the running workflow and forward pause', () => {
     const o = obj(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
     const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), false]]) }));
     expect(actions).toEqual([
@@ -163,7 +160,25 @@ describe('decide', () => {
     ]);
   });
 
-  it('(adoption on) adoption keeps forwarding paused to the adopted workflow afterwards', () => {
+  it('new generation that only unpauses → adopt, and resume the workflow this trigger paused', () => {
+    const o = obj(4, spec({ paused: false }), { observedGeneration: 3, workflow: { id: id(2), runId: 'r2' }, phase: 'Paused' });
+    expect(adoptionCandidate(o)).toBe(id(2));
+    expect(decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), true]]) }))).toEqual([
+      { type: 'adopt', object: { namespace: 'ns', name: 'c1', uid: UID, generation: 4 }, workflow: { id: id(2), runId: 'r2' } },
+      { type: 'signal', workflowId: id(2), signal: 'resume' },
+    ]);
+  });
+
+  it('paused-only change after the workflow Succeeded → adopt (record observedGeneration), no new rollout, no signal', () => {
+    for (const paused of [true, false]) {
+      const o = obj(3, spec({ paused }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Succeeded' });
+      expect(decide('update', o, ctx({ previousSpecHash: hashOf(spec()) }))).toEqual([
+        { type: 'adopt', object: { namespace: 'ns', name: 'c1', uid: UID, generation: 3 }, workflow: { id: id(2), runId: 'r2' } },
+      ]);
+    }
+  });
+
+  it('adoption keeps forwarding paused to the adopted workflow afterwards', () => {
     const o = obj(4, spec({ paused: false }), { observedGeneration: 4, workflow: { id: id(2), runId: 'r2' }, phase: 'Paused' });
     expect(adoptionCandidate(o)).toBeUndefined();
     expect(decide('update', o, ctx({ lastPaused: new Map([[id(2), true]]) }))).toEqual([{ type: 'signal', workflowId: id(2), signal: 'resume' }]);
@@ -196,6 +211,7 @@ describe('decide', () => {
     expect(actions.map((a) => a.type)).toEqual(['reportInvalid', 'supersede']);
     const r = actions[0];
     if (r?.type !== 'reportInvalid') throw new Error('shape');
+    expect(r.supersededWorkflowId).toBe(id(2)); // removed from status.workflow: it may no longer write
     expect(r.message).toContain('spec.zones');
     expect(r.issues.length).toBeGreaterThan(0);
   });
@@ -203,6 +219,7 @@ describe('decide', () => {
   it('invalid spec on a new object → reportInvalid only', () => {
     const actions = decide('add', obj(1, { clusterVersion: 'x' }), ctx());
     expect(actions.map((a) => a.type)).toEqual(['reportInvalid']);
+    expect(actions[0]).toMatchObject({ supersededWorkflowId: undefined });
   });
 
   it('a validator that throws is not hidden: decide propagates', () => {
