@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'charts/**', 'test/fixtures/histories/**', '.tmp/**', '**/*.d.ts'],
+    ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'charts/**', 'test/fixtures/histories/**', '.tmp/**', '.tmp-*', '**/*.d.ts'],
   },
   {
     files: ['**/*.ts'],
