@@ -21,7 +21,7 @@ tools:
 
 # npm writes node_modules/.package-lock.json on every install: it is the "installed at" stamp.
 deps: node_modules/.package-lock.json
-node_modules/.package-lock.json: package-lock.json package.json
+node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
