@@ -170,6 +170,9 @@ function installHandlers(): void {
     process.on(sig, handler);
   }
   // In jest, also stop everything when the test file finishes (even after a failing test).
+  // This hook sits on the file's root block: it runs after the afterAll hooks inside describe()
+  // blocks, but before top-level afterAll hooks declared later in the file (declaration order),
+  // so keep your own teardown inside a describe() if it needs the processes alive.
   const g = globalThis as { afterAll?: (fn: () => Promise<void>, timeout?: number) => void };
   if (typeof g.afterAll === 'function') {
     try {
