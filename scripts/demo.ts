@@ -4,8 +4,11 @@
  *   Temporal dev server + Web UI, etcd + kube-apiserver (kubeconfig in .demo/kubeconfig),
  *   3 VictoriaMetrics zones, vmagent, vmauth, the ZONE SIMULATOR (test/simulator/, which plays
  *   the VictoriaMetrics operator: it renders vmauth's config from VMAuth/VMUser objects and
- *   restarts a zone's process when its VMCluster changes), the worker and the trigger (child
- *   processes: tsx worker/main.ts, tsx trigger/main.ts, as in production).
+ *   restarts a zone's process when its VMCluster changes), the trigger (child process: tsx
+ *   trigger/main.ts, as in production) and the worker (in this process, through worker/main.ts's
+ *   startWorker: kube-apiserver refuses loopback addresses in EndpointSlices, so the vmagent pod is
+ *   published at a TEST-NET-2 address that the worker's fetch maps to 127.0.0.1 — see
+ *   test/harness/pod-network.ts; no traffic leaves loopback).
  * It applies examples/demo/*.yaml, waits for the initial rollout, bumps clusterVersion and prints
  * the rollout zone by zone while a writer and readers show there is no failed or stale read.
  *
@@ -72,6 +75,9 @@ vmrollout demo is up (Ctrl-C stops everything)
   kube-apiserver:    ${stack.kube.server}
   Kubernetes:        export KUBECONFIG=${stack.kubeconfigPath}
                      ${kubectl} get vmdc -w        (kubectl from the tool cache: ${kubectl})
+  Worker metrics:    ${stack.workerMetricsUrl}   (worker runs in this process)
+  vmagent pod:       EndpointSlice vmagent-vm-global → ${stack.vm.vmagentEndpointIP}:${stack.vm.vmagent.port}, mapped to ${stack.vm.vmagent.url}
+                     (kube-apiserver refuses loopback endpoints; the worker's fetch maps the pod address to 127.0.0.1)
   Reads (vmauth):    curl '${stack.vm.vmauth.url}/api/v1/query?query=vmrollout_demo_heartbeat'
   Logs:              ${path.join(demoDir, 'logs')}, ${path.dirname(stack.kube.apiserver.logPath)}
   Tools:             ${toolsDir()}

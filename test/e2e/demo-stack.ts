@@ -1,18 +1,27 @@
 /**
- * The body of `make demo` (scripts/demo.ts): everything on loopback, real processes, the
- * worker and the trigger as child processes (`tsx worker/main.ts`, `tsx trigger/main.ts`, as
- * in production), and the ZONE SIMULATOR (test/simulator/) playing the VM operator.
+ * The body of `make demo` (scripts/demo.ts): everything on loopback, real processes, the trigger as
+ * a child process (`tsx trigger/main.ts`, as in production), the worker IN THIS PROCESS through
+ * worker/main.ts's startWorker (the same code path as `tsx worker/main.ts`), and the ZONE SIMULATOR
+ * (test/simulator/) playing the VM operator.
+ *
+ * Why the worker runs in-process: kube-apiserver refuses loopback addresses in EndpointSlices, so
+ * the vmagent "pod" is published at POD_IP (TEST-NET-2, never routed) and the worker's activities
+ * scrape it through podNetworkFetch, which maps that address to 127.0.0.1 where vmagent listens
+ * (test/harness/pod-network.ts). A fetch can only be handed to a worker in this process.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { freePort } from '../harness/ports';
+import { POD_IP, podNetworkFetch } from '../harness/pod-network';
 import { httpReady, startProcess, stopAll, waitFor, type ManagedProcess } from '../harness/processes';
 import { startTemporalDevServer, type DevServerHandle } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
 import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
 import type { SimEvent } from '../simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { loadConfig } from '../../worker/config';
+import { startWorker, type RunningWorker } from '../../worker/main';
 import { createObjects, DEMO_MANIFESTS_DIR, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
 
 export const DEMO_NAMESPACE = 'default';
@@ -21,13 +30,16 @@ export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
 export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 export const DEMO_FROM_VERSION = 'v1.150.0-cluster';
 export const DEMO_TO_VERSION = 'v1.151.0-cluster';
+export const DEMO_ZONE_DOWNTIME_MS = 6_000;
 
 export interface DemoStack {
   temporal: DevServerHandle;
   kube: KubeCluster;
   kubeconfigPath: string;
   vm: VmEnvironment;
-  worker: ManagedProcess;
+  /** The worker, running in this process (see the header). */
+  worker: RunningWorker;
+  workerMetricsUrl: string;
   trigger: ManagedProcess;
   traffic: Traffic;
   stop(): Promise<void>;
@@ -78,9 +90,13 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     vmclusters: DEMO_CLUSTERS,
     vmagentName: 'vm-global',
     vmauthName: 'vm-global',
+    // Each zone is down this long during its upgrade: vmagent builds a backlog for it, and the
+    // rollout visibly waits for that backlog (WaitingForQueue) before the zone rejoins reads.
+    zoneDowntimeMs: DEMO_ZONE_DOWNTIME_MS,
   });
   for (const c of DEMO_CLUSTERS) say(`zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid})`);
-  say(`vmagent at ${vm.vmagent.url} (pid ${vm.vmagent.pid}; EndpointSlice vmagent-vm-global → ${vm.vmagentEndpointIP}:${vm.vmagent.port})`);
+  say(`vmagent at ${vm.vmagent.url} (pid ${vm.vmagent.pid}); EndpointSlice vmagent-vm-global → ${vm.vmagentEndpointIP}:${vm.vmagent.port}`);
+  say(`  pod address ${POD_IP} (TEST-NET-2, never routed) is mapped to 127.0.0.1 by the worker's fetch, because kube-apiserver refuses loopback addresses in EndpointSlices`);
   say(`vmauth at ${vm.vmauth.url} (pid ${vm.vmauth.pid}); zone simulator (plays the VM operator) running`);
   vm.simulator.on('sim', (e: SimEvent) => {
     if (e.type === 'config') say(`  [zone simulator] vmauth reloaded: reads go to ${JSON.stringify(e.record.routes)}`);
@@ -109,8 +125,17 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   };
   const workerPort = await freePort();
-  const worker = await tsxChild('worker', 'worker/main.ts', { ...common, METRICS_PORT: String(workerPort), WORKER_METRICS_PORT: String(workerPort) }, `http://127.0.0.1:${workerPort}/readyz`, logDir);
-  say(`worker: tsx worker/main.ts (pid ${worker.pid}), metrics http://127.0.0.1:${workerPort}/metrics, log ${worker.logPath}`);
+  const sdkMetricsPort = await freePort();
+  const workerConfig = loadConfig({
+    ...common,
+    METRICS_HOST: '127.0.0.1',
+    METRICS_PORT: String(workerPort),
+    TEMPORAL_METRICS_BIND: `127.0.0.1:${sdkMetricsPort}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
+  const worker = await startWorker(workerConfig, { fetch: podNetworkFetch });
+  const workerMetricsUrl = `${worker.server.url}/metrics`;
+  say(`worker: in this process (worker/main.ts startWorker, activities scrape vmagent through the ${POD_IP} → 127.0.0.1 mapping), metrics ${workerMetricsUrl}`);
   const triggerPort = await freePort();
   const trigger = await tsxChild('trigger', 'trigger/main.ts', { ...common, METRICS_PORT: String(triggerPort), WATCH_NAMESPACES: DEMO_NAMESPACE }, `http://127.0.0.1:${triggerPort}/healthz`, logDir);
   say(`trigger: tsx trigger/main.ts (pid ${trigger.pid}), metrics http://127.0.0.1:${triggerPort}/metrics, log ${trigger.logPath}`);
@@ -122,12 +147,14 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     kubeconfigPath,
     vm,
     worker,
+    workerMetricsUrl,
     trigger,
     traffic,
     async stop() {
       if (stopped) return;
       stopped = true;
       await traffic.stop();
+      await worker.shutdown().catch((err: unknown) => say(`worker shutdown: ${String(err)}`));
       await vm.simulator.stop();
       await stopAll(); // every process the harness started, in reverse order
     },

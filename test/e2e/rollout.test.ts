@@ -10,6 +10,7 @@
  * every zone exactly once with zero failed and zero stale reads, at most one zone out of
  * vmauth's rendered config at any time, and every route restored exactly.
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -19,6 +20,7 @@ import type { VMDistributedClusterStatus } from '../../api/types';
 import { createActivities } from '../../activities';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { podNetworkFetch } from '../harness/pod-network';
 import { waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
 import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
@@ -32,10 +34,12 @@ import {
   mergePatch,
   REPO_ROOT,
   startTraffic,
+  startZoneProbe,
   watchVmdc,
   writeUrlVar,
   type KubeObject,
   type Traffic,
+  type ZoneProbe,
 } from './support';
 
 jest.setTimeout(10 * 60_000);
@@ -49,12 +53,24 @@ const CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
 const TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
 /**
- * Each zone is down this long during its upgrade, well above the normal read lag (VictoriaMetrics
- * makes samples searchable within ~1-5 s; reads older than STALE_AFTER_MS count as stale), so a
- * zone that served reads while down or before its backlog arrived shows up as stale reads.
+ * Freshness. A sample written to vmagent becomes searchable in a zone after vmagent's flush
+ * (-remoteWrite.flushInterval=200ms) and the zone's pending-rows flush (~2 s; -search.latencyOffset=0s
+ * and -search.disableCache are set on the zones, see test/simulator/environment.ts): measured on this
+ * stack, a healthy read is at most ~5-6 s old (p50 ~2.5 s, p99 ~5 s, max 5.9 s on a 2-core machine
+ * at load average 11; writer and readers polling every 100-200 ms). STALE_AFTER_MS leaves ~3 s of
+ * margin above that.
+ *
+ * Each zone is down ZONE_DOWNTIME_MS during its upgrade, so vmagent builds a backlog for it and a
+ * zone that served reads before that backlog was delivered and searchable answers with its newest
+ * sample from before the outage: at least ZONE_DOWNTIME_MS old, well above STALE_AFTER_MS.
+ *
+ * QUEUE_DRAINED_FOR_MS must exceed vmagent's -remoteWrite.retryMaxInterval (1 s here: blocks that a
+ * remote-write worker is retrying are not in pending bytes) plus the zone's ~2 s ingestion-to-search
+ * lag; otherwise "pending 0" rejoins a zone whose last blocks are still undelivered or unsearchable.
  */
-const ZONE_DOWNTIME_MS = 10_000;
-const STALE_AFTER_MS = 7_000;
+const ZONE_DOWNTIME_MS = 15_000;
+const STALE_AFTER_MS = 9_000;
+const QUEUE_DRAINED_FOR_MS = 4_000;
 
 let kube: KubeCluster;
 let kc: k8s.KubeConfig;
@@ -64,6 +80,9 @@ let worker: Worker | undefined;
 let workerRun: Promise<void> | undefined;
 let trigger: TriggerHandle | undefined;
 let traffic: Traffic | undefined;
+let probe: ZoneProbe | undefined;
+/** Every pending-bytes sample the worker's activities observed (zone = VMDistributedCluster zone name). */
+const queueSamples: Array<{ at: number; zone: string; bytes: number }> = [];
 let manifests: KubeObject[];
 
 const log = (m: string) => {
@@ -113,7 +132,7 @@ beforeAll(async () => {
   manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
   const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
   vmdc.metadata.name = VMDC;
-  vmdc.spec!.strategy = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: '2s', pollInterval: '250ms', zoneTimeout: '2m' };
+  vmdc.spec!.strategy = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: '250ms', zoneTimeout: '2m' };
 
   // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
   await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
@@ -123,6 +142,7 @@ beforeAll(async () => {
   });
   traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: TOKENS, staleAfterMs: STALE_AFTER_MS });
   await traffic.waitHealthy();
+  probe = startZoneProbe({ zones: Object.fromEntries(CLUSTERS.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
 
   // The control plane: the real worker (workflow + activities) and the real trigger.
   worker = await Worker.create({
@@ -130,7 +150,22 @@ beforeAll(async () => {
     namespace: temporal.namespace ?? 'default',
     taskQueue: TASK_QUEUE,
     workflowsPath: require.resolve('../../workflows'),
-    activities: createActivities({ kubeConfig: kc, temporalClient: temporal.client }),
+    // The vmagent EndpointSlice carries POD_IP (the API server refuses loopback endpoints);
+    // podNetworkFetch maps it to 127.0.0.1, where the real vmagent listens.
+    activities: createActivities({
+      kubeConfig: kc,
+      temporalClient: temporal.client,
+      fetch: podNetworkFetch,
+      metrics: {
+        queuePendingBytes: (l, bytes) => {
+          queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
+          log(`worker queue sample ${l.zone}: ${bytes} bytes`);
+        },
+        activityError: (a, t) => log(`activity error ${a}: ${t}`),
+        rolloutPhase() {},
+        zoneStepDuration() {},
+      },
+    }),
   });
   workerRun = worker.run();
   trigger = await startTrigger(
@@ -154,6 +189,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await traffic?.stop();
+  await probe?.stop();
   await trigger?.stop().catch(() => {});
   if (worker && worker.getState() === 'RUNNING') worker.shutdown();
   await workerRun?.catch(() => {});
@@ -161,6 +197,24 @@ afterAll(async () => {
   await temporal?.teardown();
   await kube?.stop();
 }, 120_000);
+
+/** E2E_VERBOSE: everything that happened between t0 and t1, in time order, to E2E_TIMELINE_DIR (default .tmp/). */
+function dumpTimeline(name: string, t0: number, t1: number): void {
+  if (!process.env.E2E_VERBOSE) return;
+  const rows: Array<[number, string]> = [];
+  for (const r of traffic!.reads) if (r.at >= t0 && r.at <= t1) rows.push([r.at, `read ${r.route} ${r.error ?? `age ${r.ageMs}`}`]);
+  for (const p of probe!.records) if (p.at >= t0 && p.at <= t1) rows.push([p.at, `probe ${p.zone} age ${p.ageMs ?? p.error} pending ${p.pendingBytes}`]);
+  for (const c of vm.simulator.configs) if (c.at >= t0 && c.at <= t1) rows.push([c.at, `vmauth config ${JSON.stringify(c.routes)}`]);
+  for (const r of vm.simulator.restarts) {
+    rows.push([r.startedAt, `restart start ${r.zone}`]);
+    if (r.finishedAt) rows.push([r.finishedAt, `restart done ${r.zone}`]);
+  }
+  for (const q of queueSamples) if (q.at >= t0 && q.at <= t1) rows.push([q.at, `worker queue ${q.zone} ${q.bytes}`]);
+  rows.sort((a, b) => a[0] - b[0]);
+  const dir = process.env.E2E_TIMELINE_DIR ?? path.join(REPO_ROOT, '.tmp');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, `e2e-timeline-${name}.txt`), rows.map(([at, m]) => `${at - t0} ${m}`).join('\n') + '\n');
+}
 
 const specOf = async (kind: string, name: string) => (await getObject(kc, kind, NS, name)).spec;
 
@@ -178,6 +232,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const final = await waitPhase(2, ['Succeeded']);
     const t1 = Date.now();
     watch.stop();
+    dumpTimeline('rollout', t0, t1);
 
     // Every zone's VMCluster carries the new version, and its process was restarted exactly once.
     for (const c of CLUSTERS) expect((await specOf('VMCluster', c))?.clusterVersion).toBe(V2);
@@ -204,9 +259,34 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     // A zone was restarted only while no route sent reads to it.
     for (const r of restarts) for (const zs of Object.values(r.routesAtStart)) expect(zs).not.toContain(r.zone);
 
-    // Routes restored exactly: the objects and the rendered config are what they were.
+    // The write backlog: each zone built one while it was down (the worker saw non-zero pending
+    // bytes for it), and it rejoined reads only after the backlog had drained for queueDrainedFor
+    // and its data had caught up (read straight from the zone just before it was readable again).
+    const zoneOf = (z: string) => (z.startsWith('vm-') ? z : `vm-${z}`);
+    for (const r of restarts) {
+      const rejoinAt = configs.find((c) => c.at > r.finishedAt! && CLUSTERS.every((z) => c.routes.unauthorized?.includes(z)))?.at;
+      expect({ zone: r.zone, rejoined: rejoinAt !== undefined }).toEqual({ zone: r.zone, rejoined: true });
+      const mine = queueSamples.filter((q) => zoneOf(q.zone) === r.zone && q.at >= r.startedAt && q.at <= rejoinAt!);
+      const lastBusy = Math.max(...mine.filter((q) => q.bytes > 0).map((q) => q.at));
+      expect({ zone: r.zone, sawBacklog: mine.some((q) => q.bytes > 0) }).toEqual({ zone: r.zone, sawBacklog: true });
+      expect({ zone: r.zone, drainedBeforeRejoinMs: rejoinAt! - lastBusy >= QUEUE_DRAINED_FOR_MS }).toEqual({ zone: r.zone, drainedBeforeRejoinMs: true });
+      const direct = probe!.records.filter((p) => p.zone === r.zone && p.at >= r.startedAt && p.at < rejoinAt!);
+      expect({ zone: r.zone, behindWhileOut: direct.some((p) => p.error !== undefined || (p.ageMs ?? 0) > STALE_AFTER_MS) }).toEqual({ zone: r.zone, behindWhileOut: true });
+      const lastBeforeRejoin = direct.filter((p) => p.ageMs !== undefined).pop();
+      expect({ zone: r.zone, caughtUp: (lastBeforeRejoin?.ageMs ?? Infinity) <= STALE_AFTER_MS }).toEqual({ zone: r.zone, caughtUp: true });
+    }
+
+    // Routes restored exactly: the objects are what they were, and so is vmauth's rendered config.
     expect(await specOf('VMAuth', 'vm-global')).toEqual(vmauthBefore);
     expect(await Promise.all(['az-a', 'az-b', 'az-c'].map((z) => specOf('VMUser', `reads-${z}`)))).toEqual(usersBefore);
+    // The workflow waits for the VMAuth's observedGeneration after a route edit, not for the VMUsers
+    // it edited (the VMAuth's generation does not move when only a VMUser changes): the restored
+    // VMUser routes may be rendered a moment after Succeeded. Known gap (see the e2e report); the
+    // rendered config must still converge to the baseline.
+    await waitFor(() => JSON.stringify(vm.simulator.currentConfig!.config) === JSON.stringify(baseline.config), {
+      timeoutMs: 10_000,
+      description: "vmauth's rendered config to be the baseline again",
+    });
     expect(vm.simulator.currentConfig!.config).toEqual(baseline.config);
 
     // The status tells the story: every zone Done, nothing out of rotation.
@@ -228,6 +308,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
     const st = await waitPhase(3, ['Failed']);
     const t1 = Date.now();
+    dumpTimeline('failed-zone', t0, t1 + 2000);
 
     expect(st.zonesOutOfRotation).toEqual(['az-b']);
     expect(st.zones?.find((z) => z.name === 'az-a')?.phase).toBe('Done');

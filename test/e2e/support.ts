@@ -180,12 +180,13 @@ export function startTraffic(opts: TrafficOptions) {
           const r = await httpRequest('POST', `${opts.vmagentURL}/api/v1/import/prometheus`, {
             body: `${series}{source="e2e"} ${now} ${now}\n`,
             headers: { 'content-type': 'text/plain' },
-            timeoutMs: 2000,
+            // vmagent answers an import at once (it only queues); 5 s covers a CPU-starved test machine.
+            timeoutMs: 5000,
           });
-          if (r.status >= 300) writeErrors.push(`HTTP ${r.status}: ${r.body.slice(0, 200)}`);
+          if (r.status >= 300) writeErrors.push(`${now}: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
           else writes++;
         } catch (err) {
-          writeErrors.push(String(err));
+          writeErrors.push(`${now}: ${String(err)}`);
         }
         await sleep(opts.writeIntervalMs ?? 200);
       }
@@ -311,3 +312,62 @@ export async function installCrdFiles(kc: k8s.KubeConfig, ...files: string[]): P
     );
   }
 }
+
+// ---------------------------------------------------------------------------------------
+// per-zone probe (evidence for the e2e assertions and for diagnosing stale reads)
+
+export interface ZoneProbeRecord {
+  at: number;
+  zone: string;
+  /** age of the zone's newest sample of the series, read straight from the zone (not through vmauth) */
+  ageMs?: number;
+  /** vmagent_remotewrite_pending_data_bytes of this zone's remote write (vmagent's own /metrics) */
+  pendingBytes?: number;
+  error?: string;
+}
+
+/**
+ * Every `intervalMs`, reads each zone directly (newest sample of `series`) and vmagent's pending
+ * bytes per remote write (`url="<i+1>:secret-url"`, i = index in `zones`). Loopback only.
+ */
+export function startZoneProbe(opts: { zones: Record<string, string>; vmagentURL: string; series: string; intervalMs?: number }) {
+  const records: ZoneProbeRecord[] = [];
+  let stopped = false;
+  const names = Object.keys(opts.zones);
+  const loop = (async () => {
+    while (!stopped) {
+      const at = Date.now();
+      let metrics = '';
+      try {
+        metrics = (await httpRequest('GET', `${opts.vmagentURL}/metrics`, { timeoutMs: 2000 })).body;
+      } catch {
+        /* pending unknown this round */
+      }
+      await Promise.all(
+        names.map(async (zone, i) => {
+          const rec: ZoneProbeRecord = { at, zone };
+          const m = new RegExp(`^vmagent_remotewrite_pending_data_bytes\\{[^}]*url="${i + 1}:[^"]*"[^}]*\\} (\\S+)$`, 'm').exec(metrics);
+          if (m) rec.pendingBytes = Number(m[1]);
+          try {
+            const r = await httpRequest('GET', `${opts.zones[zone]}/api/v1/query?query=${encodeURIComponent(`max(${opts.series})`)}`, { timeoutMs: 1000 });
+            const v = (JSON.parse(r.body) as { data?: { result?: Array<{ value: [number, string] }> } }).data?.result?.[0]?.value?.[1];
+            if (v !== undefined) rec.ageMs = at - Number(v);
+            else rec.error = 'empty result';
+          } catch (err) {
+            rec.error = String(err);
+          }
+          records.push(rec);
+        }),
+      );
+      await new Promise((r) => setTimeout(r, opts.intervalMs ?? 500));
+    }
+  })();
+  return {
+    records,
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+export type ZoneProbe = ReturnType<typeof startZoneProbe>;

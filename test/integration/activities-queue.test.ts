@@ -13,6 +13,7 @@ import type { DrainHeartbeat } from '../../activities/vmagent-drain';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { POD_IP, podNetworkFetch } from '../harness/pod-network';
 import { freePort } from '../harness/ports';
 import { waitFor } from '../harness/processes';
 import { httpPost, startVictoriaMetrics, startVmagent, vmQuery, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
@@ -50,16 +51,9 @@ async function createVMAgent(name: string, urls: string[]) {
   });
 }
 
-/**
- * The API server refuses loopback addresses in EndpointSlices, so pods get TEST-NET-1 addresses
- * (RFC 5737, never routed) and the activities' fetch maps that address to 127.0.0.1, where the
- * real vmagents listen. Everything else (discovery, ports, readiness, scrape, parsing) is real.
- */
-const POD_IP = '192.0.2.10';
-const loopbackFetch: typeof fetch = (input, init) => {
-  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-  return fetch(url.replace(`http://${POD_IP}:`, 'http://127.0.0.1:'), init);
-};
+// The API server refuses loopback addresses in EndpointSlices: pods get POD_IP (TEST-NET-2) and the
+// activities' fetch maps it to 127.0.0.1, where the real vmagents listen (test/harness/pod-network.ts).
+const loopbackFetch = podNetworkFetch;
 
 async function createEndpointSlice(vmagentName: string, endpoints: Array<{ pod: string; port: number; ready?: boolean }>, suffix = 'x1') {
   // One slice per port (as the EndpointSlice controller does); here each endpoint gets its own.

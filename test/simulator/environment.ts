@@ -6,10 +6,14 @@
  *   vmagent                real vmagent remote-writing every sample to every zone's /api/v1/write
  *   vmauth                 real vmauth; its config is rendered by the simulator from VMAuth/VMUser
  *   EndpointSlice vmagent-<name>  → the real vmagent (port `http`), for vmrollout's queue checks
+ *
+ * Everything listens on 127.0.0.1 only. kube-apiserver refuses loopback addresses in
+ * EndpointSlices, so the vmagent EndpointSlice carries POD_IP (TEST-NET-2, never routed; see
+ * test/harness/pod-network.ts) and whoever scrapes it (the activities) must use podNetworkFetch,
+ * which maps that address to 127.0.0.1.
  */
-import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
-import { freePort } from '../harness/ports';
+import { assertPodIpNotLocal, POD_IP } from '../harness/pod-network';
 import { startVictoriaMetrics, startVmagent, startVmauth, type VmagentHandle, type VmauthHandle, type VmProcessHandle } from '../harness/vm';
 import { ZoneSimulator } from './simulator';
 
@@ -30,7 +34,7 @@ export interface VmEnvironment {
   /** VMCluster name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use. */
   remoteWriteURLs: Record<string, string>;
   vmagent: VmagentHandle;
-  /** IP the vmagent EndpointSlice points at (and vmagent listens on, besides 127.0.0.1). */
+  /** IP the vmagent EndpointSlice points at: POD_IP, mapped to 127.0.0.1 by podNetworkFetch (vmagent listens on 127.0.0.1 only). */
   vmagentEndpointIP: string;
   vmauth: VmauthHandle;
   simulator: ZoneSimulator;
@@ -42,42 +46,6 @@ const PLACEHOLDER_VMAUTH_CONFIG = {
   users: [{ username: 'zone-simulator-placeholder', password: 'not-rendered-yet', url_prefix: 'http://127.0.0.1:9/' }],
 };
 
-function isLoopbackRejected(err: unknown): boolean {
-  const e = err as { code?: number; body?: unknown; message?: string };
-  return e?.code === 422 || /loopback|Invalid value/.test(String(e?.body ?? e?.message ?? ''));
-}
-
-/**
- * The address for the vmagent EndpointSlice. kube-apiserver rejects loopback addresses
- * (127.0.0.0/8) in EndpointSlices, so unless a dry-run create with 127.0.0.1 passes, this
- * is the first non-internal IPv4 address of this machine (VMROLLOUT_VMAGENT_ENDPOINT_IP overrides).
- */
-export async function chooseVmagentEndpointIP(kc: k8s.KubeConfig, namespace: string): Promise<string> {
-  if (process.env.VMROLLOUT_VMAGENT_ENDPOINT_IP) return process.env.VMROLLOUT_VMAGENT_ENDPOINT_IP;
-  const api = kc.makeApiClient(k8s.DiscoveryV1Api);
-  try {
-    await api.createNamespacedEndpointSlice({
-      namespace,
-      dryRun: 'All',
-      body: {
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: { name: 'loopback-probe', namespace },
-        addressType: 'IPv4',
-        ports: [{ name: 'http', port: 1 }],
-        endpoints: [{ addresses: ['127.0.0.1'] }],
-      },
-    });
-    return '127.0.0.1';
-  } catch (err) {
-    if (!isLoopbackRejected(err)) throw err;
-  }
-  for (const addrs of Object.values(os.networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  throw new Error('kube-apiserver rejects 127.0.0.1 in EndpointSlices and this machine has no non-loopback IPv4 address; set VMROLLOUT_VMAGENT_ENDPOINT_IP');
-}
-
 export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<VmEnvironment> {
   const started: Array<{ stop(): Promise<void> }> = [];
   const stopAllStarted = async () => {
@@ -86,21 +54,29 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
   try {
     const zones: Record<string, VmProcessHandle> = {};
     for (const name of opts.vmclusters) {
-      zones[name] = await startVictoriaMetrics({ name: `zone-${name}` });
+      // -search.latencyOffset=0s (set by the harness): a sample is returned as soon as it is
+      // searchable, not 30 s later. -search.disableCache: no response cache, so a read shows what
+      // the zone holds right now (backlog samples land with past timestamps).
+      zones[name] = await startVictoriaMetrics({ name: `zone-${name}`, extraArgs: ['-search.disableCache'] });
       started.push(zones[name]);
     }
     const remoteWriteURLs = Object.fromEntries(opts.vmclusters.map((n) => [n, `${zones[n]!.url}/api/v1/write`]));
-    const ip = await chooseVmagentEndpointIP(opts.kubeConfig, opts.namespace);
-    const vmagentPort = await freePort();
+    assertPodIpNotLocal();
+    const ip = POD_IP;
     const vmagent = await startVmagent({
       name: `vmagent-${opts.vmagentName}`,
-      port: vmagentPort,
       remoteWriteUrls: opts.vmclusters.map((n) => remoteWriteURLs[n]!),
-      extraArgs: [
-        ...(ip === '127.0.0.1' ? [] : [`-httpListenAddr=${ip}:${vmagentPort}`]),
-        '-remoteWrite.flushInterval=200ms',
-      ],
+      // vmagent_remotewrite_pending_data_bytes counts only the blocks still in the queue: a block a
+      // remote-write worker has taken and is retrying (exponential backoff, up to
+      // -remoteWrite.retryMaxInterval, default 1m) is NOT counted. After an outage the last blocks
+      // of a zone's backlog sit in those workers, so "pending 0" can come while that data is still
+      // undelivered for up to retryMaxInterval. The retry interval is capped at 1 s here, and the
+      // rollouts' strategy.queueDrainedFor is longer than retryMaxInterval + the zone's
+      // ingestion-to-search lag (~2 s), so "drained for queueDrainedFor" really means "delivered
+      // and searchable".
+      extraArgs: ['-remoteWrite.flushInterval=200ms', '-remoteWrite.retryMinInterval=200ms', '-remoteWrite.retryMaxInterval=1s'],
     });
+    const vmagentPort = vmagent.port;
     started.push(vmagent);
     const vmauth = await startVmauth({ name: `vmauth-${opts.vmauthName}`, config: PLACEHOLDER_VMAUTH_CONFIG });
     started.push(vmauth);
