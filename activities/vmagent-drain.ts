@@ -30,8 +30,24 @@ export function resumeStreak(details: unknown, nowMs: number, pollIntervalMs: nu
   return details;
 }
 
-/** Pure: the streak after a new sample. A not-drained sample, or a gap too long since `prev.last`, breaks it. */
+/** Pods whose send-retry counter for the zone grew between two samples (a block in flight kept failing). */
+export function podsRetriedSince(prev: QueueSample | undefined, sample: QueueSample): string[] {
+  const before = prev?.sendRetries ?? {};
+  return Object.entries(sample.sendRetries ?? {})
+    .filter(([pod, n]) => before[pod] !== undefined && n > before[pod]!)
+    .map(([pod]) => pod);
+}
+
+/**
+ * Pure: the streak after a new sample. A not-drained sample, a send retry since `prev.last` (data in
+ * flight is not in the pending bytes), or a gap too long since `prev.last`, breaks it.
+ */
 export function advanceStreak(prev: DrainHeartbeat | undefined, sample: QueueSample, pollIntervalMs: number): DrainHeartbeat {
+  const retried = sample.drained ? podsRetriedSince(prev?.last, sample) : [];
+  if (retried.length > 0) {
+    const message = `${sample.message}; vmagent retried sending to this zone since the last sample (${retried.join(', ')})`;
+    return { last: { ...sample, drained: false, message } };
+  }
   if (!sample.drained) return { last: sample };
   const gapOk = prev && Date.parse(sample.at) - Date.parse(prev.last.at) <= maxResumeGapMs(pollIntervalMs);
   const emptySince = prev?.emptySince && gapOk ? prev.emptySince : sample.at;

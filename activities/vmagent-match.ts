@@ -8,6 +8,8 @@ import type { RemoteWriteQueue } from './vmagent-url';
 export const PENDING_METRIC = 'vmagent_remotewrite_pending_data_bytes';
 /** disk-only bytes per persistent queue (label path): the fallback. */
 export const FALLBACK_METRIC = 'vm_persistentqueue_bytes_pending';
+/** Send retries per remote write (label url only): grows while a block in flight keeps failing. */
+export const RETRIES_METRIC = 'vmagent_remotewrite_retries_count_total';
 
 export interface PendingSeries {
   metric: string;
@@ -68,7 +70,7 @@ function metricNameOf(line: string): string {
  * Throws when those lines themselves cannot be parsed.
  */
 export function parseQueueSeries(text: string): PendingSeries[] {
-  const wanted = new Set([PENDING_METRIC, FALLBACK_METRIC]);
+  const wanted = new Set([PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC]);
   const lines = text
     .split('\n')
     .map((l) => l.trim())
@@ -93,7 +95,7 @@ function pathMatches(path: string | undefined, dirName: string): boolean {
 export type MatchedBy = 'path' | 'url' | 'fallback-path';
 
 export type QueueReading =
-  | { ok: true; bytes: number; matchedBy: MatchedBy; series: number }
+  | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number }
   | { ok: false; message: string };
 
 /**
@@ -106,16 +108,24 @@ export type QueueReading =
 export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): QueueReading {
   const primary = series.filter((s) => s.metric === PENDING_METRIC);
   const prefix = `${queue.index + 1}:`;
+  const urlMatches = (s: PendingSeries) => s.labels.url === `${prefix}secret-url` || s.labels.url === `${prefix}${queue.url}`;
   const candidates: Array<[MatchedBy, PendingSeries[]]> = [
     ['path', primary.filter((s) => pathMatches(s.labels.path, queue.dirName))],
-    ['url', primary.filter((s) => s.labels.url === `${prefix}secret-url` || s.labels.url === `${prefix}${queue.url}`)],
+    ['url', primary.filter(urlMatches)],
     ['fallback-path', series.filter((s) => s.metric === FALLBACK_METRIC && pathMatches(s.labels.path, queue.dirName))],
   ];
   for (const [matchedBy, found] of candidates) {
     if (found.length === 0) continue;
     const bad = found.find((s) => !Number.isFinite(s.value) || s.value < 0);
     if (bad) return { ok: false, message: `${bad.metric} has value ${bad.value}` };
-    return { ok: true, bytes: found.reduce((a, s) => a + s.value, 0), matchedBy, series: found.length };
+    const retries = series.filter((s) => s.metric === RETRIES_METRIC && urlMatches(s));
+    return {
+      ok: true,
+      bytes: found.reduce((a, s) => a + s.value, 0),
+      matchedBy,
+      series: found.length,
+      ...(retries.length > 0 ? { retries: retries.reduce((a, s) => a + s.value, 0) } : {}),
+    };
   }
   return {
     ok: false,
@@ -133,15 +143,17 @@ export function readZoneQueues(text: string, queues: RemoteWriteQueue[]): QueueR
   }
   let bytes = 0;
   let count = 0;
+  let retries: number | undefined;
   let matchedBy: MatchedBy = 'path';
   for (const q of queues) {
     const r = readQueue(series, q);
     if (!r.ok) return r;
     bytes += r.bytes;
     count += r.series;
+    if (r.retries !== undefined) retries = (retries ?? 0) + r.retries;
     if (r.matchedBy !== 'path') matchedBy = r.matchedBy;
   }
-  return { ok: true, bytes, matchedBy, series: count };
+  return { ok: true, bytes, matchedBy, series: count, ...(retries !== undefined ? { retries } : {}) };
 }
 
 export interface PodReading {
@@ -189,5 +201,8 @@ export function buildQueueSample(
     const shown = unreadable.slice(0, 3).map((p) => `${p.pod}: ${p.reading.ok ? '' : p.reading.message}`);
     message += `; ${unreadable.length} unreadable: ${shown.join('; ')}${unreadable.length > 3 ? '; …' : ''}`;
   }
-  return { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: message.slice(0, 1000) };
+  const sample: QueueSample = { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: message.slice(0, 1000) };
+  const retries = readable.flatMap((p) => (p.reading.ok && p.reading.retries !== undefined ? [[p.pod, p.reading.retries] as const] : []));
+  if (retries.length > 0) sample.sendRetries = Object.fromEntries(retries);
+  return sample;
 }

@@ -62,6 +62,11 @@ export interface QueueSample {
   totalPods: number;
   drained: boolean;
   message: string;
+  /**
+   * Per pod, vmagent_remotewrite_retries_count_total of the zone's queues. A block being sent or
+   * retried is not in the pending bytes, so a counter that grew between samples breaks the streak.
+   */
+  sendRetries?: Record<string, number>;
 }
 
 export interface QueueTarget {

@@ -23,6 +23,22 @@ describe('streak logic', () => {
     expect(h.emptySince).toBeUndefined();
     expect(streakMs(h)).toBe(0);
   });
+  it('a send retry between two drained samples breaks the streak (in-flight data is not in the pending bytes)', () => {
+    const withRetries = (ms: number, retries: Record<string, number>) => ({ ...sampleAt(ms, true), sendRetries: retries });
+    let h = advanceStreak(undefined, withRetries(T0, { p0: 5, p1: 1 }), 1000);
+    expect(h.emptySince).toBe(iso(T0));
+    h = advanceStreak(h, withRetries(T0 + 1000, { p0: 5, p1: 1 }), 1000);
+    expect(streakMs(h)).toBe(1000);
+    h = advanceStreak(h, withRetries(T0 + 2000, { p0: 5, p1: 2 }), 1000);
+    expect(h.emptySince).toBeUndefined();
+    expect(h.last.drained).toBe(false);
+    expect(h.last.message).toContain('retried sending to this zone since the last sample (p1)');
+    h = advanceStreak(h, withRetries(T0 + 3000, { p0: 5, p1: 2 }), 1000);
+    expect(h.emptySince).toBe(iso(T0 + 3000));
+    // A vmagent restart resets its counters: not a retry.
+    h = advanceStreak(h, withRetries(T0 + 4000, { p0: 0, p1: 0 }), 1000);
+    expect(h.emptySince).toBe(iso(T0 + 3000));
+  });
   it('a gap longer than maxResumeGapMs restarts the streak', () => {
     const h0: DrainHeartbeat = { last: sampleAt(T0, true), emptySince: iso(T0 - 5000) };
     expect(advanceStreak(h0, sampleAt(T0 + maxResumeGapMs(1000), true), 1000).emptySince).toBe(iso(T0 - 5000));

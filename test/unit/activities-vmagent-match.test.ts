@@ -182,15 +182,23 @@ describe('real vmagent v1.150.0 /metrics (test/fixtures/vmagent)', () => {
   });
 
   it('reads each queue by path (masked URLs)', async () => {
-    expect(readZoneQueues(secret, [await queue(0, U1)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1 });
-    expect(readZoneQueues(secret, [await queue(1, U2)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1 });
+    expect(readZoneQueues(secret, [await queue(0, U1)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1, retries: 2 });
+    expect(readZoneQueues(secret, [await queue(1, U2)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1, retries: 1 });
   });
 
   it('reads each queue by path with -remoteWrite.showURL, and by url <i+1>:<url> when the path does not match', async () => {
-    expect(readZoneQueues(showURL, [await queue(1, U2)])).toEqual({ ok: true, bytes: 0, matchedBy: 'path', series: 1 });
+    expect(readZoneQueues(showURL, [await queue(1, U2)])).toEqual({ ok: true, bytes: 0, matchedBy: 'path', series: 1, retries: 3 });
     const wrongHash: RemoteWriteQueue = { index: 1, url: U2, dirName: '2_0000000000000000' };
-    expect(readZoneQueues(showURL, [wrongHash])).toEqual({ ok: true, bytes: 0, matchedBy: 'url', series: 1 });
-    expect(readZoneQueues(secret, [wrongHash])).toEqual({ ok: true, bytes: 210, matchedBy: 'url', series: 1 });
+    expect(readZoneQueues(showURL, [wrongHash])).toEqual({ ok: true, bytes: 0, matchedBy: 'url', series: 1, retries: 3 });
+    expect(readZoneQueues(secret, [wrongHash])).toEqual({ ok: true, bytes: 210, matchedBy: 'url', series: 1, retries: 1 });
+  });
+
+  it('send retries come from the url label of the same remote write, and reach the sample per pod', async () => {
+    const readings = [
+      { pod: 'p0', reading: readZoneQueues(secret.replace(/pending_data_bytes(\{[^}]*\}) 210/g, 'pending_data_bytes$1 0'), [await queue(0, U1)]) },
+    ];
+    const sample = buildQueueSample(readings, { queueEmptyBytes: 0, at: new Date(0) });
+    expect(sample).toMatchObject({ drained: true, sendRetries: { p0: 2 } });
   });
 
   it('a queue the vmagent does not have is unreadable', async () => {
