@@ -132,6 +132,7 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     METRICS_PORT: String(workerPort),
     TEMPORAL_METRICS_BIND: `127.0.0.1:${sdkMetricsPort}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    SHUTDOWN_GRACE_TIME: '5s', // Ctrl-C mid-rollout: running activities get 5 s, the workflow resumes on the next start
   });
   const worker = await startWorker(workerConfig, { fetch: podNetworkFetch });
   const workerMetricsUrl = `${worker.server.url}/metrics`;
@@ -196,13 +197,13 @@ export async function runDemoRollout(stack: DemoStack, onWorkflow: (id: string) 
   // The trigger records a new generation before its workflow writes a phase: the previous
   // generation's terminal phase must not count, so an active phase must be seen first.
   const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
-  let seenActive = false;
+  const seenActive = new Set<number>(); // per generation: gen 1's active phase must not count for gen 2
   const phaseOf = async (gen: number, fresh = false) => {
     const o = await getObject(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name);
     const st = (o.status ?? {}) as { observedGeneration?: number; phase?: string; workflow?: { id: string } };
     if (st.observedGeneration !== gen || !st.workflow?.id.includes(`/g${gen}-`)) return undefined;
-    if (!TERMINAL.includes(st.phase ?? '')) seenActive = true;
-    return (fresh || seenActive) && TERMINAL.includes(st.phase ?? '') ? st.phase : undefined;
+    if (!TERMINAL.includes(st.phase ?? '')) seenActive.add(gen);
+    return (fresh || seenActive.has(gen)) && TERMINAL.includes(st.phase ?? '') ? st.phase : undefined;
   };
   try {
     await createObjects(kc, [vmdc]);
