@@ -5,6 +5,13 @@ import { toolPath, toolVersions } from '../harness/tools';
 
 describe('harness tools', () => {
   const saved = process.env.VMROLLOUT_CACHE;
+  const made: string[] = [];
+  const tmp = (prefix: string) => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    made.push(d);
+    return d;
+  };
+  afterAll(() => made.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
   afterEach(() => {
     if (saved === undefined) delete process.env.VMROLLOUT_CACHE;
     else process.env.VMROLLOUT_CACHE = saved;
@@ -17,12 +24,12 @@ describe('harness tools', () => {
   });
 
   it('a missing binary is an error naming the install command (tests fail, never skip)', () => {
-    process.env.VMROLLOUT_CACHE = fs.mkdtempSync(path.join(os.tmpdir(), 'vmrollout-empty-cache-'));
+    process.env.VMROLLOUT_CACHE = tmp('vmrollout-empty-cache-');
     expect(() => toolPath('vmagent')).toThrow(/^vmagent not found at .*vmagent-[\d.]+\/vmagent: run scripts\/install-tools\.sh \(or make tools\)$/);
   });
 
   it('finds an installed binary in <cache>/tools/<name>-<version>/', () => {
-    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'vmrollout-fake-cache-'));
+    const cache = tmp('vmrollout-fake-cache-');
     const dir = path.join(cache, 'tools', `helm-${toolVersions().HELM_VERSION}`);
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'helm'), '#!/bin/sh\n', { mode: 0o755 });
