@@ -22,7 +22,7 @@ import type { SimEvent } from '../simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { loadConfig } from '../../worker/config';
 import { startWorker, type RunningWorker } from '../../worker/main';
-import { createObjects, DEMO_MANIFESTS_DIR, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
+import { createObjects, DEMO_MANIFESTS_DIR, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, STALE_AFTER_MS, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
 
 export const DEMO_NAMESPACE = 'default';
 export const DEMO_VMDC = 'demo';
@@ -30,7 +30,8 @@ export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
 export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 export const DEMO_FROM_VERSION = 'v1.150.0-cluster';
 export const DEMO_TO_VERSION = 'v1.151.0-cluster';
-export const DEMO_ZONE_DOWNTIME_MS = 6_000;
+/** Longer than STALE_AFTER_MS (support.ts): a zone rejoining before its backlog is searchable shows as stale reads. */
+export const DEMO_ZONE_DOWNTIME_MS = 12_000;
 
 export interface DemoStack {
   temporal: DevServerHandle;
@@ -113,9 +114,9 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
   say(`applied ${manifests.filter((o) => o.kind !== 'VMDistributedCluster').map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
   await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === DEMO_CLUSTERS.length, { timeoutMs: 30_000, description: 'vmauth to route reads to every zone' });
 
-  const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: DEMO_TOKENS, series: 'vmrollout_demo_heartbeat' });
+  const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: DEMO_TOKENS, series: 'vmrollout_demo_heartbeat', staleAfterMs: STALE_AFTER_MS });
   await traffic.waitHealthy();
-  say('writer → vmagent (every 200 ms) and readers → vmauth (anonymous + 3 VMUser tokens) running; reads are fresh');
+  say(`writer → vmagent (every 200 ms) and readers → vmauth (anonymous + 3 VMUser tokens) running; reads are fresh (a read is stale when its newest sample is older than ${STALE_AFTER_MS / 1000} s)`);
 
   const common = {
     TEMPORAL_ADDRESS: temporal.address,

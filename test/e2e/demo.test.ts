@@ -55,7 +55,9 @@ it('make demo runs a rollout to Succeeded, zone by zone, and cleans up', async (
       resolve(c);
     });
   });
-  const context = `--- demo output ---\n${out}`;
+  fs.writeFileSync(path.join(work, 'demo-output.txt'), out);
+  // The tail (jest elides the middle of long strings); the whole output is in demo-output.txt.
+  const context = `--- demo output (${path.join(work, 'demo-output.txt')}), last lines ---\n${out.split('\n').slice(-45).join('\n')}`;
 
   expect({ code, context }).toEqual({ code: 0, context });
   expect(out).toMatch(/Temporal Web UI: +http:\/\/127\.0\.0\.1:\d+/);

@@ -33,6 +33,7 @@ import {
   loadManifests,
   mergePatch,
   REPO_ROOT,
+  STALE_AFTER_MS,
   startTraffic,
   startZoneProbe,
   watchVmdc,
@@ -69,7 +70,6 @@ const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
  * lag; otherwise "pending 0" rejoins a zone whose last blocks are still undelivered or unsearchable.
  */
 const ZONE_DOWNTIME_MS = 15_000;
-const STALE_AFTER_MS = 9_000;
 const QUEUE_DRAINED_FOR_MS = 4_000;
 
 let kube: KubeCluster;
