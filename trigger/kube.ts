@@ -37,14 +37,33 @@ export function vmdcPath(namespace?: string): string {
   return namespace ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}` : `/apis/${GROUP}/${VERSION}/${PLURAL}`;
 }
 
-export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname()): KubeOps {
+/** Default timeout of one API request of the trigger (not the watch). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * Request options that abort a request after `ms`: a request sent on a half-open keep-alive
+ * connection would otherwise hang forever, and with it the object's queue and the shutdown.
+ */
+export function withRequestTimeout(ms: number, opt?: k8s.ConfigurationOptions<k8s.ObservableMiddleware>): k8s.ConfigurationOptions<k8s.ObservableMiddleware> {
+  const timeout: k8s.ObservableMiddleware = {
+    pre: (req) => {
+      req.setSignal(AbortSignal.timeout(ms));
+      return new k8s.Observable(Promise.resolve(req));
+    },
+    post: (rsp) => new k8s.Observable(Promise.resolve(rsp)),
+  };
+  return { ...opt, middleware: [...(opt?.middleware ?? []), timeout], middlewareMergeStrategy: 'append' };
+}
+
+export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requestTimeoutMs = REQUEST_TIMEOUT_MS): KubeOps {
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const core = kc.makeApiClient(k8s.CoreV1Api);
-  const mergePatch = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
+  const timeout = withRequestTimeout(requestTimeoutMs);
+  const mergePatch = withRequestTimeout(requestTimeoutMs, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
 
   const get = async (namespace: string, name: string): Promise<VmdcObject | undefined> => {
     try {
-      return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as VmdcObject;
+      return (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }, timeout)) as VmdcObject;
     } catch (err) {
       if (apiStatusCode(err) === 404) return undefined;
       throw err;
@@ -54,8 +73,8 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname()): Kub
   return {
     async list(namespace) {
       const res = namespace
-        ? await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace })
-        : await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL });
+        ? await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace }, timeout)
+        : await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }, timeout);
       return res as VmdcList;
     },
     get,
@@ -112,7 +131,7 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname()): Kub
           lastTimestamp: now,
           count: 1,
         },
-      });
+      }, timeout);
     },
   };
 }
