@@ -2,7 +2,7 @@
 // is still the same object (uid) and either at the workflow's generation or still naming the calling
 // workflow in status.workflow (the trigger adopted a paused-only generation for it).
 import { Context } from '@temporalio/activity';
-import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
+import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
 import { isConflict, isNotFound } from './errors';
 import { VMDC_KIND, type KubeObjects } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
@@ -10,9 +10,20 @@ import { noopMetrics, type ActivityMetrics } from './metrics';
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
 const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation'] as const;
 
+/**
+ * Pure: the conditions to write. A merge patch replaces the whole list, so the conditions the
+ * rollout does not own (the trigger's `Valid`) are carried over from the current status.
+ */
+export function mergeConditions(current: Condition[] | undefined, mine: Condition[] | undefined): Condition[] | undefined {
+  if (!mine) return undefined;
+  const kept = (current ?? []).filter((c) => !mine.some((m) => m.type === c.type));
+  return [...kept, ...mine];
+}
+
 /** Pure: the status merge patch body (absent rollout-owned fields are deleted with null). */
-export function statusPatch(status: VMDistributedClusterStatus, resourceVersion?: string): JsonObject {
-  const s = JSON.parse(JSON.stringify(status)) as JsonObject;
+export function statusPatch(status: VMDistributedClusterStatus, resourceVersion?: string, currentConditions?: Condition[]): JsonObject {
+  const conditions = mergeConditions(currentConditions, status.conditions);
+  const s = JSON.parse(JSON.stringify(conditions ? { ...status, conditions } : status)) as JsonObject;
   for (const k of CLEARED_WHEN_ABSENT) if (!(k in s)) s[k] = null;
   return resourceVersion ? { metadata: { resourceVersion }, status: s } : { status: s };
 }
@@ -89,7 +100,8 @@ export async function writeStatus(
       status = rest;
     }
     try {
-      await kube.mergePatchStatus(VMDC_KIND, object.namespace, object.name, statusPatch(status, current.metadata.resourceVersion));
+      const currentConditions = (current.status as VMDistributedClusterStatus | undefined)?.conditions;
+      await kube.mergePatchStatus(VMDC_KIND, object.namespace, object.name, statusPatch(status, current.metadata.resourceVersion, currentConditions));
     } catch (err) {
       if (isConflict(err)) continue; // changed between GET and PATCH: check the generation again
       if (isNotFound(err)) return { written: false };

@@ -91,7 +91,7 @@ export interface RolloutActivities {
     previousWorkflowIds: string[];
   }): Promise<{ stale: boolean; superseded: string[] }>;
 
-  /** Write the CR status via the status subresource, only while the object is still at this generation. */
+  /** Write the CR status via the status subresource, only while the object is still at this generation, or while status.workflow names the calling workflow (an adopted paused-only generation). */
   writeStatus(input: { object: ObjectGeneration; status: VMDistributedClusterStatus }): Promise<{ written: boolean }>;
 
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;

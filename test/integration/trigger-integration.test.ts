@@ -472,11 +472,15 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
       });
       const fixed = await recorded(o, 2, NS_INVALID);
       expect(fixed.status?.phase).not.toBe('Invalid');
-      // Valid=True, unless the workflow already wrote its status: its conditions list replaces the
-      // trigger's (the Valid condition is lost then — reported as a known gap of writeStatus).
-      const valid2 = fixed.status?.conditions?.find((c) => c.type === 'Valid');
-      if (valid2) expect(valid2).toMatchObject({ status: 'True', observedGeneration: 2 });
       await progressUntil(idOf(o, 2), (p) => p.currentStep === 'Preparing', 'the fixed generation rolls out');
+      // The workflow's status writes keep the trigger's Valid condition.
+      await waitFor(async () => {
+        const now = await get(o!.metadata.name, NS_INVALID);
+        const types = (now.status?.conditions ?? []).map((c) => c.type);
+        return types.includes('Progressing') && types.includes('Valid') ? now : undefined;
+      }, { timeoutMs: 30_000, description: 'the workflow status keeps Valid next to its own conditions' });
+      const after = await get(o.metadata.name, NS_INVALID);
+      expect(after.status?.conditions?.find((c) => c.type === 'Valid')).toMatchObject({ status: 'True', observedGeneration: 2 });
       expect(await workflowsOf('c-invalid', NS_INVALID)).toEqual([idOf(o, 2)]);
     } finally {
       await t.stop();

@@ -41,6 +41,16 @@ describe('status', () => {
       status: { phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] },
     });
   });
+  it("statusPatch keeps the conditions the rollout does not own (the trigger's Valid) and replaces its own", () => {
+    const t = '2025-01-01T00:00:00Z';
+    const valid = { type: 'Valid' as const, status: 'True' as const, reason: 'SpecValid', message: 'ok', lastTransitionTime: t };
+    const oldReady = { type: 'Ready' as const, status: 'False' as const, reason: 'Progressing', message: 'old', lastTransitionTime: t };
+    const ready = { type: 'Ready' as const, status: 'True' as const, reason: 'Succeeded', message: 'done', lastTransitionTime: t };
+    expect(statusPatch({ phase: 'Succeeded', conditions: [ready] }, undefined, [valid, oldReady]).status).toMatchObject({
+      conditions: [valid, ready],
+    });
+    expect(statusPatch({ phase: 'Succeeded' }, undefined, [valid]).status).not.toHaveProperty('conditions');
+  });
   it('sameGeneration checks uid and generation', () => {
     const o = { namespace: 'n', name: 'x', uid: 'u1', generation: 2 };
     expect(sameGeneration({ uid: 'u1', generation: 2 }, o)).toBe(true);
