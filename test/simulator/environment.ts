@@ -70,11 +70,11 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       // remote-write worker has taken and is retrying (exponential backoff, up to
       // -remoteWrite.retryMaxInterval, default 1m) is NOT counted. After an outage the last blocks
       // of a zone's backlog sit in those workers, so "pending 0" can come while that data is still
-      // undelivered for up to retryMaxInterval. The retry interval is capped at 1 s here, and the
-      // rollouts' strategy.queueDrainedFor is longer than retryMaxInterval + the zone's
-      // ingestion-to-search lag (~2 s), so "drained for queueDrainedFor" really means "delivered
-      // and searchable".
-      extraArgs: ['-remoteWrite.flushInterval=200ms', '-remoteWrite.retryMinInterval=200ms', '-remoteWrite.retryMaxInterval=1s'],
+      // undelivered for up to retryMaxInterval. The retry interval is fixed at 2 s here, and the
+      // rollouts' strategy.queueDrainedFor (6 s) is longer than retryMaxInterval + the zone's
+      // ingestion-to-search lag (~2 s, up to ~4 s right after a restart with a backlog), so
+      // "drained for queueDrainedFor" really means "delivered and searchable".
+      extraArgs: ['-remoteWrite.flushInterval=200ms', '-remoteWrite.retryMinInterval=2s', '-remoteWrite.retryMaxInterval=2s'],
     });
     const vmagentPort = vmagent.port;
     started.push(vmagent);
