@@ -202,7 +202,7 @@ test('supersede mid-zone (patched): g1 finishes the zone in flight, ends Superse
   await withWorker(env, fake, async (r) => {
     const held = fake.hold('waitOperational:VMCluster:vm-az-b');
     const h1 = await r.start(inputOf({ generation: 1 }));
-    await held.reached;
+    await r.reach(held);
     fake.objectGeneration = 2;
     const h2 = await r.start(inputOf({ generation: 2 }, [h1.workflowId]));
     await eventually(async () => (await r.progress(h1)).supersededBy === 2);
@@ -227,7 +227,7 @@ test('supersede before the patch: the zone rejoins at once, nothing is upgraded'
   await withWorker(env, fake, async (r) => {
     const held = fake.hold('waitOperational:VMAuth:vm-global');
     const h1 = await r.start(inputOf({ generation: 1 }));
-    await held.reached;
+    await r.reach(held);
     // prepare waits on VMAgent/VMUser first; the VMAuth wait is az-a's WaitingForSwitch
     expect((await r.progress(h1)).currentStep).toBe('WaitingForSwitch');
     await h1.signal('supersede', { generation: 2 });
@@ -246,7 +246,7 @@ test('user edits to routes during a zone survive the restore', async () => {
   await withWorker(env, fake, async (r) => {
     const held = fake.hold('waitQueueDrained:vm-az-b');
     const h = await r.start(inputOf());
-    await held.reached;
+    await r.reach(held);
     fake.userAppend('VMAuth/vm-global', { static: { url: 'http://cold-storage:8481' }, paths: ['/select/cold/.*'] });
     fake.userAppend('VMUser/reads-az-a', vmselect('vm-az-c'));
     held.release();

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Runtime, DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
 import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { toolPath } from '../harness/tools';
@@ -144,6 +144,8 @@ export interface Running {
    * workflow time between queries (timers, retry backoffs and timeouts fire without real waiting).
    */
   progressUntil(h: WorkflowHandle<typeof rolloutWorkflow>, pred: (p: Progress) => boolean, stepMs?: number): Promise<Progress>;
+  /** Waits for a held activity call, letting workflow time advance meanwhile (timers fire). */
+  reach(held: { reached: Promise<void> }, stepMs?: number): Promise<void>;
   /** Invariant breaches over the fake's log so far. */
   breaches(final?: boolean): Breach[];
 }
@@ -155,7 +157,9 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
   const runUid = randomUUID();
   const withRunUid = (input: RolloutInput): RolloutInput =>
     input.object.uid === DEFAULT_UID ? { ...input, object: { ...input.object, uid: runUid } } : input;
-  fake.client = env.client;
+  // A plain client for the fake's takeOver (awaiting other workflows): the time-skipping client's
+  // result() locks/unlocks time skipping and would unbalance the test's own calls.
+  fake.client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
   const initialRoutes = fake.routeSnapshot();
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -181,6 +185,15 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
         if (pred(p)) return p;
         if (Date.now() > deadline) throw new Error(`progressUntil: timed out; last progress: ${JSON.stringify(p)}`);
         await env.sleep(stepMs);
+      }
+    },
+    reach: async (held, stepMs = 5_000) => {
+      let reached = false;
+      void held.reached.then(() => (reached = true));
+      const deadline = Date.now() + 60_000;
+      while (!reached) {
+        if (Date.now() > deadline) throw new Error('reach: held call never arrived');
+        await Promise.race([held.reached, env.sleep(stepMs)]);
       }
     },
     breaches: (final = false) =>

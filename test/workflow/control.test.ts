@@ -1,0 +1,144 @@
+// Pause/resume and cancel at every step of a zone, on the real time-skipping test server.
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createEnv, inputOf, makeFake, maybeRecord, withWorker } from './setup';
+
+jest.setTimeout(180_000);
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await createEnv();
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** [step in flight, held activity call, zone, step the workflow pauses before (undefined: next zone)] */
+const STEPS: Array<[string, string, string, string | undefined]> = [
+  ['Preparing', 'applyObject:VMAgent:vm-global', '', undefined],
+  ['LeavingReads', 'editRoutes:remove:vm-az-b', 'az-b', 'WaitingForSwitch'],
+  ['WaitingForSwitch', 'waitOperational:VMAuth:vm-global', 'az-a', 'Upgrading'],
+  ['Upgrading', 'applyObject:VMCluster:vm-az-b', 'az-b', 'WaitingOperational'],
+  ['WaitingOperational', 'waitOperational:VMCluster:vm-az-b', 'az-b', 'WaitingForQueue'],
+  ['WaitingForQueue', 'waitQueueDrained:vm-az-b', 'az-b', 'RejoiningReads'],
+  ['RejoiningReads', 'editRoutes:restore:vm-az-b', 'az-b', undefined],
+];
+
+describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
+  test('pause stops at the next safe point, keeps zones as they are, resume finishes', async () => {
+    const fake = makeFake();
+    await withWorker(env, fake, async (r) => {
+      const held = fake.hold(key);
+      const h = await r.start(inputOf());
+      await r.reach(held);
+      await h.signal('pause');
+      held.release();
+      const p = await r.progressUntil(h, (p) => p.phase === 'Paused');
+      expect(p.paused).toBe(true);
+      if (pausesBefore) expect(p).toMatchObject({ currentZone: zone, currentStep: pausesBefore });
+      const out = p.zonesOutOfRotation;
+      expect(out).toEqual(pausesBefore && step !== 'Preparing' ? [zone] : []);
+      const calls = fake.calls.length;
+      await env.sleep('2h'); // nothing moves while paused
+      expect(fake.calls.length).toBe(calls);
+      const st = fake.statuses.at(-1)!;
+      expect(st.phase).toBe('Paused');
+      expect(st.zonesOutOfRotation).toEqual(out);
+      expect(st.conditions?.find((c) => c.type === 'Paused')?.status).toBe('True');
+      expect(r.breaches()).toEqual([]);
+      await h.signal('resume');
+      const res = await h.result();
+      if (step === 'WaitingOperational') await maybeRecord('pause-resume-waiting-operational', h);
+      expect(res.phase).toBe('Succeeded');
+      expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+      expect(fake.statuses.at(-1)!.conditions?.find((c) => c.type === 'Paused')?.status).toBe('False');
+      expect(r.breaches(true)).toEqual([]);
+    });
+  });
+
+  test('cancel cleans up: unpatched zone rejoins at once, a patched one only when operational and drained', async () => {
+    const fake = makeFake();
+    await withWorker(env, fake, async (r) => {
+      const held = fake.hold(key);
+      const h = await r.start(inputOf());
+      await r.reach(held);
+      await h.cancel();
+      held.release();
+      const err = await h.result().catch((e: unknown) => e);
+      if (step === 'Upgrading') await maybeRecord('cancel-upgrading', h);
+      if (step === 'LeavingReads') await maybeRecord('cancel-leaving-reads', h);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+      const st = fake.statuses.at(-1)!;
+      expect(st.phase).toBe('Cancelled');
+      // The patch of 'Upgrading' lands (the activity finishes) but the VMCluster is not operational
+      // yet when the cleanup looks: that zone stays out. Every other step ends with reads restored.
+      if (step === 'Upgrading') {
+        expect(st.zonesOutOfRotation).toEqual(['az-b']);
+        expect(st.zones?.find((z) => z.name === 'az-b')?.message).toMatch(/stays out of read rotation \(cancelled\): VMCluster not operational/);
+        expect(st.message).toMatch(/out of read rotation: az-b/);
+      } else {
+        expect(st.zonesOutOfRotation).toEqual([]);
+        expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+      }
+      expect(fake.calls.some((c) => c.includes('vm-az-c') && !c.startsWith('readObject'))).toBe(false);
+      expect(r.breaches(true)).toEqual([]);
+    });
+  });
+});
+
+test('cancel while waiting for a VMCluster that never becomes operational: the zone stays out', async () => {
+  const fake = makeFake();
+  fake.patchBehaviour.set('vm-az-a', 'hang');
+  await withWorker(env, fake, async (r) => {
+    const held = fake.hold('waitOperational:VMCluster:vm-az-a');
+    const h = await r.start(inputOf());
+    await r.reach(held);
+    await h.cancel();
+    held.release();
+    await expect(h.result()).rejects.toThrow(WorkflowFailedError);
+    expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
+    expect(fake.calls).not.toContain('editRoutes:restore:vm-az-a');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('cancel of a patched, operational zone whose queue is not drained: the zone stays out', async () => {
+  const fake = makeFake();
+  fake.queueBehaviour.set('vm-az-a', 'unreachable');
+  await withWorker(env, fake, async (r) => {
+    const held = fake.hold('waitQueueDrained:vm-az-a');
+    const h = await r.start(inputOf());
+    await r.reach(held);
+    await h.cancel();
+    held.release();
+    await expect(h.result()).rejects.toThrow(WorkflowFailedError);
+    expect(fake.calls).toContain('sampleQueue:vm-az-a');
+    expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('spec.paused at start: Paused before acting; resume runs the rollout', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf({ paused: true }));
+    const p = await r.progressUntil(h, (p) => p.phase === 'Paused');
+    expect(p.zonesOutOfRotation).toEqual([]);
+    expect(fake.calls).toEqual(['takeOverObject:g1', 'writeStatus:Paused']);
+    await h.signal('resume');
+    expect((await h.result()).phase).toBe('Succeeded');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('pauseBetweenZones waits between zones, with no zone out of rotation', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start(inputOf({ pauseBetweenZonesMs: 3_600_000 }));
+    const p = await r.progressUntil(h, (p) => p.currentStep === 'PauseBetweenZones', 60_000);
+    expect(p.zonesOutOfRotation).toEqual([]);
+    expect((await h.result()).phase).toBe('Succeeded');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
