@@ -1,7 +1,8 @@
 // Structured JSON logs, one object per line: {"time","level","msg",...fields}.
 import type { LogLevel } from './config';
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+// `trace` (the worker's most verbose level) logs what `debug` does: the trigger has nothing finer.
+const ORDER: Record<LogLevel, number> = { trace: 0, debug: 10, info: 20, warn: 30, error: 40 };
 
 export type LogFields = Record<string, unknown>;
 

@@ -1,10 +1,11 @@
 // The trigger process: config → Temporal client + KubeConfig → watch → per-object serial
 // reconciliation; /metrics and /healthz; graceful shutdown on SIGTERM/SIGINT.
-import * as fs from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
+import { temporalConnectionOptions } from '../api/process-env';
+import { loadConfigOrExit, stopOnSignals } from '../api/process-main';
 import { formatIssues, validateSpec } from '../api/schema';
-import { ConfigError, loadConfig, type TriggerConfig } from './config';
+import { loadConfig, type TriggerConfig } from './config';
 import { createKubeOps, type KubeOps } from './kube';
 import { createLogger, type Logger } from './log';
 import { createMetrics, startMetricsServer, type MetricsServer, type TriggerMetrics } from './metrics';
@@ -45,16 +46,7 @@ export interface TriggerHandle {
 }
 
 export async function connectTemporal(cfg: TriggerConfig['temporal']): Promise<Connection> {
-  const read = (p?: string) => (p ? fs.readFileSync(p) : undefined);
-  const wantTls = !!cfg.tls || !!cfg.apiKey;
-  const cert = read(cfg.tls?.certPath);
-  const key = read(cfg.tls?.keyPath);
-  const ca = read(cfg.tls?.caPath);
-  return Connection.connect({
-    address: cfg.address,
-    tls: wantTls ? { clientCertPair: cert && key ? { crt: cert, key } : undefined, serverRootCACertificate: ca } : undefined,
-    apiKey: cfg.apiKey,
-  });
+  return Connection.connect(temporalConnectionOptions(cfg));
 }
 
 /** Starts the trigger in this process. */
@@ -208,35 +200,14 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
 
 /** CLI entry point. */
 export async function main(): Promise<void> {
-  let config: TriggerConfig;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit(() => loadConfig());
   const log = createLogger(config.logLevel).child({ component: 'trigger' });
   const trigger = await startTrigger(config, { log });
-  let signals = 0;
-  const shutdown = (sig: string) => {
-    if (++signals > 1) {
-      log.warn('second signal: exiting now', { signal: sig });
-      process.exit(1);
-    }
-    log.info('shutting down', { signal: sig });
-    trigger.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error('shutdown failed', { err });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  stopOnSignals(() => trigger.stop(), {
+    stopping: (signal) => log.info('shutting down', { signal }),
+    secondSignal: (signal) => log.warn('second signal: exiting now', { signal }),
+    stopFailed: (err) => log.error('shutdown failed', { err }),
+  });
 }
 
 if (require.main === module) {

@@ -1,12 +1,13 @@
 // The Temporal worker process: the rollout workflow (from a prebuilt bundle in production) and the
 // activities, prom-client /metrics + the SDK's Prometheus exporter, /healthz, /readyz, graceful
 // shutdown on SIGTERM/SIGINT.
-import * as fs from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type NativeConnectionOptions, type WorkerOptions } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel as SdkLogLevel, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { ConfigError, loadConfig, type WorkerConfig } from './config';
+import { temporalConnectionOptions } from '../api/process-env';
+import { loadConfigOrExit, stopOnSignals } from '../api/process-main';
+import { loadConfig, type WorkerConfig } from './config';
 import { createWorkerMetrics, startMetricsServer, type MetricsServer, type WorkerMetrics } from './metrics';
 
 export interface RunningWorker {
@@ -29,18 +30,6 @@ export interface StartWorkerOptions {
   fetch?: typeof fetch;
 }
 
-function tlsOptions(cfg: WorkerConfig['temporal']): NativeConnectionOptions['tls'] {
-  if (!cfg.tls) return cfg.apiKey ? true : undefined;
-  const read = (p?: string) => (p ? fs.readFileSync(p) : undefined);
-  const cert = read(cfg.tls.certPath);
-  const key = read(cfg.tls.keyPath);
-  return {
-    serverNameOverride: cfg.tls.serverName,
-    serverRootCACertificate: read(cfg.tls.caPath),
-    clientCertPair: cert && key ? { crt: cert, key } : undefined,
-  };
-}
-
 export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
   if (path) kc.loadFromFile(path);
@@ -54,21 +43,17 @@ let runtimeInstalled = false;
 export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   if ((opts.installRuntime ?? true) && !runtimeInstalled) {
     Runtime.install({
-      logger: new DefaultLogger(config.logLevel),
+      logger: new DefaultLogger(config.logLevel.toUpperCase() as SdkLogLevel),
       telemetryOptions: config.metrics.sdkBindAddress ? { metrics: { prometheus: { bindAddress: config.metrics.sdkBindAddress } } } : undefined,
     });
     runtimeInstalled = true;
   }
   const kubeConfig = opts.kubeConfig ?? loadKubeConfig(config.kubeconfig);
   const metrics = createWorkerMetrics();
-  const tls = tlsOptions(config.temporal);
+  const connectionOptions = temporalConnectionOptions(config.temporal);
 
-  const nativeConnection = await NativeConnection.connect({ address: config.temporal.address, tls, apiKey: config.temporal.apiKey });
-  const clientConnection = await Connection.connect({
-    address: config.temporal.address,
-    tls: tls as ConnectionOptions['tls'],
-    apiKey: config.temporal.apiKey,
-  });
+  const nativeConnection = await NativeConnection.connect(connectionOptions);
+  const clientConnection = await Connection.connect(connectionOptions);
   const temporalClient = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
 
   const activities = createActivities({
@@ -131,38 +116,17 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
 
 /** CLI entry point. */
 export async function main(): Promise<void> {
-  let config: WorkerConfig;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit(() => loadConfig());
   const running = await startWorker(config);
   process.stderr.write(
     `vmrollout worker: task queue ${config.taskQueue} on ${config.temporal.address}/${config.temporal.namespace}; ` +
       `metrics ${running.server.url}/metrics\n`,
   );
-  let signals = 0;
-  const onSignal = (sig: string) => {
-    if (++signals > 1) {
-      process.stderr.write(`second ${sig}: exiting now\n`);
-      process.exit(1);
-    }
-    process.stderr.write(`${sig}: shutting down (grace ${config.shutdownGraceTimeMs} ms)\n`);
-    running.shutdown().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(err)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  stopOnSignals(() => running.shutdown(), {
+    stopping: (sig) => process.stderr.write(`${sig}: shutting down (grace ${config.shutdownGraceTimeMs} ms)\n`),
+    secondSignal: (sig) => process.stderr.write(`second ${sig}: exiting now\n`),
+    stopFailed: (err) => process.stderr.write(`shutdown failed: ${String(err)}\n`),
+  });
   running.done.catch((err: unknown) => {
     process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);

@@ -68,7 +68,7 @@ describe('trigger config', () => {
     [{ TEMPORAL_ADDRESS: 'temporal' }, 'TEMPORAL_ADDRESS: must be host:port'],
     [{ METRICS_PORT: 'abc' }, 'METRICS_PORT: must be a port number'],
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT: must be at most 65535'],
-    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of debug, info, warn, error'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of trace, debug, info, warn, error'],
     [{ WATCH_NAMESPACES: 'ok,Not_A_Namespace' }, 'WATCH_NAMESPACES.1: each namespace must be a DNS-1123 label'],
     [{ RELIST_INTERVAL: '5' }, 'RELIST_INTERVAL: "5" must be a duration'],
     [{ WATCH_IDLE_TIMEOUT: '10ms' }, 'WATCH_IDLE_TIMEOUT: "10ms" must be at least 1s'],
