@@ -20,6 +20,7 @@ import type {
   Strategy,
   ZoneSpec,
 } from './types';
+import { PHASES, ZONE_PHASES } from './types';
 
 // ---------------------------------------------------------------------------------------------
 // Limits and rules (documented in docs/cr-reference.md; keep them in sync)
@@ -412,18 +413,7 @@ export const conditionSchema = z.object({
 
 export const zoneStatusSchema = z.object({
   name: z.string(),
-  phase: z.enum([
-    'Pending',
-    'Skipped',
-    'LeavingReads',
-    'WaitingForSwitch',
-    'Upgrading',
-    'WaitingOperational',
-    'WaitingForQueue',
-    'RejoiningReads',
-    'Done',
-    'Failed',
-  ]),
+  phase: z.enum(ZONE_PHASES),
   vmclusterGeneration: generation('The VMCluster generation the upgrade patch produced.').optional(),
   startedAt: timestamp('When the zone step started.').optional(),
   finishedAt: timestamp('When the zone finished.').optional(),
@@ -434,7 +424,7 @@ export const vmDistributedClusterStatusSchema = z
   .object({
     observedGeneration: generation('The metadata.generation the trigger last acted on.').optional(),
     phase: z
-      .enum(['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'])
+      .enum(PHASES)
       .optional(),
     message: z.string().optional(),
     workflow: z

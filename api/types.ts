@@ -47,27 +47,22 @@ export interface NormalizedSpec {
   strategy: Strategy;
 }
 
-export type Phase =
-  | 'Pending'
-  | 'Progressing'
-  | 'Paused'
-  | 'Succeeded'
-  | 'Failed'
-  | 'Superseded'
-  | 'Cancelled'
-  | 'Invalid';
+export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'] as const;
+export type Phase = (typeof PHASES)[number];
 
-export type ZonePhase =
-  | 'Pending'
-  | 'Skipped'
-  | 'LeavingReads'
-  | 'WaitingForSwitch'
-  | 'Upgrading'
-  | 'WaitingOperational'
-  | 'WaitingForQueue'
-  | 'RejoiningReads'
-  | 'Done'
-  | 'Failed';
+export const ZONE_PHASES = [
+  'Pending',
+  'Skipped',
+  'LeavingReads',
+  'WaitingForSwitch',
+  'Upgrading',
+  'WaitingOperational',
+  'WaitingForQueue',
+  'RejoiningReads',
+  'Done',
+  'Failed',
+] as const;
+export type ZonePhase = (typeof ZONE_PHASES)[number];
 
 export interface ZoneStatus {
   name: string;
