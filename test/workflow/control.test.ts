@@ -2,7 +2,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createEnv, inputOf, makeFake, maybeRecord, withWorker } from './setup';
+import { createEnv, eventually, inputOf, makeFake, maybeRecord, withWorker } from './setup';
 
 jest.setTimeout(180_000);
 let env: TestWorkflowEnvironment;
@@ -34,6 +34,8 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
       await h.signal('pause');
       held.release();
       const p = await r.progressUntil(h, (p) => p.phase === 'Paused');
+      await eventually(() => fake.statuses.at(-1)?.phase === 'Paused');
+      await new Promise((res) => setTimeout(res, 200));
       expect(p.paused).toBe(true);
       if (pausesBefore) expect(p).toMatchObject({ currentZone: zone, currentStep: pausesBefore });
       const out = p.zonesOutOfRotation;
@@ -62,7 +64,7 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
       const held = fake.hold(key);
       const h = await r.start(inputOf());
       await r.reach(held);
-      await h.cancel();
+      await r.cancelAndWaitForActivityCancel(h);
       held.release();
       const err = await h.result().catch((e: unknown) => e);
       if (step === 'Upgrading') await maybeRecord('cancel-upgrading', h);
@@ -94,9 +96,10 @@ test('cancel while waiting for a VMCluster that never becomes operational: the z
     const held = fake.hold('waitOperational:VMCluster:vm-az-a');
     const h = await r.start(inputOf());
     await r.reach(held);
-    await h.cancel();
+    await r.cancelAndWaitForActivityCancel(h);
     held.release();
-    await expect(h.result()).rejects.toThrow(WorkflowFailedError);
+    const err = await h.result().catch((e: unknown) => e);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
     expect(fake.calls).not.toContain('editRoutes:restore:vm-az-a');
     expect(r.breaches(true)).toEqual([]);
@@ -110,9 +113,10 @@ test('cancel of a patched, operational zone whose queue is not drained: the zone
     const held = fake.hold('waitQueueDrained:vm-az-a');
     const h = await r.start(inputOf());
     await r.reach(held);
-    await h.cancel();
+    await r.cancelAndWaitForActivityCancel(h);
     held.release();
-    await expect(h.result()).rejects.toThrow(WorkflowFailedError);
+    const err = await h.result().catch((e: unknown) => e);
+    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(fake.calls).toContain('sampleQueue:vm-az-a');
     expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
     expect(r.breaches(true)).toEqual([]);

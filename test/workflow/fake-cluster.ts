@@ -223,7 +223,7 @@ export class FakeCluster {
         }
         if (o.updateStatus === 'failed') throw ApplicationFailure.nonRetryable(`${kind} ${name} failed`, 'ObjectFailed');
         if (!o.exists || o.observedGeneration < generation || o.updateStatus !== 'operational') {
-          throw ApplicationFailure.retryable(`${kind} ${name} not operational at generation ${generation} yet`, 'NotReady');
+          return this.stillWaiting(`${kind} ${name} not operational at generation ${generation} yet`, 'NotReady');
         }
         this.record({ type: 'operational', kind, name, generation: o.observedGeneration });
         return this.state(o);
@@ -258,7 +258,7 @@ export class FakeCluster {
       waitQueueDrained: async (t) => {
         await this.enter(`waitQueueDrained:${t.vmclusterName}`);
         const s = this.sample(t.vmclusterName, true);
-        if (!s.drained) throw ApplicationFailure.retryable(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
+        if (!s.drained) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
         this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
         return s;
       },
@@ -268,6 +268,18 @@ export class FakeCluster {
         return this.sample(t.vmclusterName, false);
       },
     };
+  }
+
+  /**
+   * A waiting activity that is not done yet: like the real ones it heartbeats (so a cancelled
+   * workflow's cancel reaches it and it ends as cancelled); then it fails retryably, and Temporal's
+   * retries (server-side timers the time-skipping server fast-forwards) stand in for the polling.
+   */
+  private async stillWaiting(message: string, type: string): Promise<never> {
+    const ctx = Context.current();
+    ctx.heartbeat();
+    await Promise.race([ctx.cancelled, new Promise((r) => setTimeout(r, 200))]);
+    throw ApplicationFailure.retryable(message, type);
   }
 
   private sample(vmcluster: string, consume: boolean): QueueSample {

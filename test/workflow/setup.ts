@@ -144,6 +144,12 @@ export interface Running {
    * workflow time between queries (timers, retry backoffs and timeouts fire without real waiting).
    */
   progressUntil(h: WorkflowHandle<typeof rolloutWorkflow>, pred: (p: Progress) => boolean, stepMs?: number): Promise<Progress>;
+  /**
+   * Cancels the workflow and waits until it has asked to cancel its in-flight activity (history
+   * event ActivityTaskCancelRequested), so that releasing a held activity afterwards does not race
+   * with the cancel request.
+   */
+  cancelAndWaitForActivityCancel(h: WorkflowHandle<typeof rolloutWorkflow>): Promise<void>;
   /** Waits for a held activity call, letting workflow time advance meanwhile (timers fire). */
   reach(held: { reached: Promise<void> }, stepMs?: number): Promise<void>;
   /** Invariant breaches over the fake's log so far. */
@@ -186,6 +192,10 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
         if (Date.now() > deadline) throw new Error(`progressUntil: timed out; last progress: ${JSON.stringify(p)}`);
         await env.sleep(stepMs);
       }
+    },
+    cancelAndWaitForActivityCancel: async (h) => {
+      await h.cancel();
+      await eventually(async () => (await h.fetchHistory()).events?.some((e) => e.activityTaskCancelRequestedEventAttributes));
     },
     reach: async (held, stepMs = 5_000) => {
       let reached = false;
