@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
-import { FAILED, OPERATIONAL } from '../api/constants';
+import { OPERATIONAL } from '../api/constants';
 import {
   QUERY_PROGRESS,
   SIGNAL_PAUSE,
@@ -50,7 +50,11 @@ export interface CarriedState {
   supersededBy?: number;
 }
 
-export type RolloutWorkflowInput = RolloutInput & { carried?: CarriedState };
+export type RolloutWorkflowInput = RolloutInput & {
+  carried?: CarriedState;
+  /** Test knob: continue-as-new past this many history events (default CONTINUE_AS_NEW_AFTER_EVENTS). */
+  continueAsNewAfterEvents?: number;
+};
 
 export interface RolloutResult {
   phase: Phase;
@@ -513,7 +517,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       }
       if (more && !superseded()) {
         const inf = workflowInfo();
-        if (inf.continueAsNewSuggested || inf.historyLength > CONTINUE_AS_NEW_AFTER_EVENTS) {
+        if (inf.continueAsNewSuggested || inf.historyLength > (input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS)) {
           // Zone boundary: nothing out of rotation, nothing in flight.
           await continueAsNew<typeof rolloutWorkflow>({
             ...input,
@@ -545,6 +549,3 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     throw err;
   }
 }
-
-/** Exported for tests: the zone-step names the workflow reports, in order. */
-export { ZONE_STEPS, FAILED };

@@ -274,3 +274,19 @@ test('cancel while Failed after a VMCluster failure: the patched zone stays out,
     expect(r.breaches(true)).toEqual([]);
   });
 });
+
+test('continue-as-new at a zone boundary keeps the rollout going (history bound)', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const h = await r.start({ ...inputOf(), continueAsNewAfterEvents: 150 } as ReturnType<typeof inputOf>);
+    const res = await h.result(); // follows the continued runs
+    expect(res.phase).toBe('Succeeded');
+    expect(res.zones.map((z) => z.phase)).toEqual(['Done', 'Done', 'Done']);
+    const runIds = new Set(fake.statuses.map((s) => s.workflow?.runId));
+    expect(runIds.size).toBeGreaterThan(1);
+    expect(fake.calls.filter((c) => c.startsWith('takeOverObject'))).toHaveLength(1);
+    expect(fake.calls.filter((c) => c.startsWith('applyObject:VMCluster'))).toHaveLength(3);
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
