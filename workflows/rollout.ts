@@ -185,6 +185,8 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     vmclusterName: zs.vmcluster.name,
     ...(zs.remoteWriteURL ? { remoteWriteURL: zs.remoteWriteURL } : {}),
     queueEmptyBytes: st.queueEmptyBytes,
+    zone: zs.name,
+    objectName: object.name,
   });
 
   /** A safe point: honour pause (unless superseded: a newer generation is waiting for us). */
