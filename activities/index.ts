@@ -106,7 +106,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     async editRoutes(input) {
       const ctx = activityPollContext();
       const r = await editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) });
-      return { vmauthGeneration: r.vmauthGeneration };
+      return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations };
     },
 
     waitQueueDrained: (input) => waitQueueDrained(activityPollContext(), sample, input),

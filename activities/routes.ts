@@ -114,7 +114,7 @@ export async function editRoutes(
   kube: KubeObjects,
   input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore' },
   hooks: EditRoutesHooks = {},
-): Promise<{ vmauthGeneration: number; written: RouteRef[] }> {
+): Promise<{ vmauthGeneration: number; vmuserGenerations: Record<string, number>; written: RouteRef[] }> {
   const groups = groupByRoute(input.removals);
   if (input.direction === 'remove') {
     // Refuse before touching anything: check every route first against a fresh read.
@@ -132,7 +132,14 @@ export async function editRoutes(
   for (const [route, removals] of groups) {
     if (await editRoute(kube, input.namespace, route, removals, input.direction, hooks)) written.push(route);
   }
-  const vmauth = await kube.get(vmKind('VMAuth'), input.namespace, input.vmauthName);
-  if (!vmauth) throw notFound(input.namespace, { kind: 'VMAuth', name: input.vmauthName });
-  return { vmauthGeneration: typeof vmauth.metadata.generation === 'number' ? vmauth.metadata.generation : 0, written };
+  const generationOf = async (route: RouteRef): Promise<number> => {
+    const obj = await kube.get(vmKind(route.kind), input.namespace, route.name);
+    if (!obj) throw notFound(input.namespace, route);
+    return typeof obj.metadata.generation === 'number' ? obj.metadata.generation : 0;
+  };
+  const vmuserGenerations: Record<string, number> = {};
+  for (const [route] of groups) {
+    if (route.kind === 'VMUser') vmuserGenerations[route.name] = await generationOf(route);
+  }
+  return { vmauthGeneration: await generationOf({ kind: 'VMAuth', name: input.vmauthName }), vmuserGenerations, written };
 }

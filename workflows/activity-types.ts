@@ -133,7 +133,11 @@ export interface RolloutActivities {
     vmauthName: string;
     removals: RouteRemoval[];
     direction: 'remove' | 'restore';
-  }): Promise<{ vmauthGeneration: number }>;
+  }): Promise<{
+    vmauthGeneration: number;
+    /** Generation of every VMUser the removals name, after the edit: each must apply its new routes too. */
+    vmuserGenerations?: Record<string, number>;
+  }>;
 
   /**
    * Poll vmagent queues inside one heartbeating activity until every pod's pending bytes for the zone

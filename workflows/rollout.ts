@@ -11,6 +11,7 @@ import {
   defineQuery,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -206,18 +207,35 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     await writeStatus();
   }
 
-  /** Put a zone back into read rotation exactly as it was and wait for the VMAuth switch. */
+  /**
+   * Wait until every edited route serves its new config: the VMAuth, and (from this workflow version
+   * on) each VMUser the zone's removals changed. A generation unknown after a resume is read fresh.
+   */
+  async function waitSwitch(z: ZoneState, edited: { vmauthGeneration?: number; vmuserGenerations?: Record<string, number> }): Promise<void> {
+    const generationOf = async (kind: 'VMAuth' | 'VMUser', name: string, known: number | undefined) =>
+      known ?? (await step.readObject({ kind, namespace: ns, name })).generation ?? 0;
+    const vmauthGeneration = await generationOf('VMAuth', spec.vmauth.name, edited.vmauthGeneration);
+    await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: spec.vmauth.name, generation: vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
+    if (!patched('wait-vmuser-switch')) return;
+    const users = new Set((z.removals ?? []).filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name));
+    for (const name of users) {
+      const generation = await generationOf('VMUser', name, edited.vmuserGenerations?.[name]);
+      await wait.waitOperational({ kind: 'VMUser', namespace: ns, name, generation, pollIntervalMs: st.pollIntervalMs });
+    }
+  }
+
+  /** Put a zone back into read rotation exactly as it was and wait for the switch. */
   async function rejoin(z: ZoneState, acts: RolloutActivities): Promise<void> {
     if (z.removals && z.removals.some((r) => r.removed.length > 0)) {
       const r = await acts.editRoutes({ namespace: ns, vmauthName: spec.vmauth.name, removals: z.removals, direction: 'restore' });
       z.outOfRotation = false;
-      await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: spec.vmauth.name, generation: r.vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
+      await waitSwitch(z, r);
     }
     z.outOfRotation = false;
   }
 
   /** One step of one zone. */
-  async function runStep(z: ZoneState, zs: ZoneSpec, s: ZoneStep, ctx: { vmauthGeneration?: number }): Promise<void> {
+  async function runStep(z: ZoneState, zs: ZoneSpec, s: ZoneStep, ctx: { vmauthGeneration?: number; vmuserGenerations?: Record<string, number> }): Promise<void> {
     const patch = desiredClusterPatch(spec, zs);
     switch (s) {
       case 'LeavingReads': {
@@ -238,7 +256,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
         if (z.removals.some((r) => r.removed.length > 0)) {
           try {
             const r = await step.editRoutes({ namespace: ns, vmauthName: spec.vmauth.name, removals: z.removals, direction: 'remove' });
-            ctx.vmauthGeneration = r.vmauthGeneration;
+            Object.assign(ctx, r);
           } catch (e) {
             // EmptyRoute is refused before any edit: the zone is still in rotation; re-read on resume.
             if (e instanceof ActivityFailure && e.cause instanceof ApplicationFailure && e.cause.type === 'EmptyRoute') {
@@ -252,11 +270,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       }
       case 'WaitingForSwitch': {
         if (z.removals?.some((r) => r.removed.length > 0)) {
-          if (ctx.vmauthGeneration === undefined) {
-            const a = await step.readObject({ kind: 'VMAuth', namespace: ns, name: spec.vmauth.name });
-            ctx.vmauthGeneration = a.generation ?? 0;
-          }
-          await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: spec.vmauth.name, generation: ctx.vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
+          await waitSwitch(z, ctx);
           if (st.readDrainDelayMs > 0) await sleep(st.readDrainDelayMs);
         }
         return;
@@ -395,7 +409,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     }
     z.startedAt = now();
     z.step = 'LeavingReads';
-    const ctx: { vmauthGeneration?: number } = {};
+    const ctx: { vmauthGeneration?: number; vmuserGenerations?: Record<string, number> } = {};
     const outcome = await withFailureHold(
       z,
       async () => {

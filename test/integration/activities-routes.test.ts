@@ -82,6 +82,10 @@ describe('editRoutes on a real API server', () => {
     const removals = computeRemovals(await snapshots('ga', ['reads-a', 'reads-b']), { name: 'vm-az-a', namespace: NS });
     const r1 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove' });
     expect(r1.vmauthGeneration).toBe(gen0 + 1);
+    // The edited VMUser's new generation is reported (the workflow waits until it is applied);
+    // reads-b does not route to the zone, so it is neither edited nor reported.
+    expect(r1.vmuserGenerations).toEqual({ 'reads-a': (await objects.get(vmKind('VMUser'), NS, 'reads-a'))!.metadata.generation });
+    expect(r1.vmuserGenerations!['reads-a']).toBe(2);
     const ga1 = await getSpec('VMAuth', 'ga');
     expect((ga1.unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([vmselect('vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }]);
     expect((ga1.unauthorizedUserAccessSpec as JsonObject).default_url).toEqual(['http://fallback']);

@@ -252,7 +252,18 @@ export class FakeCluster {
         const changed = Object.keys(after).some((k) => !jsonEqual(after[k]!, before[k]!));
         for (const [k, v] of Object.entries(after)) this.routes.set(k, clone(v));
         this.record({ type: 'routes', direction, vmcluster, removals: clone(removals), before, after });
-        return { vmauthGeneration: changed ? this.bumpVMAuth() : this.vmauth().generation };
+        // Like the API server: an edited VMUser gets a new generation, which the operator then applies.
+        const vmuserGenerations: Record<string, number> = {};
+        for (const r of removals.filter((x) => x.route.kind === 'VMUser')) {
+          const key = `VMUser/${r.route.name}`;
+          const user = this.obj('VMUser', r.route.name);
+          if (!jsonEqual(after[key]!, before[key]!)) {
+            user.generation++;
+            user.observedGeneration = user.generation;
+          }
+          vmuserGenerations[r.route.name] = user.generation;
+        }
+        return { vmauthGeneration: changed ? this.bumpVMAuth() : this.vmauth().generation, vmuserGenerations };
       },
 
       waitQueueDrained: async (t) => {

@@ -59,6 +59,27 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
   });
 });
 
+test('the read switch waits for every edited VMUser, not only the VMAuth, when leaving and when rejoining', async () => {
+  const fake = makeFake();
+  await withWorker(env, fake, async (r) => {
+    const edit = fake.hold('editRoutes:remove:vm-az-a');
+    const h = await r.start(inputOf());
+    await edit.reached;
+    const userSwitch = fake.hold('waitOperational:VMUser:reads-az-a');
+    edit.release();
+    await userSwitch.reached;
+    const afterEdit = fake.calls.slice(fake.calls.indexOf('editRoutes:remove:vm-az-a'));
+    expect(afterEdit).toContain('waitOperational:VMAuth:vm-global');
+    expect(afterEdit).not.toContain('applyObject:VMCluster:vm-az-a');
+    userSwitch.release();
+    expect((await h.result()).phase).toBe('Succeeded');
+    await maybeRecord('vmuser-switch', h);
+    const restore = fake.calls.indexOf('editRoutes:restore:vm-az-a');
+    expect(fake.calls.slice(restore, fake.calls.indexOf('editRoutes:remove:vm-az-b'))).toContain('waitOperational:VMUser:reads-az-a');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
 test('Shuffle order is the deterministic per-generation shuffle', async () => {
   const fake = makeFake();
   await withWorker(env, fake, async (r) => {
