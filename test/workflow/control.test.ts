@@ -1,17 +1,10 @@
 // Pause/resume and cancel at every step of a zone, on the real time-skipping test server.
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createEnv, eventually, inputOf, makeFake, maybeRecord, withWorker } from './setup';
+import { eventually, inputOf, makeFake, maybeRecord, withWorker, useTimeSkippingEnv } from './setup';
 
 jest.setTimeout(180_000);
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnv();
 
 /** [step in flight, held activity call, zone, step the workflow pauses before (undefined: next zone)] */
 const STEPS: Array<[string, string, string, string | undefined]> = [
@@ -27,7 +20,7 @@ const STEPS: Array<[string, string, string, string | undefined]> = [
 describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
   test('pause stops at the next safe point, keeps zones as they are, resume finishes', async () => {
     const fake = makeFake();
-    await withWorker(env, fake, async (r) => {
+    await withWorker(env(), fake, async (r) => {
       const held = fake.hold(key);
       const h = await r.start(inputOf());
       await r.reach(held);
@@ -41,7 +34,7 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
       const out = p.zonesOutOfRotation;
       expect(out).toEqual(pausesBefore && step !== 'Preparing' ? [zone] : []);
       const calls = fake.calls.length;
-      await env.sleep('2h'); // nothing moves while paused
+      await env().sleep('2h'); // nothing moves while paused
       expect(fake.calls.length).toBe(calls);
       const st = fake.statuses.at(-1)!;
       expect(st.phase).toBe('Paused');
@@ -60,7 +53,7 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
 
   test('cancel cleans up: unpatched zone rejoins at once, a patched one only when operational and drained', async () => {
     const fake = makeFake();
-    await withWorker(env, fake, async (r) => {
+    await withWorker(env(), fake, async (r) => {
       const held = fake.hold(key);
       const h = await r.start(inputOf());
       await r.reach(held);
@@ -92,7 +85,7 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
 test('cancel while waiting for a VMCluster that never becomes operational: the zone stays out', async () => {
   const fake = makeFake();
   fake.patchBehaviour.set('vm-az-a', 'hang');
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const held = fake.hold('waitOperational:VMCluster:vm-az-a');
     const h = await r.start(inputOf());
     await r.reach(held);
@@ -109,7 +102,7 @@ test('cancel while waiting for a VMCluster that never becomes operational: the z
 test('cancel of a patched, operational zone whose queue is not drained: the zone stays out', async () => {
   const fake = makeFake();
   fake.queueBehaviour.set('vm-az-a', 'unreachable');
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const held = fake.hold('waitQueueDrained:vm-az-a');
     const h = await r.start(inputOf());
     await r.reach(held);
@@ -125,7 +118,7 @@ test('cancel of a patched, operational zone whose queue is not drained: the zone
 
 test('spec.paused at start: Paused before acting; resume runs the rollout', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf({ paused: true }));
     const p = await r.progressUntil(h, (p) => p.phase === 'Paused');
     expect(p.zonesOutOfRotation).toEqual([]);
@@ -138,7 +131,7 @@ test('spec.paused at start: Paused before acting; resume runs the rollout', asyn
 
 test('pauseBetweenZones waits between zones, with no zone out of rotation', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf({ pauseBetweenZonesMs: 3_600_000 }));
     const p = await r.progressUntil(h, (p) => p.currentStep === 'PauseBetweenZones', 60_000);
     expect(p.zonesOutOfRotation).toEqual([]);

@@ -2,12 +2,10 @@
 // Every scenario ends with the invariant checker over the recorded action log.
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { planZoneOrder, shuffleSeed } from '../../workflows/plan';
 import {
   NEW_VERSION,
   ZONES,
-  createEnv,
   eventually,
   inputOf,
   makeFake,
@@ -15,20 +13,15 @@ import {
   mutations,
   vmselect,
   withWorker,
+  useTimeSkippingEnv,
 } from './setup';
 
 jest.setTimeout(180_000);
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createEnv();
-});
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTimeSkippingEnv();
 
 test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes restored exactly', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf());
     const res = await h.result();
     await maybeRecord('happy-path', h);
@@ -61,7 +54,7 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
 
 test('the read switch waits for every edited VMUser, not only the VMAuth, when leaving and when rejoining', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const edit = fake.hold('editRoutes:remove:vm-az-a');
     const h = await r.start(inputOf());
     await edit.reached;
@@ -82,7 +75,7 @@ test('the read switch waits for every edited VMUser, not only the VMAuth, when l
 
 test('Shuffle order is the deterministic per-generation shuffle', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const input = inputOf({ order: 'Shuffle', uid: 'feedbeef-0000-0000-0000-000000000001' });
     const h = await r.start(input);
     const res = await h.result();
@@ -95,7 +88,7 @@ test('Shuffle order is the deterministic per-generation shuffle', async () => {
 
 test('unchanged, operational zones are skipped without leaving reads', async () => {
   const fake = makeFake({ upToDate: ['az-a', 'az-c'] });
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf());
     const res = await h.result();
     await maybeRecord('skip-unchanged', h);
@@ -112,7 +105,7 @@ test('unchanged, operational zones are skipped without leaving reads', async () 
 test('a zone that would leave a route empty: Failed, no edit; resume after the user adds a backend', async () => {
   const fake = makeFake();
   fake.setRoute('VMUser/reads-az-a', [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: 'default' } }]);
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf());
     const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
     expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', failedStep: 'LeavingReads', outOfRotation: false });
@@ -132,7 +125,7 @@ test('a zone that would leave a route empty: Failed, no edit; resume after the u
 test('VMCluster failed: zone Failed and kept out, next zone untouched; resume after the operator recovers', async () => {
   const fake = makeFake();
   fake.patchBehaviour.set('vm-az-b', 'failed');
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf());
     const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
     expect(p.zones.find((z) => z.name === 'az-b')).toMatchObject({ phase: 'Failed', failedStep: 'WaitingOperational', outOfRotation: true });
@@ -158,7 +151,7 @@ test('VMCluster failed: zone Failed and kept out, next zone untouched; resume af
 test('zone timeout (VMCluster never operational): Failed after zoneTimeout; resume retries the zone', async () => {
   const fake = makeFake();
   fake.patchBehaviour.set('vm-az-a', 'hang');
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf({ zoneTimeoutMs: 5 * 60_000 }));
     // let the server skip time while the activity retries
     const p = await r.progressUntil(h, (p) => p.phase === 'Failed', 60_000);
@@ -177,7 +170,7 @@ test('zone timeout (VMCluster never operational): Failed after zoneTimeout; resu
 test('vmagent unreachable: never drained, zone times out and stays out; cancel keeps it out', async () => {
   const fake = makeFake();
   fake.queueBehaviour.set('vm-az-a', 'unreachable');
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf({ zoneTimeoutMs: 5 * 60_000 }));
     const p = await r.progressUntil(h, (p) => p.phase === 'Failed', 60_000);
     expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', failedStep: 'WaitingForQueue', outOfRotation: true });
@@ -196,7 +189,7 @@ test('vmagent unreachable: never drained, zone times out and stays out; cancel k
 test('a slow queue drains after a few polls: the zone waits, then rejoins', async () => {
   const fake = makeFake();
   fake.queueBehaviour.set('vm-az-c', { notDrainedAttempts: 3 });
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf());
     const res = await h.result();
     expect(res.phase).toBe('Succeeded');
@@ -207,7 +200,7 @@ test('a slow queue drains after a few polls: the zone waits, then rejoins', asyn
 
 test('stale generation: takeOver says stale, nothing is touched', async () => {
   const fake = makeFake({ generation: 2 });
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf({ generation: 1 }));
     const res = await h.result();
     await maybeRecord('stale-generation', h);
@@ -220,7 +213,7 @@ test('stale generation: takeOver says stale, nothing is touched', async () => {
 
 test('supersede mid-zone (patched): g1 finishes the zone in flight, ends Superseded; g2 takes over and finishes', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const held = fake.hold('waitOperational:VMCluster:vm-az-b');
     const h1 = await r.start(inputOf({ generation: 1 }));
     await r.reach(held);
@@ -245,7 +238,7 @@ test('supersede mid-zone (patched): g1 finishes the zone in flight, ends Superse
 
 test('supersede before the patch: the zone rejoins at once, nothing is upgraded', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const held = fake.hold('waitOperational:VMAuth:vm-global');
     const h1 = await r.start(inputOf({ generation: 1 }));
     await r.reach(held);
@@ -264,7 +257,7 @@ test('supersede before the patch: the zone rejoins at once, nothing is upgraded'
 
 test('user edits to routes during a zone survive the restore', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const held = fake.hold('waitQueueDrained:vm-az-b');
     const h = await r.start(inputOf());
     await r.reach(held);
@@ -282,7 +275,7 @@ test('user edits to routes during a zone survive the restore', async () => {
 test('cancel while Failed after a VMCluster failure: the patched zone stays out, status Cancelled says so', async () => {
   const fake = makeFake();
   fake.patchBehaviour.set('vm-az-a', 'failed');
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start(inputOf());
     await r.progressUntil(h, (p) => p.phase === 'Failed');
     await h.cancel();
@@ -298,7 +291,7 @@ test('cancel while Failed after a VMCluster failure: the patched zone stays out,
 
 test('continue-as-new at a zone boundary keeps the rollout going (history bound)', async () => {
   const fake = makeFake();
-  await withWorker(env, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const h = await r.start({ ...inputOf(), continueAsNewAfterEvents: 150 } as ReturnType<typeof inputOf>);
     const res = await h.result(); // follows the continued runs
     expect(res.phase).toBe('Succeeded');

@@ -20,6 +20,18 @@ export const ZONES = ['az-a', 'az-b', 'az-c'] as const;
 export const OLD_VERSION = 'v1.149.0-cluster';
 export const NEW_VERSION = 'v1.150.0-cluster';
 
+/** One time-skipping server per test file (beforeAll/afterAll); returns its getter. */
+export function useTimeSkippingEnv(): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await createEnv();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => env!;
+}
+
 let runtimeInstalled = false;
 /** The real time-skipping test server (binary from scripts/install-tools.sh; missing = test failure). */
 export async function createEnv(): Promise<TestWorkflowEnvironment> {
