@@ -5,11 +5,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Runtime, DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
 import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
-import { toolPath } from '../harness/tools';
+import { installQuietRuntime, startTimeSkippingEnv } from '../harness/temporal';
 import { checkInvariants, type Breach } from '../../workflows/invariants';
 import type { rolloutWorkflow } from '../../workflows';
 import type { Progress } from '../../workflows/state';
@@ -32,19 +32,14 @@ export function useTimeSkippingEnv(): () => TestWorkflowEnvironment {
   return () => env!;
 }
 
-let runtimeInstalled = false;
-/** The real time-skipping test server (binary from scripts/install-tools.sh; missing = test failure). */
+/**
+ * The real time-skipping test server (binary from scripts/install-tools.sh; missing = test failure),
+ * guarded by the harness so it never outlives the test process. Activity-failure warnings of the
+ * SDK are expected here (the scenarios fail activities on purpose), so only errors are logged.
+ */
 export async function createEnv(): Promise<TestWorkflowEnvironment> {
-  if (!runtimeInstalled) {
-    runtimeInstalled = true;
-    try {
-      Runtime.install({ logger: new DefaultLogger((process.env.VMROLLOUT_TEMPORAL_LOG_LEVEL as 'WARN' | undefined) ?? 'ERROR') });
-    } catch {
-      /* already installed by another suite in this process */
-    }
-  }
-  const path = process.env.VMROLLOUT_TEMPORAL_TEST_SERVER ?? toolPath('temporal-test-server');
-  return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+  installQuietRuntime('ERROR');
+  return startTimeSkippingEnv();
 }
 
 let bundle: Promise<WorkflowBundle> | undefined;
