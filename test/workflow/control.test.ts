@@ -1,6 +1,7 @@
 // Pause/resume and cancel at every step of a zone, on the real time-skipping test server.
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
+import type { FakeCluster } from './fake-cluster';
 import { eventually, inputOf, makeFake, maybeRecord, withWorker, useTimeSkippingEnv } from './setup';
 
 jest.setTimeout(180_000);
@@ -82,11 +83,24 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
   });
 });
 
-test('cancel while waiting for a VMCluster that never becomes operational: the zone stays out', async () => {
+test.each<[string, (fake: FakeCluster) => void, string, (fake: FakeCluster) => void]>([
+  [
+    'a VMCluster that never becomes operational',
+    (fake) => fake.patchBehaviour.set('vm-az-a', 'hang'),
+    'waitOperational:VMCluster:vm-az-a',
+    (fake) => expect(fake.calls).not.toContain('editRoutes:restore:vm-az-a'),
+  ],
+  [
+    'the queue of a patched, operational zone that is not drained',
+    (fake) => fake.queueBehaviour.set('vm-az-a', 'unreachable'),
+    'waitQueueDrained:vm-az-a',
+    (fake) => expect(fake.calls).toContain('sampleQueue:vm-az-a'),
+  ],
+])('cancel while waiting for %s: the zone stays out', async (_what, arrange, heldCall, check) => {
   const fake = makeFake();
-  fake.patchBehaviour.set('vm-az-a', 'hang');
+  arrange(fake);
   await withWorker(env(), fake, async (r) => {
-    const held = fake.hold('waitOperational:VMCluster:vm-az-a');
+    const held = fake.hold(heldCall);
     const h = await r.start(inputOf());
     await r.reach(held);
     await r.cancelAndWaitForActivityCancel(h);
@@ -94,24 +108,7 @@ test('cancel while waiting for a VMCluster that never becomes operational: the z
     const err = await h.result().catch((e: unknown) => e);
     expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
-    expect(fake.calls).not.toContain('editRoutes:restore:vm-az-a');
-    expect(r.breaches(true)).toEqual([]);
-  });
-});
-
-test('cancel of a patched, operational zone whose queue is not drained: the zone stays out', async () => {
-  const fake = makeFake();
-  fake.queueBehaviour.set('vm-az-a', 'unreachable');
-  await withWorker(env(), fake, async (r) => {
-    const held = fake.hold('waitQueueDrained:vm-az-a');
-    const h = await r.start(inputOf());
-    await r.reach(held);
-    await r.cancelAndWaitForActivityCancel(h);
-    held.release();
-    const err = await h.result().catch((e: unknown) => e);
-    expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
-    expect(fake.calls).toContain('sampleQueue:vm-az-a');
-    expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
+    check(fake);
     expect(r.breaches(true)).toEqual([]);
   });
 });
