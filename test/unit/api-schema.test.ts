@@ -101,6 +101,12 @@ describe('docs/cr-reference.md', () => {
   });
 });
 
+test('the README example validates', () => {
+  const blocks = (markdownYamlBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8')) as Raw[]).filter((b) => b?.kind === KIND);
+  expect(blocks).toHaveLength(1);
+  for (const block of blocks) mustValidate(block.spec);
+});
+
 describe('normalization', () => {
   it('applies every default', () => {
     const spec = mustValidate({
