@@ -11,6 +11,7 @@ import { formatIssues, validateSpec } from '../../api/schema';
 import { installCRDs, startKube, type KubeCluster } from '../harness/kube';
 import { httpRequest, type HttpGetResult } from '../harness/processes';
 import { REPO_ROOT } from '../harness/tools';
+import { minimalRawSpec } from '../unit/api-helpers';
 
 type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -136,16 +137,7 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
   });
 
   it('applies the schema defaults on the server', async () => {
-    const res = await create({
-      clusterVersion: 'v1',
-      zones: [
-        { name: 'a', vmcluster: { name: 'a' } },
-        { name: 'b', vmcluster: { name: 'b' } },
-      ],
-      vmauth: { name: 'x' },
-      vmagent: { name: 'x' },
-      strategy: { zoneTimeout: '1h30m' },
-    });
+    const res = await create(minimalRawSpec({ strategy: { zoneTimeout: '1h30m' } }));
     expect(res.status).toBe(201);
     const spec = (JSON.parse(res.body) as Raw).spec as Raw;
     expect(spec.paused).toBe(false);

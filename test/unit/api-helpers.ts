@@ -7,6 +7,20 @@ export const ROOT = resolve(__dirname, '..', '..');
 export const EXAMPLES_DIR = join(ROOT, 'examples');
 
 /** A valid spec in raw (custom resource) form; tests mutate deep copies of it. */
+/** The smallest valid spec: two bare zone references, everything else defaulted. */
+export function minimalRawSpec(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    clusterVersion: 'v1',
+    zones: [
+      { name: 'a', vmcluster: { name: 'a' } },
+      { name: 'b', vmcluster: { name: 'b' } },
+    ],
+    vmauth: { name: 'x' },
+    vmagent: { name: 'x' },
+    ...extra,
+  };
+}
+
 export function validRawSpec(): Record<string, unknown> {
   return {
     paused: false,

@@ -10,7 +10,7 @@ import {
 } from '../../api/schema';
 import type { NormalizedSpec } from '../../api/types';
 import { API_VERSION, KIND } from '../../api/constants';
-import { exampleObjects, markdownYamlBlocks, ROOT, validRawSpec } from './api-helpers';
+import { exampleObjects, markdownYamlBlocks, minimalRawSpec, ROOT, validRawSpec } from './api-helpers';
 
 type Raw = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -109,15 +109,7 @@ test('the README example validates', () => {
 
 describe('normalization', () => {
   it('applies every default', () => {
-    const spec = mustValidate({
-      clusterVersion: 'v1',
-      zones: [
-        { name: 'a', vmcluster: { name: 'a' } },
-        { name: 'b', vmcluster: { name: 'b' } },
-      ],
-      vmauth: { name: 'x' },
-      vmagent: { name: 'x' },
-    });
+    const spec = mustValidate(minimalRawSpec());
     expect(spec).toEqual({
       paused: false,
       clusterVersion: 'v1',
