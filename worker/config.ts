@@ -53,9 +53,7 @@ const envSchema = z
     METRICS_PORT: port('9090'),
     TEMPORAL_METRICS_BIND: z.preprocess(emptyToUndefined, hostPort.optional()),
     WORKFLOW_BUNDLE: readableFile,
-    VMAGENT_AUTH_SECRET: z.preprocess(emptyToUndefined, z.string().trim().max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Secret name').optional()),
-    VMAGENT_AUTH_SECRET_NAMESPACE: z.preprocess(emptyToUndefined, z.string().trim().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name').optional()),
-    /** Helm chart form: `<namespace>/<name>` (or `<name>`); VMAGENT_AUTH_SECRET(_NAMESPACE) take precedence. */
+    /** `<namespace>/<name>` (or `<name>`: the object's namespace) of a Secret with vmagent /metrics credentials. */
     VMAGENT_METRICS_AUTH_SECRET: z.preprocess(
       emptyToUndefined,
       z.string().trim().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be <namespace>/<secret name> or <secret name>').optional(),
@@ -69,9 +67,9 @@ const envSchema = z
   })
   .superRefine((env, ctx) => {
     refineCommonEnv(env, ctx);
-    const authKeys = ['VMAGENT_AUTH_SECRET_NAMESPACE', 'VMAGENT_AUTH_TOKEN_KEY', 'VMAGENT_AUTH_USERNAME_KEY', 'VMAGENT_AUTH_PASSWORD_KEY'] as const;
+    const authKeys = ['VMAGENT_AUTH_TOKEN_KEY', 'VMAGENT_AUTH_USERNAME_KEY', 'VMAGENT_AUTH_PASSWORD_KEY'] as const;
     for (const k of authKeys) {
-      if (env[k] && !env.VMAGENT_AUTH_SECRET && !env.VMAGENT_METRICS_AUTH_SECRET) ctx.addIssue({ code: 'custom', path: [k], message: 'needs VMAGENT_AUTH_SECRET' });
+      if (env[k] && !env.VMAGENT_METRICS_AUTH_SECRET) ctx.addIssue({ code: 'custom', path: [k], message: 'needs VMAGENT_METRICS_AUTH_SECRET' });
     }
   });
 
@@ -79,10 +77,9 @@ const envSchema = z
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   // VMAGENT_AUTH_*_KEY name keys of a Secret, not secrets
   const e = parseEnv('worker', envSchema, env, (key) => looksSecret(key) && !key.startsWith('VMAGENT_AUTH'));
-  const [chartNs, chartName] = e.VMAGENT_METRICS_AUTH_SECRET?.includes('/')
+  const [authNamespace, authSecret] = e.VMAGENT_METRICS_AUTH_SECRET?.includes('/')
     ? e.VMAGENT_METRICS_AUTH_SECRET.split('/')
     : [undefined, e.VMAGENT_METRICS_AUTH_SECRET];
-  const authSecret = e.VMAGENT_AUTH_SECRET ?? chartName;
   return {
     temporal: temporalConfig(e),
     taskQueue: e.TASK_QUEUE,
@@ -98,7 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     vmagentAuth: authSecret
       ? {
           secretName: authSecret,
-          secretNamespace: e.VMAGENT_AUTH_SECRET ? e.VMAGENT_AUTH_SECRET_NAMESPACE : (e.VMAGENT_AUTH_SECRET_NAMESPACE ?? chartNs),
+          secretNamespace: authNamespace,
           tokenKey: e.VMAGENT_AUTH_TOKEN_KEY,
           usernameKey: e.VMAGENT_AUTH_USERNAME_KEY,
           passwordKey: e.VMAGENT_AUTH_PASSWORD_KEY,

@@ -56,8 +56,7 @@ describe('worker loadConfig', () => {
       TEMPORAL_METRICS_BIND: '',
       LOG_LEVEL: 'debug',
       WORKFLOW_BUNDLE: bundle,
-      VMAGENT_AUTH_SECRET: 'vmagent-metrics',
-      VMAGENT_AUTH_SECRET_NAMESPACE: 'monitoring',
+      VMAGENT_METRICS_AUTH_SECRET: 'monitoring/vmagent-metrics',
       VMAGENT_AUTH_TOKEN_KEY: 'bearer',
       VMAGENT_SCRAPE_TIMEOUT: '2s',
       SHUTDOWN_GRACE_TIME: '1m',
@@ -86,7 +85,7 @@ describe('worker loadConfig', () => {
     expect(loadConfig({ TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({ certPath: undefined, keyPath: undefined, caPath: undefined, serverName: undefined });
   });
 
-  it("accepts the chart's VMAGENT_METRICS_AUTH_SECRET=<ns>/<name>", () => {
+  it('takes the vmagent credentials Secret as VMAGENT_METRICS_AUTH_SECRET=<ns>/<name> or <name>', () => {
     expect(loadConfig({ VMAGENT_METRICS_AUTH_SECRET: 'vmrollout/va-auth' }).vmagentAuth).toMatchObject({ secretName: 'va-auth', secretNamespace: 'vmrollout' });
     expect(loadConfig({ VMAGENT_METRICS_AUTH_SECRET: 'va-auth' }).vmagentAuth).toMatchObject({ secretName: 'va-auth', secretNamespace: undefined });
   });
@@ -121,7 +120,7 @@ describe('worker loadConfig', () => {
   it('checks combinations once the single values are valid', () => {
     expect(issues({ TEMPORAL_TLS_CERT: file('only.crt'), VMAGENT_AUTH_TOKEN_KEY: 'token' })).toEqual([
       expect.stringMatching(/^TEMPORAL_TLS_KEY: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together/),
-      expect.stringMatching(/^VMAGENT_AUTH_TOKEN_KEY: needs VMAGENT_AUTH_SECRET/),
+      expect.stringMatching(/^VMAGENT_AUTH_TOKEN_KEY: needs VMAGENT_METRICS_AUTH_SECRET/),
     ]);
   });
 
