@@ -2,22 +2,9 @@
 // the same object is told to stop (supersede signal) and awaited until closed. A workflow of a newer
 // generation of the same object makes this one stale instead.
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { SA_GENERATION, SA_NAME, SA_NAMESPACE, SIGNAL_SUPERSEDE, type SupersedeSignal } from '../api/rollout-contract';
+import { SA_GENERATION, SIGNAL_SUPERSEDE, parseWorkflowId, runningWorkflowsQuery, type SupersedeSignal } from '../api/rollout-contract';
 import type { ObjectGeneration } from '../api/types';
 import type { PollContext } from './activity-context';
-
-/** `vmdc/<ns>/<name>/g<generation>-<uid8>` → generation and uid prefix. */
-export function parseWorkflowId(id: string): { generation?: number; uidPrefix?: string } {
-  const m = /\/g(\d+)-([^/]*)$/.exec(id);
-  if (!m) return {};
-  return { generation: Number(m[1]), uidPrefix: m[2] || undefined };
-}
-
-/** The visibility query for running workflows of one object. */
-export function runningWorkflowsQuery(namespace: string, name: string): string {
-  const q = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  return `${SA_NAMESPACE.name} = ${q(namespace)} AND ${SA_NAME.name} = ${q(name)} AND ExecutionStatus = 'Running'`;
-}
 
 export interface OtherWorkflow {
   workflowId: string;
@@ -37,8 +24,8 @@ export function decideTakeOver(own: { object: ObjectGeneration; ownWorkflowId: s
   for (const o of others) {
     if (o.workflowId === own.ownWorkflowId) continue;
     const parsed = parseWorkflowId(o.workflowId);
-    const generation = o.generation ?? parsed.generation;
-    const sameObject = !parsed.uidPrefix || !ownUid || parsed.uidPrefix === ownUid;
+    const generation = o.generation ?? parsed?.generation;
+    const sameObject = !parsed || !ownUid || parsed.uidPrefix === ownUid;
     if (sameObject && generation !== undefined && generation > own.object.generation) {
       return { stale: true, newer: o.workflowId };
     }
@@ -70,7 +57,7 @@ export async function takeOverObject(
   const { object } = input;
   const running = new Map<string, OtherWorkflow>();
 
-  for await (const wf of client.workflow.list({ query: runningWorkflowsQuery(object.namespace, object.name) })) {
+  for await (const wf of client.workflow.list({ query: runningWorkflowsQuery(object) })) {
     if (wf.status.name !== 'RUNNING') continue;
     running.set(wf.workflowId, { workflowId: wf.workflowId, generation: generationOf(wf) });
   }

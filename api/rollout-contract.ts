@@ -27,6 +27,24 @@ export function workflowIdFor(obj: ObjectGeneration): string {
   return `vmdc/${obj.namespace}/${obj.name}/g${obj.generation}-${obj.uid.slice(0, 8)}`;
 }
 
+/** The parts of an id made by workflowIdFor, or undefined for any other id. */
+export function parseWorkflowId(id: string): { namespace: string; name: string; generation: number; uidPrefix: string } | undefined {
+  const m = /^vmdc\/([^/]+)\/([^/]+)\/g(\d+)-([^/]+)$/.exec(id);
+  if (!m) return undefined;
+  return { namespace: m[1]!, name: m[2]!, generation: Number(m[3]), uidPrefix: m[4]! };
+}
+
+/** A string literal for a Temporal visibility query. */
+export function visibilityString(s: string): string {
+  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** Running rollout workflows, of one object when `object` is given. */
+export function runningWorkflowsQuery(object?: { namespace: string; name: string }): string {
+  const q = `WorkflowType = ${visibilityString(WORKFLOW_TYPE)} AND ExecutionStatus = 'Running'`;
+  return object ? `${q} AND ${SA_NAMESPACE.name} = ${visibilityString(object.namespace)} AND ${SA_NAME.name} = ${visibilityString(object.name)}` : q;
+}
+
 export interface RolloutInput {
   object: ObjectGeneration;
   spec: NormalizedSpec;

@@ -12,6 +12,9 @@ import {
   SIGNAL_RESUME,
   SIGNAL_SUPERSEDE,
   WORKFLOW_TYPE,
+  parseWorkflowId,
+  runningWorkflowsQuery,
+  visibilityString,
   workflowIdFor,
   type RolloutInput,
   type SupersedeSignal,
@@ -244,17 +247,7 @@ function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || (err as { name?: string })?.name === 'WorkflowNotFoundError';
 }
 
-function quote(s: string): string {
-  return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
 /** Parses `vmdc/<namespace>/<name>/g<generation>-<uid8>`. */
-export function parseWorkflowId(id: string): { namespace: string; name: string; generation: number; uidPrefix: string } | undefined {
-  const m = /^vmdc\/([^/]+)\/([^/]+)\/g(\d+)-([^/]+)$/.exec(id);
-  if (!m) return undefined;
-  return { namespace: m[1]!, name: m[2]!, generation: Number(m[3]), uidPrefix: m[4]! };
-}
-
 export class Reconciler {
   private readonly lastPaused = new Map<string, boolean>();
   private readonly specHashes = new Map<string, string | null>();
@@ -440,8 +433,7 @@ export class Reconciler {
     const { temporal } = this.deps;
     const ids = new Set(knownIds);
     const uidPrefix = og.uid.slice(0, 8);
-    const query = `WorkflowType = ${quote(WORKFLOW_TYPE)} AND ${SA_NAMESPACE.name} = ${quote(og.namespace)} AND ${SA_NAME.name} = ${quote(og.name)} AND ExecutionStatus = 'Running'`;
-    for await (const wf of temporal.workflow.list({ query })) {
+    for await (const wf of temporal.workflow.list({ query: runningWorkflowsQuery(og) })) {
       if (parseWorkflowId(wf.workflowId)?.uidPrefix === uidPrefix) ids.add(wf.workflowId);
     }
     const cancelled: string[] = [];
@@ -467,8 +459,8 @@ export class Reconciler {
    */
   async orphans(known: ReadonlyArray<VmdcObject>, namespaces: string[]): Promise<Array<{ namespace: string; name: string; uid: string; workflowId: string }>> {
     const present = new Set(known.map((o) => `${objectKey(o)}/${(o.metadata?.uid ?? '').slice(0, 8)}`));
-    let query = `WorkflowType = ${quote(WORKFLOW_TYPE)} AND ExecutionStatus = 'Running'`;
-    if (namespaces.length) query += ` AND (${namespaces.map((n) => `${SA_NAMESPACE.name} = ${quote(n)}`).join(' OR ')})`;
+    let query = runningWorkflowsQuery();
+    if (namespaces.length) query += ` AND (${namespaces.map((n) => `${SA_NAMESPACE.name} = ${visibilityString(n)}`).join(' OR ')})`;
     const out: Array<{ namespace: string; name: string; uid: string; workflowId: string }> = [];
     for await (const wf of this.deps.temporal.workflow.list({ query })) {
       const p = parseWorkflowId(wf.workflowId);

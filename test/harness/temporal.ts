@@ -3,7 +3,8 @@
  * for `make demo`) with the project's search attributes, and the time-skipping test server.
  */
 import { Connection } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+import { SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
@@ -11,18 +12,8 @@ import { freePort } from './ports';
 import { childPidsMatching, guardPid, harnessTempDir, startProcess, type ManagedProcess } from './processes';
 import { toolPath } from './tools';
 
-/** The project's search attributes (registered on every dev server the harness starts). */
-export const VMDC_SEARCH_ATTRIBUTES = {
-  namespace: defineSearchAttributeKey('VmdcNamespace', SearchAttributeType.KEYWORD),
-  name: defineSearchAttributeKey('VmdcName', SearchAttributeType.KEYWORD),
-  generation: defineSearchAttributeKey('VmdcGeneration', SearchAttributeType.INT),
-  clusterVersion: defineSearchAttributeKey('VmdcClusterVersion', SearchAttributeType.KEYWORD),
-} as const;
-
-export const VMDC_SEARCH_ATTRIBUTE_KEYS: SearchAttributeKey<SearchAttributeType>[] = Object.values(VMDC_SEARCH_ATTRIBUTES);
-
 /** `--search-attribute Name=Type` flags for `temporal server start-dev`. */
-export function searchAttributeFlags(keys: SearchAttributeKey<SearchAttributeType>[] = VMDC_SEARCH_ATTRIBUTE_KEYS): string[] {
+export function searchAttributeFlags(keys: SearchAttributeKey<SearchAttributeType>[] = SEARCH_ATTRIBUTE_KEYS): string[] {
   return keys.flatMap((k) => ['--search-attribute', `${k.name}=${TypedSearchAttributes.toMetadataType(k.type)}`]);
 }
 
@@ -85,7 +76,7 @@ export async function startTemporalDevEnv(opts: DevEnvOptions = {}): Promise<Tes
       ui,
       uiPort,
       namespace: opts.namespace,
-      searchAttributes: opts.searchAttributes ?? VMDC_SEARCH_ATTRIBUTE_KEYS,
+      searchAttributes: opts.searchAttributes ?? SEARCH_ATTRIBUTE_KEYS,
       extraArgs: opts.extraArgs,
       log: { format: 'pretty', level: 'warn' },
     },

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startTemporalDevEnv, startTimeSkippingEnv, VMDC_SEARCH_ATTRIBUTES } from '../harness/temporal';
+import { SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE } from '../../api/rollout-contract';
+import { startTemporalDevEnv, startTimeSkippingEnv } from '../harness/temporal';
 import { greet, sleepOneHour } from '../fixtures/workflows/smoke';
 
 // Bundle once for both servers (webpack + swc; takes a few seconds on 2 cores).
@@ -28,18 +29,18 @@ describe('Temporal dev server (real temporal CLI)', () => {
         workflowId,
         args: ['vmrollout'],
         typedSearchAttributes: [
-          { key: VMDC_SEARCH_ATTRIBUTES.namespace, value: 'monitoring' },
-          { key: VMDC_SEARCH_ATTRIBUTES.name, value: 'vmdc-a' },
-          { key: VMDC_SEARCH_ATTRIBUTES.generation, value: 7 },
-          { key: VMDC_SEARCH_ATTRIBUTES.clusterVersion, value: 'v1.150.0' },
+          { key: SA_NAMESPACE, value: 'monitoring' },
+          { key: SA_NAME, value: 'vmdc-a' },
+          { key: SA_GENERATION, value: 7 },
+          { key: SA_CLUSTER_VERSION, value: 'v1.150.0' },
         ],
       });
       return handle.result();
     });
     expect(result).toBe('hello vmrollout from greet');
     const desc = await e.client.workflow.getHandle(workflowId).describe();
-    expect(desc.typedSearchAttributes.get(VMDC_SEARCH_ATTRIBUTES.generation)).toBe(7);
-    expect(desc.typedSearchAttributes.get(VMDC_SEARCH_ATTRIBUTES.name)).toBe('vmdc-a');
+    expect(desc.typedSearchAttributes.get(SA_GENERATION)).toBe(7);
+    expect(desc.typedSearchAttributes.get(SA_NAME)).toBe('vmdc-a');
   }, 120_000);
 });
 

@@ -1,7 +1,8 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { objectState } from '../../activities/kube-objects';
 import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status';
-import { decideTakeOver, parseWorkflowId, runningWorkflowsQuery } from '../../activities/take-over';
+import { decideTakeOver } from '../../activities/take-over';
+import { parseWorkflowId, runningWorkflowsQuery } from '../../api/rollout-contract';
 import { operationalVerdict } from '../../activities/wait-operational';
 import { metricsURL, podsFromEndpointSlices } from '../../activities/vmagent-queue';
 import { authorizationFromSecretData } from '../../activities/vmagent-auth';
@@ -90,8 +91,8 @@ describe('status', () => {
 describe('take-over', () => {
   const own = { object: { namespace: 'ns', name: 'x', uid: 'abcdef0123', generation: 5 }, ownWorkflowId: 'vmdc/ns/x/g5-abcdef01' };
   it('parses generation and uid prefix from workflow ids', () => {
-    expect(parseWorkflowId('vmdc/ns/x/g12-abcdef01')).toEqual({ generation: 12, uidPrefix: 'abcdef01' });
-    expect(parseWorkflowId('something-else')).toEqual({});
+    expect(parseWorkflowId('vmdc/ns/x/g12-abcdef01')).toEqual({ namespace: 'ns', name: 'x', generation: 12, uidPrefix: 'abcdef01' });
+    expect(parseWorkflowId('something-else')).toBeUndefined();
   });
   it('supersedes older generations and other uids, excluding itself', () => {
     expect(decideTakeOver(own, [
@@ -106,7 +107,9 @@ describe('take-over', () => {
     expect(decideTakeOver(own, [{ workflowId: 'custom', generation: 7 }])).toMatchObject({ stale: true });
   });
   it('builds the visibility query', () => {
-    expect(runningWorkflowsQuery('ns', 'x')).toBe("VmdcNamespace = 'ns' AND VmdcName = 'x' AND ExecutionStatus = 'Running'");
+    expect(runningWorkflowsQuery({ namespace: 'ns', name: "it's" })).toBe(
+      "WorkflowType = 'rolloutWorkflow' AND ExecutionStatus = 'Running' AND VmdcNamespace = 'ns' AND VmdcName = 'it\\'s'",
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { validateSpec, formatIssues } from '../../api/schema';
-import { workflowIdFor } from '../../api/rollout-contract';
+import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { adoptionCandidate, decide, parseWorkflowId, specHash, upsertCondition, type DecideContext, type SpecValidator, type VmdcObject } from '../../trigger/reconcile';
+import { adoptionCandidate, decide, specHash, upsertCondition, type DecideContext, type SpecValidator, type VmdcObject } from '../../trigger/reconcile';
 
 const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
 const UID = '0123abcd-ffff-4444-8888-000000000000';

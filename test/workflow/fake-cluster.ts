@@ -3,7 +3,7 @@
 // RolloutActivities and records every action (for the invariant checker).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { SIGNAL_SUPERSEDE } from '../../api/rollout-contract';
+import { SIGNAL_SUPERSEDE, parseWorkflowId } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import type { ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../../workflows/invariants';
@@ -39,11 +39,6 @@ function gate(): Gate {
 }
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-
-export function generationOfWorkflowId(id: string): number {
-  const m = /\/g(\d+)-/.exec(id);
-  return m ? Number(m[1]) : -1;
-}
 
 export class FakeCluster {
   readonly objects = new Map<string, FakeObject>();
@@ -100,7 +95,7 @@ export class FakeCluster {
   private actor(): { actor: string; actorGeneration: number } {
     try {
       const id = Context.current().info.workflowExecution?.workflowId ?? '';
-      return { actor: id, actorGeneration: generationOfWorkflowId(id) };
+      return { actor: id, actorGeneration: parseWorkflowId(id)?.generation ?? -1 };
     } catch {
       return { actor: '', actorGeneration: -1 };
     }
