@@ -8,7 +8,8 @@ import { formatIssues, validateSpec } from '../api/schema';
 import { loadConfig, type TriggerConfig } from './config';
 import { createKubeOps, type KubeOps } from './kube';
 import { createLogger, type Logger } from './log';
-import { createMetrics, startMetricsServer, type MetricsServer, type TriggerMetrics } from './metrics';
+import { startMetricsServer, type MetricsServer } from '../api/metrics-server';
+import { createMetrics, type TriggerMetrics } from './metrics';
 import { KeyedSerialQueue } from './queue';
 import { Reconciler, objectKey, type SpecValidator, type VmdcObject, type WatchEventType } from './reconcile';
 import { startWatch, type WatchHandle } from './watch';
@@ -160,7 +161,14 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
   let server: MetricsServer | undefined;
   if (deps.serveMetrics ?? true) {
     try {
-      server = await startMetricsServer(config.metricsPort, metrics.registry, { live: () => !stopped, ready: () => !stopped && watch.healthy() });
+      server = await startMetricsServer({
+        host: '0.0.0.0',
+        port: config.metricsPort,
+        metrics: () => metrics.registry.metrics(),
+        contentType: metrics.registry.contentType,
+        live: () => !stopped,
+        ready: () => !stopped && watch.healthy(),
+      });
     } catch (err) {
       await watch.stop();
       await connection?.close();

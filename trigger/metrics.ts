@@ -1,6 +1,4 @@
-// prom-client metrics on a private registry, served on /metrics with /healthz.
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The trigger's prom-client metrics on a private registry (served by api/metrics-server.ts).
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface TriggerMetrics {
@@ -59,55 +57,5 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): TriggerM
       help: 'Rollout workflows cancelled because their object was deleted.',
       registers,
     }),
-  };
-}
-
-export interface MetricsServer {
-  port: number;
-  close(): Promise<void>;
-}
-
-/**
- * Serves `/metrics` from `registry`, `/healthz` (liveness: 200 while `probes.live()`) and `/readyz`
- * (readiness: 200 while `probes.ready()`, e.g. the watch listed and is not stale); else 503.
- */
-export async function startMetricsServer(
-  port: number,
-  registry: Registry,
-  probes: { live?: () => boolean; ready?: () => boolean } = {},
-  host = '0.0.0.0',
-): Promise<MetricsServer> {
-  const server = http.createServer((req, res) => {
-    const url = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405).end();
-      return;
-    }
-    if (url === '/metrics') {
-      registry
-        .metrics()
-        .then((body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(body))
-        .catch((err: unknown) => res.writeHead(500).end(String(err)));
-      return;
-    }
-    if (url === '/healthz' || url === '/readyz') {
-      const probe = url === '/healthz' ? probes.live : probes.ready;
-      const ok = probe ? probe() : true;
-      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'text/plain' }).end(ok ? 'ok\n' : 'unhealthy\n');
-      return;
-    }
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
   };
 }

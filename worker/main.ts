@@ -8,7 +8,8 @@ import { createActivities } from '../activities';
 import { temporalConnectionOptions } from '../api/process-env';
 import { loadConfigOrExit, stopOnSignals } from '../api/process-main';
 import { loadConfig, type WorkerConfig } from './config';
-import { createWorkerMetrics, startMetricsServer, type MetricsServer, type WorkerMetrics } from './metrics';
+import { startMetricsServer, type MetricsServer } from '../api/metrics-server';
+import { createWorkerMetrics, workerMetricsText, type WorkerMetrics } from './metrics';
 
 export interface RunningWorker {
   worker: Worker;
@@ -86,11 +87,11 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
   }
 
   const server = await startMetricsServer({
-    registry: metrics.registry,
     host: config.metrics.host,
     port: config.metrics.port,
+    metrics: () => workerMetricsText(metrics.registry, config.metrics.sdkBindAddress),
+    contentType: metrics.registry.contentType,
     ready: () => worker.getState() === 'RUNNING',
-    sdkBindAddress: config.metrics.sdkBindAddress,
   });
 
   const done = worker.run().finally(async () => {

@@ -1,7 +1,5 @@
-// The worker's own metrics (prom-client, private registry) and its HTTP server: /metrics (ours,
-// then the Temporal SDK's exporter output appended), /healthz (process up), /readyz (worker running).
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The worker's own metrics (prom-client, private registry) and its /metrics body: ours, then the
+// Temporal SDK exporter's output (served by api/metrics-server.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Phase, ZonePhase } from '../api/types';
 import type { ActivityMetrics } from '../activities/metrics';
@@ -61,12 +59,6 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): Wo
   };
 }
 
-export interface MetricsServer {
-  port: number;
-  url: string;
-  close(): Promise<void>;
-}
-
 /** Fetches the SDK exporter's text (best effort: a failure adds a comment, never breaks /metrics). */
 async function sdkMetrics(bind: string | undefined): Promise<string> {
   if (!bind) return '';
@@ -79,45 +71,8 @@ async function sdkMetrics(bind: string | undefined): Promise<string> {
   }
 }
 
-export async function startMetricsServer(opts: {
-  registry: Registry;
-  host: string;
-  port: number;
-  ready: () => boolean;
-  sdkBindAddress?: string;
-}): Promise<MetricsServer> {
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405).end();
-      return;
-    }
-    if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-    } else if (path === '/readyz') {
-      const ok = opts.ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ready\n' : 'worker not running\n');
-    } else if (path === '/metrics') {
-      Promise.all([opts.registry.metrics(), sdkMetrics(opts.sdkBindAddress)])
-        .then(([own, sdk]) => res.writeHead(200, { 'content-type': opts.registry.contentType }).end(own + (sdk ? `\n${sdk}` : '')))
-        .catch((err: unknown) => res.writeHead(500).end(String(err)));
-    } else {
-      res.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const shownHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host;
-  return {
-    port,
-    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections?.();
-      }),
-  };
+/** The worker's /metrics body: its own registry, then the Temporal SDK exporter's series. */
+export async function workerMetricsText(registry: Registry, sdkBindAddress: string | undefined): Promise<string> {
+  const [own, sdk] = await Promise.all([registry.metrics(), sdkMetrics(sdkBindAddress)]);
+  return own + (sdk ? `\n${sdk}` : '');
 }
