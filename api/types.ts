@@ -50,18 +50,18 @@ export interface NormalizedSpec {
 export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'] as const;
 export type Phase = (typeof PHASES)[number];
 
-export const ZONE_PHASES = [
-  'Pending',
-  'Skipped',
+/** The six steps of one zone, in order (DESIGN.md). Each is also the zone's phase while it runs. */
+export const ZONE_STEPS = [
   'LeavingReads',
   'WaitingForSwitch',
   'Upgrading',
   'WaitingOperational',
   'WaitingForQueue',
   'RejoiningReads',
-  'Done',
-  'Failed',
 ] as const;
+export type ZoneStep = (typeof ZONE_STEPS)[number];
+
+export const ZONE_PHASES = ['Pending', 'Skipped', ...ZONE_STEPS, 'Done', 'Failed'] as const;
 export type ZonePhase = (typeof ZONE_PHASES)[number];
 
 export interface ZoneStatus {

@@ -1,5 +1,8 @@
-// Zone order and the per-zone step sequence. Pure: unit-tested directly, used by the workflow.
-import type { ObjectGeneration, ZoneOrder, ZonePhase } from '../api/types';
+// What to do next: zone order, where a failed zone resumes, whether an object is operational.
+// Pure: unit-tested directly, used by the workflow.
+import { OPERATIONAL } from '../api/constants';
+import { ZONE_STEPS, type ObjectGeneration, type ZoneOrder, type ZoneStep } from '../api/types';
+import type { ObjectState } from './activity-types';
 
 /** 32-bit FNV-1a of a string. */
 export function fnv1a32(s: string): number {
@@ -46,17 +49,6 @@ export function planZoneOrder(zoneNames: readonly string[], order: ZoneOrder, se
   return out;
 }
 
-/** The six steps of one zone, in order (DESIGN.md). Each is also the zone's phase while it runs. */
-export const ZONE_STEPS = [
-  'LeavingReads',
-  'WaitingForSwitch',
-  'Upgrading',
-  'WaitingOperational',
-  'WaitingForQueue',
-  'RejoiningReads',
-] as const satisfies readonly ZonePhase[];
-export type ZoneStep = (typeof ZONE_STEPS)[number];
-
 export function stepIndex(step: ZoneStep): number {
   return ZONE_STEPS.indexOf(step);
 }
@@ -71,7 +63,11 @@ export function resumeStep(failed: ZoneStep): ZoneStep {
   return failed === 'WaitingOperational' ? 'Upgrading' : failed;
 }
 
-/** Steps after which the zone's VMCluster may have been patched. */
-export function mayBePatched(step: ZoneStep): boolean {
-  return stepIndex(step) >= stepIndex('Upgrading');
+/** Operational at `generation` (default: the object's own generation), as the operator reports it. */
+export function isOperationalAt(o: ObjectState, generation: number | undefined): boolean {
+  return (
+    o.exists &&
+    o.updateStatus === OPERATIONAL &&
+    (o.observedGeneration ?? -1) >= (generation ?? o.generation ?? Number.MAX_SAFE_INTEGER)
+  );
 }

@@ -3,6 +3,7 @@
 // activities import applyRemoval / undoRemoval / hasReadBackend for the actual edit.
 import type { JsonObject, JsonValue } from '../api/types';
 import type { RemovedRef, RouteRef, RouteRemoval, RouteSnapshot } from './activity-types';
+import { FailureType } from './failures';
 import { jsonEqual } from './merge';
 
 export const VMSELECT_KIND = 'VMCluster/vmselect';
@@ -12,10 +13,15 @@ export interface VMClusterRef {
   namespace: string;
 }
 
-/** Removing a zone would leave these routes with no read backend. Non-retryable type 'EmptyRoute'. */
-export class EmptyRouteError extends Error {
+/** The zone cannot be taken out of reads as the routes are: nothing may be edited. */
+export abstract class RoutePlanError extends Error {
+  abstract readonly type: FailureType;
+}
+
+/** Removing a zone would leave these routes with no read backend. */
+export class EmptyRouteError extends RoutePlanError {
   override readonly name = 'EmptyRouteError';
-  static readonly type = 'EmptyRoute';
+  readonly type = FailureType.EmptyRoute;
   constructor(readonly routes: RouteRef[], readonly vmcluster: VMClusterRef) {
     super(
       `removing VMCluster ${vmcluster.namespace}/${vmcluster.name} from reads would leave ` +
@@ -26,9 +32,9 @@ export class EmptyRouteError extends Error {
 }
 
 /** A targetRef names the zone in a way vmrollout cannot take apart (crd.name is the zone AND crd.objects lists others). */
-export class RouteShapeError extends Error {
+export class RouteShapeError extends RoutePlanError {
   override readonly name = 'RouteShapeError';
-  static readonly type = 'RouteShape';
+  readonly type = FailureType.RouteShape;
   constructor(readonly route: RouteRef, readonly index: number, readonly vmcluster: VMClusterRef) {
     super(
       `${route.kind} ${route.name} targetRefs[${index}] names VMCluster ${vmcluster.name} in crd.name and other ` +

@@ -1,7 +1,7 @@
 // The workflow's in-memory state (also what the `progress` query returns). Pure types + helpers.
-import type { Condition, Phase, ZonePhase } from '../api/types';
+import type { RolloutInput } from '../api/rollout-contract';
+import type { Condition, Phase, ZonePhase, ZoneStep } from '../api/types';
 import type { QueueSample, RouteRemoval } from './activity-types';
-import type { ZoneStep } from './plan';
 
 export interface ZoneState {
   name: string;
@@ -42,6 +42,28 @@ export interface RolloutState {
   conditions: Condition[];
 }
 
+/** State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation). */
+export interface CarriedState {
+  zones: Array<Pick<ZoneState, 'name' | 'phase' | 'vmclusterGeneration' | 'startedAt' | 'finishedAt' | 'message'>>;
+  conditions: RolloutState['conditions'];
+  pauseRequested: boolean;
+  supersededBy?: number;
+}
+
+export type RolloutWorkflowInput = RolloutInput & {
+  carried?: CarriedState;
+  /** Test knob: continue-as-new past this many history events (default CONTINUE_AS_NEW_AFTER_EVENTS). */
+  continueAsNewAfterEvents?: number;
+};
+
+/** What the workflow returns. */
+export interface RolloutResult {
+  phase: Phase;
+  message: string;
+  zones: Array<{ name: string; phase: string; vmclusterGeneration?: number }>;
+  zonesOutOfRotation: string[];
+}
+
 /** What the `progress` query returns. */
 export interface Progress {
   phase: Phase;
@@ -55,6 +77,11 @@ export interface Progress {
   zones: Array<Omit<ZoneState, 'removals'> & { removedRefs: number }>;
   zonesOutOfRotation: string[];
   lastQueueSample?: LastQueueSample;
+}
+
+/** Whether leaving reads took anything out of a route for this zone (else it never left). */
+export function removedAnything(z: Pick<ZoneState, 'removals'>): boolean {
+  return (z.removals ?? []).some((r) => r.removed.length > 0);
 }
 
 export function zonesOutOfRotation(state: Pick<RolloutState, 'zones'>): string[] {

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../api/types';
-import { checkInvariants, type Action } from '../../workflows/invariants';
+import { checkInvariants, type Action } from '../oracle/invariants';
 import { applyRemoval, computeRemovals, undoRemoval } from '../../workflows/routes';
 
 const NS = 'ns';

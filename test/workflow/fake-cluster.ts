@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { SIGNAL_SUPERSEDE, parseWorkflowId } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import type { ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
-import type { Action } from '../../workflows/invariants';
+import type { Action } from '../oracle/invariants';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
 import { applyRemoval, hasReadBackend, undoRemoval } from '../../workflows/routes';
 

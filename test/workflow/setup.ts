@@ -10,7 +10,7 @@ import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
 import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { installQuietRuntime, startTimeSkippingEnv } from '../harness/temporal';
-import { checkInvariants, type Breach } from '../../workflows/invariants';
+import { checkInvariants, type Breach } from '../oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
 import type { Progress } from '../../workflows/state';
 import { FakeCluster } from './fake-cluster';

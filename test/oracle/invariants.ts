@@ -1,9 +1,9 @@
 // Checks DESIGN.md's five invariants over a recorded action log (from a test double or a real
 // environment's recorder). Pure: no Temporal imports.
-import type { JsonObject, VMDistributedClusterStatus } from '../api/types';
-import type { RouteRemoval } from './activity-types';
-import { jsonEqual } from './merge';
-import { routeReferencesCluster, undoRemoval } from './routes';
+import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
+import type { RouteRemoval } from '../../workflows/activity-types';
+import { jsonEqual } from '../../workflows/merge';
+import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
 interface Base {
   seq: number;

@@ -1,0 +1,48 @@
+// How the rollout calls its activities: timeouts, retries and cancellation, per kind of call.
+import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { Strategy } from '../api/types';
+import type { RolloutActivities } from './activity-types';
+import { NON_RETRYABLE_TYPES } from './failures';
+
+/** A duration for Temporal (whole milliseconds, at least 1). */
+export const ms = (n: number): number => Math.max(1, Math.round(n));
+
+export interface RolloutProxies {
+  /** Every step of a zone: retried with backoff until zoneTimeout is exhausted. */
+  step: RolloutActivities;
+  /** The heartbeating waits of a zone, within the same zoneTimeout. */
+  wait: RolloutActivities;
+  /** Status writes retry forever: the workflow does not move on without telling the status. */
+  status: RolloutActivities;
+  /** Taking over waits for older workflows to stop at a safe point: long, heartbeating. */
+  takeOver: RolloutActivities;
+  /** Cleanup after a cancel or supersede: bounded, so a stuck zone is reported rather than awaited. */
+  cleanup: RolloutActivities;
+  /** Cleanup's confirmation that a patched zone's queues stay empty for queueDrainedFor. */
+  confirmDrain: RolloutActivities;
+}
+
+export function rolloutProxies(st: Strategy): RolloutProxies {
+  const retry: ActivityOptions['retry'] = {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '30s',
+    nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+  };
+  // On cancel, wait for an in-flight activity to finish or acknowledge: the cleanup must see every
+  // edit or patch that may still land, never race with it.
+  const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
+  const heartbeatTimeout = ms(Math.max(30_000, 3 * st.pollIntervalMs));
+  return {
+    step: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), startToCloseTimeout: '2m', retry, cancellationType }),
+    wait: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry, cancellationType }),
+    status: proxyActivities<RolloutActivities>({ startToCloseTimeout: '30s', retry: { ...retry, maximumInterval: '1m' } }),
+    takeOver: proxyActivities<RolloutActivities>({ startToCloseTimeout: '7d', heartbeatTimeout: '1m', retry }),
+    cleanup: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(Math.min(st.zoneTimeoutMs, 5 * 60_000)), startToCloseTimeout: '1m', retry }),
+    confirmDrain: proxyActivities<RolloutActivities>({
+      scheduleToCloseTimeout: ms(st.queueDrainedForMs + 3 * st.pollIntervalMs + 30_000),
+      heartbeatTimeout,
+      retry,
+    }),
+  };
+}

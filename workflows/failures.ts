@@ -1,0 +1,48 @@
+// The failure types a rollout step can end with: declared once, thrown by activities (and by the
+// workflow's own route planning) as ApplicationFailure types, and read back here by the workflow.
+// Only @temporalio/common, so activities and deterministic workflow code can both import it.
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+
+export const FailureType = {
+  /** The object reports updateStatus `failed`. */
+  ObjectFailed: 'ObjectFailed',
+  /** A referenced object does not exist (and the spec does not define it in full). */
+  ObjectNotFound: 'ObjectNotFound',
+  /** Taking the zone out would leave a read route with no backend: nothing was edited. */
+  EmptyRoute: 'EmptyRoute',
+  /** A targetRef names the zone in a way that cannot be taken apart. */
+  RouteShape: 'RouteShape',
+  /** A route kept changing under every edit attempt (retryable). */
+  RouteConflict: 'RouteConflict',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+/** Failures that retrying the same activity cannot fix. */
+export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape];
+
+/** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
+export function stepFailure(type: FailureType, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+/** Whether `err` is a step failure (from an activity or the workflow), as opposed to a bug. */
+export function isStepFailure(err: unknown): err is ActivityFailure | ApplicationFailure {
+  return err instanceof ActivityFailure || err instanceof ApplicationFailure;
+}
+
+/** The ApplicationFailure type of a step failure, whether raised by an activity or the workflow. */
+export function failureType(err: unknown): string | undefined {
+  const f = err instanceof ActivityFailure ? err.cause : err;
+  return f instanceof ApplicationFailure ? (f.type ?? undefined) : undefined;
+}
+
+/** One line for the status saying why a step failed. */
+export function failureMessage(err: unknown): string {
+  if (err instanceof ActivityFailure) {
+    const c = err.cause;
+    if (c instanceof TimeoutFailure) return `${err.activityType} timed out (${c.timeoutType === 'SCHEDULE_TO_CLOSE' ? 'zoneTimeout exhausted' : String(c.timeoutType ?? 'unknown').toLowerCase()}): ${c.message}`;
+    if (c instanceof ApplicationFailure) return `${err.activityType} failed${c.type ? ` (${c.type})` : ''}: ${c.message}`;
+    return `${err.activityType} failed: ${c?.message ?? err.message}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

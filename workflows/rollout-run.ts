@@ -1,0 +1,214 @@
+// One run of the rollout workflow: its state, its activities, and the operations every part of
+// the rollout shares (status writes, safe points, the read switch, failure holds). Workflow code:
+// only workflow APIs (the sandbox's Date is the deterministic workflow clock).
+import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
+import type { NormalizedSpec, ObjectGeneration, Phase, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
+import { rolloutProxies, type RolloutProxies } from './activity-options';
+import type { QueueTarget, RolloutActivities, RouteRef } from './activity-types';
+import { failureMessage, isStepFailure } from './failures';
+import { planZoneOrder, shuffleSeed } from './plan';
+import type { RolloutResult, RolloutState, RolloutWorkflowInput, ZoneState } from './state';
+import { buildStatus } from './status';
+
+/** Generations of the route objects an edit changed, to wait for their new config. */
+export interface EditedRoutes {
+  vmauthGeneration?: number;
+  vmuserGenerations?: Record<string, number>;
+}
+
+/** How a part of the rollout ended: ran to its end, or stopped for a newer generation. */
+export type Outcome = 'done' | 'superseded';
+
+/** What a failure hold does for the zone whose step failed. */
+export interface ZoneFailureHooks {
+  zone: ZoneState;
+  onFailure(msg: string): void;
+  onResume(): void;
+  /** Superseded while held: the zone's cleanup, as after a cancel. */
+  cleanup(why: string): Promise<void>;
+}
+
+export class RolloutRun {
+  readonly object: ObjectGeneration;
+  readonly spec: NormalizedSpec;
+  readonly st: Strategy;
+  readonly ns: string;
+  readonly acts: RolloutProxies;
+  readonly state: RolloutState;
+  /** Routes the spec manages: the VMAuth and every VMUser named in the spec. */
+  readonly routes: RouteRef[];
+  pauseRequested: boolean;
+  resumeRequested = false;
+  private readonly zoneSpecs: Map<string, ZoneSpec>;
+
+  constructor(readonly input: RolloutWorkflowInput, private readonly workflow: WorkflowRef) {
+    const { object, spec, carried } = input;
+    this.object = object;
+    this.spec = spec;
+    this.st = spec.strategy;
+    this.ns = object.namespace;
+    this.acts = rolloutProxies(spec.strategy);
+    this.zoneSpecs = new Map(spec.zones.map((z) => [z.name, z]));
+    this.state = {
+      phase: 'Pending',
+      message: 'starting',
+      order: planZoneOrder(spec.zones.map((z) => z.name), this.st.order, shuffleSeed(object)),
+      zones: spec.zones.map((z) => ({
+        name: z.name,
+        vmcluster: z.vmcluster.name,
+        phase: 'Pending',
+        outOfRotation: false,
+        patchAttempted: false,
+        drainedConfirmed: false,
+        ...(carried?.zones.find((x) => x.name === z.name) ?? {}),
+      })),
+      paused: false,
+      conditions: carried?.conditions ?? [],
+    };
+    if (carried?.supersededBy !== undefined) this.state.supersededBy = carried.supersededBy;
+    this.pauseRequested = carried?.pauseRequested ?? spec.paused;
+    this.routes = [
+      { kind: 'VMAuth' as const, name: spec.vmauth.name },
+      ...spec.zones.filter((z) => z.vmuser).map((z) => ({ kind: 'VMUser' as const, name: z.vmuser!.name })),
+    ].filter((r, i, all) => all.findIndex((x) => x.kind === r.kind && x.name === r.name) === i);
+  }
+
+  now(): string {
+    return new Date().toISOString();
+  }
+
+  zone(name: string): ZoneState {
+    return this.state.zones.find((z) => z.name === name)!;
+  }
+
+  zoneSpec(name: string): ZoneSpec {
+    return this.zoneSpecs.get(name)!;
+  }
+
+  superseded(): boolean {
+    return this.state.supersededBy !== undefined;
+  }
+
+  writeStatus(): Promise<{ written: boolean }> {
+    return this.acts.status.writeStatus({ object: this.object, status: buildStatus(this.state, this.object, this.workflow, this.now()) });
+  }
+
+  /** Record the end of the rollout in the status and return its result. */
+  async finish(phase: Phase, message: string): Promise<RolloutResult> {
+    const { state } = this;
+    state.phase = phase;
+    state.message = message;
+    state.currentStep = undefined;
+    if (phase === 'Succeeded') state.currentZone = undefined;
+    await this.writeStatus();
+    return this.result();
+  }
+
+  finishSuperseded(): Promise<RolloutResult> {
+    return this.finish('Superseded', `superseded by generation ${this.state.supersededBy}`);
+  }
+
+  result(): RolloutResult {
+    return {
+      phase: this.state.phase,
+      message: this.state.message,
+      zones: this.state.order.map((n) => {
+        const z = this.zone(n);
+        return { name: n, phase: z.phase, ...(z.vmclusterGeneration !== undefined ? { vmclusterGeneration: z.vmclusterGeneration } : {}) };
+      }),
+      zonesOutOfRotation: this.state.zones.filter((z) => z.outOfRotation).map((z) => z.name),
+    };
+  }
+
+  queueTarget(zs: ZoneSpec): QueueTarget {
+    return {
+      namespace: this.ns,
+      vmagentName: this.spec.vmagent.name,
+      vmclusterName: zs.vmcluster.name,
+      ...(zs.remoteWriteURL ? { remoteWriteURL: zs.remoteWriteURL } : {}),
+      queueEmptyBytes: this.st.queueEmptyBytes,
+      zone: zs.name,
+      objectName: this.object.name,
+    };
+  }
+
+  /** A safe point: honour pause (unless superseded: a newer generation is waiting for us). */
+  async safePoint(): Promise<void> {
+    const { state } = this;
+    if (!this.pauseRequested || this.superseded()) return;
+    const before = { phase: state.phase, message: state.message };
+    state.paused = true;
+    state.phase = 'Paused';
+    state.message = state.currentZone ? `paused before ${state.currentStep ?? 'next step'} of zone ${state.currentZone}` : 'paused';
+    await this.writeStatus();
+    await condition(() => !this.pauseRequested || this.superseded());
+    state.paused = false;
+    state.phase = before.phase === 'Paused' ? 'Progressing' : before.phase;
+    state.message = before.message;
+    await this.writeStatus();
+  }
+
+  /**
+   * Wait until every edited route serves its new config: the VMAuth, and (from this workflow version
+   * on) each VMUser the zone's removals changed. A generation unknown after a resume is read fresh.
+   */
+  async waitSwitch(z: ZoneState, edited: EditedRoutes): Promise<void> {
+    const { step, wait } = this.acts;
+    const { ns, st } = this;
+    const generationOf = async (kind: 'VMAuth' | 'VMUser', name: string, known: number | undefined) =>
+      known ?? (await step.readObject({ kind, namespace: ns, name })).generation ?? 0;
+    const vmauth = this.spec.vmauth.name;
+    const vmauthGeneration = await generationOf('VMAuth', vmauth, edited.vmauthGeneration);
+    await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: vmauth, generation: vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
+    if (!patched('wait-vmuser-switch')) return;
+    const users = new Set((z.removals ?? []).filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name));
+    for (const name of users) {
+      const generation = await generationOf('VMUser', name, edited.vmuserGenerations?.[name]);
+      await wait.waitOperational({ kind: 'VMUser', namespace: ns, name, generation, pollIntervalMs: st.pollIntervalMs });
+    }
+  }
+
+  /** Put a zone back into read rotation exactly as it was and wait for the switch. */
+  async rejoin(z: ZoneState, acts: RolloutActivities): Promise<void> {
+    if (z.removals && z.removals.some((r) => r.removed.length > 0)) {
+      const r = await acts.editRoutes({ namespace: this.ns, vmauthName: this.spec.vmauth.name, removals: z.removals, direction: 'restore' });
+      z.outOfRotation = false;
+      await this.waitSwitch(z, r);
+    }
+    z.outOfRotation = false;
+  }
+
+  /**
+   * Run `body`; if a step fails (non-retryably or by exhausting zoneTimeout), report Failed and wait
+   * for `resume` (run `body` again), a supersede (clean up the zone and stop), or cancellation.
+   */
+  async withFailureHold(body: () => Promise<Outcome>, zone?: ZoneFailureHooks): Promise<Outcome> {
+    const { state } = this;
+    const z = zone?.zone;
+    for (;;) {
+      try {
+        return await body();
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        if (!isStepFailure(err)) throw err; // a bug: fail the task, not the zone
+        this.resumeRequested = false;
+        const msg = failureMessage(err);
+        zone?.onFailure(msg);
+        state.phase = 'Failed';
+        state.message = z ? `zone ${z.name} failed at ${z.failedStep}: ${msg}` : `failed: ${msg}`;
+        await this.writeStatus();
+        await condition(() => this.resumeRequested || this.superseded());
+        if (!this.resumeRequested) {
+          if (zone) await CancellationScope.nonCancellable(() => zone.cleanup('superseded after failure'));
+          return 'superseded';
+        }
+        this.resumeRequested = false;
+        this.pauseRequested = false;
+        zone?.onResume();
+        state.phase = 'Progressing';
+        state.message = z ? `retrying zone ${z.name} from ${z.step}` : 'retrying';
+        await this.writeStatus();
+      }
+    }
+  }
+}

@@ -1,0 +1,55 @@
+// Cleanup of a zone in flight when the workflow stops early (cancel, or supersede after a
+// failure): an unpatched zone rejoins at once; a patched one only when operational at the patched
+// generation and drained (a sample, then queueDrainedFor confirmed); else it stays out, and the
+// status says why. Runs in a non-cancellable scope (the caller's).
+import { isCancellation } from '@temporalio/workflow';
+import { failureMessage } from './failures';
+import { desiredClusterPatch, isUpToDate } from './merge';
+import { isOperationalAt } from './plan';
+import type { RolloutRun } from './rollout-run';
+import type { ZoneState } from './state';
+
+export async function cleanupZone(run: RolloutRun, z: ZoneState, why: string): Promise<void> {
+  if (!z.outOfRotation) return;
+  const zs = run.zoneSpec(z.name);
+  const { cleanup, confirmDrain } = run.acts;
+  const { ns, st } = run;
+  const stayOut = async (reason: string) => {
+    z.message = `stays out of read rotation (${why}): ${reason}`;
+    await run.writeStatus();
+  };
+  const rejoin = async (message: string) => {
+    await run.rejoin(z, cleanup);
+    z.message = message;
+  };
+  try {
+    if (!z.patchAttempted || z.drainedConfirmed) {
+      await rejoin(z.drainedConfirmed ? `rejoined reads (${why}) after upgrade` : `rejoined reads (${why}) before upgrade`);
+      await run.writeStatus();
+      return;
+    }
+    const cur = await cleanup.readObject({ kind: 'VMCluster', namespace: ns, name: zs.vmcluster.name });
+    if (!cur.exists || !isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs))) {
+      // The patch never landed: the zone is as it was before, safe to rejoin.
+      await rejoin(`rejoined reads (${why}): VMCluster was not changed`);
+      z.patchAttempted = false;
+      await run.writeStatus();
+      return;
+    }
+    const gen = z.vmclusterGeneration ?? cur.generation;
+    if (!isOperationalAt(cur, gen)) {
+      return await stayOut(`VMCluster not operational at generation ${gen} (${cur.updateStatus ?? 'unknown'}, observed ${cur.observedGeneration ?? '-'})`);
+    }
+    const sample = await cleanup.sampleQueue(run.queueTarget(zs));
+    run.state.lastQueueSample = { ...sample, zone: z.name };
+    if (!sample.drained) return await stayOut(`vmagent queue not drained: ${sample.message}`);
+    const confirmed = await confirmDrain.waitQueueDrained({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
+    run.state.lastQueueSample = { ...confirmed, zone: z.name };
+    z.drainedConfirmed = true;
+    await rejoin(`rejoined reads (${why}): operational at generation ${gen} and drained`);
+    await run.writeStatus();
+  } catch (e) {
+    if (isCancellation(e)) throw e;
+    await stayOut(failureMessage(e));
+  }
+}

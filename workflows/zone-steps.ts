@@ -1,0 +1,97 @@
+// The six steps of one zone (DESIGN.md "One upgrade workflow per generation"), one function each.
+// Every step is idempotent: a resumed zone runs its failed step again as is.
+import { sleep } from '@temporalio/workflow';
+import type { ZoneSpec, ZoneStep } from '../api/types';
+import { FailureType, failureType, stepFailure } from './failures';
+import { createsObject, desiredClusterPatch } from './merge';
+import { RoutePlanError, computeRemovals } from './routes';
+import type { EditedRoutes, RolloutRun } from './rollout-run';
+import { removedAnything, type ZoneState } from './state';
+
+/** What a step works on: the run, the zone's state and spec, and what its route edit changed. */
+export interface ZoneContext {
+  run: RolloutRun;
+  z: ZoneState;
+  zs: ZoneSpec;
+  edited: EditedRoutes;
+}
+
+type StepHandler = (c: ZoneContext) => Promise<void>;
+
+/** 1. Take the zone out of every managed read route, announced in the status first. */
+async function leaveReads({ run, z, zs, edited }: ZoneContext): Promise<void> {
+  const { step } = run.acts;
+  try {
+    if (!z.removals) {
+      const snaps = await step.readRoutes({ namespace: run.ns, routes: run.routes });
+      try {
+        z.removals = computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns });
+      } catch (e) {
+        throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
+      }
+    }
+    // Announce before editing: the status never hides a zone that is out of rotation.
+    z.outOfRotation = true;
+    z.message = 'out of read rotation for the upgrade';
+    await run.writeStatus();
+    if (removedAnything(z)) {
+      Object.assign(edited, await step.editRoutes({ namespace: run.ns, vmauthName: run.spec.vmauth.name, removals: z.removals, direction: 'remove' }));
+    }
+  } catch (e) {
+    // EmptyRoute is refused before any edit: the zone is still in rotation; re-read on resume.
+    if (failureType(e) === FailureType.EmptyRoute) {
+      z.outOfRotation = false;
+      z.removals = undefined;
+    }
+    throw e;
+  }
+}
+
+/** 2. Wait until the vmauth pods serve the routes without the zone, then for in-flight reads. */
+async function waitForSwitch({ run, z, edited }: ZoneContext): Promise<void> {
+  if (!removedAnything(z)) return;
+  await run.waitSwitch(z, edited);
+  if (run.st.readDrainDelayMs > 0) await sleep(run.st.readDrainDelayMs);
+}
+
+/** 3. Apply the desired spec to the zone's VMCluster; remember the generation it produced. */
+async function upgrade({ run, z, zs }: ZoneContext): Promise<void> {
+  z.patchAttempted = true;
+  z.drainedConfirmed = false;
+  const r = await run.acts.step.applyObject({
+    kind: 'VMCluster',
+    namespace: run.ns,
+    name: zs.vmcluster.name,
+    patch: desiredClusterPatch(run.spec, zs),
+    create: createsObject(zs.vmcluster),
+  });
+  z.vmclusterGeneration = r.generation;
+}
+
+/** 4. Wait until the VMCluster is operational at that generation (`failed` fails the step). */
+async function waitOperational({ run, z, zs }: ZoneContext): Promise<void> {
+  await run.acts.wait.waitOperational({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name, generation: z.vmclusterGeneration ?? 0, pollIntervalMs: run.st.pollIntervalMs });
+}
+
+/** 5. Wait until every vmagent pod's backlog for the zone stayed empty for queueDrainedFor. */
+async function waitForQueue({ run, z, zs }: ZoneContext): Promise<void> {
+  const { st } = run;
+  const sample = await run.acts.wait.waitQueueDrained({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
+  run.state.lastQueueSample = { ...sample, zone: z.name };
+  z.drainedConfirmed = true;
+}
+
+/** 6. Put back exactly what step 1 removed and wait for the switch. */
+async function rejoinReads({ run, z }: ZoneContext): Promise<void> {
+  await run.rejoin(z, run.acts.step);
+}
+
+/** Every step has a handler: a step added to ZONE_STEPS without one does not compile. */
+export const ZONE_STEP_HANDLERS: { readonly [S in ZoneStep]: StepHandler } = {
+  LeavingReads: leaveReads,
+  WaitingForSwitch: waitForSwitch,
+  Upgrading: upgrade,
+  WaitingOperational: waitOperational,
+  WaitingForQueue: waitForQueue,
+  RejoiningReads: rejoinReads,
+};
