@@ -11,6 +11,7 @@ import {
   DURATION_PATTERN,
   formatDuration,
   parseDuration,
+  type DurationParseResult,
 } from './duration';
 import type {
   JsonObject,
@@ -97,6 +98,29 @@ function ms(d: string): number {
   const r = parseDuration(d);
   if (!r.ok) throw new Error(`bad built-in duration ${d}`);
   return r.ms;
+}
+
+/** The rules' durations in ms, parsed once at load. */
+const RULE_MS = Object.fromEntries(
+  Object.entries(DURATION_RULES).map(([field, rule]) => [field, { default: ms(rule.default), min: ms(rule.min), max: ms(rule.max) }]),
+) as Record<StrategyDurationField, { default: number; min: number; max: number }>;
+
+/**
+ * The durations parsed during the current validateSpec call, by text: the zod refinement parses a
+ * strategy duration, and the cross-field rules and normalize() reuse that result, so each string
+ * is parsed once per validation. Set only while validateSpec runs (synchronously); outside it
+ * (e.g. strategySchema.parse) parseDurationOnce just parses.
+ */
+let durationMemo: Map<string, DurationParseResult> | undefined;
+
+function parseDurationOnce(value: unknown): DurationParseResult {
+  if (typeof value !== 'string' || durationMemo === undefined) return parseDuration(value);
+  let r = durationMemo.get(value);
+  if (r === undefined) {
+    r = parseDuration(value);
+    durationMemo.set(value, r);
+  }
+  return r;
 }
 
 /** The strategy a spec without `strategy` gets. */
@@ -230,12 +254,11 @@ function rangeMessage(rule: DurationRule): string {
 
 function durationField(field: StrategyDurationField) {
   const rule = DURATION_RULES[field];
-  const minMs = ms(rule.min);
-  const maxMs = ms(rule.max);
+  const { min: minMs, max: maxMs } = RULE_MS[field];
   return z
     .string({ error: (iss) => (iss.input === undefined ? undefined : `${DURATION_FORMAT_MESSAGE}, as a string (got ${describe(iss.input)})`) })
     .superRefine((v, ctx) => {
-      const r = parseDuration(v);
+      const r = parseDurationOnce(v);
       if (!r.ok) {
         ctx.addIssue({ code: 'custom', message: `${r.message} (got ${JSON.stringify(v.slice(0, 40))})` });
       } else if (r.ms < minMs || r.ms > maxMs) {
@@ -555,11 +578,12 @@ function crossFieldIssues(raw: unknown): ValidationIssue[] {
   if (isPlainObject(strategy)) {
     const d = (field: StrategyDurationField): { ms: number; text: string } | undefined => {
       const rule = DURATION_RULES[field];
+      const limits = RULE_MS[field];
       const value = get(strategy, field);
-      const text = value === undefined ? `${rule.default} (default)` : String(value);
-      const r = parseDuration(value === undefined ? rule.default : value);
-      if (!r.ok || r.ms < ms(rule.min) || r.ms > ms(rule.max)) return undefined;
-      return { ms: r.ms, text };
+      if (value === undefined) return { ms: limits.default, text: `${rule.default} (default)` };
+      const r = parseDurationOnce(value);
+      if (!r.ok || r.ms < limits.min || r.ms > limits.max) return undefined;
+      return { ms: r.ms, text: String(value) };
     };
     const poll = d('pollInterval');
     const drained = d('queueDrainedFor');
@@ -614,7 +638,7 @@ function normalizeManaged(m: { name: string; overrideSpec?: JsonObject | undefin
 
 function normalize(s: SpecOutput): NormalizedSpec {
   const durationMs = (v: string) => {
-    const r = parseDuration(v);
+    const r = parseDurationOnce(v);
     if (!r.ok) throw new Error(`unreachable: ${v} passed validation`);
     return r.ms;
   };
@@ -635,7 +659,9 @@ function normalize(s: SpecOutput): NormalizedSpec {
       order: s.strategy.order,
       readDrainDelayMs: durationMs(s.strategy.readDrainDelay),
       queueDrainedForMs: durationMs(s.strategy.queueDrainedFor),
-      queueEmptyBytes: s.strategy.queueEmptyBytes,
+      // -0 passes every check (an integer, not below 0) but is not JSON: JSON.stringify writes it as 0, so a
+      // spec carrying it would not survive the trip to the workflow (or a spec hash) unchanged. A byte count is 0.
+      queueEmptyBytes: Object.is(s.strategy.queueEmptyBytes, -0) ? 0 : s.strategy.queueEmptyBytes,
       pollIntervalMs: durationMs(s.strategy.pollInterval),
       zoneTimeoutMs: durationMs(s.strategy.zoneTimeout),
       pauseBetweenZonesMs: durationMs(s.strategy.pauseBetweenZones),
@@ -649,6 +675,8 @@ function normalize(s: SpecOutput): NormalizedSpec {
  * Never throws.
  */
 export function validateSpec(spec: unknown): ValidationResult {
+  const outerMemo = durationMemo;
+  durationMemo = new Map();
   try {
     const parsed = vmDistributedClusterSpecSchema.safeParse(spec, {
       error: (iss) => genericMessage(iss as Parameters<typeof genericMessage>[0]),
@@ -669,6 +697,8 @@ export function validateSpec(spec: unknown): ValidationResult {
       success: false,
       issues: [{ path: 'spec', message: `could not be validated: ${err instanceof Error ? err.message : String(err)}` }],
     };
+  } finally {
+    durationMemo = outerMemo;
   }
 }
 

@@ -6,7 +6,6 @@ import { parse, parseAllDocuments } from 'yaml';
 export const ROOT = resolve(__dirname, '..', '..');
 export const EXAMPLES_DIR = join(ROOT, 'examples');
 
-/** A valid spec in raw (custom resource) form; tests mutate deep copies of it. */
 /** The smallest valid spec: two bare zone references, everything else defaulted. */
 export function minimalRawSpec(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -21,6 +20,7 @@ export function minimalRawSpec(extra: Record<string, unknown> = {}): Record<stri
   };
 }
 
+/** A valid spec in raw (custom resource) form, a fresh copy per call; tests mutate it. */
 export function validRawSpec(): Record<string, unknown> {
   return {
     paused: false,

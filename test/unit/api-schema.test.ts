@@ -172,6 +172,16 @@ describe('normalization', () => {
     expect(mustValidate(raw).overrideSpec).toEqual({ vmselect: { extraArgs: null } });
   });
 
+  it('turns queueEmptyBytes -0 into 0: a NormalizedSpec survives JSON unchanged', () => {
+    // -0 is an integer and not negative, so it is valid; JSON.parse('-0') and YAML `-0` both produce it.
+    const raw = validRawSpec() as Raw;
+    raw.strategy = JSON.parse('{"queueEmptyBytes": -0}');
+    expect(Object.is(raw.strategy.queueEmptyBytes, -0)).toBe(true);
+    const spec = mustValidate(raw);
+    expect(Object.is(spec.strategy.queueEmptyBytes, 0)).toBe(true);
+    expect(JSON.parse(JSON.stringify(spec))).toEqual(spec);
+  });
+
   it('accepts 16 zones and paused: true', () => {
     const raw = validRawSpec() as Raw;
     raw.paused = true;
@@ -360,5 +370,46 @@ describe('formatIssues', () => {
     expect(formatPath(['zones', 1, 'vmcluster', 'name'])).toBe('spec.zones[1].vmcluster.name');
     expect(formatPath(['overrideSpec', 'a b', 0])).toBe('spec.overrideSpec["a b"][0]');
     expect(formatPath([])).toBe('spec');
+  });
+});
+
+describe('durations are parsed once per validation', () => {
+  // Counts the calls of api/duration's exported parseDuration that api/schema makes: a fresh copy of
+  // api/schema is loaded against a pass-through jest.fn (behaviour unchanged), in this test only.
+  function parseCounts(spec: unknown): Map<unknown, number> {
+    const counts = new Map<unknown, number>();
+    jest.isolateModules(() => {
+      const duration = jest.requireActual<typeof import('../../api/duration')>('../../api/duration');
+      const parse = jest.fn(duration.parseDuration);
+      jest.doMock('../../api/duration', () => ({ ...duration, parseDuration: parse }));
+      try {
+        // requireActual: the real api/schema (never mocked), whose own imports see the mock above.
+        const schema = jest.requireActual<typeof import('../../api/schema')>('../../api/schema');
+        parse.mockClear(); // the built-in rules are parsed when the module loads
+        schema.validateSpec(spec);
+        for (const [arg] of parse.mock.calls) counts.set(arg, (counts.get(arg) ?? 0) + 1);
+      } finally {
+        jest.dontMock('../../api/duration');
+      }
+    });
+    return counts;
+  }
+
+  const strategy = { readDrainDelay: '10s', queueDrainedFor: '30s', pollInterval: '1s', zoneTimeout: '10m', pauseBetweenZones: '2m' };
+
+  it('a valid spec: each duration string once', () => {
+    const counts = parseCounts({ ...validRawSpec(), strategy });
+    expect(Object.fromEntries(counts)).toEqual({ '10s': 1, '30s': 1, '1s': 1, '10m': 1, '2m': 1 });
+  });
+
+  it('a spec rejected elsewhere and by a cross-field rule: each duration string once', () => {
+    const raw = { ...validRawSpec(), zones: [], strategy: { ...strategy, pollInterval: '1m' } };
+    expect(issuesOf(raw).map((i) => i.path)).toEqual(['spec.zones', 'spec.strategy.pollInterval']);
+    expect(Object.fromEntries(parseCounts(raw))).toEqual({ '10s': 1, '30s': 1, '1m': 1, '10m': 1, '2m': 1 });
+  });
+
+  it('defaults: at most once each', () => {
+    const counts = parseCounts(minimalRawSpec());
+    for (const n of counts.values()) expect(n).toBe(1);
   });
 });

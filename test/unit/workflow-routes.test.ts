@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { assertProperty } from '../support/property';
 import type { JsonObject } from '../../api/types';
 import type { RouteSnapshot } from '../../workflows/activity-types';
 import {
@@ -106,7 +107,7 @@ describe('apply / undo', () => {
       fc.uniqueArray(fc.constantFrom(...names), { minLength: 1, maxLength: 3 }).map((n) => sel(...n)),
       fc.webUrl().map((url) => ({ static: { url } }) as JsonObject),
     );
-    fc.assert(
+    assertProperty(
       fc.property(fc.array(targetRef, { maxLength: 6 }), fc.array(fc.webUrl(), { maxLength: 2 }), (trs, extra) => {
         const removal = computeRemoval(snap(trs), A);
         const out = applyRemoval(trs, removal);
