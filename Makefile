@@ -10,7 +10,9 @@ ARGS ?=
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
-	@echo "make demo              Temporal dev server + Web UI and kube-apiserver in the foreground (Ctrl-C stops)"
+	@echo "make demo              the whole stack on loopback (Temporal dev server + Web UI, kube-apiserver, 3 VictoriaMetrics zones,"
+	@echo "                        vmagent, vmauth, zone simulator, worker, trigger); applies a sample VMDistributedCluster, bumps its"
+	@echo "                        version and shows the rollout zone by zone; stays up until Ctrl-C"
 	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
 	@echo "make test-unit | test-workflow | test-integration | test-e2e  [ARGS=<pattern>]"

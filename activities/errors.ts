@@ -1,26 +1,10 @@
-// Error classification shared by the activities: Kubernetes API status codes and the
-// non-retryable failures the workflow branches on.
+// The activities' failures: non-retryable ones of the types declared in workflows/failures.ts, and
+// a short description of any error (Kubernetes API status codes: kube/errors.ts).
 import { ApplicationFailure } from '@temporalio/common';
+import { statusCode } from '../kube/errors';
+import type { FailureType } from '../workflows/failures';
 
-/** Failure types the workflow recognises (ApplicationFailure.type). */
-export const FAILURE_EMPTY_ROUTE = 'EmptyRoute';
-export const FAILURE_OBJECT_FAILED = 'ObjectFailed';
-export const FAILURE_NOT_FOUND = 'ObjectNotFound';
-export const FAILURE_ROUTE_CONFLICT = 'RouteConflict';
-
-/** HTTP status code of a @kubernetes/client-node ApiException (or anything with a numeric `code`). */
-export function statusCode(err: unknown): number | undefined {
-  if (err && typeof err === 'object') {
-    const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
-    if (typeof code === 'number') return code;
-  }
-  return undefined;
-}
-
-export const isNotFound = (err: unknown): boolean => statusCode(err) === 404;
-export const isConflict = (err: unknown): boolean => statusCode(err) === 409;
-
-export function nonRetryable(type: string, message: string, details?: unknown): ApplicationFailure {
+export function nonRetryable(type: FailureType, message: string, details?: unknown): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: details === undefined ? undefined : [details] });
 }
 

@@ -6,12 +6,15 @@ import type { Client } from '@temporalio/client';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apply as applyMergePatch } from 'json-merge-patch';
 import type { JsonObject } from '../api/types';
+import { isConflict } from '../kube/errors';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
+import { FailureType } from '../workflows/failures';
 import { activityPollContext } from './activity-context';
+import { nonRetryable } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
 import { editRoutes, readRoutes } from './routes';
-import { StepTimer, writeStatus } from './status';
+import { StepTimer, statusClient, writeStatus } from './status';
 import { takeOverObject } from './take-over';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
 import { waitQueueDrained } from './vmagent-drain';
@@ -54,6 +57,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const auth = deps.vmagentAuth ? new VmagentAuth(deps.kubeConfig, deps.vmagentAuth) : undefined;
   const queues = new QueueReader({ kube, kubeConfig: deps.kubeConfig, fetch: deps.fetch, auth, scrapeTimeoutMs: deps.scrapeTimeoutMs });
   const stepTimer = new StepTimer();
+  const vmdcStatus = statusClient(deps.kubeConfig);
 
   const sample = async (target: QueueTarget): Promise<QueueSample> => {
     const signal = inActivity() ? Context.current().cancellationSignal : undefined;
@@ -68,7 +72,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const activities: RolloutActivities = {
     takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
 
-    writeStatus: (input) => writeStatus(kube, input, { metrics, stepTimer }),
+    writeStatus: (input) => writeStatus(vmdcStatus, input, { metrics, stepTimer }),
 
     async readObject(input) {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
@@ -79,18 +83,14 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       const before = await kube.get(k, input.namespace, input.name);
       if (!before) {
         if (!input.create) {
-          throw ApplicationFailure.create({
-            type: 'ObjectNotFound',
-            message: `${input.kind} ${input.namespace}/${input.name} not found (and the spec does not define it in full)`,
-            nonRetryable: true,
-          });
+          throw nonRetryable(FailureType.ObjectNotFound, `${input.kind} ${input.namespace}/${input.name} not found (and the spec does not define it in full)`);
         }
         try {
           const created = await kube.create(k, input.namespace, input.name, applyMergePatch({}, JSON.parse(JSON.stringify(input.patch))) as JsonObject);
           return { generation: created.metadata.generation ?? 1, created: true, changed: true };
         } catch (err) {
           // Created concurrently (e.g. a retried attempt whose response was lost): fall through to patch.
-          if ((err as { code?: number }).code !== 409) throw err;
+          if (!isConflict(err)) throw err;
         }
       }
       const current = before ?? (await kube.get(k, input.namespace, input.name));

@@ -4,7 +4,7 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { API_VERSION, GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
 import type { JsonObject } from '../api/types';
 import type { ObjectState } from '../workflows/activity-types';
-import { isNotFound } from './errors';
+import { isNotFound } from '../kube/errors';
 
 export const FIELD_MANAGER = 'vmrollout';
 

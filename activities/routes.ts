@@ -6,7 +6,9 @@ import type { JsonObject, JsonValue } from '../api/types';
 import type { RouteRef, RouteRemoval, RouteSnapshot } from '../workflows/activity-types';
 import { applyRemoval, hasReadBackend, undoRemoval } from '../workflows/routes';
 import { jsonEqual } from '../workflows/merge';
-import { FAILURE_EMPTY_ROUTE, FAILURE_NOT_FOUND, FAILURE_ROUTE_CONFLICT, isConflict, nonRetryable } from './errors';
+import { isConflict } from '../kube/errors';
+import { FailureType } from '../workflows/failures';
+import { nonRetryable } from './errors';
 import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
 export const MAX_CONFLICT_RETRIES = 10;
@@ -32,7 +34,7 @@ export function routePatch(kind: RouteRef['kind'], resourceVersion: string | und
 export const routeLabel = (r: RouteRef): string => `${r.kind} ${r.name}`;
 
 function notFound(namespace: string, r: RouteRef) {
-  return nonRetryable(FAILURE_NOT_FOUND, `${routeLabel(r)} not found in namespace ${namespace}`, { route: r });
+  return nonRetryable(FailureType.ObjectNotFound, `${routeLabel(r)} not found in namespace ${namespace}`, { route: r });
 }
 
 export async function readRoutes(kube: KubeObjects, input: { namespace: string; routes: RouteRef[] }): Promise<RouteSnapshot[]> {
@@ -88,7 +90,7 @@ async function editRoute(
     if (jsonEqual(desired, current)) return false;
     if (direction === 'remove' && !hasReadBackend(desired)) {
       throw nonRetryable(
-        FAILURE_EMPTY_ROUTE,
+        FailureType.EmptyRoute,
         `refusing to edit ${routeLabel(route)}: removing ${removals.map((r) => `VMCluster ${r.vmcluster.namespace}/${r.vmcluster.name}`).join(', ')} would leave it with no read backend`,
         { route },
       );
@@ -103,7 +105,7 @@ async function editRoute(
     }
   }
   // Retryable: Temporal retries the whole activity with backoff.
-  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FAILURE_ROUTE_CONFLICT });
+  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
 }
 
 /**
@@ -124,7 +126,7 @@ export async function editRoutes(
       const current = routeTargetRefs(route.kind, obj);
       const desired = desiredTargetRefs(current, removals, 'remove');
       if (!jsonEqual(desired, current) && !hasReadBackend(desired)) {
-        throw nonRetryable(FAILURE_EMPTY_ROUTE, `refusing to edit ${routeLabel(route)}: the removal would leave it with no read backend`, { route });
+        throw nonRetryable(FailureType.EmptyRoute, `refusing to edit ${routeLabel(route)}: the removal would leave it with no read backend`, { route });
       }
     }
   }

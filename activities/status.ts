@@ -1,31 +1,28 @@
-// The VMDistributedCluster status, written through the status subresource, only while the object
-// is still the same object (uid) and either at the workflow's generation or still naming the calling
-// workflow in status.workflow (the trigger adopted a paused-only generation for it).
+// The VMDistributedCluster status as the rollout writes it (through the shared writer,
+// kube/status-writer.ts), only while the object is still the same object (uid) and either at the
+// workflow's generation or still naming the calling workflow in status.workflow (the trigger
+// adopted a paused-only generation for it).
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
+import { mergeConditions } from '../api/conditions';
 import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
-import { isConflict, isNotFound } from './errors';
-import { VMDC_KIND, type KubeObjects } from './kube-objects';
+import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
+import { FIELD_MANAGER } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
 
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
 const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation'] as const;
 
 /**
- * Pure: the conditions to write. A merge patch replaces the whole list, so the conditions the
- * rollout does not own (the trigger's `Valid`) are carried over from the current status.
+ * Pure: the status part of the merge patch. Absent rollout-owned fields are deleted with null; a
+ * merge patch replaces the whole conditions list, so the conditions the rollout does not own (the
+ * trigger's `Valid`) are carried over from `currentConditions`.
  */
-export function mergeConditions(current: Condition[] | undefined, mine: Condition[] | undefined): Condition[] | undefined {
-  if (!mine) return undefined;
-  const kept = (current ?? []).filter((c) => !mine.some((m) => m.type === c.type));
-  return [...kept, ...mine];
-}
-
-/** Pure: the status merge patch body (absent rollout-owned fields are deleted with null). */
-export function statusPatch(status: VMDistributedClusterStatus, resourceVersion?: string, currentConditions?: Condition[]): JsonObject {
-  const conditions = mergeConditions(currentConditions, status.conditions);
+export function statusPatch(status: VMDistributedClusterStatus, currentConditions?: Condition[]): JsonObject {
+  const conditions = status.conditions ? mergeConditions(currentConditions, status.conditions) : undefined;
   const s = JSON.parse(JSON.stringify(conditions ? { ...status, conditions } : status)) as JsonObject;
   for (const k of CLEARED_WHEN_ABSENT) if (!(k in s)) s[k] = null;
-  return resourceVersion ? { metadata: { resourceVersion }, status: s } : { status: s };
+  return s;
 }
 
 /** Pure: is `current` (its metadata) the same object (uid) at the workflow's generation? */
@@ -81,17 +78,23 @@ export class StepTimer {
   }
 }
 
+/** The VMDistributedCluster, as much of it as writeStatus reads. */
+export type CurrentObject = { metadata?: { uid?: unknown; generation?: unknown; resourceVersion?: string }; status?: unknown };
+
+/** The client writeStatus writes through: the shared status writer's, with the activities' field manager. */
+export function statusClient(kc: KubeConfig): VmdcStatusClient<CurrentObject> {
+  return vmdcStatusClient<CurrentObject>(kc, { fieldManager: FIELD_MANAGER });
+}
+
 export async function writeStatus(
-  kube: KubeObjects,
+  client: VmdcStatusClient<CurrentObject>,
   input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
-  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; maxAttempts?: number } = {},
+  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer } = {},
 ): Promise<{ written: boolean }> {
   const { object } = input;
   const workflowId = callerWorkflowId(input.status);
-  const attempts = opts.maxAttempts ?? 5;
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    const current = await kube.get(VMDC_KIND, object.namespace, object.name);
-    if (!current || !mayWriteStatus(current, object, workflowId)) return { written: false };
+  const written = await writeVmdcStatus(client, object, (current) => {
+    if (!mayWriteStatus(current, object, workflowId)) return undefined;
     // Adopted (the object is at a later generation): observedGeneration and workflow are the
     // trigger's; never move them back to the workflow's own generation.
     let status = input.status;
@@ -99,17 +102,10 @@ export async function writeStatus(
       const { observedGeneration: _g, workflow: _w, ...rest } = input.status;
       status = rest;
     }
-    try {
-      const currentConditions = (current.status as VMDistributedClusterStatus | undefined)?.conditions;
-      await kube.mergePatchStatus(VMDC_KIND, object.namespace, object.name, statusPatch(status, current.metadata.resourceVersion, currentConditions));
-    } catch (err) {
-      if (isConflict(err)) continue; // changed between GET and PATCH: check the generation again
-      if (isNotFound(err)) return { written: false };
-      throw err;
-    }
-    opts.metrics?.rolloutPhase(object, input.status.phase);
-    opts.stepTimer?.observe(object, input.status, Date.now(), opts.metrics ?? noopMetrics);
-    return { written: true };
-  }
-  throw new Error(`status of ${object.namespace}/${object.name}: still conflicting after ${attempts} attempts`);
+    return statusPatch(status, (current.status as VMDistributedClusterStatus | undefined)?.conditions);
+  });
+  if (!written) return { written: false };
+  opts.metrics?.rolloutPhase(object, input.status.phase);
+  opts.stepTimer?.observe(object, input.status, Date.now(), opts.metrics ?? noopMetrics);
+  return { written: true };
 }

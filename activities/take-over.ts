@@ -2,7 +2,7 @@
 // the same object is told to stop (supersede signal) and awaited until closed. A workflow of a newer
 // generation of the same object makes this one stale instead.
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { SA_GENERATION, SIGNAL_SUPERSEDE, parseWorkflowId, runningWorkflowsQuery, type SupersedeSignal } from '../api/rollout-contract';
+import { SA_GENERATION, SIGNAL_SUPERSEDE, parseWorkflowId, runningWorkflowsQuery, uidPrefix, type SupersedeSignal } from '../api/rollout-contract';
 import type { ObjectGeneration } from '../api/types';
 import type { PollContext } from './activity-context';
 
@@ -19,7 +19,7 @@ export type TakeOverDecision = { stale: true; newer: string } | { stale: false; 
  * workflow of a deleted-and-recreated object with another uid).
  */
 export function decideTakeOver(own: { object: ObjectGeneration; ownWorkflowId: string }, others: OtherWorkflow[]): TakeOverDecision {
-  const ownUid = own.object.uid.slice(0, 8);
+  const ownUid = uidPrefix(own.object.uid);
   const supersede: string[] = [];
   for (const o of others) {
     if (o.workflowId === own.ownWorkflowId) continue;

@@ -1,7 +1,8 @@
 // Wait until a VM operator object reports the generation we changed as applied and operational.
 import { FAILED, OPERATIONAL, type VMKind } from '../api/constants';
 import type { ObjectState } from '../workflows/activity-types';
-import { FAILURE_OBJECT_FAILED, nonRetryable } from './errors';
+import { FailureType } from '../workflows/failures';
+import { nonRetryable } from './errors';
 import { objectState, vmKind, type KubeObjects } from './kube-objects';
 import { sleepHeartbeating, type PollContext } from './activity-context';
 
@@ -34,7 +35,7 @@ export async function waitOperational(
     const v = operationalVerdict(state, input.generation);
     if (v.done) return state;
     if (v.failed) {
-      throw nonRetryable(FAILURE_OBJECT_FAILED, `${label}: ${v.message}`, { kind: input.kind, name: input.name, reason: state.reason ?? '' });
+      throw nonRetryable(FailureType.ObjectFailed, `${label}: ${v.message}`, { kind: input.kind, name: input.name, reason: state.reason ?? '' });
     }
     const details = { state, message: v.message };
     ctx.heartbeat(details);

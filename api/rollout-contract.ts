@@ -22,9 +22,14 @@ export const SA_GENERATION = defineSearchAttributeKey('VmdcGeneration', 'INT');
 export const SA_CLUSTER_VERSION = defineSearchAttributeKey('VmdcClusterVersion', 'KEYWORD');
 export const SEARCH_ATTRIBUTE_KEYS = [SA_NAMESPACE, SA_NAME, SA_GENERATION, SA_CLUSTER_VERSION];
 
+/** The part of an object's uid its workflow ids carry (the only place that says how long it is). */
+export function uidPrefix(uid: string): string {
+  return uid.slice(0, 8);
+}
+
 /** Readable, and unique across delete-and-recreate thanks to the uid prefix. */
 export function workflowIdFor(obj: ObjectGeneration): string {
-  return `vmdc/${obj.namespace}/${obj.name}/g${obj.generation}-${obj.uid.slice(0, 8)}`;
+  return `vmdc/${obj.namespace}/${obj.name}/g${obj.generation}-${uidPrefix(obj.uid)}`;
 }
 
 /** The parts of an id made by workflowIdFor, or undefined for any other id. */

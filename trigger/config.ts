@@ -1,9 +1,9 @@
 // Trigger configuration from the environment, validated once at start with a clear error.
-// The Temporal connection, TASK_QUEUE and LOG_LEVEL are the common block of api/process-env.
+// The Temporal connection, TASK_QUEUE and LOG_LEVEL are the common block of process/env.
 import { z } from 'zod';
-import { commonEnvShape, duration, parseEnv, port, refineCommonEnv, temporalConfig, withDefault, type LogLevel, type TemporalConnectionConfig } from '../api/process-env';
+import { commonEnvShape, duration, parseEnv, port, refineCommonEnv, temporalConfig, withDefault, type LogLevel, type TemporalConnectionConfig } from '../process/env';
 
-export { ConfigError, LOG_LEVELS, type LogLevel } from '../api/process-env';
+export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';
 
 export interface TriggerConfig {
   temporal: TemporalConnectionConfig;

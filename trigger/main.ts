@@ -2,16 +2,17 @@
 // reconciliation; /metrics and /healthz; graceful shutdown on SIGTERM/SIGINT.
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { temporalConnectionOptions } from '../api/process-env';
-import { loadConfigOrExit, stopOnSignals } from '../api/process-main';
+import { temporalConnectionOptions } from '../process/env';
+import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { formatIssues, validateSpec } from '../api/schema';
 import { loadConfig, type TriggerConfig } from './config';
 import { createKubeOps, type KubeOps } from './kube';
 import { createLogger, type Logger } from './log';
-import { startMetricsServer, type MetricsServer } from '../api/metrics-server';
+import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createMetrics, type TriggerMetrics } from './metrics';
 import { KeyedSerialQueue } from './queue';
-import { Reconciler, objectKey, type SpecValidator, type VmdcObject, type WatchEventType } from './reconcile';
+import { Reconciler, objectKey, type SpecValidator, type WatchEventType } from './reconcile';
+import type { VmdcObject } from './vmdc-object';
 import { startWatch, type WatchHandle } from './watch';
 
 export const defaultValidator: SpecValidator = { validate: validateSpec, format: formatIssues };

@@ -1,4 +1,4 @@
-// The trigger's prom-client metrics on a private registry (served by api/metrics-server.ts).
+// The trigger's prom-client metrics on a private registry (served by process/metrics-server.ts).
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface TriggerMetrics {

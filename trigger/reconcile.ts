@@ -3,6 +3,7 @@
 // executes the actions against Temporal and the Kubernetes API.
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { mergeConditions } from '../api/conditions';
 import {
   SA_CLUSTER_VERSION,
   SA_GENERATION,
@@ -14,24 +15,20 @@ import {
   WORKFLOW_TYPE,
   parseWorkflowId,
   runningWorkflowsQuery,
+  uidPrefix,
   visibilityString,
   workflowIdFor,
   type RolloutInput,
   type SupersedeSignal,
 } from '../api/rollout-contract';
 import type { Condition, JsonValue, NormalizedSpec, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeOps } from './kube';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
+import type { VmdcObject } from './vmdc-object';
 
 // ---------------------------------------------------------------------------------------
 // shapes
-
-export interface VmdcObject extends KubernetesObject {
-  spec?: unknown;
-  status?: VMDistributedClusterStatus;
-}
 
 export interface ValidationIssue {
   path: unknown;
@@ -213,19 +210,6 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
 // ---------------------------------------------------------------------------------------
 // conditions
 
-export function upsertCondition(conditions: ReadonlyArray<Condition> | undefined, c: Omit<Condition, 'lastTransitionTime'>, now: Date): Condition[] {
-  const list = [...(conditions ?? [])];
-  const i = list.findIndex((x) => x.type === c.type);
-  const old = i >= 0 ? list[i] : undefined;
-  const next: Condition = {
-    ...c,
-    lastTransitionTime: old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : now.toISOString(),
-  };
-  if (i >= 0) list[i] = next;
-  else list.push(next);
-  return list;
-}
-
 function validCondition(status: VMDistributedClusterStatus | undefined): Condition | undefined {
   return status?.conditions?.find((c) => c.type === 'Valid');
 }
@@ -247,7 +231,6 @@ function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || (err as { name?: string })?.name === 'WorkflowNotFoundError';
 }
 
-/** Parses `vmdc/<namespace>/<name>/g<generation>-<uid8>`. */
 export class Reconciler {
   private readonly lastPaused = new Map<string, boolean>();
   private readonly specHashes = new Map<string, string | null>();
@@ -353,10 +336,10 @@ export class Reconciler {
   private clearInvalid(st: VMDistributedClusterStatus, og: ObjectGeneration, patch: VMDistributedClusterStatus): void {
     const valid = validCondition(st);
     if (valid && (valid.status !== 'True' || valid.observedGeneration !== og.generation)) {
-      patch.conditions = upsertCondition(
+      patch.conditions = mergeConditions(
         st.conditions,
-        { type: 'Valid', status: 'True', reason: 'ValidSpec', message: 'The spec is valid.', observedGeneration: og.generation },
-        this.now(),
+        [{ type: 'Valid', status: 'True', reason: 'ValidSpec', message: 'The spec is valid.', observedGeneration: og.generation }],
+        { now: this.now().toISOString() },
       );
     }
     if (st.phase === 'Invalid') {
@@ -390,7 +373,7 @@ export class Reconciler {
         observedGeneration: og.generation,
         phase: 'Invalid',
         message,
-        conditions: upsertCondition(st.conditions, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message, observedGeneration: og.generation }, this.now()),
+        conditions: mergeConditions(st.conditions, [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message, observedGeneration: og.generation }], { now: this.now().toISOString() }),
       };
       // The superseded workflow loses status.workflow, hence its right to write the status (it
       // would otherwise overwrite Invalid with its own final phase). Visibility still finds it.
@@ -432,13 +415,13 @@ export class Reconciler {
   async cancel(og: Omit<ObjectGeneration, 'generation'>, knownIds: string[], log: Logger = this.deps.log): Promise<string[]> {
     const { temporal } = this.deps;
     const ids = new Set(knownIds);
-    const uidPrefix = og.uid.slice(0, 8);
+    const prefix = uidPrefix(og.uid);
     for await (const wf of temporal.workflow.list({ query: runningWorkflowsQuery(og) })) {
-      if (parseWorkflowId(wf.workflowId)?.uidPrefix === uidPrefix) ids.add(wf.workflowId);
+      if (parseWorkflowId(wf.workflowId)?.uidPrefix === prefix) ids.add(wf.workflowId);
     }
     const cancelled: string[] = [];
     for (const id of ids) {
-      if (parseWorkflowId(id)?.uidPrefix !== uidPrefix) continue;
+      if (parseWorkflowId(id)?.uidPrefix !== prefix) continue;
       try {
         await temporal.workflow.getHandle(id).cancel();
         cancelled.push(id);
@@ -458,7 +441,7 @@ export class Reconciler {
    * the objects of a fresh list; each candidate is confirmed with a GET before it is cancelled.
    */
   async orphans(known: ReadonlyArray<VmdcObject>, namespaces: string[]): Promise<Array<{ namespace: string; name: string; uid: string; workflowId: string }>> {
-    const present = new Set(known.map((o) => `${objectKey(o)}/${(o.metadata?.uid ?? '').slice(0, 8)}`));
+    const present = new Set(known.map((o) => `${objectKey(o)}/${uidPrefix(o.metadata?.uid ?? '')}`));
     let query = runningWorkflowsQuery();
     if (namespaces.length) query += ` AND (${namespaces.map((n) => `${SA_NAMESPACE.name} = ${visibilityString(n)}`).join(' OR ')})`;
     const out: Array<{ namespace: string; name: string; uid: string; workflowId: string }> = [];

@@ -10,8 +10,9 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
-import { vmdcPath, type KubeOps, type VmdcList } from './kube';
-import { objectKey, type VmdcObject, type WatchEventType } from './reconcile';
+import { vmdcPath, type KubeOps } from './kube';
+import { objectKey, type WatchEventType } from './reconcile';
+import type { VmdcList, VmdcObject } from './vmdc-object';
 
 export interface WatchOptions {
   kubeConfig: k8s.KubeConfig;

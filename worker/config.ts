@@ -14,10 +14,10 @@ import {
   withDefault,
   type LogLevel,
   type TemporalConnectionConfig,
-} from '../api/process-env';
+} from '../process/env';
 import type { VmagentAuthConfig } from '../activities/vmagent-auth';
 
-export { ConfigError, LOG_LEVELS, type LogLevel } from '../api/process-env';
+export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';
 
 export interface WorkerConfig {
   temporal: TemporalConnectionConfig;

@@ -5,10 +5,10 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel as SdkLogLevel, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { temporalConnectionOptions } from '../api/process-env';
-import { loadConfigOrExit, stopOnSignals } from '../api/process-main';
+import { temporalConnectionOptions } from '../process/env';
+import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { loadConfig, type WorkerConfig } from './config';
-import { startMetricsServer, type MetricsServer } from '../api/metrics-server';
+import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createWorkerMetrics, workerMetricsText, type WorkerMetrics } from './metrics';
 
 export interface RunningWorker {

@@ -1,5 +1,5 @@
 // The worker's own metrics (prom-client, private registry) and its /metrics body: ours, then the
-// Temporal SDK exporter's output (served by api/metrics-server.ts).
+// Temporal SDK exporter's output (served by process/metrics-server.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Phase, ZonePhase } from '../api/types';
 import type { ActivityMetrics } from '../activities/metrics';

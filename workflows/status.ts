@@ -1,9 +1,8 @@
 // Builds the VMDistributedCluster status from the workflow state. Pure.
+import { mergeConditions } from '../api/conditions';
 import type { Condition, ObjectGeneration, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
 import type { RolloutState } from './state';
 import { zonesOutOfRotation } from './state';
-
-type CondType = Condition['type'];
 
 /** The desired Ready / Progressing / Paused conditions for a state (without times). */
 export function desiredConditions(state: RolloutState): Array<Omit<Condition, 'lastTransitionTime'>> {
@@ -20,29 +19,6 @@ export function desiredConditions(state: RolloutState): Array<Omit<Condition, 'l
     ? { type: 'Paused', status: 'True', reason: 'PauseRequested', message: state.message }
     : { type: 'Paused', status: 'False', reason: 'NotPaused', message: '' };
   return [ready, progressing, paused];
-}
-
-/**
- * Merge desired conditions into the previous ones: `lastTransitionTime` changes only when a
- * condition's status changes (metav1.Condition semantics). Conditions of other types are kept.
- */
-export function mergeConditions(
-  prev: readonly Condition[],
-  next: ReadonlyArray<Omit<Condition, 'lastTransitionTime'>>,
-  now: string,
-  observedGeneration?: number,
-): Condition[] {
-  const out: Condition[] = prev.filter((c) => !next.some((n) => n.type === c.type)).map((c) => ({ ...c }));
-  for (const n of next) {
-    const old = prev.find((c) => c.type === n.type);
-    out.push({
-      ...n,
-      lastTransitionTime: old && old.status === n.status ? old.lastTransitionTime : now,
-      ...(observedGeneration !== undefined ? { observedGeneration } : {}),
-    });
-  }
-  const order: CondType[] = ['Ready', 'Progressing', 'Paused', 'Valid'];
-  return out.sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type));
 }
 
 function zoneStatus(z: RolloutState['zones'][number]): ZoneStatus {
@@ -66,7 +42,7 @@ export function buildStatus(
   workflow: WorkflowRef,
   now: string,
 ): VMDistributedClusterStatus {
-  state.conditions = mergeConditions(state.conditions, desiredConditions(state), now, object.generation);
+  state.conditions = mergeConditions(state.conditions, desiredConditions(state), { now, observedGeneration: object.generation, order: 'canonical' });
   const byName = new Map(state.zones.map((z) => [z.name, z]));
   const ordered = state.order.map((n) => byName.get(n)!).filter(Boolean);
   const status: VMDistributedClusterStatus = {

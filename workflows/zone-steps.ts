@@ -18,6 +18,9 @@ export interface ZoneContext {
 
 type StepHandler = (c: ZoneContext) => Promise<void>;
 
+/** One handler per step: a step added to ZONE_STEPS without a handler does not compile. */
+export type ZoneStepHandlers = { readonly [S in ZoneStep]: StepHandler };
+
 /** 1. Take the zone out of every managed read route, announced in the status first. */
 async function leaveReads({ run, z, zs, edited }: ZoneContext): Promise<void> {
   const { step } = run.acts;
@@ -86,8 +89,7 @@ async function rejoinReads({ run, z }: ZoneContext): Promise<void> {
   await run.rejoin(z, run.acts.step);
 }
 
-/** Every step has a handler: a step added to ZONE_STEPS without one does not compile. */
-export const ZONE_STEP_HANDLERS: { readonly [S in ZoneStep]: StepHandler } = {
+export const ZONE_STEP_HANDLERS: ZoneStepHandlers = {
   LeavingReads: leaveReads,
   WaitingForSwitch: waitForSwitch,
   Upgrading: upgrade,

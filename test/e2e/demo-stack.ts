@@ -180,15 +180,29 @@ export async function runDemoRollout(stack: DemoStack, onWorkflow: (id: string) 
 
   const zonePhases = new Map<string, string>();
   let announced = '';
-  const watch = watchVmdc(kc, DEMO_NAMESPACE, vmdc.metadata.name, (snap, prev) => {
+  let printedGen: number | undefined;
+  let printedPhase: string | undefined;
+  const watch = watchVmdc(kc, DEMO_NAMESPACE, vmdc.metadata.name, (snap) => {
     const s = snap.status;
     if (s.workflow?.id && s.workflow.id !== announced) {
       announced = s.workflow.id;
       onWorkflow(s.workflow.id);
     }
-    if (s.phase !== prev?.status.phase || snap.generation !== prev?.generation) say(`VMDistributedCluster ${vmdc.metadata.name} generation ${snap.generation}: phase ${s.phase ?? '-'}${s.message ? ` (${s.message})` : ''}`);
+    // Print the generation the status belongs to (status.observedGeneration), not the object's:
+    // metadata.generation moves at the edit, long before that generation's rollout has started.
+    // The trigger records a new observedGeneration before the new workflow writes its first phase;
+    // until then phase, message and zones are still the previous generation's (the workflow writes
+    // its generation into the Ready condition with them), so nothing is printed.
+    const gen = s.observedGeneration;
+    const ready = s.conditions?.find((c) => c.type === 'Ready');
+    if (gen === undefined || (ready?.observedGeneration !== undefined && ready.observedGeneration !== gen)) return;
+    if (s.phase !== printedPhase || gen !== printedGen) {
+      printedPhase = s.phase;
+      printedGen = gen;
+      say(`VMDistributedCluster ${vmdc.metadata.name} generation ${gen}: phase ${s.phase ?? '-'}${s.message ? ` (${s.message})` : ''}`);
+    }
     for (const z of s.zones ?? []) {
-      const key = `${snap.generation}/${z.name}`;
+      const key = `${gen}/${z.name}`;
       if (zonePhases.get(key) !== z.phase) {
         zonePhases.set(key, z.phase);
         say(`  zone ${z.name.padEnd(5)} ${z.phase.padEnd(18)} zonesOutOfRotation=[${(s.zonesOutOfRotation ?? []).join(',')}]${z.message ? `  ${z.message}` : ''}`);

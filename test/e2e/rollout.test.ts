@@ -289,10 +289,10 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     // Routes restored exactly: the objects are what they were, and so is vmauth's rendered config.
     expect(await specOf('VMAuth', 'vm-global')).toEqual(vmauthBefore);
     expect(await Promise.all(['az-a', 'az-b', 'az-c'].map((z) => specOf('VMUser', `reads-${z}`)))).toEqual(usersBefore);
-    // The workflow waits for the VMAuth's observedGeneration after a route edit, not for the VMUsers
-    // it edited (the VMAuth's generation does not move when only a VMUser changes): the restored
-    // VMUser routes may be rendered a moment after Succeeded. Known gap (see the e2e report); the
-    // rendered config must still converge to the baseline.
+    // After each route edit the workflow waits until the VMAuth and every VMUser it edited are
+    // operational at their new generations, and the simulator reports operational only once vmauth
+    // has reloaded the rendered config: by Succeeded the rendered config is the baseline again
+    // (waitFor rather than expect only for its clearer failure message).
     await waitFor(() => JSON.stringify(vm.simulator.currentConfig!.config) === JSON.stringify(baseline.config), {
       timeoutMs: 10_000,
       description: "vmauth's rendered config to be the baseline again",

@@ -22,7 +22,7 @@ import type { TriggerConfig } from '../../trigger/config';
 import { createLogger } from '../../trigger/log';
 import type { SpecValidator } from '../../trigger/reconcile';
 import { startTrigger, type TriggerHandle, type TriggerDeps } from '../../trigger/main';
-import type { RolloutResult } from '../../workflows/rollout';
+import type { RolloutResult } from '../../workflows/state';
 import type { Progress } from '../../workflows/state';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { harnessTempDir, httpGet, waitFor } from '../harness/processes';

@@ -34,12 +34,12 @@ describe('objectState / operationalVerdict', () => {
 
 describe('status', () => {
   it('statusPatch clears rollout-owned fields left out, keeps the trigger-owned ones untouched', () => {
-    expect(statusPatch({ phase: 'Succeeded', zones: [] }, '42')).toEqual({
-      metadata: { resourceVersion: '42' },
-      status: { phase: 'Succeeded', zones: [], message: null, currentZone: null, zonesOutOfRotation: null },
-    });
+    expect(statusPatch({ phase: 'Succeeded', zones: [] })).toEqual({ phase: 'Succeeded', zones: [], message: null, currentZone: null, zonesOutOfRotation: null });
     expect(statusPatch({ phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] })).toEqual({
-      status: { phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] },
+      phase: 'Progressing',
+      currentZone: 'a',
+      message: 'm',
+      zonesOutOfRotation: ['a'],
     });
   });
   it("statusPatch keeps the conditions the rollout does not own (the trigger's Valid) and replaces its own", () => {
@@ -47,10 +47,10 @@ describe('status', () => {
     const valid = { type: 'Valid' as const, status: 'True' as const, reason: 'SpecValid', message: 'ok', lastTransitionTime: t };
     const oldReady = { type: 'Ready' as const, status: 'False' as const, reason: 'Progressing', message: 'old', lastTransitionTime: t };
     const ready = { type: 'Ready' as const, status: 'True' as const, reason: 'Succeeded', message: 'done', lastTransitionTime: t };
-    expect(statusPatch({ phase: 'Succeeded', conditions: [ready] }, undefined, [valid, oldReady]).status).toMatchObject({
+    expect(statusPatch({ phase: 'Succeeded', conditions: [ready] }, [valid, oldReady])).toMatchObject({
       conditions: [valid, ready],
     });
-    expect(statusPatch({ phase: 'Succeeded' }, undefined, [valid]).status).not.toHaveProperty('conditions');
+    expect(statusPatch({ phase: 'Succeeded' }, [valid])).not.toHaveProperty('conditions');
   });
   it('sameGeneration checks uid and generation', () => {
     const o = { namespace: 'n', name: 'x', uid: 'u1', generation: 2 };

@@ -1,7 +1,9 @@
 import { validateSpec, formatIssues } from '../../api/schema';
 import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { adoptionCandidate, decide, specHash, upsertCondition, type DecideContext, type SpecValidator, type VmdcObject } from '../../trigger/reconcile';
+import { mergeConditions } from '../../api/conditions';
+import { adoptionCandidate, decide, specHash, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
+import type { VmdcObject } from '../../trigger/vmdc-object';
 
 const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
 const UID = '0123abcd-ffff-4444-8888-000000000000';
@@ -228,16 +230,16 @@ describe('decide', () => {
   });
 });
 
-describe('upsertCondition', () => {
+describe("the trigger's Valid condition (mergeConditions, stable order)", () => {
   const t0 = new Date('2024-01-01T00:00:00Z');
   const t1 = new Date('2024-01-02T00:00:00Z');
   it('adds, keeps lastTransitionTime while the status holds, changes it on a transition', () => {
-    const a = upsertCondition(undefined, { type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1' }, t0);
+    const a = mergeConditions(undefined, [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1' }], { now: t0.toISOString() });
     expect(a).toEqual([{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1', lastTransitionTime: t0.toISOString() }]);
-    const b = upsertCondition([...a, { type: 'Ready', status: 'True', reason: 'R', message: '', lastTransitionTime: t0.toISOString() }], { type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm2' }, t1);
+    const b = mergeConditions([...a, { type: 'Ready', status: 'True', reason: 'R', message: '', lastTransitionTime: t0.toISOString() }], [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm2' }], { now: t1.toISOString() });
     expect(b[0]).toMatchObject({ message: 'm2', lastTransitionTime: t0.toISOString() });
     expect(b[1]?.type).toBe('Ready');
-    const c = upsertCondition(b, { type: 'Valid', status: 'True', reason: 'ValidSpec', message: '' }, t1);
+    const c = mergeConditions(b, [{ type: 'Valid', status: 'True', reason: 'ValidSpec', message: '' }], { now: t1.toISOString() });
     expect(c[0]).toMatchObject({ status: 'True', lastTransitionTime: t1.toISOString() });
   });
 });

@@ -1,5 +1,6 @@
 import { ZONE_STEPS } from '../../api/types';
 import { planZoneOrder, resumeStep, shuffleSeed } from '../../workflows/plan';
+import type { ZoneStepHandlers } from '../../workflows/zone-steps';
 
 const zones = ['az-a', 'az-b', 'az-c', 'az-d', 'az-e'];
 
@@ -31,4 +32,20 @@ test('Shuffle is roughly uniform on the first position', () => {
 
 test('resume restarts WaitingOperational at Upgrading, any other step as is', () => {
   for (const s of ZONE_STEPS) expect(resumeStep(s)).toBe(s === 'WaitingOperational' ? 'Upgrading' : s);
+});
+
+test('every zone step needs a handler: a table missing one is a compile error (checked by tsc)', () => {
+  const run = async () => {};
+  const complete: ZoneStepHandlers = {
+    LeavingReads: run,
+    WaitingForSwitch: run,
+    Upgrading: run,
+    WaitingOperational: run,
+    WaitingForQueue: run,
+    RejoiningReads: run,
+  };
+  // @ts-expect-error RejoiningReads has no handler
+  const missing: ZoneStepHandlers = { LeavingReads: run, WaitingForSwitch: run, Upgrading: run, WaitingOperational: run, WaitingForQueue: run };
+  expect(Object.keys(complete)).toEqual([...ZONE_STEPS]);
+  expect(Object.keys(missing)).not.toContain('RejoiningReads');
 });

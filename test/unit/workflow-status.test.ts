@@ -1,4 +1,5 @@
-import { buildStatus, mergeConditions } from '../../workflows/status';
+import { mergeConditions } from '../../api/conditions';
+import { buildStatus } from '../../workflows/status';
 import { progressOf, type RolloutState } from '../../workflows/state';
 
 const object = { namespace: 'ns', name: 'x', uid: 'u', generation: 7 };
@@ -53,7 +54,7 @@ test('conditions keep lastTransitionTime while their status is unchanged', () =>
 });
 
 test('mergeConditions keeps conditions of other types (e.g. Valid from the trigger)', () => {
-  const out = mergeConditions([{ type: 'Valid', status: 'True', reason: 'Valid', message: '', lastTransitionTime: 't0' }], [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: '' }], 't1');
+  const out = mergeConditions([{ type: 'Valid', status: 'True', reason: 'Valid', message: '', lastTransitionTime: 't0' }], [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: '' }], { now: 't1', order: 'canonical' });
   expect(out.map((c) => c.type)).toEqual(['Ready', 'Valid']);
 });
 

@@ -7,6 +7,7 @@ import { SIGNAL_SUPERSEDE, parseWorkflowId } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import type { ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
+import { FailureType } from '../../workflows/failures';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
 import { applyRemoval, hasReadBackend, undoRemoval } from '../../workflows/routes';
 
@@ -216,7 +217,7 @@ export class FakeCluster {
             o.updateStatus = 'failed';
           }
         }
-        if (o.updateStatus === 'failed') throw ApplicationFailure.nonRetryable(`${kind} ${name} failed`, 'ObjectFailed');
+        if (o.updateStatus === 'failed') throw ApplicationFailure.nonRetryable(`${kind} ${name} failed`, FailureType.ObjectFailed);
         if (!o.exists || o.observedGeneration < generation || o.updateStatus !== 'operational') {
           return this.stillWaiting(`${kind} ${name} not operational at generation ${generation} yet`, 'NotReady');
         }
@@ -239,7 +240,7 @@ export class FakeCluster {
           const cur = this.routes.get(key) ?? [];
           const next = direction === 'remove' ? applyRemoval(cur, r) : undoRemoval(cur, r);
           if (direction === 'remove' && !hasReadBackend(next)) {
-            throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${key} with no backend`, 'EmptyRoute');
+            throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${key} with no backend`, FailureType.EmptyRoute);
           }
           before[key] = clone(cur);
           after[key] = next;

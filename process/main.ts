@@ -1,7 +1,7 @@
 // The process entry behaviour shared by the worker and the trigger: a bad environment exits 2 with
 // the ConfigError's list; SIGTERM/SIGINT stop gracefully (exit 0, or 1 if stopping fails) and a
 // second signal exits 1 at once.
-import { ConfigError } from './process-env';
+import { ConfigError } from './env';
 
 /** Runs `load`; on a ConfigError writes its message to stderr and exits with status 2. */
 export function loadConfigOrExit<C>(load: () => C): C {

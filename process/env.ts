@@ -5,8 +5,8 @@
 import * as fs from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
-import { parseDuration } from './duration';
-import { DEFAULT_TASK_QUEUE } from './rollout-contract';
+import { parseDuration } from '../api/duration';
+import { DEFAULT_TASK_QUEUE } from '../api/rollout-contract';
 
 /** One LOG_LEVEL vocabulary for both processes; the variable is read case-insensitively (`WARN` = `warn`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;

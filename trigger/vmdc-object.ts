@@ -1,0 +1,14 @@
+// The VMDistributedCluster object as the trigger reads it from the API server (list, watch, GET):
+// the spec is unvalidated until the reconciler validates it.
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { VMDistributedClusterStatus } from '../api/types';
+
+export interface VmdcObject extends KubernetesObject {
+  spec?: unknown;
+  status?: VMDistributedClusterStatus;
+}
+
+export interface VmdcList {
+  items: VmdcObject[];
+  metadata?: { resourceVersion?: string };
+}
