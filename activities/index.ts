@@ -13,7 +13,7 @@ import { activityPollContext } from './activity-context';
 import { nonRetryable } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
-import { editRoutes, readRoutes } from './routes';
+import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes';
 import { StepTimer, statusClient, writeStatus } from './status';
 import { takeOverObject } from './take-over';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
@@ -105,9 +105,11 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     async editRoutes(input) {
       const ctx = activityPollContext();
-      const r = await editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) });
-      return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations };
+      const r = await withReadableRecords(() => editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) }));
+      return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations, ...(r.recorded ? { recorded: r.recorded } : {}) };
     },
+
+    readRecords: (input) => withReadableRecords(() => readRecords(kube, input)),
 
     waitQueueDrained: (input) => waitQueueDrained(activityPollContext(), sample, input),
 

@@ -2,11 +2,28 @@
 // Edits are set-to-desired: a fresh GET, the pure transform from workflows/routes.ts applied to what
 // is there now, a JSON merge patch carrying metadata.resourceVersion (409 on a concurrent write →
 // read again and recompute), so a retried activity is harmless and nobody's edit is lost.
+//
+// With a record owner (`record`), the route objects themselves carry the record of what was taken
+// out (api/route-records.ts): the patch that removes a zone's entries writes the record, the patch
+// that puts them back deletes it, both under the same resourceVersion precondition.
 import type { JsonObject, JsonValue } from '../api/types';
-import type { RouteRef, RouteRemoval, RouteSnapshot } from '../workflows/activity-types';
-import { applyRemoval, hasReadBackend, undoRemoval } from '../workflows/routes';
+import {
+  formatRecords,
+  OUT_OF_ROTATION_ANNOTATION,
+  recordKey,
+  UnreadableRecordsError,
+  type OutOfRotationRecord,
+  type RecordOwner,
+  type RemovedRef,
+  type RouteRef,
+  type RouteRemoval,
+} from '../api/route-records';
+import type { RecordedZone, RouteSnapshot } from '../workflows/activity-types';
+import { applyRemoval, computeRemoval, hasReadBackend, RouteShapeError, undoRemoval } from '../workflows/routes';
 import { jsonEqual } from '../workflows/merge';
-import { isConflict } from '../kube/errors';
+import { isConflict, isNotFound } from '../kube/errors';
+import { listRouteRecords, recordedZones, routeObjectLabel, routeObjectRecords, type ListOptions } from '../kube/route-records';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { FailureType } from '../workflows/failures';
 import { nonRetryable } from './errors';
 import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
@@ -69,6 +86,8 @@ export interface EditRoutesHooks {
   beforeWrite?(route: RouteRef, attempt: number): Promise<void> | void;
   /** Called on every attempt (activities heartbeat here). */
   onAttempt?(route: RouteRef, attempt: number): void;
+  /** Called after a route was written (tests inject an edit between two routes here). */
+  afterWrite?(route: RouteRef): Promise<void> | void;
 }
 
 /** Edits one route to the desired state; returns whether it wrote. */
@@ -98,6 +117,7 @@ async function editRoute(
     await hooks.beforeWrite?.(route, attempt);
     try {
       await kube.mergePatch(k, namespace, route.name, routePatch(route.kind, obj.metadata.resourceVersion, desired));
+      await hooks.afterWrite?.(route);
       return true;
     } catch (err) {
       if (isConflict(err)) continue;
@@ -114,9 +134,10 @@ async function editRoute(
  */
 export async function editRoutes(
   kube: KubeObjects,
-  input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore' },
+  input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record?: RecordOwner },
   hooks: EditRoutesHooks = {},
-): Promise<{ vmauthGeneration: number; vmuserGenerations: Record<string, number>; written: RouteRef[] }> {
+): Promise<EditRoutesResult> {
+  if (input.record) return editRoutesRecorded(kube, { ...input, record: input.record }, hooks);
   const groups = groupByRoute(input.removals);
   if (input.direction === 'remove') {
     // Refuse before touching anything: check every route first against a fresh read.
@@ -134,14 +155,258 @@ export async function editRoutes(
   for (const [route, removals] of groups) {
     if (await editRoute(kube, input.namespace, route, removals, input.direction, hooks)) written.push(route);
   }
-  const generationOf = async (route: RouteRef): Promise<number> => {
-    const obj = await kube.get(vmKind(route.kind), input.namespace, route.name);
-    if (!obj) throw notFound(input.namespace, route);
+  return { ...(await generations(kube, input.namespace, input.vmauthName, groups.map(([route]) => route))), written };
+}
+
+export interface EditRoutesResult {
+  vmauthGeneration: number;
+  vmuserGenerations: Record<string, number>;
+  /** The routes this call wrote. */
+  written: RouteRef[];
+  /** With a record owner: the zones of its VMDistributedCluster recorded out of reads after the edit. */
+  recorded?: RecordedZone[];
+}
+
+/** The VMAuth's generation and those of the VMUsers among `routes`, read fresh. */
+async function generations(
+  kube: KubeObjects,
+  namespace: string,
+  vmauthName: string,
+  routes: RouteRef[],
+  opts: { skipMissingVMUsers?: boolean } = {},
+): Promise<{ vmauthGeneration: number; vmuserGenerations: Record<string, number> }> {
+  const generationOf = async (route: RouteRef, missing?: 'skip'): Promise<number | undefined> => {
+    const obj = await kube.get(vmKind(route.kind), namespace, route.name);
+    if (!obj) {
+      if (missing === 'skip') return undefined;
+      throw notFound(namespace, route);
+    }
     return typeof obj.metadata.generation === 'number' ? obj.metadata.generation : 0;
   };
   const vmuserGenerations: Record<string, number> = {};
-  for (const [route] of groups) {
-    if (route.kind === 'VMUser') vmuserGenerations[route.name] = await generationOf(route);
+  for (const route of routes) {
+    if (route.kind !== 'VMUser' || route.name in vmuserGenerations) continue;
+    const g = await generationOf(route, opts.skipMissingVMUsers ? 'skip' : undefined);
+    if (g !== undefined) vmuserGenerations[route.name] = g;
   }
-  return { vmauthGeneration: await generationOf({ kind: 'VMAuth', name: input.vmauthName }), vmuserGenerations, written };
+  return { vmauthGeneration: (await generationOf({ kind: 'VMAuth', name: vmauthName }))!, vmuserGenerations };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Edits that carry their record on the route object.
+
+const LIST_TIMEOUT: ListOptions = withRequestTimeout(REQUEST_TIMEOUT_MS);
+
+/** The non-retryable failure for an annotation vmrollout cannot read: a person must fix it; it is never overwritten. */
+export function recordsUnreadable(err: UnreadableRecordsError): Error {
+  return nonRetryable(
+    FailureType.RecordsUnreadable,
+    `${err.message}; fix or remove the ${OUT_OF_ROTATION_ANNOTATION} annotation by hand (vmrollout never overwrites it)`,
+  );
+}
+
+/** Runs `fn`, turning UnreadableRecordsError into the non-retryable RecordsUnreadable failure. */
+export async function withReadableRecords<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof UnreadableRecordsError) throw recordsUnreadable(err);
+    throw err;
+  }
+}
+
+/** The records on a freshly read route object (strict: unreadable → UnreadableRecordsError naming it). */
+function recordsOn(route: RouteRef, namespace: string, obj: KubeObject) {
+  return routeObjectRecords(route, namespace, obj.metadata.annotations as Record<string, string> | undefined);
+}
+
+/** One merge patch: the route's targetRefs (when given) and the annotation, under the resourceVersion precondition. */
+function recordedPatch(kind: RouteRef['kind'], resourceVersion: string | undefined, targetRefs: JsonObject[] | undefined, annotation: string | null): JsonObject {
+  const patch = targetRefs ? routePatch(kind, resourceVersion, targetRefs) : resourceVersion ? { metadata: { resourceVersion } } : {};
+  const metadata = (patch.metadata ?? {}) as JsonObject;
+  metadata.annotations = { [OUT_OF_ROTATION_ANNOTATION]: annotation };
+  return { ...patch, metadata };
+}
+
+/** The removal of `vmcluster` from the route as it is now (a RouteShapeError is a non-retryable RouteShape failure). */
+function freshRemoval(route: RouteRef, current: JsonObject[], vmcluster: RouteRemoval['vmcluster']): RouteRemoval {
+  try {
+    return computeRemoval({ route, targetRefs: current }, vmcluster);
+  } catch (err) {
+    if (err instanceof RouteShapeError) throw nonRetryable(FailureType.RouteShape, err.message, { route });
+    throw err;
+  }
+}
+
+function emptyRoute(route: RouteRef, vmcluster: RouteRemoval['vmcluster']): Error {
+  return nonRetryable(
+    FailureType.EmptyRoute,
+    `refusing to edit ${routeLabel(route)}: removing VMCluster ${vmcluster.namespace}/${vmcluster.name} would leave it with no read backend`,
+    { route },
+  );
+}
+
+/** The routes of `removals` in edit order (the VMAuth first), each with its VMCluster. */
+function removalRoutes(removals: RouteRemoval[]): Array<{ route: RouteRef; vmcluster: RouteRemoval['vmcluster'] }> {
+  const seen = new Map<string, { route: RouteRef; vmcluster: RouteRemoval['vmcluster'] }>();
+  for (const r of removals) {
+    const key = `${r.route.kind}/${r.route.name}`;
+    if (!seen.has(key)) seen.set(key, { route: { kind: r.route.kind, name: r.route.name }, vmcluster: { name: r.vmcluster.name, namespace: r.vmcluster.namespace } });
+  }
+  const all = [...seen.values()];
+  return [...all.filter((r) => r.route.kind === 'VMAuth'), ...all.filter((r) => r.route.kind !== 'VMAuth')];
+}
+
+/**
+ * Takes `vmcluster` out of one route and writes the record of exactly what was taken, in one patch.
+ * A route already carrying the zone's record is left alone; one where nothing is left to remove is
+ * not written. Returns whether it wrote.
+ */
+async function removeRecorded(
+  kube: KubeObjects,
+  namespace: string,
+  route: RouteRef,
+  vmcluster: RouteRemoval['vmcluster'],
+  owner: RecordOwner,
+  hooks: EditRoutesHooks,
+): Promise<boolean> {
+  const k = vmKind(route.kind);
+  const key = recordKey(owner.vmdc.uid, owner.zone);
+  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+    hooks.onAttempt?.(route, attempt);
+    const obj = await kube.get(k, namespace, route.name);
+    if (!obj) throw notFound(namespace, route);
+    const records = recordsOn(route, namespace, obj);
+    if (records[key]) return false; // the removal landed before
+    const current = routeTargetRefs(route.kind, obj);
+    const removal = freshRemoval(route, current, vmcluster);
+    if (removal.removed.length === 0) return false;
+    const desired = applyRemoval(current, removal);
+    if (!hasReadBackend(desired)) throw emptyRoute(route, vmcluster);
+    const record: OutOfRotationRecord = {
+      vmdc: { namespace: owner.vmdc.namespace, name: owner.vmdc.name, uid: owner.vmdc.uid },
+      zone: owner.zone,
+      workflowId: owner.workflowId,
+      generation: owner.generation,
+      vmcluster: { name: vmcluster.name, namespace: vmcluster.namespace },
+      removed: removal.removed,
+      since: new Date().toISOString(),
+    };
+    await hooks.beforeWrite?.(route, attempt);
+    try {
+      await kube.mergePatch(k, namespace, route.name, recordedPatch(route.kind, obj.metadata.resourceVersion, desired, formatRecords({ ...records, [key]: record })));
+      await hooks.afterWrite?.(route);
+      return true;
+    } catch (err) {
+      if (isConflict(err)) continue;
+      throw err;
+    }
+  }
+  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+}
+
+/** What one route got back from its record. */
+export interface RestoredRoute {
+  route: RouteRef;
+  /** The record that was deleted (undefined: the route no longer carried it, nothing written). */
+  record?: OutOfRotationRecord;
+  /** Whether the targetRefs changed (false: everything recorded was already there; the record was still deleted). */
+  changed: boolean;
+}
+
+/** Puts back what the route's record of (uid, zone) says and deletes the record, in one patch. */
+async function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, key: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
+  const k = vmKind(route.kind);
+  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+    hooks.onAttempt?.(route, attempt);
+    const obj = await kube.get(k, namespace, route.name);
+    if (!obj) return { route, changed: false }; // gone, and its record with it
+    const records = recordsOn(route, namespace, obj);
+    const record = records[key];
+    if (!record) return { route, changed: false }; // restored before
+    const current = routeTargetRefs(route.kind, obj);
+    const desired = undoRemoval(current, { removed: record.removed });
+    const changed = !jsonEqual(desired, current);
+    const rest = { ...records };
+    delete rest[key];
+    await hooks.beforeWrite?.(route, attempt);
+    try {
+      await kube.mergePatch(k, namespace, route.name, recordedPatch(route.kind, obj.metadata.resourceVersion, changed ? desired : undefined, formatRecords(rest)));
+      await hooks.afterWrite?.(route);
+      return { route, record, changed };
+    } catch (err) {
+      if (isConflict(err)) continue;
+      if (isNotFound(err)) return { route, changed: false };
+      throw err;
+    }
+  }
+  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+}
+
+/**
+ * Puts a zone of one VMDistributedCluster (by uid) back into every route of the namespace that
+ * carries its record, exactly as the records say, deleting each record in the same patch. No
+ * safety check: the caller decided (the workflow's rejoin, or a person's release). Throws
+ * UnreadableRecordsError naming the object when an annotation cannot be read.
+ */
+export async function restoreRecordedZone(
+  kube: KubeObjects,
+  input: { namespace: string; uid: string; zone: string },
+  hooks: EditRoutesHooks = {},
+): Promise<RestoredRoute[]> {
+  const key = recordKey(input.uid, input.zone);
+  const carrying = (await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT)).filter((r) => r.record.zone === input.zone);
+  const out: RestoredRoute[] = [];
+  for (const { route } of carrying) out.push(await restoreRecorded(kube, input.namespace, route, key, hooks));
+  return out;
+}
+
+/** The zones of one VMDistributedCluster recorded out of reads on the namespace's routes. */
+export async function readRecords(kube: KubeObjects, input: { namespace: string; uid: string }): Promise<RecordedZone[]> {
+  return recordedZones(await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT));
+}
+
+async function editRoutesRecorded(
+  kube: KubeObjects,
+  input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record: RecordOwner },
+  hooks: EditRoutesHooks,
+): Promise<EditRoutesResult> {
+  const { namespace, record: owner } = input;
+  const written: RouteRef[] = [];
+  let edited: RouteRef[];
+  if (input.direction === 'remove') {
+    const routes = removalRoutes(input.removals);
+    const key = recordKey(owner.vmdc.uid, owner.zone);
+    // Refuse before touching anything: check every route first against a fresh read.
+    for (const { route, vmcluster } of routes) {
+      const obj = await kube.get(vmKind(route.kind), namespace, route.name);
+      if (!obj) throw notFound(namespace, route);
+      if (recordsOn(route, namespace, obj)[key]) continue;
+      const current = routeTargetRefs(route.kind, obj);
+      const removal = freshRemoval(route, current, vmcluster);
+      if (removal.removed.length > 0 && !hasReadBackend(applyRemoval(current, removal))) throw emptyRoute(route, vmcluster);
+    }
+    for (const { route, vmcluster } of routes) {
+      if (await removeRecorded(kube, namespace, route, vmcluster, owner, hooks)) written.push(route);
+    }
+    edited = routes.map((r) => r.route);
+  } else {
+    // What is put back comes from the records alone; `removals` only add VMUsers to report (a
+    // retried restore whose first attempt already deleted the records finds none of them).
+    const restored = await restoreRecordedZone(kube, { namespace, uid: owner.vmdc.uid, zone: owner.zone }, hooks);
+    for (const r of restored) if (r.record) written.push(r.route);
+    edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
+  }
+  const recorded = recordedZones(await listRouteRecords(kube.api, namespace, owner.vmdc.uid, LIST_TIMEOUT));
+  const gens = await generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' });
+  return { ...gens, written, recorded };
+}
+
+/** One line per removed entry: where it was and what it is. */
+export function describeRemoved(r: RemovedRef): string {
+  return r.type === 'targetRef'
+    ? `targetRefs[${r.index}] ${JSON.stringify(r.targetRef)}`
+    : `targetRefs[${r.index}].crd.objects[${r.objectIndex}] ${JSON.stringify(r.object)}`;
+}
+
+export { routeObjectLabel };

@@ -6,7 +6,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { mergeConditions } from '../api/conditions';
 import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
+import { statusCode } from '../kube/errors';
 import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
+import { FailureType } from '../workflows/failures';
+import { describeError, nonRetryable } from './errors';
 import { FIELD_MANAGER } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
 
@@ -86,6 +89,40 @@ export function statusClient(kc: KubeConfig): VmdcStatusClient<CurrentObject> {
   return vmdcStatusClient<CurrentObject>(kc, { fieldManager: FIELD_MANAGER });
 }
 
+/**
+ * Pure: an API answer that retrying the same status write cannot change — a 4xx other than
+ * 401 (credentials may be refreshed), 404 (handled: not written), 408, 409 (handled: re-read)
+ * and 429 (throttled). E.g. 400, 403, 422 (the CRD's schema refuses the status).
+ */
+export function isRejection(err: unknown): boolean {
+  const code = statusCode(err);
+  return code !== undefined && code >= 400 && code < 500 && ![401, 404, 408, 409, 429].includes(code);
+}
+
+function warn(message: string, meta: Record<string, unknown>): void {
+  try {
+    Context.current().log.warn(message, meta);
+  } catch {
+    // not in an activity: the caller reports the failure
+  }
+}
+
+/** writeVmdcStatus, with a rejection turned into the non-retryable StatusRejected failure (logged at warn). */
+async function writeOrReject(
+  client: VmdcStatusClient<CurrentObject>,
+  object: ObjectGeneration,
+  compute: (fresh: CurrentObject) => object | undefined,
+): Promise<boolean> {
+  try {
+    return await writeVmdcStatus(client, object, compute);
+  } catch (err) {
+    if (!isRejection(err)) throw err;
+    const message = `status of ${object.namespace}/${object.name} rejected by the API server: ${describeError(err)}`;
+    warn(message, { namespace: object.namespace, name: object.name, generation: object.generation, code: statusCode(err) });
+    throw nonRetryable(FailureType.StatusRejected, message, { code: statusCode(err) });
+  }
+}
+
 export async function writeStatus(
   client: VmdcStatusClient<CurrentObject>,
   input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
@@ -93,7 +130,7 @@ export async function writeStatus(
 ): Promise<{ written: boolean }> {
   const { object } = input;
   const workflowId = callerWorkflowId(input.status);
-  const written = await writeVmdcStatus(client, object, (current) => {
+  const written = await writeOrReject(client, object, (current) => {
     if (!mayWriteStatus(current, object, workflowId)) return undefined;
     // Adopted (the object is at a later generation): observedGeneration and workflow are the
     // trigger's; never move them back to the workflow's own generation.

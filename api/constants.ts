@@ -23,3 +23,10 @@ export type VMKind = keyof typeof VM_KINDS;
 /** The operator's value of `status.updateStatus` once an object's pods match its spec. */
 export const OPERATIONAL = 'operational';
 export const FAILED = 'failed';
+
+/**
+ * The trigger's finalizer on every VMDistributedCluster it rolls out: a deleted object stays until
+ * no rollout workflow of it runs and no route record (`vmrollout.io/out-of-rotation` on its
+ * VMAuth / VMUsers) names it, so deleting it never strands a zone out of read rotation.
+ */
+export const ROUTE_RECORDS_FINALIZER = 'vmrollout.io/route-records';

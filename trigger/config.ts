@@ -17,7 +17,15 @@ export interface TriggerConfig {
   relistIntervalMs: number;
   /** Restart the watch when nothing (event, reconnect, bookmark) arrived for this long. */
   watchIdleTimeoutMs: number;
+  /**
+   * How often an object being deleted is looked at again while its finalizer stays (a workflow of
+   * it still runs, or zones are out of read rotation): a person's release changes only the route
+   * objects, not the VMDistributedCluster, so no watch event would tell. Default 30 s.
+   */
+  finalizerRecheckIntervalMs?: number;
 }
+
+export const DEFAULT_FINALIZER_RECHECK_INTERVAL_MS = 30_000;
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -34,6 +42,7 @@ const envSchema = z
     METRICS_PORT: port('9464'),
     RELIST_INTERVAL: duration('5m', 1000),
     WATCH_IDLE_TIMEOUT: duration('2m', 1000),
+    FINALIZER_RECHECK_INTERVAL: duration('30s', 1000),
   })
   .superRefine(refineCommonEnv);
 
@@ -48,5 +57,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TriggerConfig 
     logLevel: e.LOG_LEVEL,
     relistIntervalMs: e.RELIST_INTERVAL,
     watchIdleTimeoutMs: e.WATCH_IDLE_TIMEOUT,
+    finalizerRecheckIntervalMs: e.FINALIZER_RECHECK_INTERVAL,
   };
 }

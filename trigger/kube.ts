@@ -1,12 +1,19 @@
 // The Kubernetes I/O of the trigger: list for the informer, GET, status writes (the shared writer of
-// kube/status-writer.ts, guarded by "same uid at the same generation"), Events.
+// kube/status-writer.ts, guarded by "same uid at the same generation", or "same uid, being
+// deleted"), its finalizer (read-modify-write of metadata.finalizers), the route records of an
+// object (kube/route-records.ts), Events.
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, KIND, PLURAL, VERSION, API_VERSION } from '../api/constants';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
+import { isConflict, isNotFound } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
-import { vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
+import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
+import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
 import type { VmdcList, VmdcObject } from './vmdc-object';
+
+/** The object a finalizer edit is for: this name, only while it is this uid. */
+export type ObjectRef = Pick<ObjectGeneration, 'namespace' | 'name' | 'uid'>;
 
 export interface KubeOps {
   list(namespace?: string): Promise<VmdcList>;
@@ -16,11 +23,35 @@ export interface KubeOps {
    * status with what `compute` returns (nothing when it returns undefined). Retries on conflicts.
    * Returns whether a patch was written.
    */
-  patchStatus(og: ObjectGeneration, compute: (fresh: VmdcObject) => VMDistributedClusterStatus | undefined): Promise<boolean>;
+  patchStatus(og: ObjectGeneration, compute: (fresh: VmdcObject) => VMDistributedClusterStatus | undefined, opts?: { deleting?: boolean }): Promise<boolean>;
+  /**
+   * Adds `finalizer` to metadata.finalizers (kept: every other finalizer) with a resourceVersion
+   * precondition, retried on conflicts. `deleting`: not added, the object has a deletionTimestamp
+   * (the API server refuses new finalizers then); `gone`: absent, or another uid.
+   */
+  addFinalizer(ref: ObjectRef, finalizer: string): Promise<'added' | 'present' | 'deleting' | 'gone'>;
+  /** Removes `finalizer` (and nothing else) the same way. */
+  removeFinalizer(ref: ObjectRef, finalizer: string): Promise<'removed' | 'absent' | 'gone'>;
+  /** The route records of this uid on the namespace's VMAuths and VMUsers (throws UnreadableRecordsError). */
+  listRouteRecords(namespace: string, uid: string): Promise<RecordedRoute[]>;
   createEvent(obj: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }
 
 export const EVENT_COMPONENT = 'vmrollout-trigger';
+
+/**
+ * May the trigger write the status of `fresh` for `og`? The same object (uid) at the same
+ * generation — or, for the deletion report (`deleting`), the same object with a deletionTimestamp
+ * at ANY generation: the API server increments metadata.generation when it sets the
+ * deletionTimestamp of an object that has finalizers (checked in
+ * test/integration/trigger-finalizer.test.ts), and a terminating object's spec can still be
+ * edited; none of this starts a rollout any more, and what is reported (the route records) is
+ * per uid, not per generation.
+ */
+export function statusGuard(fresh: VmdcObject, og: ObjectGeneration, deleting: boolean): boolean {
+  if (fresh.metadata?.uid !== og.uid) return false;
+  return deleting ? !!fresh.metadata?.deletionTimestamp : fresh.metadata?.generation === og.generation;
+}
 
 /** The API path the informer watches: one namespace, or every namespace. */
 export function vmdcPath(namespace?: string): string {
@@ -32,6 +63,32 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const timeout = withRequestTimeout(requestTimeoutMs);
   const vmdc = vmdcStatusClient<VmdcObject>(kc, { requestTimeoutMs });
+  const mergePatch = withRequestTimeout(requestTimeoutMs, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+
+  /**
+   * Read-modify-write of metadata.finalizers: a merge patch replaces the whole list, so it carries
+   * the resourceVersion it was computed from (409 when anyone changed the object since: read again).
+   * `edit` returns the list to write and the result it means, or a result without writing.
+   */
+  async function editFinalizers<R extends string>(ref: ObjectRef, edit: (fresh: VmdcObject, list: string[]) => { write: string[]; result: R } | R): Promise<R | 'gone'> {
+    for (let attempt = 0; ; attempt++) {
+      const fresh = await vmdc.get(ref.namespace, ref.name);
+      if (!fresh || fresh.metadata?.uid !== ref.uid) return 'gone';
+      const e = edit(fresh, fresh.metadata?.finalizers ?? []);
+      if (typeof e === 'string') return e;
+      try {
+        await custom.patchNamespacedCustomObject(
+          { group: GROUP, version: VERSION, plural: PLURAL, namespace: ref.namespace, name: ref.name, body: { metadata: { resourceVersion: fresh.metadata?.resourceVersion, finalizers: e.write } } },
+          mergePatch,
+        );
+        return e.result;
+      } catch (err) {
+        if (isNotFound(err)) return 'gone';
+        if (!isConflict(err)) throw err;
+        if (attempt >= STATUS_CONFLICT_RETRIES) throw new Error(`finalizers of ${ref.namespace}/${ref.name}: still conflicting after ${attempt + 1} attempts`, { cause: err });
+      }
+    }
+  }
 
   return {
     async list(namespace) {
@@ -41,8 +98,17 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
       return res as VmdcList;
     },
     get: (namespace, name) => vmdc.get(namespace, name),
-    patchStatus: (og, compute) =>
-      writeVmdcStatus(vmdc, og, (fresh) => (fresh.metadata?.uid === og.uid && fresh.metadata?.generation === og.generation ? compute(fresh) : undefined)),
+    patchStatus: (og, compute, opts = {}) =>
+      writeVmdcStatus(vmdc, og, (fresh) => (statusGuard(fresh, og, !!opts.deleting) ? compute(fresh) : undefined)),
+    addFinalizer: (ref, finalizer) =>
+      editFinalizers(ref, (fresh, list) => {
+        if (list.includes(finalizer)) return 'present' as const;
+        if (fresh.metadata?.deletionTimestamp) return 'deleting' as const;
+        return { write: [...list, finalizer], result: 'added' as const };
+      }),
+    removeFinalizer: (ref, finalizer) =>
+      editFinalizers(ref, (_fresh, list) => (list.includes(finalizer) ? { write: list.filter((f) => f !== finalizer), result: 'removed' as const } : ('absent' as const))),
+    listRouteRecords: (namespace, uid) => listRouteRecords(custom, namespace, uid, timeout),
     async createEvent(obj, type, reason, message) {
       const md = obj.metadata ?? {};
       const now = new Date();

@@ -1,11 +1,11 @@
 // The trigger process: config → Temporal client + KubeConfig → watch → per-object serial
 // reconciliation; /metrics and /healthz; graceful shutdown on SIGTERM/SIGINT.
 import * as k8s from '@kubernetes/client-node';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalConnectionOptions } from '../process/env';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { formatIssues, validateSpec } from '../api/schema';
-import { loadConfig, type TriggerConfig } from './config';
+import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, loadConfig, type TriggerConfig } from './config';
 import { createKubeOps, type KubeOps } from './kube';
 import { createLogger, type Logger } from './log';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
@@ -75,10 +75,55 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
   const latestUpsert = new Map<string, VmdcObject>();
   const scheduled = new Set<string>();
   const retries = new Map<string, { attempt: number; timer?: NodeJS.Timeout }>();
+  const rechecks = new Map<string, NodeJS.Timeout>();
+  const recheckMs = config.finalizerRecheckIntervalMs ?? DEFAULT_FINALIZER_RECHECK_INTERVAL_MS;
+
+  // A workflow of an object being deleted is usually still running its cancellation cleanup when
+  // the trigger first looks; its close changes nothing the watch sees, so its result is awaited
+  // (long poll, aborted on stop) and the object reconciled again as soon as it has closed.
+  const awaitingClose = new Set<string>();
+  const stopWaiting = new AbortController();
+  const recheckOnClose = (key: string, workflowIds: string[]): void => {
+    for (const id of workflowIds) {
+      if (awaitingClose.has(id) || stopped) continue;
+      awaitingClose.add(id);
+      temporal
+        .withAbortSignal(stopWaiting.signal, () => temporal.workflow.getHandle(id).result())
+        .then(
+          () => true,
+          // Closed with another outcome (cancelled, failed, terminated, gone): look again. Any other
+          // error (Temporal unreachable, aborted): the recheck timer looks again.
+          (err: unknown) => err instanceof WorkflowFailedError || err instanceof WorkflowNotFoundError,
+        )
+        .then((closed) => {
+          awaitingClose.delete(id);
+          const latest = latestUpsert.get(key);
+          if (closed && latest && !stopped) enqueueUpsert(key, latest);
+        });
+    }
+  };
+
+  // An object held by its finalizer is also looked at again on a timer: a person's release of a
+  // zone changes only the route objects, nothing the watch sees. Its latest state is reconciled
+  // (finalize reads everything it decides on fresh); a delete event forgets it.
+  const scheduleRecheck = (key: string): void => {
+    if (rechecks.has(key) || stopped) return;
+    const t = setTimeout(() => {
+      rechecks.delete(key);
+      const latest = latestUpsert.get(key);
+      if (latest && !stopped) enqueueUpsert(key, latest);
+    }, recheckMs);
+    t.unref();
+    rechecks.set(key, t);
+  };
 
   const run = async (key: string, type: WatchEventType, obj: VmdcObject): Promise<void> => {
     try {
-      await reconciler.reconcile(type, obj);
+      const outcome = await reconciler.reconcile(type, obj);
+      if (outcome.blocked) {
+        scheduleRecheck(key);
+        recheckOnClose(key, outcome.running);
+      }
       const r = retries.get(key);
       if (r && !r.timer) retries.delete(key);
     } catch (err) {
@@ -182,6 +227,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     temporal: config.temporal.address,
     temporalNamespace: config.temporal.namespace,
     metricsPort: server?.port,
+    finalizerRecheckIntervalMs: recheckMs,
   });
 
   let stopping: Promise<void> | undefined;
@@ -196,6 +242,8 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
       stopping ??= (async () => {
         stopped = true;
         for (const r of retries.values()) if (r.timer) clearTimeout(r.timer);
+        for (const t of rechecks.values()) clearTimeout(t);
+        stopWaiting.abort();
         await watch.stop();
         await queue.drain();
         await server?.close();

@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { mergeConditions } from '../api/conditions';
+import { ROUTE_RECORDS_FINALIZER } from '../api/constants';
+import { OUT_OF_ROTATION_ANNOTATION, UnreadableRecordsError } from '../api/route-records';
 import {
   SA_CLUSTER_VERSION,
   SA_GENERATION,
@@ -22,6 +24,7 @@ import {
   type SupersedeSignal,
 } from '../api/rollout-contract';
 import type { Condition, JsonValue, NormalizedSpec, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
+import { recordedZones, type RecordedRoute } from '../kube/route-records';
 import type { KubeOps } from './kube';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
@@ -79,8 +82,23 @@ export type Action =
   | { type: 'adopt'; object: ObjectGeneration; workflow: WorkflowRef }
   | { type: 'signal'; workflowId: string; signal: typeof SIGNAL_PAUSE | typeof SIGNAL_RESUME }
   | { type: 'supersede'; workflowId: string; generation: number }
-  /** The object is gone: cancel its running workflows (those known plus a visibility query by uid). */
-  | { type: 'cancel'; object: ObjectGeneration; workflowIds: string[] };
+  /**
+   * The object is gone, or being deleted: cancel its running workflows (those known plus a
+   * visibility query by uid).
+   */
+  | { type: 'cancel'; object: ObjectGeneration; workflowIds: string[] }
+  /**
+   * Add ROUTE_RECORDS_FINALIZER (absent on this object) before anything else: the object has, or is
+   * about to get, a rollout workflow that may take zones out of read rotation. When the object can
+   * no longer take it (gone, another uid, being deleted), the actions after it are not executed.
+   */
+  | { type: 'ensureFinalizer'; object: ObjectGeneration }
+  /**
+   * The object is being deleted and carries ROUTE_RECORDS_FINALIZER: once no rollout workflow of its
+   * uid runs and no route record names its uid, remove the finalizer; otherwise keep it, report what
+   * holds it in the status (and a Warning Event), and look again later.
+   */
+  | { type: 'finalize'; object: ObjectGeneration; workflowIds: string[] };
 
 /** Phases after which the workflow named in the status has ended: no pause/resume signals. */
 const ENDED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['Succeeded', 'Cancelled', 'Superseded']);
@@ -118,6 +136,11 @@ function canonical(v: unknown): JsonValue {
 export function specHash(spec: NormalizedSpec): string {
   const { paused: _paused, ...rest } = spec;
   return createHash('sha256').update(JSON.stringify(canonical(rest))).digest('hex').slice(0, 32);
+}
+
+/** Whether the object carries the trigger's finalizer. */
+export function hasFinalizer(obj: VmdcObject): boolean {
+  return obj.metadata?.finalizers?.includes(ROUTE_RECORDS_FINALIZER) ?? false;
 }
 
 function rawPaused(obj: VmdcObject): boolean {
@@ -158,7 +181,12 @@ function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory, st
 /**
  * The trigger's decision for one observed state of one object.
  *
- * - deleted → cancel its workflows;
+ * - deleted (gone) → cancel its workflows;
+ * - being deleted (deletionTimestamp) → cancel its workflows, and finalize when it carries the
+ *   finalizer (remove it once no workflow runs and no route record of its uid is left);
+ * - otherwise, whenever the object has had (status.workflow) or gets (start, adopt) a rollout
+ *   workflow and lacks the finalizer → ensureFinalizer first (objects from before the finalizer
+ *   get it too);
  * - generation already handled (observedGeneration == generation with a workflow, or reported
  *   Invalid) → only forward `spec.paused` when it differs from what was last sent;
  * - new generation, invalid spec → report Invalid, and supersede the previous workflow (the report
@@ -176,20 +204,29 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
   const st = obj.status ?? {};
   const prev = st.workflow?.id ? st.workflow : undefined;
 
+  const knownIds = prev ? [prev.id] : [];
   if (type === 'delete') {
-    return [{ type: 'cancel', object: og, workflowIds: prev ? [prev.id] : [] }];
+    return [{ type: 'cancel', object: og, workflowIds: knownIds }];
   }
-  if (obj.metadata?.deletionTimestamp) return []; // the delete event will follow
+  if (obj.metadata?.deletionTimestamp) {
+    const actions: Action[] = [{ type: 'cancel', object: og, workflowIds: knownIds }];
+    if (hasFinalizer(obj)) actions.push({ type: 'finalize', object: og, workflowIds: knownIds });
+    return actions;
+  }
+  // Every object that has had a rollout workflow carries the finalizer; one about to get one
+  // gets it first (so that a delete can never overtake a workflow's first route edit).
+  const finalizer: Action[] = hasFinalizer(obj) ? [] : [{ type: 'ensureFinalizer', object: og }];
+  const known = prev ? finalizer : [];
 
   if (st.observedGeneration === og.generation) {
-    if (st.phase === 'Invalid') return [];
-    if (prev) return pauseSignal(obj, prev.id, ctx);
+    if (st.phase === 'Invalid') return known;
+    if (prev) return [...known, ...pauseSignal(obj, prev.id, ctx)];
   }
 
   const v = ctx.validator.validate(obj.spec);
   if (!v.success) {
     const superseded = prev && prev.id !== workflowIdFor(og) ? prev.id : undefined;
-    const actions: Action[] = [{ type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues, supersededWorkflowId: superseded }];
+    const actions: Action[] = [...known, { type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues, supersededWorkflowId: superseded }];
     if (superseded) actions.push({ type: 'supersede', workflowId: superseded, generation: og.generation });
     return actions;
   }
@@ -197,14 +234,45 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
   const workflowId = workflowIdFor(og);
   const hash = specHash(v.spec);
   if (prev && prev.id !== workflowId && st.phase !== 'Invalid' && ctx.previousSpecHash === hash) {
-    return [{ type: 'adopt', object: og, workflow: prev }, ...pauseSignal(obj, prev.id, ctx)];
+    return [...finalizer, { type: 'adopt', object: og, workflow: prev }, ...pauseSignal(obj, prev.id, ctx)];
   }
   const previousWorkflowIds = prev && prev.id !== workflowId ? [prev.id] : [];
-  const actions: Action[] = [{ type: 'start', workflowId, input: { object: og, spec: v.spec, previousWorkflowIds }, specHash: hash }];
+  const actions: Action[] = [...finalizer, { type: 'start', workflowId, input: { object: og, spec: v.spec, previousWorkflowIds }, specHash: hash }];
   for (const id of previousWorkflowIds) actions.push({ type: 'supersede', workflowId: id, generation: og.generation });
   // The input carries spec.paused already; a paused generation also gets the signal, once.
   if (v.spec.paused) actions.push(...pauseSignal(obj, workflowId, ctx, false));
   return actions;
+}
+
+// ---------------------------------------------------------------------------------------
+// deletion
+
+/** How a person releases a zone of a deleted object (scripts/release-zone.ts). */
+export const RELEASE_COMMAND = 'npx tsx scripts/release-zone.ts';
+
+/** What keeps a deleted object's finalizer, once no workflow of it runs. */
+export type DeletionBlock = { type: 'records'; routes: ReadonlyArray<RecordedRoute> } | { type: 'unreadable'; reason: string };
+
+/**
+ * Pure: the status the trigger writes while a deleted object is held by its finalizer — the zones
+ * the route records show out of reads (`zonesOutOfRotation`, DESIGN invariant 5) and, in
+ * `message`, on which routes and how to release them; or why the records cannot be read.
+ */
+export function deletionBlockedStatus(og: Pick<ObjectGeneration, 'namespace' | 'uid'>, block: DeletionBlock): Pick<VMDistributedClusterStatus, 'message' | 'zonesOutOfRotation'> {
+  const held = `being deleted, held by finalizer ${ROUTE_RECORDS_FINALIZER}`;
+  if (block.type === 'unreadable') {
+    return { message: `${held}: its ${OUT_OF_ROTATION_ANNOTATION} records cannot be read (${block.reason}); restore the routes they describe and fix or remove that annotation by hand` };
+  }
+  const zones = recordedZones(block.routes);
+  const list = zones.map((z) => `${z.zone} (${z.removals.map((r) => `${r.route.kind} ${r.route.name}`).join(', ')})`).join(', ');
+  const zone = zones.length === 1 ? zones[0]!.zone : '<zone>';
+  return {
+    message:
+      `${held}: ${zones.length === 1 ? 'zone' : 'zones'} out of read rotation: ${list}; ` +
+      `release ${zones.length === 1 ? 'it' : 'each'} with \`${RELEASE_COMMAND} --namespace ${og.namespace} --uid ${og.uid} --zone ${zone}\`, ` +
+      `or restore those routes and remove their ${OUT_OF_ROTATION_ANNOTATION} records by hand`,
+    zonesOutOfRotation: zones.map((z) => z.zone),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -231,9 +299,17 @@ function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || (err as { name?: string })?.name === 'WorkflowNotFoundError';
 }
 
+export interface ReconcileOutcome {
+  /** Being deleted and held by the finalizer: look again later. */
+  blocked: boolean;
+  /** Held because these workflows of it still run: look again as soon as they close. */
+  running: string[];
+}
+
 export class Reconciler {
   private readonly lastPaused = new Map<string, boolean>();
   private readonly specHashes = new Map<string, string | null>();
+  private readonly cancelRequested = new Set<string>();
   private readonly now: () => Date;
 
   constructor(private readonly deps: ReconcilerDeps) {
@@ -245,11 +321,25 @@ export class Reconciler {
     this.lastPaused.clear();
   }
 
-  async reconcile(type: WatchEventType, obj: VmdcObject): Promise<void> {
-    const candidate = type === 'delete' ? undefined : adoptionCandidate(obj);
+  /**
+   * Decides and executes. `blocked`: the object is being deleted and its finalizer stays for now
+   * (a workflow of it still runs, or route records name it): the caller looks again later, since
+   * neither a workflow ending nor a person releasing a zone changes the object itself.
+   */
+  async reconcile(type: WatchEventType, obj: VmdcObject): Promise<ReconcileOutcome> {
+    const candidate = type === 'delete' || obj.metadata?.deletionTimestamp ? undefined : adoptionCandidate(obj);
     const previousSpecHash = candidate ? await this.lookupSpecHash(candidate) : undefined;
     const actions = decide(type, obj, { lastPaused: this.lastPaused, validator: this.deps.validator, previousSpecHash });
-    for (const a of actions) await this.execute(a, obj);
+    const outcome: ReconcileOutcome = { blocked: false, running: [] };
+    for (const a of actions) {
+      const r = await this.execute(a, obj);
+      if (r === 'stop') break;
+      if (r) {
+        outcome.blocked = true;
+        outcome.running.push(...r.running);
+      }
+    }
+    return outcome;
   }
 
   private async lookupSpecHash(workflowId: string): Promise<string | null> {
@@ -267,9 +357,14 @@ export class Reconciler {
     return hash;
   }
 
-  private async execute(a: Action, obj: VmdcObject): Promise<void> {
+  /** 'stop': skip the remaining actions; an object: the finalizer stays (held by `running`, or by records). */
+  private async execute(a: Action, obj: VmdcObject): Promise<void | 'stop' | { running: string[] }> {
     const log = this.deps.log.child({ object: objectKey(obj), generation: obj.metadata?.generation });
     switch (a.type) {
+      case 'ensureFinalizer':
+        return (await this.ensureFinalizer(a.object, log)) ? undefined : 'stop';
+      case 'finalize':
+        return this.finalize(a, obj, log);
       case 'start':
         return this.start(a, obj, log);
       case 'adopt':
@@ -411,17 +506,24 @@ export class Reconciler {
     this.lastPaused.delete(workflowId);
   }
 
-  /** Cancels every running workflow of this object (this uid): the known ids plus a visibility query. */
+  /** Ids of this object's (this uid's) workflows that may run: the known ids plus a visibility query. */
+  private async candidateIds(og: Omit<ObjectGeneration, 'generation'>, knownIds: string[]): Promise<string[]> {
+    const prefix = uidPrefix(og.uid);
+    const ids = new Set(knownIds);
+    for await (const wf of this.deps.temporal.workflow.list({ query: runningWorkflowsQuery(og) })) ids.add(wf.workflowId);
+    return [...ids].filter((id) => parseWorkflowId(id)?.uidPrefix === prefix);
+  }
+
+  /**
+   * Cancels every running workflow of this object (this uid): the known ids plus a visibility query.
+   * A workflow this trigger already asked to cancel is not asked again (an object being deleted is
+   * reconciled on every status write of its cleanup).
+   */
   async cancel(og: Omit<ObjectGeneration, 'generation'>, knownIds: string[], log: Logger = this.deps.log): Promise<string[]> {
     const { temporal } = this.deps;
-    const ids = new Set(knownIds);
-    const prefix = uidPrefix(og.uid);
-    for await (const wf of temporal.workflow.list({ query: runningWorkflowsQuery(og) })) {
-      if (parseWorkflowId(wf.workflowId)?.uidPrefix === prefix) ids.add(wf.workflowId);
-    }
     const cancelled: string[] = [];
-    for (const id of ids) {
-      if (parseWorkflowId(id)?.uidPrefix !== prefix) continue;
+    for (const id of await this.candidateIds(og, knownIds)) {
+      if (this.cancelRequested.has(id)) continue;
       try {
         await temporal.workflow.getHandle(id).cancel();
         cancelled.push(id);
@@ -430,10 +532,83 @@ export class Reconciler {
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
+      if (this.cancelRequested.size >= 10_000) this.cancelRequested.clear();
+      this.cancelRequested.add(id);
       this.lastPaused.delete(id);
       this.specHashes.delete(id);
     }
     return cancelled;
+  }
+
+  /**
+   * The running workflows of this uid. Visibility may lag behind a workflow's close (or start), so
+   * each candidate is confirmed with a describe, and the known ids are always described.
+   */
+  private async runningWorkflows(og: Omit<ObjectGeneration, 'generation'>, knownIds: string[]): Promise<string[]> {
+    const running: string[] = [];
+    for (const id of await this.candidateIds(og, knownIds)) {
+      try {
+        const d = await this.deps.temporal.workflow.getHandle(id).describe();
+        if (d.status.name === 'RUNNING') running.push(id);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return running;
+  }
+
+  /**
+   * Adds the finalizer to the object (read-modify-write of metadata.finalizers; other finalizers are
+   * kept). False when the object can no longer take it: gone, another uid, or being deleted.
+   */
+  private async ensureFinalizer(og: ObjectGeneration, log: Logger): Promise<boolean> {
+    const r = await this.deps.kube.addFinalizer(og, ROUTE_RECORDS_FINALIZER);
+    if (r === 'added') log.info('finalizer added', { finalizer: ROUTE_RECORDS_FINALIZER });
+    else if (r !== 'present') log.info('finalizer not added: the object is gone or being deleted; nothing started', { result: r });
+    return r === 'added' || r === 'present';
+  }
+
+  /**
+   * The object is being deleted (its workflows were just asked to cancel). Returns what holds the
+   * finalizer: a workflow of this uid still runs (`running`: its cleanup may still put a zone back,
+   * and writes the status itself), or route records of this uid remain (reported in the status and
+   * a Warning Event), or they cannot be read. Otherwise removes the finalizer (returns undefined).
+   */
+  private async finalize(a: Extract<Action, { type: 'finalize' }>, obj: VmdcObject, log: Logger): Promise<{ running: string[] } | undefined> {
+    const og = a.object;
+    const running = await this.runningWorkflows(og, a.workflowIds);
+    if (running.length) {
+      log.info('being deleted: waiting for its rollout workflows to end', { running });
+      return { running };
+    }
+    // Only now, with no workflow left to write one, are the records final.
+    let block: DeletionBlock;
+    try {
+      const routes = await this.deps.kube.listRouteRecords(og.namespace, og.uid);
+      if (routes.length === 0) {
+        const r = await this.deps.kube.removeFinalizer(og, ROUTE_RECORDS_FINALIZER);
+        log.info('being deleted: no workflow runs and no zone is out of read rotation; finalizer removed', { result: r });
+        return undefined;
+      }
+      block = { type: 'records', routes };
+    } catch (err) {
+      if (!(err instanceof UnreadableRecordsError)) throw err;
+      block = { type: 'unreadable', reason: err.message };
+    }
+    const patch = deletionBlockedStatus(og, block);
+    const written = await this.deps.kube.patchStatus(
+      og,
+      (fresh) => {
+        const st = fresh.status ?? {};
+        const zonesSame = patch.zonesOutOfRotation === undefined || JSON.stringify(st.zonesOutOfRotation ?? []) === JSON.stringify(patch.zonesOutOfRotation);
+        return st.message === patch.message && zonesSame ? undefined : patch;
+      },
+      { deleting: true },
+    );
+    log.warn('being deleted: finalizer kept', { message: patch.message });
+    // One Event per state: the status is the memory (restarts and other replicas included).
+    if (written) await this.event(obj, 'Warning', 'ZoneOutOfRotation', patch.message!, log);
+    return { running: [] };
   }
 
   /**

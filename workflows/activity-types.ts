@@ -2,12 +2,7 @@
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import type { VMKind } from '../api/constants';
-
-/** A read route vmrollout may edit: the VMAuth's unauthorizedUserAccessSpec or a VMUser's spec. */
-export interface RouteRef {
-  kind: 'VMAuth' | 'VMUser';
-  name: string;
-}
+import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
 
 /** The targetRefs of one route as read from the API server. */
 export interface RouteSnapshot {
@@ -15,33 +10,16 @@ export interface RouteSnapshot {
   targetRefs: JsonObject[];
 }
 
-/**
- * What leaving read rotation removed from one route, so that it can be put back exactly.
- * Produced by pure code in workflows/ from a RouteSnapshot; applied and undone by activities
- * as idempotent transforms on the freshly read object (resourceVersion precondition).
- */
-export interface RouteRemoval {
-  route: RouteRef;
-  /** The VMCluster whose vmselect is taken out of this route. */
+/** A zone of this VMDistributedCluster that the records on the route objects show out of reads. */
+export interface RecordedZone {
+  zone: string;
   vmcluster: { name: string; namespace: string };
-  removed: RemovedRef[];
+  /** What was removed from each route carrying a record, so that it can be waited on and put back. */
+  removals: RouteRemoval[];
+  /** The earliest removal (ISO time) and the generation whose workflow made it. */
+  since: string;
+  generation: number;
 }
-
-export type RemovedRef =
-  /** The whole targetRef named only this zone: it is removed and re-inserted at `index`. */
-  | { type: 'targetRef'; index: number; targetRef: JsonObject }
-  /** This zone was one entry of targetRefs[index].crd.objects, at `objectIndex`. */
-  | {
-      type: 'object';
-      index: number;
-      objectIndex: number;
-      object: JsonObject;
-      /**
-       * The whole containing targetRef as read before the removal (optional, additive). Used by
-       * undoRemoval to find the container again if the user moved targetRefs meanwhile.
-       */
-      targetRef?: JsonObject;
-    };
 
 export interface ObjectState {
   exists: boolean;
@@ -126,18 +104,29 @@ export interface RolloutActivities {
    * Apply removals (`direction: 'remove'`) or put them back (`'restore'`), idempotently, with a
    * resourceVersion precondition and retry on conflict. A removal that would leave a route with no
    * backend fails with non-retryable ApplicationFailure type 'EmptyRoute' naming the route.
-   * Returns the VMAuth generation after the edit (to wait for the switch).
+   *
+   * With `record`: the removal is computed again from each freshly read route, and the same patch
+   * that removes the entries writes the record of exactly what it removed on that route (a route
+   * that already carries the zone's record is left alone); a restore puts back what the records of
+   * the zone say, on every route of the namespace that carries one, and deletes them in the same
+   * patch (`removals` are not needed then). The result lists the zones recorded after the edit.
    */
   editRoutes(input: {
     namespace: string;
     vmauthName: string;
     removals: RouteRemoval[];
     direction: 'remove' | 'restore';
+    record?: RecordOwner;
   }): Promise<{
     vmauthGeneration: number;
-    /** Generation of every VMUser the removals name, after the edit: each must apply its new routes too. */
+    /** Generation of every VMUser the edit changed (or the removals name), after the edit: each must apply its new routes too. */
     vmuserGenerations?: Record<string, number>;
+    /** With `record`: the zones of this VMDistributedCluster recorded out of reads after the edit. */
+    recorded?: RecordedZone[];
   }>;
+
+  /** The zones of one VMDistributedCluster (by uid) that the records on the namespace's VMAuths and VMUsers show out of reads. */
+  readRecords(input: { namespace: string; uid: string }): Promise<RecordedZone[]>;
 
   /**
    * Poll vmagent queues inside one heartbeating activity until every pod's pending bytes for the zone

@@ -14,11 +14,17 @@ export const FailureType = {
   RouteShape: 'RouteShape',
   /** A route kept changing under every edit attempt (retryable). */
   RouteConflict: 'RouteConflict',
+  /** A route's out-of-rotation record is not what vmrollout writes: a person must look at it. */
+  RecordsUnreadable: 'RecordsUnreadable',
+  /** A zone no longer in the spec is recorded out of reads: a person must release it or add it back. */
+  OrphanedRecord: 'OrphanedRecord',
+  /** The API server refuses the status (4xx other than conflict/not found): it will not go away by itself. */
+  StatusRejected: 'StatusRejected',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failures that retrying the same activity cannot fix. */
-export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape];
+export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord];
 
 /** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
 export function stepFailure(type: FailureType, message: string): ApplicationFailure {

@@ -71,3 +71,14 @@ export function isOperationalAt(o: ObjectState, generation: number | undefined):
     (o.observedGeneration ?? -1) >= (generation ?? o.generation ?? Number.MAX_SAFE_INTEGER)
   );
 }
+
+/**
+ * Whether this run's patch of a zone's VMCluster may have landed, decided by generations only (the
+ * real operator's CRDs prune unknown fields, so comparing specs can say "not landed" for a patch
+ * that did land): the patch returned, or the generation moved since the run read it, or the run
+ * never knew it (a zone an earlier generation left out of reads).
+ */
+export function patchMayHaveLanded(z: { vmclusterGeneration?: number; baseGeneration?: number }, cur: ObjectState): boolean {
+  if (!cur.exists) return false;
+  return z.vmclusterGeneration !== undefined || z.baseGeneration === undefined || cur.generation !== z.baseGeneration;
+}

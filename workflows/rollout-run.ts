@@ -1,13 +1,14 @@
 // One run of the rollout workflow: its state, its activities, and the operations every part of
 // the rollout shares (status writes, safe points, the read switch, failure holds). Workflow code:
 // only workflow APIs (the sandbox's Date is the deterministic workflow clock).
-import { CancellationScope, condition, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
 import type { NormalizedSpec, ObjectGeneration, Phase, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
-import type { QueueTarget, RolloutActivities, RouteRef } from './activity-types';
-import { failureMessage, isStepFailure } from './failures';
+import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
+import type { QueueTarget, RecordedZone, RolloutActivities } from './activity-types';
+import { FailureType, failureMessage, failureType, isStepFailure } from './failures';
 import { planZoneOrder, shuffleSeed } from './plan';
-import type { RolloutResult, RolloutState, RolloutWorkflowInput, ZoneState } from './state';
+import { removedAnything, type RolloutResult, type RolloutState, type RolloutWorkflowInput, type ZoneState } from './state';
 import { buildStatus } from './status';
 
 /** Generations of the route objects an edit changed, to wait for their new config. */
@@ -39,10 +40,16 @@ export class RolloutRun {
   readonly routes: RouteRef[];
   pauseRequested: boolean;
   resumeRequested = false;
+  /**
+   * From this workflow version on, what a zone's leaving removed is recorded on the route objects
+   * themselves, and every decision about who is out of reads is taken from those records.
+   */
+  readonly records: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
 
   constructor(readonly input: RolloutWorkflowInput, private readonly workflow: WorkflowRef) {
     const { object, spec, carried } = input;
+    this.records = patched('route-records');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
@@ -89,8 +96,54 @@ export class RolloutRun {
     return this.state.supersededBy !== undefined;
   }
 
-  writeStatus(): Promise<{ written: boolean }> {
-    return this.acts.status.writeStatus({ object: this.object, status: buildStatus(this.state, this.object, this.workflow, this.now()) });
+  /**
+   * Write the status; the rollout never moves on without telling it. A status the API server
+   * rejects (an error that will not go away, e.g. an older CRD) is reported in the progress query
+   * and the worker log, and tried again every pollInterval.
+   */
+  async writeStatus(): Promise<{ written: boolean }> {
+    for (;;) {
+      try {
+        const r = await this.acts.status.writeStatus({ object: this.object, status: buildStatus(this.state, this.object, this.workflow, this.now()) });
+        this.state.statusError = undefined;
+        return r;
+      } catch (err) {
+        if (failureType(err) !== FailureType.StatusRejected) throw err;
+        this.state.statusError = failureMessage(err);
+        log.warn('status write rejected by the API server; retrying', { error: this.state.statusError, retryInMs: this.st.pollIntervalMs });
+        await sleep(this.st.pollIntervalMs);
+      }
+    }
+  }
+
+  /** A refused status write means the object moved on without us: stop, before touching anything. */
+  stopRefused(): void {
+    this.state.supersededBy ??= this.object.generation + 1;
+    this.state.message = 'the status is no longer ours to write (a newer generation, or the object is gone): stopping';
+  }
+
+  /** Who a route record of zone `z` belongs to. */
+  recordOwner(z: ZoneState): RecordOwner {
+    return {
+      vmdc: { namespace: this.object.namespace, name: this.object.name, uid: this.object.uid },
+      zone: z.name,
+      workflowId: this.workflow.id,
+      generation: this.object.generation,
+    };
+  }
+
+  /** The records on the route objects are the truth: a zone is out of reads exactly when recorded. */
+  syncRecorded(recorded: readonly RecordedZone[]): void {
+    for (const z of this.state.zones) {
+      const r = recorded.find((x) => x.zone === z.name);
+      z.outOfRotation = !!r;
+      z.removals = r?.removals;
+    }
+  }
+
+  /** Read the records again (after an edit that failed: continue from what actually landed). */
+  async resyncRecorded(acts: RolloutActivities): Promise<void> {
+    this.syncRecorded(await acts.readRecords({ namespace: this.ns, uid: this.object.uid }));
   }
 
   /** Record the end of the rollout in the status and return its result. */
@@ -152,7 +205,7 @@ export class RolloutRun {
    * Wait until every edited route serves its new config: the VMAuth, and (from this workflow version
    * on) each VMUser the zone's removals changed. A generation unknown after a resume is read fresh.
    */
-  async waitSwitch(z: ZoneState, edited: EditedRoutes): Promise<void> {
+  async waitSwitch(removals: readonly RouteRemoval[] | undefined, edited: EditedRoutes): Promise<void> {
     const { step, wait } = this.acts;
     const { ns, st } = this;
     const generationOf = async (kind: 'VMAuth' | 'VMUser', name: string, known: number | undefined) =>
@@ -161,7 +214,7 @@ export class RolloutRun {
     const vmauthGeneration = await generationOf('VMAuth', vmauth, edited.vmauthGeneration);
     await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: vmauth, generation: vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
     if (!patched('wait-vmuser-switch')) return;
-    const users = new Set((z.removals ?? []).filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name));
+    const users = new Set((removals ?? []).filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name));
     for (const name of users) {
       const generation = await generationOf('VMUser', name, edited.vmuserGenerations?.[name]);
       await wait.waitOperational({ kind: 'VMUser', namespace: ns, name, generation, pollIntervalMs: st.pollIntervalMs });
@@ -170,12 +223,27 @@ export class RolloutRun {
 
   /** Put a zone back into read rotation exactly as it was and wait for the switch. */
   async rejoin(z: ZoneState, acts: RolloutActivities): Promise<void> {
+    if (this.records) return this.rejoinFromRecords(z, acts);
     if (z.removals && z.removals.some((r) => r.removed.length > 0)) {
       const r = await acts.editRoutes({ namespace: this.ns, vmauthName: this.spec.vmauth.name, removals: z.removals, direction: 'restore' });
       z.outOfRotation = false;
-      await this.waitSwitch(z, r);
+      await this.waitSwitch(z.removals, r);
     }
     z.outOfRotation = false;
+  }
+
+  /** Restore what the records of the zone say (whatever this run remembers) and wait for the switch. */
+  private async rejoinFromRecords(z: ZoneState, acts: RolloutActivities): Promise<void> {
+    const removals = z.removals;
+    let r: Awaited<ReturnType<RolloutActivities['editRoutes']>>;
+    try {
+      r = await acts.editRoutes({ namespace: this.ns, vmauthName: this.spec.vmauth.name, removals: removals ?? [], direction: 'restore', record: this.recordOwner(z) });
+    } catch (err) {
+      if (!isCancellation(err)) await this.resyncRecorded(acts);
+      throw err;
+    }
+    this.syncRecorded(r.recorded ?? []);
+    if (removedAnything({ removals })) await this.waitSwitch(removals, r);
   }
 
   /**

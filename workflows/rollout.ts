@@ -12,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal } from '../api/rollout-contract';
 import { prepare } from './prepare';
+import { adoptRecordedZones } from './recorded-zones';
 import { RolloutRun } from './rollout-run';
 import { progressOf, type CarriedState, type Progress, type RolloutResult, type RolloutWorkflowInput } from './state';
 import { cleanupZone } from './zone-cleanup';
@@ -54,6 +55,9 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
         state.message = 'a newer generation of the object exists; nothing done';
         return run.result();
       }
+    }
+    if (run.records && (await adoptRecordedZones(run)) === 'superseded') return await run.finishSuperseded();
+    if (!input.carried) {
       await run.safePoint();
       if (run.superseded()) return await run.finishSuperseded();
       if ((await prepare(run)) === 'superseded') return await run.finishSuperseded();

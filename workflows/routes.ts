@@ -2,7 +2,8 @@
 // transforms that remove and restore them. Pure: the workflow computes removals with it, and the
 // activities import applyRemoval / undoRemoval / hasReadBackend for the actual edit.
 import type { JsonObject, JsonValue } from '../api/types';
-import type { RemovedRef, RouteRef, RouteRemoval, RouteSnapshot } from './activity-types';
+import type { RemovedRef, RouteRef, RouteRemoval } from '../api/route-records';
+import type { RouteSnapshot } from './activity-types';
 import { FailureType } from './failures';
 import { jsonEqual } from './merge';
 

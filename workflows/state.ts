@@ -1,7 +1,8 @@
 // The workflow's in-memory state (also what the `progress` query returns). Pure types + helpers.
 import type { RolloutInput } from '../api/rollout-contract';
 import type { Condition, Phase, ZonePhase, ZoneStep } from '../api/types';
-import type { QueueSample, RouteRemoval } from './activity-types';
+import type { RouteRemoval } from '../api/route-records';
+import type { QueueSample } from './activity-types';
 
 export interface ZoneState {
   name: string;
@@ -23,6 +24,11 @@ export interface ZoneState {
   drainedConfirmed: boolean;
   /** The step that failed (phase Failed). */
   failedStep?: ZoneStep;
+  /**
+   * The VMCluster's generation before this run could have patched it (undefined: unknown, e.g. a
+   * zone found out of reads by an earlier generation). Cleanup decides "patched?" against it.
+   */
+  baseGeneration?: number;
 }
 
 export interface LastQueueSample extends QueueSample {
@@ -40,6 +46,8 @@ export interface RolloutState {
   supersededBy?: number;
   lastQueueSample?: LastQueueSample;
   conditions: Condition[];
+  /** Why the last status write was rejected by the API server (cleared by the next write that lands). */
+  statusError?: string;
 }
 
 /** State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation). */
@@ -77,6 +85,7 @@ export interface Progress {
   zones: Array<Omit<ZoneState, 'removals'> & { removedRefs: number }>;
   zonesOutOfRotation: string[];
   lastQueueSample?: LastQueueSample;
+  statusError?: string;
 }
 
 /** Whether leaving reads took anything out of a route for this zone (else it never left). */
@@ -104,5 +113,6 @@ export function progressOf(state: RolloutState, pauseRequested: boolean): Progre
     })),
     zonesOutOfRotation: zonesOutOfRotation(state),
     lastQueueSample: state.lastQueueSample,
+    statusError: state.statusError,
   };
 }

@@ -14,9 +14,10 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
   const zs = run.zoneSpec(name);
   state.currentZone = name;
   if (z.phase === 'Done' || z.phase === 'Skipped') return 'skipped';
-  if (await skipIfUpToDate(run, z)) return 'skipped';
+  // A zone found out of reads (adopted from the records) has its first step set: it never skips.
+  if (z.step === undefined && (await skipIfUpToDate(run, z))) return 'skipped';
   z.startedAt = run.now();
-  z.step = 'LeavingReads';
+  z.step ??= 'LeavingReads';
   const c: ZoneContext = { run, z, zs, edited: {} };
   const outcome = await run.withFailureHold(() => runSteps(c), {
     zone: z,
@@ -49,7 +50,10 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
 async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
   const zs = run.zoneSpec(z.name);
   const cur = await run.acts.step.readObject({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name });
-  if (!(cur.exists && isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs)) && isOperationalAt(cur, cur.generation))) return false;
+  if (!(cur.exists && isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs)) && isOperationalAt(cur, cur.generation))) {
+    z.baseGeneration = cur.exists ? cur.generation : 0;
+    return false;
+  }
   z.phase = 'Skipped';
   z.vmclusterGeneration = cur.generation;
   z.message = 'already up to date and operational';

@@ -1,9 +1,10 @@
 // The six steps of one zone (DESIGN.md "One upgrade workflow per generation"), one function each.
 // Every step is idempotent: a resumed zone runs its failed step again as is.
-import { sleep } from '@temporalio/workflow';
+import { isCancellation, sleep } from '@temporalio/workflow';
 import type { ZoneSpec, ZoneStep } from '../api/types';
 import { FailureType, failureType, stepFailure } from './failures';
 import { createsObject, desiredClusterPatch } from './merge';
+import type { RouteRemoval } from '../api/route-records';
 import { RoutePlanError, computeRemovals } from './routes';
 import type { EditedRoutes, RolloutRun } from './rollout-run';
 import { removedAnything, type ZoneState } from './state';
@@ -22,7 +23,9 @@ type StepHandler = (c: ZoneContext) => Promise<void>;
 export type ZoneStepHandlers = { readonly [S in ZoneStep]: StepHandler };
 
 /** 1. Take the zone out of every managed read route, announced in the status first. */
-async function leaveReads({ run, z, zs, edited }: ZoneContext): Promise<void> {
+async function leaveReads(c: ZoneContext): Promise<void> {
+  if (c.run.records) return leaveReadsRecorded(c);
+  const { run, z, zs, edited } = c;
   const { step } = run.acts;
   try {
     if (!z.removals) {
@@ -50,10 +53,43 @@ async function leaveReads({ run, z, zs, edited }: ZoneContext): Promise<void> {
   }
 }
 
+/**
+ * 1, from the route-records version on: planned afresh from the routes as they are (a resumed zone
+ * finishes what a failed edit left); each route's edit writes, in the same API call, the record of
+ * what it removed, and `z.removals` is only ever what the records say; a refused announcement stops
+ * the run before any route is touched; after a failed edit the records say what landed.
+ */
+async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<void> {
+  const { step } = run.acts;
+  const snaps = await step.readRoutes({ namespace: run.ns, routes: run.routes });
+  let plan: RouteRemoval[];
+  try {
+    plan = computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns });
+  } catch (e) {
+    throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
+  }
+  z.outOfRotation = true;
+  z.message = 'out of read rotation for the upgrade';
+  if (!(await run.writeStatus()).written) {
+    z.outOfRotation = removedAnything(z);
+    run.stopRefused();
+    return;
+  }
+  if (!plan.some((r) => r.removed.length > 0)) return;
+  try {
+    const r = await step.editRoutes({ namespace: run.ns, vmauthName: run.spec.vmauth.name, removals: plan, direction: 'remove', record: run.recordOwner(z) });
+    Object.assign(edited, r);
+    run.syncRecorded(r.recorded ?? []);
+  } catch (e) {
+    if (!isCancellation(e)) await run.resyncRecorded(step);
+    throw e;
+  }
+}
+
 /** 2. Wait until the vmauth pods serve the routes without the zone, then for in-flight reads. */
 async function waitForSwitch({ run, z, edited }: ZoneContext): Promise<void> {
   if (!removedAnything(z)) return;
-  await run.waitSwitch(z, edited);
+  await run.waitSwitch(z.removals, edited);
   if (run.st.readDrainDelayMs > 0) await sleep(run.st.readDrainDelayMs);
 }
 

@@ -13,7 +13,8 @@ import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../activit
 import { editRoutes } from '../../activities/routes';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { JsonObject } from '../../api/types';
-import type { RolloutActivities, RouteRemoval, RouteSnapshot } from '../../workflows/activity-types';
+import type { RouteRemoval } from '../../api/route-records';
+import type { RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import { computeRemovals } from '../../workflows/routes';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 

@@ -82,13 +82,19 @@ describe('helm chart', () => {
       (await authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes: { namespace: 'prod', ...attrs } } } })).status!.allowed;
     expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'watch' })).toBe(true);
     expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', subresource: 'status', verb: 'patch' })).toBe(true);
+    // The trigger's finalizer: a merge patch of metadata.finalizers (resourceVersion precondition).
+    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'patch' })).toBe(true);
+    // The route records the finalizer waits for: listed on every VMAuth and VMUser of a namespace.
+    for (const resource of ['vmauths', 'vmusers']) expect(await can({ group: 'operator.victoriametrics.com', resource, verb: 'list' })).toBe(true);
     for (const resource of ['vmclusters', 'vmauths', 'vmusers', 'vmagents']) {
       expect(await can({ group: 'operator.victoriametrics.com', resource, verb: 'patch' })).toBe(true);
     }
     expect(await can({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'list' })).toBe(true);
     expect(await can({ group: '', resource: 'events', verb: 'create' })).toBe(true);
-    // Least privilege: no spec writes on our own CR, no Secrets unless configured, no pods.
+    // Least privilege: no full replace of our own CR (only the finalizer patch above), no deletes,
+    // no Secrets unless configured, no pods.
     expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'update' })).toBe(false);
+    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'delete' })).toBe(false);
     expect(await can({ group: '', resource: 'secrets', verb: 'get' })).toBe(false);
     expect(await can({ group: '', resource: 'pods', verb: 'delete' })).toBe(false);
   }, 60_000);

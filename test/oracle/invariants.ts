@@ -1,7 +1,7 @@
 // Checks DESIGN.md's five invariants over a recorded action log (from a test double or a real
 // environment's recorder). Pure: no Temporal imports.
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
-import type { RouteRemoval } from '../../workflows/activity-types';
+import type { RouteRemoval } from '../../api/route-records';
 import { jsonEqual } from '../../workflows/merge';
 import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
@@ -24,7 +24,11 @@ export type Action = Base &
         removals: RouteRemoval[];
         before: Record<string, JsonObject[]>;
         after: Record<string, JsonObject[]>;
+        /** From the route-records version on: the zones recorded on the routes after this edit. */
+        recorded?: string[];
       }
+    /** Someone else replaced a route's targetRefs (the rollout must keep exactly that). */
+    | { type: 'userSet'; route: string; targetRefs: JsonObject[] }
     /** Someone else appended a targetRef to a route (must survive every vmrollout edit). */
     | { type: 'userAppend'; route: string; targetRef: JsonObject }
     | { type: 'patch'; kind: string; name: string; generation: number; changed: boolean }
@@ -100,6 +104,10 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
           owner = { actor: a.actor, actorGeneration: a.actorGeneration };
         }
         break;
+      case 'userSet':
+        expected[a.route] = clone(a.targetRefs);
+        actual[a.route] = clone(a.targetRefs);
+        break;
       case 'userAppend':
         (expected[a.route] ??= []).push(clone(a.targetRef));
         (actual[a.route] ??= []).push(clone(a.targetRef));
@@ -120,8 +128,15 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
           }
           actual[rk] = clone(after);
         }
-        if (a.direction === 'remove') lastRemoval.set(a.vmcluster, clone(a.removals));
+        if (a.direction === 'remove') lastRemoval.set(a.vmcluster, [...(a.recorded ? lastRemoval.get(a.vmcluster) ?? [] : []), ...clone(a.removals)]);
         const nowOut = outClusters();
+        if (a.recorded) {
+          const missing = nowOut.map((c) => opts.zoneOf[c]!).sort();
+          if (JSON.stringify(missing) !== JSON.stringify([...a.recorded].sort())) {
+            breach(5, a.seq, `zones missing from the routes (${missing.join(', ') || 'none'}) differ from the zones recorded on them (${a.recorded.join(', ') || 'none'})`);
+          }
+        }
+        if (a.direction === 'restore' && !nowOut.includes(a.vmcluster)) lastRemoval.delete(a.vmcluster);
         if (nowOut.length > 1) breach(1, a.seq, `${nowOut.length} zones out of read rotation: ${nowOut.map((c) => opts.zoneOf[c]).join(', ')}`);
         for (const c of nowOut) if (!wasOut.has(c)) since.set(c, {});
         for (const c of wasOut) {

@@ -23,6 +23,7 @@ describe('trigger config', () => {
       logLevel: 'info',
       relistIntervalMs: 300_000,
       watchIdleTimeoutMs: 120_000,
+      finalizerRecheckIntervalMs: 30_000,
     });
   });
 
@@ -46,6 +47,7 @@ describe('trigger config', () => {
       LOG_LEVEL: 'DEBUG',
       RELIST_INTERVAL: '10m',
       WATCH_IDLE_TIMEOUT: '1m30s',
+      FINALIZER_RECHECK_INTERVAL: '5s',
     });
     expect(cfg).toEqual({
       temporal: {
@@ -60,6 +62,7 @@ describe('trigger config', () => {
       logLevel: 'debug',
       relistIntervalMs: 600_000,
       watchIdleTimeoutMs: 90_000,
+      finalizerRecheckIntervalMs: 5_000,
     });
   });
 
@@ -72,6 +75,8 @@ describe('trigger config', () => {
     [{ WATCH_NAMESPACES: 'ok,Not_A_Namespace' }, 'WATCH_NAMESPACES.1: each namespace must be a DNS-1123 label'],
     [{ RELIST_INTERVAL: '5' }, 'RELIST_INTERVAL: "5" must be a duration'],
     [{ WATCH_IDLE_TIMEOUT: '10ms' }, 'WATCH_IDLE_TIMEOUT: "10ms" must be at least 1s'],
+    [{ FINALIZER_RECHECK_INTERVAL: '500ms' }, 'FINALIZER_RECHECK_INTERVAL: "500ms" must be at least 1s'],
+    [{ FINALIZER_RECHECK_INTERVAL: 'soon' }, 'FINALIZER_RECHECK_INTERVAL: "soon" must be a duration'],
     [{ TEMPORAL_TLS_CA: '/does/not/exist.pem' }, 'TEMPORAL_TLS_CA: file does not exist or is not readable'],
     [{ TEMPORAL_TLS_CERT: __filename }, 'TEMPORAL_TLS_KEY: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together'],
   ])('rejects %j with a clear message', (env, message) => {

@@ -2,7 +2,8 @@ import { validateSpec, formatIssues } from '../../api/schema';
 import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { mergeConditions } from '../../api/conditions';
-import { adoptionCandidate, decide, specHash, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
+import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
+import { adoptionCandidate, decide, hasFinalizer, specHash, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
 import type { VmdcObject } from '../../trigger/vmdc-object';
 
 const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
@@ -21,9 +22,29 @@ function spec(extra: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
+/** The object, already carrying the trigger's finalizer (and someone else's). */
 function obj(generation: number, s: unknown, status?: VMDistributedClusterStatus): VmdcObject {
-  return { apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', metadata: { name: 'c1', namespace: 'ns', uid: UID, generation, resourceVersion: '1' }, spec: s, status };
+  return {
+    apiVersion: 'vmrollout.io/v1alpha1',
+    kind: 'VMDistributedCluster',
+    metadata: { name: 'c1', namespace: 'ns', uid: UID, generation, resourceVersion: '1', finalizers: ['example.com/other', ROUTE_RECORDS_FINALIZER] },
+    spec: s,
+    status,
+  };
 }
+
+/** The object without the trigger's finalizer (new, or from before the finalizer existed). */
+function bare(generation: number, s: unknown, status?: VMDistributedClusterStatus): VmdcObject {
+  const o = obj(generation, s, status);
+  return { ...o, metadata: { ...o.metadata, finalizers: ['example.com/other'] } };
+}
+
+/** The object being deleted (deletionTimestamp set), with the finalizers given. */
+function deleting(generation: number, status: VMDistributedClusterStatus | undefined, finalizers: string[]): VmdcObject {
+  const o = obj(generation, spec(), status);
+  return { ...o, metadata: { ...o.metadata, deletionTimestamp: new Date('2024-05-01T00:00:00Z'), finalizers } };
+}
+const og = (generation: number) => ({ namespace: 'ns', name: 'c1', uid: UID, generation });
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
 const ctx = (over: Partial<DecideContext> = {}): DecideContext => ({ validator, lastPaused: new Map(), ...over });
@@ -110,8 +131,57 @@ describe('decide', () => {
       expected: [{ type: 'cancel', object: { namespace: 'ns', name: 'c1', uid: UID, generation: 2 }, workflowIds: [id(2)] }],
     },
     {
-      name: 'being deleted (deletionTimestamp) → nothing until the delete event',
-      o: { ...obj(3, spec()), metadata: { name: 'c1', namespace: 'ns', uid: UID, generation: 3, deletionTimestamp: new Date() } },
+      name: 'being deleted with the finalizer → cancel its workflows, then finalize (both with the status workflow)',
+      o: deleting(3, { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }, [ROUTE_RECORDS_FINALIZER, 'example.com/other']),
+      expected: [
+        { type: 'cancel', object: og(3), workflowIds: [id(2)] },
+        { type: 'finalize', object: og(3), workflowIds: [id(2)] },
+      ],
+    },
+    {
+      name: 'being deleted, paused, at a generation never handled → no start, no signal, no adoption: cancel + finalize',
+      o: { ...deleting(4, { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }, [ROUTE_RECORDS_FINALIZER]), spec: spec({ paused: true, clusterVersion: 'v9' }) },
+      c: { lastPaused: new Map([[id(2), false]]), previousSpecHash: null },
+      expected: [
+        { type: 'cancel', object: og(4), workflowIds: [id(2)] },
+        { type: 'finalize', object: og(4), workflowIds: [id(2)] },
+      ],
+    },
+    {
+      name: 'being deleted without the finalizer (another one holds it) → cancel only, never ensureFinalizer',
+      o: deleting(3, { observedGeneration: 3, workflow: { id: id(3), runId: 'r' } }, ['example.com/other']),
+      expected: [{ type: 'cancel', object: og(3), workflowIds: [id(3)] }],
+    },
+    {
+      name: 'being deleted, never rolled out (no status) → cancel by visibility only, then finalize',
+      o: deleting(1, undefined, [ROUTE_RECORDS_FINALIZER]),
+      expected: [
+        { type: 'cancel', object: og(1), workflowIds: [] },
+        { type: 'finalize', object: og(1), workflowIds: [] },
+      ],
+    },
+    {
+      name: 'handled generation with its workflow but no finalizer (object from before the finalizer) → ensureFinalizer',
+      o: bare(2, spec(), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }),
+      c: { lastPaused: new Map([[id(2), false]]) },
+      expected: [{ type: 'ensureFinalizer', object: og(2) }],
+    },
+    {
+      name: 'no finalizer, workflow ended (a zone may have stayed out) → ensureFinalizer, no signal',
+      o: bare(2, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Cancelled' }),
+      expected: [{ type: 'ensureFinalizer', object: og(2) }],
+    },
+    {
+      name: 'no finalizer, paused not yet sent → ensureFinalizer first, then pause',
+      o: bare(2, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }),
+      expected: [
+        { type: 'ensureFinalizer', object: og(2) },
+        { type: 'signal', workflowId: id(2), signal: 'pause' },
+      ],
+    },
+    {
+      name: 'reported Invalid, never rolled out, no finalizer → nothing (no workflow, nothing to hold)',
+      o: bare(1, { zones: [] }, { observedGeneration: 1, phase: 'Invalid' }),
       expected: [],
     },
     {
@@ -124,6 +194,45 @@ describe('decide', () => {
   it.each(cases)('$name', ({ name, o, c, expected }) => {
     const type = name.startsWith('deleted') ? 'delete' : 'update';
     expect(decide(type, o, ctx(c))).toEqual(expected);
+  });
+
+  it('hasFinalizer looks for exactly the trigger finalizer', () => {
+    expect(ROUTE_RECORDS_FINALIZER).toBe('vmrollout.io/route-records');
+    expect(hasFinalizer(obj(1, spec()))).toBe(true);
+    expect(hasFinalizer(bare(1, spec()))).toBe(false);
+    expect(hasFinalizer({ metadata: { name: 'x' } })).toBe(false);
+  });
+
+  it('new object without the finalizer → ensureFinalizer before start', () => {
+    const actions = decide('add', bare(1, spec()), ctx());
+    expect(actions.map((a) => a.type)).toEqual(['ensureFinalizer', 'start']);
+    expect(actions[0]).toEqual({ type: 'ensureFinalizer', object: og(1) });
+    expect(actions[1]).toMatchObject({ type: 'start', workflowId: id(1) });
+  });
+
+  it('new generation without the finalizer → ensureFinalizer, start, supersede (and pause) in that order', () => {
+    const o = bare(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()) }));
+    expect(actions.map((a) => a.type)).toEqual(['ensureFinalizer', 'start', 'supersede', 'signal']);
+  });
+
+  it('paused-only generation without the finalizer → ensureFinalizer before adopt', () => {
+    const o = bare(3, spec({ paused: true }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), false]]) }));
+    expect(actions.map((a) => a.type)).toEqual(['ensureFinalizer', 'adopt', 'signal']);
+  });
+
+  it('invalid new generation superseding a workflow, without the finalizer → ensureFinalizer first (the old workflow may leave a zone out)', () => {
+    const o = bare(3, spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }] }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Failed' });
+    expect(decide('update', o, ctx()).map((a) => a.type)).toEqual(['ensureFinalizer', 'reportInvalid', 'supersede']);
+    // An invalid new object never had a workflow: no finalizer needed.
+    expect(decide('add', bare(1, { clusterVersion: 'x' }), ctx()).map((a) => a.type)).toEqual(['reportInvalid']);
+  });
+
+  it('delete event (gone) → cancel only, whatever the finalizers', () => {
+    for (const o of [obj(2, spec(), { workflow: { id: id(2), runId: 'r' } }), bare(2, spec(), { workflow: { id: id(2), runId: 'r' } })]) {
+      expect(decide('delete', o, ctx())).toEqual([{ type: 'cancel', object: og(2), workflowIds: [id(2)] }]);
+    }
   });
 
   it('new generation with a changed spec → start it with the previous workflow, then supersede the previous one', () => {

@@ -5,11 +5,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SIGNAL_SUPERSEDE, parseWorkflowId } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
-import type { ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
+import { recordKey, recordsOf, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
+import { recordedZones, type RecordedRoute } from '../../kube/route-records';
+import type { ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
-import { applyRemoval, hasReadBackend, undoRemoval } from '../../workflows/routes';
+import { applyRemoval, computeRemoval, hasReadBackend, undoRemoval } from '../../workflows/routes';
 
 export type PatchBehaviour = 'operational' | 'failed' | 'hang';
 export type QueueBehaviour = 'drained' | 'unreachable' | { notDrainedAttempts: number };
@@ -44,6 +46,14 @@ const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 export class FakeCluster {
   readonly objects = new Map<string, FakeObject>();
   readonly routes = new Map<string, JsonObject[]>();
+  /** Route key -> the out-of-rotation records on that route object (as its annotation would hold them). */
+  readonly records = new Map<string, RouteRecords>();
+  /** The next this-many status writes are rejected as the API server rejects an invalid status (422). */
+  rejectStatusWrites = 0;
+  /** Spec keys the API server drops, as a structural CRD schema prunes unknown fields. */
+  readonly prunedKeys = new Set<string>();
+  /** Called before each route's edit of a recorded removal (a test's concurrent edit goes here). */
+  beforeRouteEdit?: (routeKey: string) => void;
   readonly log: Action[] = [];
   readonly statuses: VMDistributedClusterStatus[] = [];
   readonly patchBehaviour = new Map<string, PatchBehaviour>();
@@ -70,6 +80,11 @@ export class FakeCluster {
   }
   routeSnapshot(): Record<string, JsonObject[]> {
     return Object.fromEntries([...this.routes].map(([k, v]) => [k, clone(v)]));
+  }
+  /** A user replaces a route's targetRefs (recorded for invariant 4). */
+  userSet(route: string, targetRefs: JsonObject[]): void {
+    this.routes.set(route, clone(targetRefs));
+    this.record({ type: 'userSet', route, targetRefs: clone(targetRefs) }, '');
   }
   /** A user appends a targetRef to a route (recorded for invariant 4). */
   userAppend(route: string, targetRef: JsonObject): void {
@@ -170,6 +185,10 @@ export class FakeCluster {
 
       writeStatus: async ({ object, status }: { object: ObjectGeneration; status: VMDistributedClusterStatus }) => {
         await this.enter(`writeStatus:${status.phase}`);
+        if (this.rejectStatusWrites > 0) {
+          this.rejectStatusWrites--;
+          throw ApplicationFailure.nonRetryable('status rejected by the API server: HTTP 422: status.phase: Unsupported value', FailureType.StatusRejected);
+        }
         const written = object.generation === this.objectGeneration;
         if (written) this.statuses.push(clone(status));
         this.record({ type: 'status', written, status: clone(status) });
@@ -193,7 +212,7 @@ export class FakeCluster {
           this.record({ type: 'patch', kind, name, generation: 1, changed: true });
           return { generation: 1, created: true, changed: true };
         }
-        const next = applyPatch(o.spec, patch);
+        const next = this.prune(applyPatch(o.spec, patch));
         const changed = !jsonEqual(next, o.spec);
         if (changed) {
           o.spec = next;
@@ -230,7 +249,13 @@ export class FakeCluster {
         return routes.map((route): RouteSnapshot => ({ route, targetRefs: clone(this.routes.get(`${route.kind}/${route.name}`) ?? []) }));
       },
 
-      editRoutes: async ({ removals, direction }) => {
+      readRecords: async ({ uid }) => {
+        await this.enter('readRecords');
+        return this.recordedZones(uid);
+      },
+
+      editRoutes: async ({ removals, direction, record }) => {
+        if (record) return this.editRecorded(removals, direction, record);
         const vmcluster = removals[0]?.vmcluster.name ?? '';
         await this.enter(`editRoutes:${direction}:${vmcluster}`);
         const before: Record<string, JsonObject[]> = {};
@@ -275,6 +300,79 @@ export class FakeCluster {
         return this.sample(t.vmclusterName, false);
       },
     };
+  }
+
+  private prune(spec: JsonObject): JsonObject {
+    const walk = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(walk);
+      if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => !this.prunedKeys.has(k)).map(([k, x]) => [k, walk(x)]));
+      return v;
+    };
+    return walk(spec) as JsonObject;
+  }
+
+  /** The zones of `uid` that the records on the routes show out of reads. */
+  recordedZones(uid: string): RecordedZone[] {
+    const routes: RecordedRoute[] = [];
+    for (const [key, recs] of this.records) {
+      const [kind, name] = key.split('/') as [RouteRef['kind'], string];
+      for (const record of recordsOf(recs, uid)) routes.push({ route: { kind, name }, record: clone(record) });
+    }
+    return recordedZones(routes);
+  }
+
+  /**
+   * editRoutes with records, one route at a time as the real activity does (each route is its own
+   * API call): a removal is planned again from the route as it is and written together with its
+   * record; a restore undoes what the records of the zone say, wherever they are.
+   */
+  private async editRecorded(removals: RouteRemoval[], direction: 'remove' | 'restore', owner: RecordOwner) {
+    const key = recordKey(owner.vmdc.uid, owner.zone);
+    const vmcluster = removals[0]?.vmcluster.name ?? this.recordedZones(owner.vmdc.uid).find((z) => z.zone === owner.zone)?.vmcluster.name ?? '';
+    await this.enter(`editRoutes:${direction}:${vmcluster}`);
+    const vmuserGenerations: Record<string, number> = {};
+    const write = (route: RouteRef, removal: RouteRemoval, next: JsonObject[], recs: RouteRecords) => {
+      const rk = `${route.kind}/${route.name}`;
+      const before = { [rk]: clone(this.routes.get(rk) ?? []) };
+      this.routes.set(rk, clone(next));
+      if (Object.keys(recs).length > 0) this.records.set(rk, recs);
+      else this.records.delete(rk);
+      if (route.kind === 'VMAuth') this.bumpVMAuth();
+      else {
+        const user = this.obj('VMUser', route.name);
+        user.generation++;
+        user.observedGeneration = user.generation;
+        vmuserGenerations[route.name] = user.generation;
+      }
+      const recorded = this.recordedZones(owner.vmdc.uid).map((z) => z.zone);
+      this.record({ type: 'routes', direction, vmcluster, removals: [clone(removal)], before, after: { [rk]: clone(next) }, recorded });
+    };
+    if (direction === 'remove') {
+      for (const r of removals) {
+        const rk = `${r.route.kind}/${r.route.name}`;
+        const recs = { ...(this.records.get(rk) ?? {}) };
+        if (recs[key]) continue;
+        this.beforeRouteEdit?.(rk);
+        const cur = this.routes.get(rk) ?? [];
+        const fresh = computeRemoval({ route: r.route, targetRefs: cur }, r.vmcluster);
+        if (fresh.removed.length === 0) continue;
+        const next = applyRemoval(cur, fresh);
+        if (!hasReadBackend(next)) throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${rk} with no backend`, FailureType.EmptyRoute);
+        recs[key] = { ...clone(owner), vmcluster: { ...r.vmcluster }, removed: fresh.removed, since: new Date().toISOString() };
+        write(r.route, fresh, next, recs);
+      }
+      for (const r of removals) if (r.route.kind === 'VMUser') vmuserGenerations[r.route.name] ??= this.obj('VMUser', r.route.name).generation;
+    } else {
+      for (const [rk, all] of [...this.records]) {
+        const rec = all[key];
+        if (!rec) continue;
+        const [kind, name] = rk.split('/') as [RouteRef['kind'], string];
+        const recs = { ...all };
+        delete recs[key];
+        write({ kind, name }, { route: { kind, name }, vmcluster: rec.vmcluster, removed: rec.removed }, undoRemoval(this.routes.get(rk) ?? [], rec), recs);
+      }
+    }
+    return { vmauthGeneration: this.vmauth().generation, vmuserGenerations, recorded: this.recordedZones(owner.vmdc.uid) };
   }
 
   /**

@@ -1,6 +1,6 @@
 // Replays the recorded histories of test/fixtures/histories/*.json against the current workflow
 // code: any non-determinism fails. Regenerate them with
-//   RECORD_HISTORIES=1 npx jest --selectProjects workflow
+//   RECORD_HISTORIES=1 npx jest --selectProjects workflow   (adds the newest version's histories; see maybeRecord)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';

@@ -39,8 +39,12 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
     expect(fake.object('VMCluster', 'vm-az-a')!.spec).toMatchObject({ vmstorage: { replicaCount: 3 } });
     expect(fake.object('VMAgent', 'vm-global')!.spec).toMatchObject({ extraArgs: { 'remoteWrite.showURL': 'false' } });
     // Zone az-a left both the VMAuth (crd.objects entry) and its VMUser (whole targetRef).
+    const removedA = fake.log.flatMap((a) => (a.type === 'routes' && a.vmcluster === 'vm-az-a' && a.direction === 'remove' ? Object.keys(a.after) : []));
+    expect(removedA.sort()).toEqual(['VMAuth/vm-global', 'VMUser/reads-az-a']);
+    // Each of those edits carried its record; every record was deleted by the restore.
     const removeA = fake.log.find((a) => a.type === 'routes' && a.vmcluster === 'vm-az-a' && a.direction === 'remove');
-    expect(removeA && removeA.type === 'routes' && Object.keys(removeA.after).sort()).toEqual(['VMAuth/vm-global', 'VMUser/reads-az-a']);
+    expect(removeA?.type === 'routes' && removeA.recorded).toEqual(['az-a']);
+    expect(fake.records.size).toBe(0);
     const last = fake.statuses.at(-1)!;
     expect(last).toMatchObject({ phase: 'Succeeded', observedGeneration: 1, zonesOutOfRotation: [], workflow: { id: r.workflowIdOf(inputOf()) } });
     expect(last.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');

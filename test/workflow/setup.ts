@@ -234,13 +234,25 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
   }
 }
 
-/** With RECORD_HISTORIES=1, saves the workflow's history as test/fixtures/histories/<name>.json (for the replay test). */
+/**
+ * The newest workflow version (its latest patch id): a history recorded now is saved under this
+ * suffix. Histories of older versions are never overwritten: the replay test keeps proving that
+ * workflows started by an older worker still replay.
+ */
+export const HISTORY_VERSION = 'route-records';
+
+/**
+ * With RECORD_HISTORIES=1, saves the workflow's history as
+ * test/fixtures/histories/<name>@<HISTORY_VERSION>.json unless that file exists (for the replay test).
+ */
 export async function maybeRecord(name: string, h: WorkflowHandle): Promise<void> {
   if (process.env.RECORD_HISTORIES !== '1') return;
   const dir = path.resolve(__dirname, '..', 'fixtures', 'histories');
+  const file = path.join(dir, `${name}@${HISTORY_VERSION}.json`);
+  if (fs.existsSync(file)) return;
   fs.mkdirSync(dir, { recursive: true });
   const history = await h.fetchHistory();
-  fs.writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+  fs.writeFileSync(file, JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
 }
 
 /** The rollout action calls (patches and route edits) in order, for readable assertions. */

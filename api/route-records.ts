@@ -1,0 +1,119 @@
+// The record of what was taken out of a read route, kept ON the route object (VMAuth or VMUser)
+// in one annotation, written by the same API call that removes the entries and deleted by the
+// call that puts them back. It outlives every workflow: any generation's workflow, the trigger
+// (finalizer) and a person (kubectl) read it. Pure: parsing and formatting only.
+import type { JsonObject } from './types';
+
+export const OUT_OF_ROTATION_ANNOTATION = 'vmrollout.io/out-of-rotation';
+
+/** A read route vmrollout may edit: the VMAuth's unauthorizedUserAccessSpec or a VMUser's spec. */
+export interface RouteRef {
+  kind: 'VMAuth' | 'VMUser';
+  name: string;
+}
+
+export type RemovedRef =
+  /** The whole targetRef named only this zone: it is removed and re-inserted at `index`. */
+  | { type: 'targetRef'; index: number; targetRef: JsonObject }
+  /** This zone was one entry of targetRefs[index].crd.objects, at `objectIndex`. */
+  | {
+      type: 'object';
+      index: number;
+      objectIndex: number;
+      object: JsonObject;
+      /**
+       * The whole containing targetRef as read before the removal (optional, additive). Used by
+       * undoRemoval to find the container again if the user moved targetRefs meanwhile.
+       */
+      targetRef?: JsonObject;
+    };
+
+/** What leaving read rotation removes from one route, so that it can be put back exactly. */
+export interface RouteRemoval {
+  route: RouteRef;
+  /** The VMCluster whose vmselect is taken out of this route. */
+  vmcluster: { name: string; namespace: string };
+  removed: RemovedRef[];
+}
+
+/** Which zone of which VMDistributedCluster a record is for, and who wrote it. */
+export interface RecordOwner {
+  vmdc: { namespace: string; name: string; uid: string };
+  zone: string;
+  workflowId: string;
+  generation: number;
+}
+
+/** One record: exactly what was removed from the route object that carries it. */
+export interface OutOfRotationRecord extends RecordOwner {
+  vmcluster: { name: string; namespace: string };
+  removed: RemovedRef[];
+  /** When the entries were removed (ISO time). */
+  since: string;
+}
+
+/** The annotation's value: records keyed by `<VMDistributedCluster uid>/<zone>`. */
+export type RouteRecords = Record<string, OutOfRotationRecord>;
+
+export function recordKey(uid: string, zone: string): string {
+  return `${uid}/${zone}`;
+}
+
+/** The annotation holds something vmrollout did not write: it is never guessed at or overwritten. */
+export class UnreadableRecordsError extends Error {
+  override readonly name = 'UnreadableRecordsError';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+const isIndex = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+/** A removed entry as undoRemoval needs it: what to put back, and where. */
+function isRemovedRef(r: unknown): boolean {
+  if (!isObject(r) || !isIndex(r.index)) return false;
+  if (r.type === 'targetRef') return isObject(r.targetRef);
+  if (r.type === 'object') return isIndex(r.objectIndex) && isObject(r.object) && (r.targetRef === undefined || isObject(r.targetRef));
+  return false;
+}
+
+function checkRecord(key: string, v: unknown): OutOfRotationRecord {
+  const bad = (why: string) => new UnreadableRecordsError(`record ${JSON.stringify(key)}: ${why}`);
+  if (!isObject(v)) throw bad('not an object');
+  const vmdc = v.vmdc;
+  if (!isObject(vmdc) || typeof vmdc.uid !== 'string' || typeof vmdc.name !== 'string' || typeof vmdc.namespace !== 'string') throw bad('vmdc must name namespace, name and uid');
+  if (typeof v.zone !== 'string' || key !== recordKey(vmdc.uid, v.zone)) throw bad('the key must be <uid>/<zone> of the record');
+  const vmc = v.vmcluster;
+  if (!isObject(vmc) || typeof vmc.name !== 'string' || typeof vmc.namespace !== 'string') throw bad('vmcluster must name namespace and name');
+  if (!Array.isArray(v.removed) || !v.removed.every(isRemovedRef)) {
+    throw bad('removed must be a list of removed targetRefs or crd.objects entries');
+  }
+  if (typeof v.workflowId !== 'string' || typeof v.generation !== 'number' || typeof v.since !== 'string') throw bad('workflowId, generation and since are required');
+  return v as unknown as OutOfRotationRecord;
+}
+
+/** The records in an annotation value (absent → none). Throws UnreadableRecordsError on anything else. */
+export function parseRecords(value: string | undefined): RouteRecords {
+  if (value === undefined || value === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} is not JSON`);
+  }
+  if (!isObject(parsed)) throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} must be a JSON object keyed by <uid>/<zone>`);
+  const out: RouteRecords = {};
+  for (const [k, v] of Object.entries(parsed)) out[k] = checkRecord(k, v);
+  return out;
+}
+
+/** The annotation value for `records`, or null (delete the annotation) when there are none. */
+export function formatRecords(records: RouteRecords): string | null {
+  const keys = Object.keys(records).sort();
+  if (keys.length === 0) return null;
+  return JSON.stringify(Object.fromEntries(keys.map((k) => [k, records[k]])));
+}
+
+/** The records of one VMDistributedCluster (by uid). */
+export function recordsOf(records: RouteRecords, uid: string): OutOfRotationRecord[] {
+  return Object.values(records).filter((r) => r.vmdc.uid === uid);
+}

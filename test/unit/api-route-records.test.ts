@@ -1,0 +1,156 @@
+// The out-of-rotation record format (api/route-records.ts) and the pure and listing parts of
+// kube/route-records.ts (a fake list call: the real API server is in test/integration/activities-records).
+import type { CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  formatRecords,
+  OUT_OF_ROTATION_ANNOTATION,
+  parseRecords,
+  recordKey,
+  recordsOf,
+  UnreadableRecordsError,
+  type OutOfRotationRecord,
+  type RouteRecords,
+} from '../../api/route-records';
+import { listAllRouteRecords, listRouteRecords, recordedZones, type RecordedRoute } from '../../kube/route-records';
+
+const NS = 'ns';
+const rec = (uid: string, zone: string, over: Partial<OutOfRotationRecord> = {}): OutOfRotationRecord => ({
+  vmdc: { namespace: NS, name: `vmdc-${uid}`, uid },
+  zone,
+  workflowId: `vmdc/${NS}/vmdc-${uid}/g3-${uid}`,
+  generation: 3,
+  vmcluster: { name: `vm-${zone}`, namespace: NS },
+  removed: [{ type: 'object', index: 0, objectIndex: 1, object: { name: `vm-${zone}`, namespace: NS }, targetRef: { crd: { kind: 'VMCluster/vmselect', objects: [] } } }],
+  since: '2024-05-01T10:00:00.000Z',
+  ...over,
+});
+const keyed = (...rs: OutOfRotationRecord[]): RouteRecords => Object.fromEntries(rs.map((r) => [recordKey(r.vmdc.uid, r.zone), r]));
+
+describe('parseRecords / formatRecords', () => {
+  it('round-trips, with keys in a stable (sorted) order', () => {
+    const records = keyed(rec('u2', 'az-b'), rec('u1', 'az-a', { removed: [{ type: 'targetRef', index: 2, targetRef: { static: { url: 'http://x' } } }] }));
+    const text = formatRecords(records)!;
+    expect(Object.keys(JSON.parse(text) as object)).toEqual(['u1/az-a', 'u2/az-b']);
+    expect(parseRecords(text)).toEqual(records);
+    expect(formatRecords(parseRecords(text))).toBe(text);
+  });
+
+  it('absent or empty annotation: no records; no records: null (the merge patch deletes the annotation)', () => {
+    expect(parseRecords(undefined)).toEqual({});
+    expect(parseRecords('')).toEqual({});
+    expect(formatRecords({})).toBeNull();
+  });
+
+  it.each([
+    ['not JSON', '{oops', /is not JSON/],
+    ['a list', '[]', /must be a JSON object/],
+    ['a string', '"x"', /must be a JSON object/],
+    ['null', 'null', /must be a JSON object/],
+  ])('rejects a value that is %s', (_what, value, msg) => {
+    expect(() => parseRecords(value)).toThrow(UnreadableRecordsError);
+    expect(() => parseRecords(value)).toThrow(msg);
+  });
+
+  const good = rec('u1', 'az-a');
+  it.each<[string, Record<string, unknown>]>([
+    ['a key that is not <uid>/<zone>', { 'u1/az-b': good }],
+    ['no vmdc uid', { 'u1/az-a': { ...good, vmdc: { namespace: NS, name: 'x' } } }],
+    ['no vmcluster', { 'u1/az-a': { ...good, vmcluster: undefined } }],
+    ['removed not a list', { 'u1/az-a': { ...good, removed: {} } }],
+    ['a removed entry of an unknown type', { 'u1/az-a': { ...good, removed: [{ type: 'x', index: 0 }] } }],
+    ['an object entry without the object', { 'u1/az-a': { ...good, removed: [{ type: 'object', index: 0, objectIndex: 0 }] } }],
+    ['a targetRef entry without the targetRef', { 'u1/az-a': { ...good, removed: [{ type: 'targetRef', index: 0 }] } }],
+    ['a negative index', { 'u1/az-a': { ...good, removed: [{ type: 'targetRef', index: -1, targetRef: {} }] } }],
+    ['no generation', { 'u1/az-a': { ...good, generation: '3' } }],
+    ['no since', { 'u1/az-a': { ...good, since: undefined } }],
+  ])('rejects a record with %s, naming its key', (_what, value) => {
+    const text = JSON.stringify(value);
+    expect(() => parseRecords(text)).toThrow(UnreadableRecordsError);
+    expect(() => parseRecords(text)).toThrow(`record ${JSON.stringify(Object.keys(value)[0])}`);
+  });
+
+  it('__proto__ and constructor keys are rejected, and never reach a prototype', () => {
+    for (const key of ['__proto__', 'constructor', 'toString']) {
+      const text = `{${JSON.stringify(key)}:${JSON.stringify(good)}}`;
+      expect(() => parseRecords(text)).toThrow(UnreadableRecordsError);
+      expect(() => parseRecords(text)).toThrow(`record ${JSON.stringify(key)}`);
+    }
+    expect(({} as Record<string, unknown>).zone).toBeUndefined();
+    // A record under a proper key next to them does not make them acceptable.
+    expect(() => parseRecords(`{"u1/az-a":${JSON.stringify(good)},"__proto__":${JSON.stringify(good)}}`)).toThrow(UnreadableRecordsError);
+  });
+
+  it('recordsOf picks one VMDistributedCluster by uid', () => {
+    const records = keyed(rec('u1', 'az-a'), rec('u2', 'az-a'), rec('u1', 'az-b'));
+    expect(recordsOf(records, 'u1').map((r) => r.zone).sort()).toEqual(['az-a', 'az-b']);
+    expect(recordsOf(records, 'u3')).toEqual([]);
+  });
+});
+
+describe('recordedZones', () => {
+  it('groups by zone (sorted), one removal per route (VMAuth first), since and generation of the earliest record', () => {
+    const routes: RecordedRoute[] = [
+      { route: { kind: 'VMUser', name: 'u-b' }, record: rec('u1', 'az-b', { since: '2024-05-01T10:00:02.000Z', generation: 4 }) },
+      { route: { kind: 'VMUser', name: 'u-a' }, record: rec('u1', 'az-b', { since: '2024-05-01T10:00:01.000Z', generation: 3 }) },
+      { route: { kind: 'VMAuth', name: 'g' }, record: rec('u1', 'az-b', { since: '2024-05-01T10:00:03.000Z', generation: 5 }) },
+      { route: { kind: 'VMAuth', name: 'g' }, record: rec('u1', 'az-a') },
+    ];
+    const zones = recordedZones(routes);
+    expect(zones.map((z) => z.zone)).toEqual(['az-a', 'az-b']);
+    const b = zones[1]!;
+    expect(b.removals.map((r) => `${r.route.kind}/${r.route.name}`)).toEqual(['VMAuth/g', 'VMUser/u-a', 'VMUser/u-b']);
+    expect(b.since).toBe('2024-05-01T10:00:01.000Z');
+    expect(b.generation).toBe(3);
+    expect(b.vmcluster).toEqual({ name: 'vm-az-b', namespace: NS });
+    expect(b.removals[0]).toEqual({ route: { kind: 'VMAuth', name: 'g' }, vmcluster: { name: 'vm-az-b', namespace: NS }, removed: routes[2]!.record.removed });
+    expect(recordedZones([])).toEqual([]);
+  });
+});
+
+describe('listRouteRecords (fake list call)', () => {
+  type Item = { metadata: { name: string; annotations?: Record<string, string> } };
+  function fakeApi(items: { vmauths?: Item[]; vmusers?: Item[] }, pageSize = 1000) {
+    const calls: Array<{ plural: string; cont?: string }> = [];
+    const api = {
+      async listNamespacedCustomObject(p: { plural: string; namespace: string; _continue?: string }) {
+        calls.push({ plural: p.plural, cont: p._continue });
+        const all = (items as Record<string, Item[] | undefined>)[p.plural] ?? [];
+        const start = Number(p._continue ?? 0);
+        const next = start + pageSize < all.length ? String(start + pageSize) : undefined;
+        return { items: all.slice(start, start + pageSize), metadata: next ? { continue: next } : {} };
+      },
+    } as unknown as CustomObjectsApi;
+    return { api, calls };
+  }
+  const ann = (records: RouteRecords | string) => ({ [OUT_OF_ROTATION_ANNOTATION]: typeof records === 'string' ? records : formatRecords(records)! });
+
+  it("returns this uid's records from VMAuths then VMUsers, following continue tokens", async () => {
+    const { api, calls } = fakeApi(
+      {
+        vmauths: [{ metadata: { name: 'g', annotations: ann(keyed(rec('u1', 'az-a'), rec('u2', 'az-a'))) } }, { metadata: { name: 'plain' } }],
+        vmusers: [{ metadata: { name: 'x' } }, { metadata: { name: 'r', annotations: ann(keyed(rec('u1', 'az-a'))) } }],
+      },
+      1,
+    );
+    const got = await listRouteRecords(api, NS, 'u1');
+    expect(got.map((r) => [r.route.kind, r.route.name, r.record.vmdc.uid])).toEqual([['VMAuth', 'g', 'u1'], ['VMUser', 'r', 'u1']]);
+    expect(calls.filter((c) => c.plural === 'vmusers').length).toBe(2);
+    expect(await listRouteRecords(api, NS, 'u9')).toEqual([]);
+    expect((await listAllRouteRecords(api, NS)).map((r) => r.record.vmdc.uid)).toEqual(['u1', 'u2', 'u1']);
+  });
+
+  it('an unparseable annotation throws, naming the object; a bad entry of ANOTHER uid does not concern this one', async () => {
+    const broken = fakeApi({ vmusers: [{ metadata: { name: 'bad', annotations: ann('{nope') } }] });
+    await expect(listRouteRecords(broken.api, NS, 'u1')).rejects.toThrow(UnreadableRecordsError);
+    await expect(listRouteRecords(broken.api, NS, 'u1')).rejects.toThrow(`VMUser ${NS}/bad: ${OUT_OF_ROTATION_ANNOTATION} is not JSON`);
+
+    const value = JSON.stringify({ 'u2/az-a': { zone: 'garbage' }, ...keyed(rec('u1', 'az-a')) });
+    const mixed = fakeApi({ vmauths: [{ metadata: { name: 'g', annotations: ann(value) } }] });
+    expect((await listRouteRecords(mixed.api, NS, 'u1')).map((r) => r.record.zone)).toEqual(['az-a']);
+    await expect(listRouteRecords(mixed.api, NS, 'u2')).rejects.toThrow(`VMAuth ${NS}/g: record "u2/az-a"`);
+    await expect(listAllRouteRecords(mixed.api, NS)).rejects.toThrow(UnreadableRecordsError);
+    // A key that names no uid could be anyone's: it concerns every uid.
+    const anon = fakeApi({ vmauths: [{ metadata: { name: 'g', annotations: ann(JSON.stringify({ junk: 1 })) } }] });
+    await expect(listRouteRecords(anon.api, NS, 'u1')).rejects.toThrow(`VMAuth ${NS}/g: record "junk"`);
+  });
+});

@@ -1,0 +1,36 @@
+// Zones an earlier generation (or a run that died, was cancelled or terminated) left out of reads,
+// found from the records on the route objects: this run adopts them first, before any other zone
+// leaves, and lets each rejoin only once operational at the desired spec and drained.
+import { FailureType, stepFailure } from './failures';
+import type { Outcome, RolloutRun } from './rollout-run';
+
+export function adoptRecordedZones(run: RolloutRun): Promise<Outcome> {
+  const { state } = run;
+  return run.withFailureHold(async () => {
+    const recorded = await run.acts.step.readRecords({ namespace: run.ns, uid: run.object.uid });
+    const orphans = recorded.filter((r) => !state.zones.some((z) => z.name === r.zone));
+    if (orphans.length > 0) {
+      const where = orphans.map((r) => `${r.zone} (${r.removals.map((x) => `${x.route.kind} ${x.route.name}`).join(', ')})`).join('; ');
+      throw stepFailure(
+        FailureType.OrphanedRecord,
+        `out of read rotation but no longer in the spec: ${where}; add the zone back to the spec, or release it: ` +
+          `npx tsx scripts/release-zone.ts --namespace ${run.ns} --vmdc ${run.object.name} --zone <zone>`,
+      );
+    }
+    run.syncRecorded(recorded);
+    if (recorded.length === 0) return 'done';
+    for (const r of recorded) {
+      const z = run.zone(r.zone);
+      // An earlier run may have patched it: straight to the upgrade, never skipped, never rejoined early.
+      z.step = 'Upgrading';
+      z.patchAttempted = true;
+      z.drainedConfirmed = false;
+      z.message = `out of read rotation since ${r.since} (left by generation ${r.generation}): rejoins once operational at the desired spec and drained`;
+    }
+    const adopted = new Set(recorded.map((r) => r.zone));
+    state.order = [...state.order.filter((n) => adopted.has(n)), ...state.order.filter((n) => !adopted.has(n))];
+    state.message = `adopted zones out of read rotation: ${[...adopted].join(', ')}`;
+    await run.writeStatus();
+    return 'done';
+  });
+}
