@@ -3,14 +3,27 @@
  * (examples/demo/*.yaml, with ${VAR} placeholders), applying them, watching the
  * VMDistributedCluster, and the continuous writer/reader that prove "no failed and no stale read".
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
 import { parseAllDocuments } from 'yaml';
+import { createActivities } from '../../activities';
 import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
+import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
+import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
+import { startTrigger, type TriggerHandle } from '../../trigger/main';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
+import { startTemporalDevEnv } from '../harness/temporal';
+import { toolPath } from '../harness/tools';
+import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+import type { RenderedConfigRecord } from '../simulator/simulator';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const DEMO_MANIFESTS_DIR = path.join(REPO_ROOT, 'examples', 'demo');
@@ -380,3 +393,234 @@ export function startZoneProbe(opts: { zones: Record<string, string>; vmagentURL
   };
 }
 export type ZoneProbe = ReturnType<typeof startZoneProbe>;
+
+// ---------------------------------------------------------------------------------------
+// the whole e2e stack in this process (the demo manifests, real processes, the simulator, the
+// real worker and trigger, read/write traffic and the per-zone probe)
+
+export interface E2EStackOptions {
+  namespace: string;
+  /** Name given to the demo VMDistributedCluster. */
+  vmdcName: string;
+  /** VMCluster names of the demo manifests (one zone process each). */
+  clusters: string[];
+  /** Bearer tokens of the demo VMUsers (a reader per token, plus the unauthenticated one). */
+  tokens: string[];
+  /** clusterVersion every zone runs at the start (and generation 1 asks for). */
+  initialVersion: string;
+  /** See ZoneSimulatorOptions.zoneDowntimeMs. */
+  zoneDowntimeMs: number;
+  /** strategy of the VMDistributedCluster. */
+  strategy: Record<string, unknown>;
+  /** Default `${DEFAULT_TASK_QUEUE}-e2e`. */
+  taskQueue?: string;
+  log?: (m: string) => void;
+}
+
+/** One pending-bytes sample the worker's activities observed (zone = the VMDistributedCluster's zone name). */
+export interface WorkerQueueSample {
+  at: number;
+  zone: string;
+  bytes: number;
+}
+
+export interface E2EStack {
+  kube: KubeCluster;
+  kc: k8s.KubeConfig;
+  temporal: TestWorkflowEnvironment;
+  vm: VmEnvironment;
+  worker: Worker;
+  trigger: TriggerHandle;
+  traffic: Traffic;
+  probe: ZoneProbe;
+  queueSamples: WorkerQueueSample[];
+  /** The demo manifests as created (the VMDistributedCluster renamed to vmdcName, with `strategy`). */
+  manifests: KubeObject[];
+  /** The VMDistributedCluster as created (uid included), after generation 1 Succeeded. */
+  vmdc: KubeObject;
+  /** Right after generation 1 Succeeded: vmauth's rendered config, and the specs of the VMAuth and VMUsers. */
+  baseline: { config: RenderedConfigRecord; routeSpecs: Record<string, unknown> };
+  stop(): Promise<void>;
+}
+
+/** `VMAuth/<name>` and `VMUser/<name>` of the demo manifests. */
+export const routeObjectsOf = (manifests: KubeObject[]) => manifests.filter((o) => o.kind === 'VMAuth' || o.kind === 'VMUser').map((o) => ({ kind: o.kind, name: o.metadata.name }));
+
+/** The specs of the route objects, keyed `Kind/name`. */
+export async function routeSpecs(kc: k8s.KubeConfig, namespace: string, routes: Array<{ kind: string; name: string }>): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const r of routes) out[`${r.kind}/${r.name}`] = (await getObject(kc, r.kind, namespace, r.name)).spec;
+  return out;
+}
+
+/**
+ * Everything rollout.test.ts's setup does, for any e2e file: kube-apiserver + CRDs, Temporal dev
+ * server, the VM environment (zones, vmagent, vmauth, zone simulator), the demo objects, healthy
+ * traffic, the zone probe, the real worker and trigger in this process, and generation 1 of the
+ * VMDistributedCluster at the version every zone runs (every zone skipped) Succeeded.
+ */
+export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
+  const log = opts.log ?? (() => {});
+  const parts: Partial<E2EStack> & { workerRun?: Promise<void> } = {};
+  const stop = async () => {
+    await parts.traffic?.stop();
+    await parts.probe?.stop();
+    await parts.trigger?.stop().catch(() => {});
+    if (parts.worker && parts.worker.getState() === 'RUNNING') parts.worker.shutdown();
+    await parts.workerRun?.catch(() => {});
+    await parts.vm?.stop();
+    await parts.temporal?.teardown();
+    await parts.kube?.stop();
+  };
+  try {
+    const kube = (parts.kube = await startKube());
+    const kc = kube.kubeConfig;
+    await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
+    const temporal = (parts.temporal = await startTemporalDevEnv());
+    const vm = (parts.vm = await startVmEnvironment({
+      kubeConfig: kc,
+      namespace: opts.namespace,
+      vmclusters: opts.clusters,
+      vmagentName: 'vm-global',
+      vmauthName: 'vm-global',
+      zoneDowntimeMs: opts.zoneDowntimeMs,
+      log,
+    }));
+
+    const vars: Record<string, string> = { NAMESPACE: opts.namespace, INITIAL_VERSION: opts.initialVersion };
+    for (const c of opts.clusters) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
+    const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
+    const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
+    vmdc.metadata.name = opts.vmdcName;
+    vmdc.spec!.strategy = opts.strategy;
+
+    // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
+    await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
+    await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === opts.clusters.length && Object.keys(vm.simulator.currentConfig.routes).length === opts.tokens.length + 1, {
+      timeoutMs: 30_000,
+      description: 'the simulator to render vmauth with every zone and every VMUser',
+    });
+    const traffic = (parts.traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: opts.tokens, staleAfterMs: STALE_AFTER_MS }));
+    await traffic.waitHealthy();
+    parts.probe = startZoneProbe({ zones: Object.fromEntries(opts.clusters.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
+
+    // The control plane: the real worker (workflow + activities) and the real trigger.
+    const queueSamples: WorkerQueueSample[] = (parts.queueSamples = []);
+    const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
+    const worker = (parts.worker = await Worker.create({
+      connection: temporal.nativeConnection,
+      namespace: temporal.namespace ?? 'default',
+      taskQueue,
+      workflowsPath: require.resolve('../../workflows'),
+      // The vmagent EndpointSlice carries POD_IP (the API server refuses loopback endpoints);
+      // podNetworkFetch maps it to 127.0.0.1, where the real vmagent listens.
+      activities: createActivities({
+        kubeConfig: kc,
+        temporalClient: temporal.client,
+        fetch: podNetworkFetch,
+        metrics: {
+          queuePendingBytes: (l, bytes) => {
+            queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
+            log(`worker queue sample ${l.zone}: ${bytes} bytes`);
+          },
+          activityError: (a, t) => log(`activity error ${a}: ${t}`),
+          rolloutPhase() {},
+          zoneStepDuration() {},
+        },
+      }),
+    }));
+    parts.workerRun = worker.run();
+    const trigger = (parts.trigger = await startTrigger(
+      {
+        temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
+        taskQueue,
+        watchNamespaces: [opts.namespace],
+        metricsPort: 0,
+        logLevel: 'warn',
+        relistIntervalMs: 60_000,
+        watchIdleTimeoutMs: 60_000,
+      },
+      { kubeConfig: kc, temporalClient: temporal.client, serveMetrics: false },
+    ));
+    await trigger.synced;
+
+    // Generation 1 at the version every zone already runs: nothing to upgrade, every zone skipped.
+    await createObjects(kc, [vmdc]);
+    await waitFor(
+      async () => {
+        const st = (await getObject(kc, 'VMDistributedCluster', opts.namespace, opts.vmdcName)).status as VMDistributedClusterStatus | undefined;
+        return st?.observedGeneration === 1 && st.workflow?.id.includes('/g1-') && st.phase === 'Succeeded';
+      },
+      { timeoutMs: 120_000, description: `generation 1 of ${opts.vmdcName} to succeed`, diagnostics: () => vm.simulator.errors.slice(-5).join('\n') },
+    );
+    const created = await getObject(kc, 'VMDistributedCluster', opts.namespace, opts.vmdcName);
+    const baseline = { config: vm.simulator.currentConfig!, routeSpecs: await routeSpecs(kc, opts.namespace, routeObjectsOf(manifests)) };
+    return Object.assign(parts as E2EStack, { kc, manifests, vmdc: created, baseline, stop });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// what is out of read rotation, seen three ways: vmauth's rendered config, the records on the
+// route objects, the VMDistributedCluster status
+
+/**
+ * The zones (VMCluster names) a rendered config no longer routes to on some route that reached
+ * them in `baseline` (a config rendered with every zone in rotation).
+ */
+export function zonesMissingFrom(routes: Record<string, string[]>, baseline: Record<string, string[]>): string[] {
+  const missing = new Set<string>();
+  for (const [route, zs] of Object.entries(baseline)) for (const z of zs) if (!routes[route]?.includes(z)) missing.add(z);
+  return [...missing].sort();
+}
+
+/** The out-of-rotation records on one route object, as written: key `<uid>/<zone>` → record. */
+export interface RecordOnRoute {
+  route: string;
+  key: string;
+  zone: string;
+  uid: string;
+  vmcluster: string;
+}
+
+/** Every record (annotation vmrollout.io/out-of-rotation) on the given route objects, read raw. */
+export async function recordsOnRoutes(kc: k8s.KubeConfig, namespace: string, routes: Array<{ kind: string; name: string }>): Promise<RecordOnRoute[]> {
+  const out: RecordOnRoute[] = [];
+  for (const r of routes) {
+    const value = (await getObject(kc, r.kind, namespace, r.name)).metadata.annotations?.[OUT_OF_ROTATION_ANNOTATION];
+    if (value === undefined) continue;
+    const parsed = JSON.parse(value) as Record<string, { zone: string; vmdc: { uid: string }; vmcluster: { name: string } }>;
+    for (const [key, rec] of Object.entries(parsed)) out.push({ route: `${r.kind}/${r.name}`, key, zone: rec.zone, uid: rec.vmdc.uid, vmcluster: rec.vmcluster.name });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// the commands a person runs (README "Operations")
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command (no shell), never throwing on a non-zero exit. */
+export function runCommand(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && code === -1 ? `\n${err.message}` : '') });
+    });
+  });
+}
+
+/** The harness' kubectl against the harness' kube-apiserver. */
+export const kubectl = (kubeconfigPath: string, args: string[]) => runCommand(toolPath('kubectl'), ['--kubeconfig', kubeconfigPath, ...args]);
+
+/** The `temporal` CLI against a Temporal server (e.g. `workflow cancel -w <id>`). */
+export const temporalCli = (address: string, namespace: string, args: string[]) => runCommand(toolPath('temporal'), [...args, '--address', address, '--namespace', namespace]);
+
+/** `npx tsx scripts/release-zone.ts ARGS` (tsx from node_modules, as `npx tsx` runs it). */
+export const releaseZone = (args: string[]) => runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'scripts', 'release-zone.ts'), ...args], { timeoutMs: 120_000 });

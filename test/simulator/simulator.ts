@@ -7,13 +7,32 @@
  *    and each VMUser's `targetRefs` (see ./render.ts), writes it, reloads the real vmauth
  *    (SIGHUP), waits until vmauth reports the reload, and only then sets the VMAuth status
  *    `{observedGeneration: <rendered generation>, updateStatus: operational}` (VMUsers too).
+ *    Knob on the VMAuth:
+ *      sim.vmrollout.io/hang: "true"         → the config is still rendered and vmauth reloaded,
+ *                                              but the VMAuth status is not written (it stays at
+ *                                              its old observedGeneration) until the annotation
+ *                                              is removed: an operator whose VMAuth reconcile is
+ *                                              stuck after it wrote the config Secret (the real
+ *                                              operator sets the status last, after the Secret).
  *  - VMCluster: on a spec change (generation > status.observedGeneration) sets
  *    `updateStatus: expanding`, restarts that zone's VictoriaMetrics process (same port and
  *    data: the zone is down meanwhile), then sets `operational` at the new generation.
  *    A VMCluster seen for the first time (existing or just created) becomes operational at
  *    its generation without a restart. Knobs (annotations, read at each spec change):
  *      sim.vmrollout.io/fail: "true"         → updateStatus `failed` (reason from
- *                                              sim.vmrollout.io/fail-reason), no restart
+ *                                              sim.vmrollout.io/fail-reason), no restart.
+ *                                              It models a failure caused by the spec being
+ *                                              applied (e.g. an image that does not exist): the
+ *                                              operator retries the reconcile but it keeps
+ *                                              failing, so removing the annotation alone does
+ *                                              not recover the VMCluster; the NEXT spec change
+ *                                              (generation > observedGeneration) does, when the
+ *                                              annotation is gone: failed → expanding → restart →
+ *                                              operational at the new generation. That is the
+ *                                              operator's reconcileAndTrackStatus (VictoriaMetrics/
+ *                                              operator, internal/controller/operator): spec
+ *                                              changed → `expanding`, reconcile error → `failed`
+ *                                              (requeued), reconcile ok → `operational`.
  *      sim.vmrollout.io/hang: "true"         → stays `expanding` until the annotation is removed
  *      sim.vmrollout.io/delay-ms: "<ms>"     → extra time spent `expanding` before the restart
  *  - VMAgent: `operational` at its generation (the real vmagent's remote writes are fixed at start).
@@ -343,7 +362,13 @@ export class ZoneSimulator extends EventEmitter {
       this.log(`zone simulator: vmauth reloaded for VMAuth ${vmauth.metadata.name} generation ${generation}: ${JSON.stringify(routes)}`);
       this.emit('sim', { type: 'config', record } satisfies SimEvent);
     }
-    if (vmauth.status?.observedGeneration !== generation || vmauth.status?.updateStatus !== OPERATIONAL) {
+    if (vmauth.metadata.annotations?.[ANNOTATION_HANG] === 'true') {
+      const key = `VMAuth/${vmauth.metadata.name}@${generation}`;
+      if (!this.hangsLogged.has(key)) {
+        this.hangsLogged.add(key);
+        this.log(`zone simulator: VMAuth ${vmauth.metadata.name} status held at generation ${vmauth.status?.observedGeneration ?? '-'} (annotation ${ANNOTATION_HANG}; config of generation ${generation} rendered)`);
+      }
+    } else if (vmauth.status?.observedGeneration !== generation || vmauth.status?.updateStatus !== OPERATIONAL) {
       await this.patchStatus('VMAuth', vmauth, { observedGeneration: generation, updateStatus: OPERATIONAL, reason: null });
     }
     for (const u of users) {

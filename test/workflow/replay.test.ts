@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { createEnv, workflowBundle } from './setup';
+import { createEnv, HISTORY_VERSION, workflowBundle } from './setup';
 
 jest.setTimeout(120_000);
 const DIR = path.resolve(__dirname, '..', 'fixtures', 'histories');
@@ -16,8 +16,24 @@ beforeAll(async () => {
   await (await createEnv()).teardown();
 });
 
-test('recorded histories exist (several scenarios)', () => {
-  expect(files.length).toBeGreaterThanOrEqual(6);
+/** The ids of the patch markers (`patched()`) recorded in a history file. */
+function patchIds(file: string): string[] {
+  type Marker = { markerName?: string; details?: Record<string, { payloads?: Array<{ data?: string }> }> };
+  const events = (JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')) as { events: Array<{ markerRecordedEventAttributes?: Marker }> }).events;
+  return events
+    .map((e) => e.markerRecordedEventAttributes)
+    .filter((m): m is Marker => m?.markerName === 'core_patch')
+    .map((m) => (JSON.parse(Buffer.from(m.details?.['patch-data']?.payloads?.[0]?.data ?? '', 'base64').toString('utf8')) as { id: string }).id);
+}
+
+test('recorded histories exist for the newest workflow version and for older ones', () => {
+  const newest = files.filter((f) => f.endsWith(`@${HISTORY_VERSION}.json`));
+  expect(newest.length).toBeGreaterThanOrEqual(6);
+  expect(files.length - newest.length).toBeGreaterThanOrEqual(6);
+  // The newest version's histories carry its patch marker; the older ones do not.
+  const marked = (f: string) => patchIds(f).includes(HISTORY_VERSION);
+  expect(newest.filter((f) => !marked(f))).toEqual([]);
+  expect(files.filter((f) => !newest.includes(f) && marked(f))).toEqual([]);
 });
 
 test('every recorded history replays deterministically', async () => {
