@@ -90,8 +90,40 @@ export interface EditRoutesHooks {
   afterWrite?(route: RouteRef): Promise<void> | void;
 }
 
+/**
+ * One route's read-modify-write: a fresh GET, `plan` decides from what is there now (a patch to
+ * send, or a result without writing), a merge patch under the resourceVersion the GET returned;
+ * a conflict (409: the route changed meanwhile) starts over from the GET.
+ */
+async function rewriteRoute<T>(
+  kube: KubeObjects,
+  namespace: string,
+  route: RouteRef,
+  hooks: EditRoutesHooks,
+  plan: (obj: KubeObject | undefined) => { done: T } | { patch: JsonObject; result: T; ifGone?: T },
+): Promise<T> {
+  const k = vmKind(route.kind);
+  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
+    hooks.onAttempt?.(route, attempt);
+    const step = plan(await kube.get(k, namespace, route.name));
+    if ('done' in step) return step.done;
+    await hooks.beforeWrite?.(route, attempt);
+    try {
+      await kube.mergePatch(k, namespace, route.name, step.patch);
+      await hooks.afterWrite?.(route);
+      return step.result;
+    } catch (err) {
+      if (isConflict(err)) continue;
+      if (isNotFound(err) && step.ifGone !== undefined) return step.ifGone;
+      throw err;
+    }
+  }
+  // Retryable: Temporal retries the whole activity with backoff.
+  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+}
+
 /** Edits one route to the desired state; returns whether it wrote. */
-async function editRoute(
+function editRoute(
   kube: KubeObjects,
   namespace: string,
   route: RouteRef,
@@ -99,14 +131,11 @@ async function editRoute(
   direction: 'remove' | 'restore',
   hooks: EditRoutesHooks,
 ): Promise<boolean> {
-  const k = vmKind(route.kind);
-  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-    hooks.onAttempt?.(route, attempt);
-    const obj = await kube.get(k, namespace, route.name);
+  return rewriteRoute<boolean>(kube, namespace, route, hooks, (obj) => {
     if (!obj) throw notFound(namespace, route);
     const current = routeTargetRefs(route.kind, obj);
     const desired = desiredTargetRefs(current, removals, direction);
-    if (jsonEqual(desired, current)) return false;
+    if (jsonEqual(desired, current)) return { done: false };
     if (direction === 'remove' && !hasReadBackend(desired)) {
       throw nonRetryable(
         FailureType.EmptyRoute,
@@ -114,18 +143,8 @@ async function editRoute(
         { route },
       );
     }
-    await hooks.beforeWrite?.(route, attempt);
-    try {
-      await kube.mergePatch(k, namespace, route.name, routePatch(route.kind, obj.metadata.resourceVersion, desired));
-      await hooks.afterWrite?.(route);
-      return true;
-    } catch (err) {
-      if (isConflict(err)) continue;
-      throw err;
-    }
-  }
-  // Retryable: Temporal retries the whole activity with backoff.
-  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+    return { patch: routePatch(route.kind, obj.metadata.resourceVersion, desired), result: true };
+  });
 }
 
 /**
@@ -262,7 +281,7 @@ function removalRoutes(removals: RouteRemoval[]): Array<{ route: RouteRef; vmclu
  * A route already carrying the zone's record is left alone; one where nothing is left to remove is
  * not written. Returns whether it wrote.
  */
-async function removeRecorded(
+function removeRecorded(
   kube: KubeObjects,
   namespace: string,
   route: RouteRef,
@@ -270,17 +289,14 @@ async function removeRecorded(
   owner: RecordOwner,
   hooks: EditRoutesHooks,
 ): Promise<boolean> {
-  const k = vmKind(route.kind);
   const key = recordKey(owner.vmdc.uid, owner.zone);
-  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-    hooks.onAttempt?.(route, attempt);
-    const obj = await kube.get(k, namespace, route.name);
+  return rewriteRoute<boolean>(kube, namespace, route, hooks, (obj) => {
     if (!obj) throw notFound(namespace, route);
     const records = recordsOn(route, namespace, obj);
-    if (records[key]) return false; // the removal landed before
+    if (records[key]) return { done: false }; // the removal landed before
     const current = routeTargetRefs(route.kind, obj);
     const removal = freshRemoval(route, current, vmcluster);
-    if (removal.removed.length === 0) return false;
+    if (removal.removed.length === 0) return { done: false };
     const desired = applyRemoval(current, removal);
     if (!hasReadBackend(desired)) throw emptyRoute(route, vmcluster);
     const record: OutOfRotationRecord = {
@@ -292,17 +308,8 @@ async function removeRecorded(
       removed: removal.removed,
       since: new Date().toISOString(),
     };
-    await hooks.beforeWrite?.(route, attempt);
-    try {
-      await kube.mergePatch(k, namespace, route.name, recordedPatch(route.kind, obj.metadata.resourceVersion, desired, formatRecords({ ...records, [key]: record })));
-      await hooks.afterWrite?.(route);
-      return true;
-    } catch (err) {
-      if (isConflict(err)) continue;
-      throw err;
-    }
-  }
-  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+    return { patch: recordedPatch(route.kind, obj.metadata.resourceVersion, desired, formatRecords({ ...records, [key]: record })), result: true };
+  });
 }
 
 /** What one route got back from its record. */
@@ -315,32 +322,24 @@ export interface RestoredRoute {
 }
 
 /** Puts back what the route's record of (uid, zone) says and deletes the record, in one patch. */
-async function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, key: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
-  const k = vmKind(route.kind);
-  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-    hooks.onAttempt?.(route, attempt);
-    const obj = await kube.get(k, namespace, route.name);
-    if (!obj) return { route, changed: false }; // gone, and its record with it
+function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, key: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
+  const untouched: RestoredRoute = { route, changed: false };
+  return rewriteRoute<RestoredRoute>(kube, namespace, route, hooks, (obj) => {
+    if (!obj) return { done: untouched }; // gone, and its record with it
     const records = recordsOn(route, namespace, obj);
     const record = records[key];
-    if (!record) return { route, changed: false }; // restored before
+    if (!record) return { done: untouched }; // restored before
     const current = routeTargetRefs(route.kind, obj);
     const desired = undoRemoval(current, { removed: record.removed });
     const changed = !jsonEqual(desired, current);
     const rest = { ...records };
     delete rest[key];
-    await hooks.beforeWrite?.(route, attempt);
-    try {
-      await kube.mergePatch(k, namespace, route.name, recordedPatch(route.kind, obj.metadata.resourceVersion, changed ? desired : undefined, formatRecords(rest)));
-      await hooks.afterWrite?.(route);
-      return { route, record, changed };
-    } catch (err) {
-      if (isConflict(err)) continue;
-      if (isNotFound(err)) return { route, changed: false };
-      throw err;
-    }
-  }
-  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+    return {
+      patch: recordedPatch(route.kind, obj.metadata.resourceVersion, changed ? desired : undefined, formatRecords(rest)),
+      result: { route, record, changed },
+      ifGone: untouched,
+    };
+  });
 }
 
 /**

@@ -84,6 +84,18 @@ export async function startTemporalDevEnv(opts: DevEnvOptions = {}): Promise<Tes
   return withGuard(env, guardSpawnedServer(bin, 'temporal'));
 }
 
+/** One Temporal dev server for the calling test file (or describe block), started in beforeAll and torn down in afterAll; returns its getter. */
+export function useTemporalDevEnv(opts: DevEnvOptions = {}): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await startTemporalDevEnv(opts);
+  }, 120_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => env!;
+}
+
 /** TestWorkflowEnvironment on the real time-skipping test server (existing-path executable). Call env.teardown() in afterAll. */
 export async function startTimeSkippingEnv(opts: { port?: number; extraArgs?: string[] } = {}): Promise<TestWorkflowEnvironment> {
   const bin = toolPath('temporal-test-server');

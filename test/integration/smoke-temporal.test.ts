@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE } from '../../api/rollout-contract';
-import { startTemporalDevEnv, startTimeSkippingEnv } from '../harness/temporal';
+import { startTimeSkippingEnv, useTemporalDevEnv } from '../harness/temporal';
 import { greet, sleepOneHour } from '../fixtures/workflows/smoke';
 
 // Bundle once for both servers (webpack + swc; takes a few seconds on 2 cores).
@@ -10,16 +10,10 @@ let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 const workflowBundle = () => (bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/workflows/smoke'), logger: new DefaultLogger('WARN') }));
 
 describe('Temporal dev server (real temporal CLI)', () => {
-  let env: TestWorkflowEnvironment | undefined;
-  beforeAll(async () => {
-    env = await startTemporalDevEnv();
-  }, 120_000);
-  afterAll(async () => {
-    await env?.teardown();
-  });
+  const env = useTemporalDevEnv();
 
   it('runs a workflow and registers the VMDC search attributes', async () => {
-    const e = env!;
+    const e = env();
     const taskQueue = `smoke-${randomUUID()}`;
     const worker = await Worker.create({ connection: e.nativeConnection, taskQueue, workflowBundle: await workflowBundle() });
     const workflowId = `smoke-${randomUUID()}`;

@@ -2,19 +2,12 @@
 // activity finishes as its workflow is cancelled). The real rollout workflow runs against the
 // in-memory fake cluster of the workflow suite; the invariant checker judges every edit.
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startTemporalDevEnv } from '../harness/temporal';
+import { useTemporalDevEnv } from '../harness/temporal';
 import { inputOf, makeFake, withWorker } from '../workflow/setup';
 
 jest.setTimeout(120_000);
 
-let env: TestWorkflowEnvironment | undefined;
-beforeAll(async () => {
-  env = await startTemporalDevEnv();
-}, 120_000);
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useTemporalDevEnv();
 
 test.each([
   ['before the patch: az-a rejoins at once', 'waitOperational:VMAuth:vm-global', 'Upgrading', []],
@@ -22,7 +15,7 @@ test.each([
   ['after the drain: az-a rejoins', 'waitQueueDrained:vm-az-a', 'RejoiningReads', []],
 ])('cancel while paused %s', async (_name, holdKey, pausedBefore, staysOut) => {
   const fake = makeFake();
-  await withWorker(env!, fake, async (r) => {
+  await withWorker(env(), fake, async (r) => {
     const held = fake.hold(holdKey);
     const h = await r.start(inputOf({ readDrainDelayMs: 0 }));
     await r.reach(held, 100);

@@ -1,26 +1,13 @@
-import { validateSpec, formatIssues } from '../../api/schema';
+import { validateSpec } from '../../api/schema';
 import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { mergeConditions } from '../../api/conditions';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
 import { adoptionCandidate, decide, hasFinalizer, specHash, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
 import type { VmdcObject } from '../../trigger/vmdc-object';
+import { spec, UID, validator } from './trigger-helpers';
 
-const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
-const UID = '0123abcd-ffff-4444-8888-000000000000';
 
-function spec(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    clusterVersion: 'v1.150.0-cluster',
-    zones: [
-      { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
-      { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
-    ],
-    vmauth: { name: 'vm-global' },
-    vmagent: { name: 'vm-global' },
-    ...extra,
-  };
-}
 
 /** The object, already carrying the trigger's finalizer (and someone else's). */
 function obj(generation: number, s: unknown, status?: VMDistributedClusterStatus): VmdcObject {

@@ -6,7 +6,6 @@ import type { Client } from '@temporalio/client';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
 import { UnreadableRecordsError, type OutOfRotationRecord } from '../../api/route-records';
 import { workflowIdFor } from '../../api/rollout-contract';
-import { validateSpec, formatIssues } from '../../api/schema';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import type { RecordedRoute } from '../../kube/route-records';
 import { statusGuard, type KubeOps, type ObjectRef } from '../../trigger/kube';
@@ -14,21 +13,10 @@ import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
 import { Reconciler, deletionBlockedStatus } from '../../trigger/reconcile';
 import type { VmdcObject } from '../../trigger/vmdc-object';
+import { spec, UID, validator } from './trigger-helpers';
 
-const UID = '0123abcd-ffff-4444-8888-000000000000';
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
 
-function spec(): Record<string, unknown> {
-  return {
-    clusterVersion: 'v1.150.0-cluster',
-    zones: [
-      { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
-      { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
-    ],
-    vmauth: { name: 'vm-global' },
-    vmagent: { name: 'vm-global' },
-  };
-}
 
 function record(zone: string, route: RecordedRoute['route']): RecordedRoute {
   const r: OutOfRotationRecord = {
@@ -146,7 +134,7 @@ function deletingObject(finalizers = ['example.com/other', ROUTE_RECORDS_FINALIZ
 function setup(obj: VmdcObject | undefined) {
   const temporal = new FakeTemporal();
   const kube = new FakeKube(obj);
-  const reconciler = new Reconciler({ temporal: temporal.client, kube, validator: { validate: validateSpec, format: formatIssues }, taskQueue: 'q', log: silentLogger, metrics: createMetrics() });
+  const reconciler = new Reconciler({ temporal: temporal.client, kube, validator, taskQueue: 'q', log: silentLogger, metrics: createMetrics() });
   return { temporal, kube, reconciler };
 }
 
