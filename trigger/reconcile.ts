@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { mergeConditions } from '../api/conditions';
 import { ROUTE_RECORDS_FINALIZER } from '../api/constants';
-import { OUT_OF_ROTATION_ANNOTATION, UnreadableRecordsError } from '../api/route-records';
+import { OUT_OF_ROTATION_ANNOTATION, RELEASE_COMMAND, UnreadableRecordsError } from '../api/route-records';
 import {
   SA_CLUSTER_VERSION,
   SA_GENERATION,
@@ -247,8 +247,6 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
 // ---------------------------------------------------------------------------------------
 // deletion
 
-/** How a person releases a zone of a deleted object (scripts/release-zone.ts). */
-export const RELEASE_COMMAND = 'npx tsx scripts/release-zone.ts';
 
 /** What keeps a deleted object's finalizer, once no workflow of it runs. */
 export type DeletionBlock = { type: 'records'; routes: ReadonlyArray<RecordedRoute> } | { type: 'unreadable'; reason: string };

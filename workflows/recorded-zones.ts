@@ -1,6 +1,7 @@
 // Zones an earlier generation (or a run that died, was cancelled or terminated) left out of reads,
 // found from the records on the route objects: this run adopts them first, before any other zone
 // leaves, and lets each rejoin only once operational at the desired spec and drained.
+import { RELEASE_COMMAND } from '../api/route-records';
 import { FailureType, stepFailure } from './failures';
 import type { Outcome, RolloutRun } from './rollout-run';
 
@@ -14,7 +15,7 @@ export function adoptRecordedZones(run: RolloutRun): Promise<Outcome> {
       throw stepFailure(
         FailureType.OrphanedRecord,
         `out of read rotation but no longer in the spec: ${where}; add the zone back to the spec, or release it: ` +
-          `npx tsx scripts/release-zone.ts --namespace ${run.ns} --vmdc ${run.object.name} --zone <zone>`,
+          `${RELEASE_COMMAND} --namespace ${run.ns} --vmdc ${run.object.name} --zone <zone>`,
       );
     }
     run.syncRecorded(recorded);
