@@ -4,17 +4,18 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { apply as applyMergePatch } from 'json-merge-patch';
-import type { JsonObject } from '../api/types';
+import { UnreadableRecordsError } from '../api/route-records';
+import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import { isConflict } from '../kube/errors';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
+import { applyPatch } from '../workflows/merge';
 import { activityPollContext } from './activity-context';
-import { nonRetryable } from './errors';
+import { describeError, nonRetryable, refusedForGood } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
 import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes';
-import { StepTimer, statusClient, writeStatus } from './status';
+import { StepTimer, statusClient, withRecordedZones, writeStatus } from './status';
 import { takeOverObject } from './take-over';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
 import { waitQueueDrained } from './vmagent-drain';
@@ -69,10 +70,26 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     return s;
   };
 
+  /**
+   * The zones out of reads are what the route records say, whatever the workflow remembers; an
+   * annotation that cannot be read leaves the workflow's own account (readRecords reports it).
+   */
+  const statusFromRecords = async (object: ObjectGeneration, status: VMDistributedClusterStatus): Promise<VMDistributedClusterStatus> => {
+    try {
+      return withRecordedZones(status, (await readRecords(kube, { namespace: object.namespace, uid: object.uid })).map((z) => z.zone));
+    } catch (err) {
+      if (err instanceof UnreadableRecordsError) return status;
+      throw err;
+    }
+  };
+
   const activities: RolloutActivities = {
     takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
 
-    writeStatus: (input) => writeStatus(vmdcStatus, input, { metrics, stepTimer }),
+    async writeStatus({ fromRecords, ...input }) {
+      const status = fromRecords ? await statusFromRecords(input.object, input.status) : input.status;
+      return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer });
+    },
 
     async readObject(input) {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
@@ -86,7 +103,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
           throw nonRetryable(FailureType.ObjectNotFound, `${input.kind} ${input.namespace}/${input.name} not found (and the spec does not define it in full)`);
         }
         try {
-          const created = await kube.create(k, input.namespace, input.name, applyMergePatch({}, JSON.parse(JSON.stringify(input.patch))) as JsonObject);
+          const created = await kube.create(k, input.namespace, input.name, applyPatch(undefined, input.patch), { dryRun: input.dryRun });
           return { generation: created.metadata.generation ?? 1, created: true, changed: true };
         } catch (err) {
           // Created concurrently (e.g. a retried attempt whose response was lost): fall through to patch.
@@ -94,7 +111,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
         }
       }
       const current = before ?? (await kube.get(k, input.namespace, input.name));
-      const after = await kube.mergePatch(k, input.namespace, input.name, { spec: input.patch });
+      const after = await kube.mergePatch(k, input.namespace, input.name, { spec: input.patch }, { dryRun: input.dryRun });
       const generation = after.metadata.generation ?? 0;
       return { generation, created: false, changed: generation !== current?.metadata.generation };
     },
@@ -116,13 +133,15 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     sampleQueue: (input) => sample(input),
   };
 
-  // Count failed attempts by activity and failure type (cancellation is not an error).
+  // An API request the server refuses for good fails the step at once; count failed attempts by
+  // activity and failure type (cancellation is not an error).
   const wrapped = {} as Record<string, unknown>;
   for (const [name, fn] of Object.entries(activities) as Array<[string, (arg: unknown) => Promise<unknown>]>) {
     wrapped[name] = async (arg: unknown) => {
       try {
         return await fn(arg);
-      } catch (err) {
+      } catch (thrown) {
+        const err = refusedForGood(thrown) ? nonRetryable(FailureType.PatchRejected, `${name}: the API server refused the request: ${describeError(thrown)}`) : thrown;
         if (!(err instanceof CancelledFailure)) metrics.activityError(name, errorType(err));
         throw err;
       }

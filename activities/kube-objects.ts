@@ -1,10 +1,11 @@
 // Custom objects of the VM operator (and our own CR) through @kubernetes/client-node 1.x:
-// get, JSON merge patch (application/merge-patch+json), create, and the status subresource.
+// get, JSON merge patch (application/merge-patch+json) and create, each request bounded by a timeout.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
+import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
 import type { JsonObject } from '../api/types';
 import type { ObjectState } from '../workflows/activity-types';
 import { isNotFound } from '../kube/errors';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 
 export const FIELD_MANAGER = 'vmrollout';
 
@@ -28,8 +29,16 @@ export interface KubeObject extends JsonObject {
   metadata: JsonObject & { name: string; namespace?: string; generation?: number; resourceVersion?: string; uid?: string };
 }
 
-/** Options that make a patch call send `Content-Type: application/merge-patch+json`. */
-export const mergePatchOptions = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** Every request is bounded (a half-open connection must not hang a step until its timeout). */
+const withTimeout = withRequestTimeout(REQUEST_TIMEOUT_MS);
+/** Options that make a patch call send `Content-Type: application/merge-patch+json`, bounded too. */
+export const mergePatchOptions = withRequestTimeout(REQUEST_TIMEOUT_MS, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+
+/** `dryRun: true` sends the write with `dryRun=All`: the API server validates and admits it, and stores nothing. */
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+const dryRunParam = (o: WriteOptions) => (o.dryRun ? { dryRun: 'All' } : {});
 
 export class KubeObjects {
   readonly api: CustomObjectsApi;
@@ -41,7 +50,7 @@ export class KubeObjects {
   /** The object, or undefined when it does not exist. */
   async get(k: KindRef, namespace: string, name: string): Promise<KubeObject | undefined> {
     try {
-      return (await this.api.getNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, name })) as KubeObject;
+      return (await this.api.getNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, name }, withTimeout)) as KubeObject;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -49,24 +58,19 @@ export class KubeObjects {
   }
 
   /** JSON merge patch (RFC 7386) of the object; include metadata.resourceVersion for a precondition (409 on mismatch). */
-  async mergePatch(k: KindRef, namespace: string, name: string, patch: JsonObject): Promise<KubeObject> {
+  async mergePatch(k: KindRef, namespace: string, name: string, patch: JsonObject, opts: WriteOptions = {}): Promise<KubeObject> {
     return (await this.api.patchNamespacedCustomObject(
-      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: FIELD_MANAGER },
+      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: FIELD_MANAGER, ...dryRunParam(opts) },
       mergePatchOptions,
     )) as KubeObject;
   }
 
-  /** JSON merge patch of the status subresource. */
-  async mergePatchStatus(k: KindRef, namespace: string, name: string, patch: JsonObject): Promise<KubeObject> {
-    return (await this.api.patchNamespacedCustomObjectStatus(
-      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: FIELD_MANAGER },
-      mergePatchOptions,
-    )) as KubeObject;
-  }
-
-  async create(k: KindRef, namespace: string, name: string, spec: JsonObject): Promise<KubeObject> {
+  async create(k: KindRef, namespace: string, name: string, spec: JsonObject, opts: WriteOptions = {}): Promise<KubeObject> {
     const body = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, metadata: { name, namespace }, spec };
-    return (await this.api.createNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, body, fieldManager: FIELD_MANAGER })) as KubeObject;
+    return (await this.api.createNamespacedCustomObject(
+      { group: k.group, version: k.version, namespace, plural: k.plural, body, fieldManager: FIELD_MANAGER, ...dryRunParam(opts) },
+      withTimeout,
+    )) as KubeObject;
   }
 }
 
@@ -94,4 +98,3 @@ export function objectState(obj: KubeObject | undefined): ObjectState {
   return state;
 }
 
-export { API_VERSION };

@@ -3,7 +3,7 @@
  * records on the route objects (annotation `vmrollout.io/out-of-rotation` on the VMAuth / VMUsers)
  * say was removed, and deletes those records — the same restore code as the workflow's rejoin
  * (activities/routes.ts), with NO safety check: whether the zone's VMCluster is fit to serve reads
- * is the person's decision.
+ * is the person's decision. With --vmdc, the object's status then reports what the records say.
  *
  *   npx tsx scripts/release-zone.ts --namespace NS (--vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]
  *   npx tsx scripts/release-zone.ts --namespace NS (--vmdc NAME | --uid UID) --list [--kubeconfig PATH]
@@ -22,7 +22,10 @@ import { KubeObjects } from '../activities/kube-objects';
 import { describeRemoved, restoreRecordedZone } from '../activities/routes';
 import { describeError } from '../activities/errors';
 import { isNotFound } from '../kube/errors';
-import { listAllRouteRecords, listRouteRecords, routeObjectLabel, type RecordedRoute } from '../kube/route-records';
+import { listAllRouteRecords, listRouteRecords, recordedZones, routeObjectLabel, type RecordedRoute } from '../kube/route-records';
+import { vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
+import { withRecordedZones } from '../activities/status';
+import type { VmdcObject } from '../trigger/vmdc-object';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 
 const USAGE = `usage: npx tsx scripts/release-zone.ts --namespace NS (--vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]
@@ -147,6 +150,20 @@ async function main(args: Args): Promise<void> {
     for (const w of what) console.log(`  ${w}`);
   }
   console.log(`zone ${zone} of ${who} is back in read rotation on ${restored.filter((r) => r.record).length} route(s)`);
+  if (args.vmdc && (await reportInStatus(kc, namespace, args.vmdc, uid!, kube))) console.log(`status.zonesOutOfRotation of ${who} updated from the records`);
+}
+
+/**
+ * The status says what the records say (a workflow that is still running would write the same at
+ * its next status write; one that has ended never writes again).
+ */
+async function reportInStatus(kc: KubeConfig, namespace: string, name: string, uid: string, kube: KubeObjects): Promise<boolean> {
+  const recorded = recordedZones(await listRouteRecords(kube.api, namespace, uid, timeout)).map((z) => z.zone);
+  return writeVmdcStatus(vmdcStatusClient<VmdcObject>(kc), { namespace, name }, (fresh) => {
+    if (fresh.metadata?.uid !== uid || !fresh.status) return undefined;
+    const { zonesOutOfRotation, zones } = withRecordedZones(fresh.status, recorded);
+    return { zonesOutOfRotation, ...(zones ? { zones } : {}) };
+  });
 }
 
 let args: Args;

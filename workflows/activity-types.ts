@@ -70,7 +70,12 @@ export interface RolloutActivities {
   }): Promise<{ stale: boolean; superseded: string[] }>;
 
   /** Write the CR status via the status subresource, only while the object is still at this generation, or while status.workflow names the calling workflow (an adopted paused-only generation). */
-  writeStatus(input: { object: ObjectGeneration; status: VMDistributedClusterStatus }): Promise<{ written: boolean }>;
+  writeStatus(input: {
+    object: ObjectGeneration;
+    status: VMDistributedClusterStatus;
+    /** From the route-records version on: `zonesOutOfRotation` is taken from the records on the routes. */
+    fromRecords?: boolean;
+  }): Promise<{ written: boolean }>;
 
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;
 
@@ -84,6 +89,8 @@ export interface RolloutActivities {
     name: string;
     patch: JsonObject;
     create: boolean;
+    /** Send it with `dryRun=All`: validated and admitted by the API server, stored nowhere (a preflight). */
+    dryRun?: boolean;
   }): Promise<{ generation: number; created: boolean; changed: boolean }>;
 
   /**

@@ -18,13 +18,15 @@ export const FailureType = {
   RecordsUnreadable: 'RecordsUnreadable',
   /** A zone no longer in the spec is recorded out of reads: a person must release it or add it back. */
   OrphanedRecord: 'OrphanedRecord',
+  /** The API server refuses a write (400/403/404/422): retrying the same request cannot help. */
+  PatchRejected: 'PatchRejected',
   /** The API server refuses the status (4xx other than conflict/not found): it will not go away by itself. */
   StatusRejected: 'StatusRejected',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failures that retrying the same activity cannot fix. */
-export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord];
+export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected];
 
 /** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
 export function stepFailure(type: FailureType, message: string): ApplicationFailure {

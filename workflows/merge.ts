@@ -1,10 +1,81 @@
-// Desired specs as composed JSON merge patches (RFC 7386). Pure: no Temporal imports, safe in
-// the workflow sandbox (json-merge-patch is plain JS and bundles fine) and in unit tests.
-import { apply, merge } from 'json-merge-patch';
+// Desired specs as composed JSON merge patches (RFC 7386). Pure: no Temporal imports, no Node APIs,
+// safe in the workflow sandbox and in unit tests.
+//
+// Every key is plain data. The VM operator's specs are free-form maps, so `__proto__`,
+// `constructor`, `prototype`, `toString`... are keys like any other (JSON.parse makes `__proto__` an
+// own property; so does the API server's JSON). Hence: every object built here has a null
+// prototype (assigning `__proto__` to it creates a data property, nothing is inherited, no global
+// prototype can be reached), keys are only ever enumerated with Object.keys (own, enumerable) and
+// read after an own-property check. Null-prototype objects serialize with JSON.stringify exactly
+// like plain ones, so Temporal's JSON payload converter and the Kubernetes client carry them as is.
 import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from '../api/types';
 
-function clone<T extends JsonValue | undefined>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+function isObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A fresh object with no prototype. */
+function dict(): JsonObject {
+  return Object.create(null) as JsonObject;
+}
+
+/** The own value of `o[k]`, never an inherited one. */
+function ownValue(o: JsonObject, k: string): JsonValue | undefined {
+  return hasOwn(o, k) ? o[k] : undefined;
+}
+
+/** A deep copy; objects get a null prototype; `undefined` members are dropped (as JSON would). */
+function copy(v: JsonValue): JsonValue {
+  if (Array.isArray(v)) return v.map((x) => (x === undefined ? null : copy(x)));
+  if (!isObject(v)) return v;
+  const out = dict();
+  for (const k of Object.keys(v)) {
+    const x = v[k];
+    if (x !== undefined) out[k] = copy(x);
+  }
+  return out;
+}
+
+/** RFC 7386 MergePatch(target, patch) into a fresh value; neither input is touched. */
+function applyValue(target: JsonValue | undefined, patch: JsonValue): JsonValue {
+  if (!isObject(patch)) return copy(patch);
+  const out = dict();
+  const t = isObject(target) ? target : undefined;
+  // Target keys first, then new ones: the order json-merge-patch (and a PATCH) produces.
+  if (t) {
+    for (const k of Object.keys(t)) {
+      const tv = t[k];
+      if (tv === undefined) continue;
+      const pv = ownValue(patch, k);
+      if (pv === undefined) out[k] = copy(tv);
+      else if (pv !== null) out[k] = applyValue(tv, pv);
+    }
+  }
+  for (const k of Object.keys(patch)) {
+    const pv = patch[k];
+    if (pv === undefined || pv === null || (t && ownValue(t, k) !== undefined)) continue;
+    out[k] = applyValue(undefined, pv);
+  }
+  return out;
+}
+
+/** One patch equivalent to `a` then `b` (see composePatches for the one case it is not). */
+function mergePatches(a: JsonValue | undefined, b: JsonValue): JsonValue {
+  if (!isObject(a) || !isObject(b)) return copy(b);
+  const out = dict();
+  for (const k of Object.keys(a)) {
+    const av = a[k];
+    if (av === undefined) continue;
+    const bv = ownValue(b, k);
+    out[k] = bv === undefined ? copy(av) : mergePatches(av, bv);
+  }
+  for (const k of Object.keys(b)) {
+    const bv = b[k];
+    if (bv !== undefined && !hasOwn(out, k)) out[k] = copy(bv);
+  }
+  return out;
 }
 
 /** Deep structural equality of JSON values (key order ignored, array order significant). */
@@ -20,27 +91,28 @@ export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): b
   const bo = b as JsonObject;
   const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
   const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && jsonEqual(ao[k], bo[k]));
+  return ak.length === bk.length && ak.every((k) => hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
 }
 
 /**
  * Compose merge patches left to right into one patch: applying the result equals applying each in
- * turn, except for one case RFC 7386 cannot express in a single patch: a key deleted (`null`) by an
- * earlier patch and set to an object by a later one merges into the target's old object instead of
- * replacing it. Empty / undefined patches are ignored.
+ * turn, except where RFC 7386 cannot express it in a single patch: a key an earlier patch deletes
+ * (`null`) or sets to a non-object, and a later patch sets to an object, merges into the target's
+ * old object instead of replacing it. Empty / undefined patches are ignored. The result has null
+ * prototypes throughout.
  */
 export function composePatches(...patches: (JsonObject | undefined)[]): JsonObject {
-  let out: JsonObject = {};
+  let out: JsonObject = dict();
   for (const p of patches) {
     if (!p) continue;
-    out = merge(out, clone(p)) as JsonObject;
+    out = mergePatches(out, p) as JsonObject;
   }
   return out;
 }
 
-/** Apply a merge patch to a copy of `target` (the input is never mutated). */
+/** Apply a merge patch to a copy of `target` (the inputs are never mutated). */
 export function applyPatch(target: JsonObject | undefined, patch: JsonObject): JsonObject {
-  return apply(clone(target ?? {}), clone(patch)) as JsonObject;
+  return applyValue(target ?? dict(), patch) as JsonObject;
 }
 
 /** True when applying `patch` to `current` changes nothing. */
@@ -53,9 +125,7 @@ export function isUpToDate(current: JsonObject | undefined, patch: JsonObject): 
  * `overrideSpec` → `{ clusterVersion }`.
  */
 export function desiredClusterPatch(spec: Pick<NormalizedSpec, 'overrideSpec' | 'clusterVersion'>, zone: ZoneSpec): JsonObject {
-  return composePatches(zone.vmcluster.spec, spec.overrideSpec, zone.vmcluster.overrideSpec, {
-    clusterVersion: spec.clusterVersion,
-  });
+  return composePatches(zone.vmcluster.spec, spec.overrideSpec, zone.vmcluster.overrideSpec, { clusterVersion: spec.clusterVersion });
 }
 
 /** The VMCluster is created (with the zone's full spec) when absent only in the full-spec form. */

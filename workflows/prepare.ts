@@ -19,6 +19,8 @@ export function prepare(run: RolloutRun): Promise<Outcome> {
       const up = managedObjectPatch(zs.vmuser);
       if (zs.vmuser && up) items.push({ kind: 'VMUser', name: zs.vmuser.name, patch: up, create: createsObject(zs.vmuser) });
     }
+    // Nothing is applied unless the API server would take all of it.
+    if (run.preflight) for (const it of items) await step.applyObject({ kind: it.kind, namespace: ns, name: it.name, patch: it.patch, create: it.create, dryRun: true });
     for (const it of items) {
       const r = await step.applyObject({ kind: it.kind, namespace: ns, name: it.name, patch: it.patch, create: it.create });
       await wait.waitOperational({ kind: it.kind, namespace: ns, name: it.name, generation: r.generation, pollIntervalMs: st.pollIntervalMs });

@@ -45,11 +45,14 @@ export class RolloutRun {
    * themselves, and every decision about who is out of reads is taken from those records.
    */
   readonly records: boolean;
+  /** From this version on, every patch is first sent as a server-side dry run, before a zone leaves reads. */
+  readonly preflight: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
 
   constructor(readonly input: RolloutWorkflowInput, private readonly workflow: WorkflowRef) {
     const { object, spec, carried } = input;
     this.records = patched('route-records');
+    this.preflight = this.records && patched('preflight-dry-run');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
@@ -104,7 +107,7 @@ export class RolloutRun {
   async writeStatus(): Promise<{ written: boolean }> {
     for (;;) {
       try {
-        const r = await this.acts.status.writeStatus({ object: this.object, status: buildStatus(this.state, this.object, this.workflow, this.now()) });
+        const r = await this.acts.status.writeStatus({ object: this.object, status: buildStatus(this.state, this.object, this.workflow, this.now()), fromRecords: this.records });
         this.state.statusError = undefined;
         return r;
       } catch (err) {

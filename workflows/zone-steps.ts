@@ -22,6 +22,11 @@ type StepHandler = (c: ZoneContext) => Promise<void>;
 /** One handler per step: a step added to ZONE_STEPS without a handler does not compile. */
 export type ZoneStepHandlers = { readonly [S in ZoneStep]: StepHandler };
 
+/** The zone's VMCluster apply: the desired spec (global overlay, zone overlay, clusterVersion). */
+function clusterApply(run: RolloutRun, zs: ZoneSpec) {
+  return { kind: 'VMCluster' as const, namespace: run.ns, name: zs.vmcluster.name, patch: desiredClusterPatch(run.spec, zs), create: createsObject(zs.vmcluster) };
+}
+
 /** 1. Take the zone out of every managed read route, announced in the status first. */
 async function leaveReads(c: ZoneContext): Promise<void> {
   if (c.run.records) return leaveReadsRecorded(c);
@@ -61,6 +66,8 @@ async function leaveReads(c: ZoneContext): Promise<void> {
  */
 async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<void> {
   const { step } = run.acts;
+  // A patch the API server refuses fails the zone here, while it is still in reads.
+  if (run.preflight) await step.applyObject({ ...clusterApply(run, zs), dryRun: true });
   const snaps = await step.readRoutes({ namespace: run.ns, routes: run.routes });
   let plan: RouteRemoval[];
   try {
@@ -97,13 +104,7 @@ async function waitForSwitch({ run, z, edited }: ZoneContext): Promise<void> {
 async function upgrade({ run, z, zs }: ZoneContext): Promise<void> {
   z.patchAttempted = true;
   z.drainedConfirmed = false;
-  const r = await run.acts.step.applyObject({
-    kind: 'VMCluster',
-    namespace: run.ns,
-    name: zs.vmcluster.name,
-    patch: desiredClusterPatch(run.spec, zs),
-    create: createsObject(zs.vmcluster),
-  });
+  const r = await run.acts.step.applyObject(clusterApply(run, zs));
   z.vmclusterGeneration = r.generation;
 }
 

@@ -414,6 +414,8 @@ export interface E2EStackOptions {
   strategy: Record<string, unknown>;
   /** Default `${DEFAULT_TASK_QUEUE}-e2e`. */
   taskQueue?: string;
+  /** The trigger's FINALIZER_RECHECK_INTERVAL (default: the trigger's). */
+  finalizerRecheckIntervalMs?: number;
   log?: (m: string) => void;
 }
 
@@ -539,6 +541,7 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
         logLevel: 'warn',
         relistIntervalMs: 60_000,
         watchIdleTimeoutMs: 60_000,
+        ...(opts.finalizerRecheckIntervalMs !== undefined ? { finalizerRecheckIntervalMs: opts.finalizerRecheckIntervalMs } : {}),
       },
       { kubeConfig: kc, temporalClient: temporal.client, serveMetrics: false },
     ));

@@ -431,7 +431,7 @@ describe('writeStatus rejected by the API server', () => {
         if (first) {
           first = false;
           // Someone else writes the status between our GET and PATCH: a real 409.
-          await objects.mergePatchStatus(VMDC_KIND, ns, 'st409', { status: { message: 'someone else' } });
+          await objects.api.patchNamespacedCustomObjectStatus({ ...VMDC_KIND, namespace: ns, name: 'st409', body: { status: { message: 'someone else' } } }, mergePatchOptions);
         }
         try {
           return await real.mergePatchStatus(n, name, body);

@@ -204,7 +204,7 @@ describe('writeStatus', () => {
     // paused-only edit: generation + 1, the trigger records it and keeps status.workflow
     await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { paused: true } } }, mergePatchOptions);
     const g2 = object.generation + 1;
-    await objects.mergePatchStatus(VMDC_KIND, NS, 'st-adopt', { status: { observedGeneration: g2 } });
+    await objects.api.patchNamespacedCustomObjectStatus({ ...VMDC_KIND, namespace: NS, name: 'st-adopt', body: { status: { observedGeneration: g2 } } }, mergePatchOptions);
     expect(await write(own.id, { observedGeneration: object.generation, workflow: own, phase: 'Paused', message: 'paused' })).toEqual({ written: true });
     let got = (await objects.get(VMDC_KIND, NS, 'st-adopt'))!;
     expect(got.status).toMatchObject({ phase: 'Paused', message: 'paused', observedGeneration: g2, workflow: own });
@@ -214,7 +214,7 @@ describe('writeStatus', () => {
     // a real change: the trigger moves status.workflow to the new generation's workflow → superseded, no more writes
     await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatchOptions);
     const next = { id: 'vmdc/default/st-adopt/g3-x', runId: 'r3' };
-    await objects.mergePatchStatus(VMDC_KIND, NS, 'st-adopt', { status: { observedGeneration: g2 + 1, workflow: next } });
+    await objects.api.patchNamespacedCustomObjectStatus({ ...VMDC_KIND, namespace: NS, name: 'st-adopt', body: { status: { observedGeneration: g2 + 1, workflow: next } } }, mergePatchOptions);
     expect(await write(own.id, { phase: 'Superseded' })).toEqual({ written: false });
     got = (await objects.get(VMDC_KIND, NS, 'st-adopt'))!;
     expect(got.status).toMatchObject({ phase: 'Paused', observedGeneration: g2 + 1, workflow: next });
@@ -273,5 +273,37 @@ describe('applyObject / readObject / waitOperational', () => {
     expect((err as ApplicationFailure).type).toBe('ObjectFailed');
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
     expect((err as ApplicationFailure).message).toContain('cannot pull image v1');
+  });
+});
+
+describe('applyObject: the server-side dry run, and requests the API server refuses for good', () => {
+  const refusal = async (p: Promise<unknown>): Promise<ApplicationFailure> => {
+    const err = await p.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    return err as ApplicationFailure;
+  };
+
+  it('a dry run is admitted by the API server and stores nothing (patch and create)', async () => {
+    await createVM('VMCluster', 'dry-a', { clusterVersion: 'v1' });
+    const before = (await objects.get(vmKind('VMCluster'), NS, 'dry-a'))!;
+    const r = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'dry-a', patch: { clusterVersion: 'v2' }, create: false, dryRun: true });
+    expect(r.created).toBe(false);
+    const after = (await objects.get(vmKind('VMCluster'), NS, 'dry-a'))!;
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.spec).toEqual({ clusterVersion: 'v1' });
+    expect(await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'dry-b', patch: { clusterVersion: 'v2' }, create: true, dryRun: true })).toMatchObject({ created: true });
+    expect(await objects.get(vmKind('VMCluster'), NS, 'dry-b')).toBeUndefined();
+  });
+
+  it.each([
+    ['404: the namespace does not exist', 'no-such-namespace', 'dry-c', /HTTP 404/],
+    ['422: an invalid object name', NS, 'Not_A_DNS_Name', /HTTP 422/],
+  ])('%s fails at once, non-retryable PatchRejected with the API server message (dry run or not)', async (_what, namespace, name, message) => {
+    for (const dryRun of [true, false]) {
+      const err = await refusal(run('applyObject', { kind: 'VMCluster', namespace, name, patch: { clusterVersion: 'v2' }, create: true, dryRun }));
+      expect(err.type).toBe('PatchRejected');
+      expect(err.nonRetryable).toBe(true);
+      expect(err.message).toMatch(message);
+    }
   });
 });

@@ -1,8 +1,9 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { objectState } from '../../activities/kube-objects';
-import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status';
+import { mayWriteStatus, statusPatch, sameGeneration, StepTimer, withRecordedZones } from '../../activities/status';
 import { decideTakeOver } from '../../activities/take-over';
 import { parseWorkflowId, runningWorkflowsQuery } from '../../api/rollout-contract';
+import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
 import { operationalVerdict } from '../../activities/wait-operational';
 import { metricsURL, podsFromEndpointSlices } from '../../activities/vmagent-queue';
 import { authorizationFromSecretData } from '../../activities/vmagent-auth';
@@ -155,5 +156,31 @@ describe('authorizationFromSecretData', () => {
     expect(authorizationFromSecretData({ user: b64('u'), pw: b64('p') }, { secretName: 's', usernameKey: 'user', passwordKey: 'pw' })).toBe(`Basic ${b64('u:p')}`);
     expect(authorizationFromSecretData({ other: b64('x') }, { secretName: 's' })).toBeUndefined();
     expect(authorizationFromSecretData(undefined, { secretName: 's' })).toBeUndefined();
+  });
+});
+
+describe('withRecordedZones: the status reports what the route records say', () => {
+  const status = (out: string[], phases: Record<string, string>): VMDistributedClusterStatus => ({
+    phase: 'Progressing',
+    zonesOutOfRotation: out,
+    zones: Object.entries(phases).map(([name, phase]) => ({ name, phase: phase as ZonePhase, ...(out.includes(name) ? { message: `why ${name}` } : {}) })),
+  });
+
+  test('a zone released by hand (no record left) is reported back in reads, with a message', () => {
+    const s = withRecordedZones(status(['az-b'], { 'az-a': 'Done', 'az-b': 'Failed', 'az-c': 'Pending' }), []);
+    expect(s.zonesOutOfRotation).toEqual([]);
+    expect(s.zones?.find((z) => z.name === 'az-b')?.message).toBe('back in read rotation: released by hand');
+  });
+
+  test('a recorded zone the workflow does not know of is reported out, with a message; rollout order kept', () => {
+    const s = withRecordedZones(status([], { 'az-c': 'Pending', 'az-a': 'Done', 'az-b': 'Pending' }), ['az-b', 'az-c']);
+    expect(s.zonesOutOfRotation).toEqual(['az-c', 'az-b']);
+    expect(s.zones?.find((z) => z.name === 'az-b')?.message).toBe('out of read rotation: recorded on its routes');
+  });
+
+  test('the zone announced leaving (phase LeavingReads) is reported before its record exists; a Failed one is not', () => {
+    expect(withRecordedZones(status(['az-a'], { 'az-a': 'LeavingReads', 'az-b': 'Pending' }), []).zonesOutOfRotation).toEqual(['az-a']);
+    expect(withRecordedZones(status(['az-a'], { 'az-a': 'Failed', 'az-b': 'Pending' }), []).zonesOutOfRotation).toEqual([]);
+    expect(withRecordedZones(status(['az-a'], { 'az-a': 'Failed', 'az-b': 'Pending' }), ['az-a']).zones?.[0]?.message).toBe('why az-a');
   });
 });

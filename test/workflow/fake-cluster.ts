@@ -48,6 +48,8 @@ export class FakeCluster {
   readonly routes = new Map<string, JsonObject[]>();
   /** Route key -> the out-of-rotation records on that route object (as its annotation would hold them). */
   readonly records = new Map<string, RouteRecords>();
+  /** `<kind>/<name>` -> the API server's message refusing any write of that object (a 422, say). */
+  readonly refused = new Map<string, string>();
   /** The next this-many status writes are rejected as the API server rejects an invalid status (422). */
   rejectStatusWrites = 0;
   /** Spec keys the API server drops, as a structural CRD schema prunes unknown fields. */
@@ -203,8 +205,14 @@ export class FakeCluster {
         return s;
       },
 
-      applyObject: async ({ kind, name, patch, create }) => {
-        await this.enter(`applyObject:${kind}:${name}`);
+      applyObject: async ({ kind, name, patch, create, dryRun }) => {
+        await this.enter(`${dryRun ? 'dryRun' : 'applyObject'}:${kind}:${name}`);
+        const refusal = this.refused.get(`${kind}/${name}`);
+        if (refusal) throw ApplicationFailure.nonRetryable(`applyObject: the API server refused the request: ${refusal}`, FailureType.PatchRejected);
+        if (dryRun) {
+          const cur = this.objects.get(`${kind}/${name}`);
+          return { generation: cur?.exists ? cur.generation : 1, created: !cur?.exists, changed: false };
+        }
         const o = this.obj(kind, name);
         if (!o.exists) {
           if (!create) throw ApplicationFailure.nonRetryable(`${kind} ${name} not found`, 'NotFound');
