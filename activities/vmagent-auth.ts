@@ -1,6 +1,7 @@
 // Optional credentials for vmagent /metrics (-metricsAuthKey is a query arg and not supported;
 // a proxy or -httpAuth.* in front of /metrics is): bearer token or basic auth from a Secret.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 
 export interface VmagentAuthConfig {
   secretName: string;
@@ -35,7 +36,7 @@ export class VmagentAuth {
   /** Headers for a scrape; throws when the Secret cannot be read or holds no credentials. */
   async headers(defaultNamespace: string): Promise<Record<string, string>> {
     const namespace = this.cfg.secretNamespace ?? defaultNamespace;
-    const secret = await this.core.readNamespacedSecret({ name: this.cfg.secretName, namespace });
+    const secret = await this.core.readNamespacedSecret({ name: this.cfg.secretName, namespace }, withRequestTimeout(REQUEST_TIMEOUT_MS));
     const auth = authorizationFromSecretData(secret.data, this.cfg);
     if (!auth) throw new Error(`Secret ${namespace}/${this.cfg.secretName} has none of the keys ${this.cfg.tokenKey ?? 'token'}, ${this.cfg.usernameKey ?? 'username'}`);
     return { authorization: auth };

@@ -1,6 +1,13 @@
 // Pure: from one vmagent's /metrics text to the pending bytes of one zone's remote write queues,
 // and from per-pod readings to a QueueSample. See vmagent-url.ts for the vmagent facts.
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+//
+// The page is read strictly for the three families we rely on (QUEUE_FAMILIES): a line of one of
+// them that is not exactly a Prometheus text-format sample, a series that appears twice, or a value
+// that is not a decimal float makes the whole page unreadable ("not drained", with the line and the
+// reason), never a silent 0. No npm parser does this: parse-prometheus-text-format (which this
+// replaced) passes values on unchecked (`0x10` then read as 16, an empty value as 0), reads a broken
+// label quote as "no labels" and keeps the last of two duplicate series; prom2javascript and
+// @platformatic/promotel use parseFloat (`1_000` → 1, `0x10` → 0).
 import type { QueueSample } from '../workflows/activity-types';
 import type { RemoteWriteQueue } from './vmagent-url';
 
@@ -10,6 +17,8 @@ export const PENDING_METRIC = 'vmagent_remotewrite_pending_data_bytes';
 export const FALLBACK_METRIC = 'vm_persistentqueue_bytes_pending';
 /** Send retries per remote write (label url only): grows while a block in flight keeps failing. */
 export const RETRIES_METRIC = 'vmagent_remotewrite_retries_count_total';
+/** The families read from the page, strictly; every other line is skipped unread. */
+export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC];
 
 export interface PendingSeries {
   metric: string;
@@ -17,72 +26,180 @@ export interface PendingSeries {
   value: number;
 }
 
+/** The page cannot be trusted: a line of a queue family is malformed, or a series repeats. */
+export class MetricsPageError extends Error {
+  override name = 'MetricsPageError';
+}
+
+const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
+function skipBlanks(line: string, i: number): number {
+  while (isBlank(line[i])) i++;
+  return i;
+}
+const METRIC_NAME = /[a-zA-Z_:][a-zA-Z0-9_:]*/y;
+const LABEL_NAME = /[a-zA-Z_][a-zA-Z0-9_]*/y;
+const NAME_CHAR = /[a-zA-Z0-9_:]/;
+/** The characters of a label value up to the next quote, backslash or U+FFFD (invalid UTF-8). */
+const PLAIN_RUN = /[^"\\\uFFFD]*/y;
 /**
- * Drops blanks between label pairs (`{a="x", b="y"}` → `{a="x",b="y"}`), outside quoted values.
- * vmagent registers its queue gauges as `name{path=%q, url=%q}` and prints them verbatim; the
- * Prometheus text format allows those blanks, but parse-prometheus-text-format rejects them.
+ * A float in decimal notation (what Go's ParseFloat reads, less hex, underscores and inf/nan
+ * spellings). Written so that a failing match never backtracks (`\d+\.?\d*` would: quadratic time
+ * on a long run of digits with a bad end).
  */
-export function normalizeSampleLine(line: string): string {
-  let out = '';
-  let inLabels = false;
-  let inQuote = false;
-  let afterComma = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (inQuote) {
-      out += c;
-      if (c === '\\' && i + 1 < line.length) {
-        out += line[++i];
-      } else if (c === '"') {
-        inQuote = false;
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A sample value of the text format: a decimal float, or exactly `NaN`, `+Inf`, `-Inf` (the format's
+ * special values; the caller decides what they mean). Anything else (`0x10`, `1_000`, ``, `inf`,
+ * `Infinity`, `1,5`) is undefined.
+ */
+export function parseSampleValue(token: string): number | undefined {
+  if (token === 'NaN') return NaN;
+  if (token === '+Inf') return Infinity;
+  if (token === '-Inf') return -Infinity;
+  return DECIMAL.test(token) ? Number(token) : undefined;
+}
+
+export interface ParsedSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * One sample line of the Prometheus text exposition format (0.0.4), strictly:
+ *   name [blanks] [ "{" label="value" { "," label="value" } [","] "}" ] blanks value [blanks timestamp] [blanks]
+ * with blanks (space, tab) allowed between the tokens inside the braces, label values escaped only
+ * with `\\`, `\"` and `\n`, no label name twice, a value as parseSampleValue reads it, and an int64
+ * timestamp (ignored). Returns the sample, or why the line is not one.
+ */
+export function parseSampleLine(line: string): ParsedSample | { error: string } {
+  let i = 0;
+  const at = () => (i < line.length ? `${JSON.stringify(line[i])} at column ${i + 1}` : 'end of line');
+  i = skipBlanks(line, i);
+  METRIC_NAME.lastIndex = i;
+  const name = METRIC_NAME.exec(line)?.[0];
+  if (!name) return { error: `expected a metric name, found ${at()}` };
+  i += name.length;
+  const afterName = i;
+  i = skipBlanks(line, i);
+  if (line[i] !== '{') i = afterName; // the blanks were the ones before the value
+  const labels: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (line[i] === '{') {
+    i++;
+    for (;;) {
+      i = skipBlanks(line, i);
+      if (line[i] === '}') break;
+      LABEL_NAME.lastIndex = i;
+      const label = LABEL_NAME.exec(line)?.[0];
+      if (!label) return { error: `expected a label name or "}", found ${at()}` };
+      i += label.length;
+      i = skipBlanks(line, i);
+      if (line[i] !== '=') return { error: `expected "=" after label ${label}, found ${at()}` };
+      i++;
+      i = skipBlanks(line, i);
+      if (line[i] !== '"') return { error: `expected '"' to open the value of label ${label}, found ${at()}` };
+      i++;
+      let value = '';
+      for (;;) {
+        PLAIN_RUN.lastIndex = i;
+        const run = PLAIN_RUN.exec(line)![0];
+        value += run;
+        i += run.length;
+        if (i >= line.length) return { error: `unterminated value of label ${label}` };
+        const c = line[i++]!;
+        if (c === '"') break;
+        if (c === '\uFFFD') return { error: `invalid UTF-8 in the value of label ${label}` };
+        const e = line[i++];
+        if (e === '\\' || e === '"') value += e;
+        else if (e === 'n') value += '\n';
+        else return { error: `invalid escape ${JSON.stringify(`\\${e ?? ''}`)} in the value of label ${label}` };
       }
-      continue;
-    }
-    if (inLabels) {
-      if (c === '"') {
-        inQuote = true;
-        afterComma = false;
-      } else if (c === ',') {
-        afterComma = true;
-      } else if (c === '}') {
-        inLabels = false;
-        afterComma = false;
-      } else if ((c === ' ' || c === '\t') && afterComma) {
+      if (Object.prototype.hasOwnProperty.call(labels, label)) return { error: `label ${label} appears twice` };
+      labels[label] = value;
+      i = skipBlanks(line, i);
+      if (line[i] === ',') {
+        i++;
         continue;
       }
-      out += c;
-      continue;
+      if (line[i] !== '}') return { error: `expected "," or "}" after the value of label ${label}, found ${at()}` };
+      break;
     }
-    if (c === '{') inLabels = true;
-    out += c;
+    i++; // the "}"
   }
-  return out;
+  if (!isBlank(line[i])) return { error: i < line.length ? `expected a blank before the value, found ${at()}` : 'no value' };
+  i = skipBlanks(line, i);
+  const valueStart = i;
+  while (i < line.length && !isBlank(line[i])) i++;
+  const token = line.slice(valueStart, i);
+  if (token === '') return { error: 'no value' };
+  const value = parseSampleValue(token);
+  if (value === undefined) return { error: `value ${JSON.stringify(token)} is not a decimal number, NaN, +Inf or -Inf` };
+  i = skipBlanks(line, i);
+  if (i < line.length) {
+    const tsStart = i;
+    while (i < line.length && !isBlank(line[i])) i++;
+    const ts = line.slice(tsStart, i);
+    if (!/^[+-]?\d{1,19}$/.test(ts) || BigInt(ts) < INT64_MIN || BigInt(ts) > INT64_MAX) {
+      return { error: `timestamp ${JSON.stringify(ts)} is not an int64 of milliseconds` };
+    }
+    i = skipBlanks(line, i);
+    if (i < line.length) return { error: `unexpected ${at()} after the timestamp` };
+  }
+  return { name, labels, value };
 }
 
-function metricNameOf(line: string): string {
-  const m = /^[^\s{]+/.exec(line);
-  return m ? m[0] : '';
+/** The queue family a line belongs to: it starts (after blanks) with the family's name and no longer name. */
+function queueFamilyOf(line: string): string | undefined {
+  let i = 0;
+  while (isBlank(line[i])) i++;
+  if (line[i] !== 'v') return undefined; // every queue family starts with "vm"; most lines stop here
+  for (const f of QUEUE_FAMILIES) {
+    if (line.startsWith(f, i) && !NAME_CHAR.test(line[i + f.length] ?? '')) return f;
+  }
+  return undefined;
+}
+
+/** The line as shown in a message: at most 100 characters, control and invisible characters escaped. */
+function snippet(line: string): string {
+  const shown = line.length > 100 ? `${line.slice(0, 100)}…` : line;
+  return `\`${shown.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\``;
+}
+
+/** A series' identity: its name and its label set (in any order). */
+function seriesKey(name: string, labels: Record<string, string>): string {
+  // Names have no "{", "=", ",", ":" ambiguity left once each value carries its length.
+  let key = `${name}{`;
+  for (const k of Object.keys(labels).sort()) key += `${k}=${labels[k]!.length}:${labels[k]},`;
+  return key;
 }
 
 /**
- * The queue series of a vmagent /metrics text: only the lines of the two queue metrics are
- * handed to the parser, so an unrelated exotic line elsewhere cannot make the scrape unreadable.
- * Throws when those lines themselves cannot be parsed.
+ * The queue series of a vmagent /metrics text. Only lines of QUEUE_FAMILIES are parsed, so an
+ * unrelated exotic line elsewhere cannot make the scrape unreadable. Throws MetricsPageError, naming
+ * the (1-based) line, when one of those lines is not a strict sample or a series appears twice.
  */
 export function parseQueueSeries(text: string): PendingSeries[] {
-  const wanted = new Set([PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC]);
-  const lines = text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l.length > 0 && !l.startsWith('#') && wanted.has(metricNameOf(l)))
-    .map(normalizeSampleLine);
-  if (lines.length === 0) return [];
   const out: PendingSeries[] = [];
-  for (const family of parsePrometheusTextFormat(lines.join('\n') + '\n')) {
-    if (!wanted.has(family.name)) continue;
-    for (const s of family.metrics) {
-      out.push({ metric: family.name, labels: s.labels ?? {}, value: s.value === undefined ? NaN : Number(s.value) });
-    }
+  const seen = new Map<string, number>();
+  let lineNo = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
+    lineNo++;
+    const family = queueFamilyOf(line);
+    if (!family) continue;
+    const parsed = parseSampleLine(line);
+    if ('error' in parsed) throw new MetricsPageError(`malformed line ${lineNo} of ${family}: ${parsed.error}: ${snippet(line)}`);
+    const key = seriesKey(parsed.name, parsed.labels);
+    const first = seen.get(key);
+    if (first !== undefined) throw new MetricsPageError(`duplicate series on lines ${first} and ${lineNo} of ${family}: ${snippet(line)}`);
+    seen.set(key, lineNo);
+    out.push({ metric: parsed.name, labels: parsed.labels, value: parsed.value });
   }
   return out;
 }
@@ -98,12 +215,23 @@ export type QueueReading =
   | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number }
   | { ok: false; message: string };
 
+const describeSeries = (s: PendingSeries) =>
+  `${s.metric}{${Object.entries(s.labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
+
+/** A value that cannot be a byte count or a counter (NaN, ±Inf, negative), described; else undefined. */
+function badValue(found: PendingSeries[], what: string): string | undefined {
+  const bad = found.find((s) => !Number.isFinite(s.value) || s.value < 0);
+  return bad ? `${describeSeries(bad)} has value ${bad.value}: ${what} must be a finite number >= 0`.slice(0, 300) : undefined;
+}
+
 /**
  * Pending bytes of one remote write queue in one vmagent's series:
  *  1. `vmagent_remotewrite_pending_data_bytes` whose `path` ends in `/<i+1>_<XXH64>`;
  *  2. else the same metric whose `url` is `<i+1>:secret-url` or `<i+1>:<url>`;
- *  3. else `vm_persistentqueue_bytes_pending` whose `path` ends in `/<i+1>_<XXH64>`.
- * Never the bare URL. No series, or a value that is not a finite number >= 0, is unreadable.
+ *  3. else, only on a page without any `vmagent_remotewrite_pending_data_bytes` series (a vmagent
+ *     that does not export it), `vm_persistentqueue_bytes_pending` whose `path` ends in `/<i+1>_<XXH64>`.
+ * Never the bare URL. No series, or a value that is not a finite number >= 0 (NaN, ±Inf, negative),
+ * is unreadable; so is such a value of the queue's send-retries counter.
  */
 export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): QueueReading {
   const primary = series.filter((s) => s.metric === PENDING_METRIC);
@@ -112,13 +240,16 @@ export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): Que
   const candidates: Array<[MatchedBy, PendingSeries[]]> = [
     ['path', primary.filter((s) => pathMatches(s.labels.path, queue.dirName))],
     ['url', primary.filter(urlMatches)],
-    ['fallback-path', series.filter((s) => s.metric === FALLBACK_METRIC && pathMatches(s.labels.path, queue.dirName))],
+    // A page that has the main metric but not for this queue is missing the queue: no fallback.
+    ['fallback-path', primary.length > 0 ? [] : series.filter((s) => s.metric === FALLBACK_METRIC && pathMatches(s.labels.path, queue.dirName))],
   ];
   for (const [matchedBy, found] of candidates) {
     if (found.length === 0) continue;
-    const bad = found.find((s) => !Number.isFinite(s.value) || s.value < 0);
-    if (bad) return { ok: false, message: `${bad.metric} has value ${bad.value}` };
+    const bad = badValue(found, 'pending bytes');
+    if (bad) return { ok: false, message: bad };
     const retries = series.filter((s) => s.metric === RETRIES_METRIC && urlMatches(s));
+    const badRetries = badValue(retries, 'a send-retries counter');
+    if (badRetries) return { ok: false, message: badRetries };
     return {
       ok: true,
       bytes: found.reduce((a, s) => a + s.value, 0),
@@ -139,7 +270,7 @@ export function readZoneQueues(text: string, queues: RemoteWriteQueue[]): QueueR
   try {
     series = parseQueueSeries(text);
   } catch (err) {
-    return { ok: false, message: `cannot parse /metrics: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300) };
+    return { ok: false, message: (err instanceof Error ? err.message : `cannot parse /metrics: ${String(err)}`).slice(0, 300) };
   }
   let bytes = 0;
   let count = 0;
@@ -198,7 +329,7 @@ export function buildQueueSample(
     : `${formatBytes(pendingBytes)} pending on ${readable.length}/${totalPods} vmagent pods`;
   if (!drained && unreadable.length === 0) message += ` (threshold ${formatBytes(opts.queueEmptyBytes)})`;
   if (unreadable.length > 0) {
-    const shown = unreadable.slice(0, 3).map((p) => `${p.pod}: ${p.reading.ok ? '' : p.reading.message}`);
+    const shown = unreadable.slice(0, 3).map((p) => `vmagent pod ${p.pod}: ${p.reading.ok ? '' : p.reading.message}`);
     message += `; ${unreadable.length} unreadable: ${shown.join('; ')}${unreadable.length > 3 ? '; …' : ''}`;
   }
   const sample: QueueSample = { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: message.slice(0, 1000) };

@@ -4,12 +4,70 @@ import { DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernet
 import type { QueueSample, QueueTarget } from '../workflows/activity-types';
 import { describeError } from './errors';
 import { vmKind, type KubeObjects } from './kube-objects';
-import { buildQueueSample, readZoneQueues, type PodReading } from './vmagent-match';
+import { buildQueueSample, formatBytes, readZoneQueues, type PodReading } from './vmagent-match';
 import { findZoneQueues, type RemoteWriteQueue } from './vmagent-url';
 import type { VmagentAuth } from './vmagent-auth';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const METRICS_PORT_NAME = 'http';
+/** Default time for one scrape: connecting, the headers and the whole body. */
+export const DEFAULT_SCRAPE_TIMEOUT_MS = 5_000;
+/**
+ * The largest vmagent /metrics page read, in bytes of the body (after content decoding). A vmagent
+ * page is ~100 KiB, plus ~30 lines per remote write and a few per scrape target; a larger page is
+ * refused (not drained) once this many bytes have come, instead of being buffered whole (a 300 MiB
+ * page once took 600 MiB of worker memory).
+ */
+export const MAX_METRICS_PAGE_BYTES = 16 * 1024 * 1024;
+
+/** A /metrics page over MAX_METRICS_PAGE_BYTES (or the cap given): not read further. */
+export class PageTooLargeError extends Error {
+  override name = 'PageTooLargeError';
+  constructor(maxBytes: number, detail: string) {
+    super(`page larger than ${formatBytes(maxBytes)} (${detail})`);
+  }
+}
+
+/**
+ * The body of `res` as UTF-8 text (invalid bytes become U+FFFD, which the parser refuses in a queue
+ * line), at most `maxBytes` of it: a larger Content-Length is refused unread, and a body that grows
+ * past the cap is cancelled at once. An abort of `signal` (the scrape timeout) cancels the read too,
+ * whether or not the fetch implementation ties its body to the signal.
+ */
+export async function readBodyCapped(res: Response, maxBytes: number, signal: AbortSignal): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? '');
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw new PageTooLargeError(maxBytes, `Content-Length ${declared}`);
+  }
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const onAbort = () => void reader.cancel(signal.reason).catch(() => {});
+  signal.addEventListener('abort', onAbort, { once: true });
+  let complete = false;
+  try {
+    const decoder = new TextDecoder('utf-8');
+    const parts: string[] = [];
+    let size = 0;
+    for (;;) {
+      if (signal.aborted) throw signal.reason;
+      const { done, value } = await reader.read();
+      if (signal.aborted) throw signal.reason;
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw new PageTooLargeError(maxBytes, `stopped reading after ${size} bytes`);
+      parts.push(decoder.decode(value, { stream: true }));
+    }
+    complete = true;
+    parts.push(decoder.decode());
+    return parts.join('');
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    // Whatever stopped the read, the rest of the body is not wanted: close the connection.
+    if (!complete) void reader.cancel().catch(() => {});
+  }
+}
 
 export interface VmagentPod {
   /** Pod name (targetRef) or address. */
@@ -58,7 +116,10 @@ export interface QueueReaderDeps {
   kubeConfig: KubeConfig;
   fetch?: typeof fetch;
   auth?: VmagentAuth;
+  /** One scrape, body included (default DEFAULT_SCRAPE_TIMEOUT_MS). */
   scrapeTimeoutMs?: number;
+  /** Default MAX_METRICS_PAGE_BYTES; tests lower it. */
+  maxPageBytes?: number;
   now?: () => Date;
 }
 
@@ -72,24 +133,32 @@ export class QueueReader {
   }
 
   async listPods(namespace: string, vmagentName: string): Promise<VmagentPod[]> {
-    const list = await this.discovery.listNamespacedEndpointSlice({
-      namespace,
-      labelSelector: `${SERVICE_NAME_LABEL}=vmagent-${vmagentName}`,
-    });
+    const list = await this.discovery.listNamespacedEndpointSlice(
+      { namespace, labelSelector: `${SERVICE_NAME_LABEL}=vmagent-${vmagentName}` },
+      withRequestTimeout(REQUEST_TIMEOUT_MS),
+    );
     return podsFromEndpointSlices(list.items);
   }
 
+  /** The pod's /metrics page; the timeout bounds the whole exchange, the body read included. */
   async scrape(pod: VmagentPod, headers: Record<string, string>, signal?: AbortSignal): Promise<string> {
-    const timeout = AbortSignal.timeout(this.deps.scrapeTimeoutMs ?? 5_000);
-    const res = await this.fetchFn(metricsURL(pod), {
-      headers,
-      signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-    });
+    const timeout = AbortSignal.timeout(this.deps.scrapeTimeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS);
+    const both = signal ? AbortSignal.any([timeout, signal]) : timeout;
+    const res = await this.fetchFn(metricsURL(pod), { headers, signal: both });
     if (!res.ok) {
       await res.body?.cancel().catch(() => {});
       throw new Error(`HTTP ${res.status} from ${metricsURL(pod)}`);
     }
-    return await res.text();
+    return await readBodyCapped(res, this.deps.maxPageBytes ?? MAX_METRICS_PAGE_BYTES, both);
+  }
+
+  private describeScrapeError(err: unknown): string {
+    if (err instanceof PageTooLargeError) return err.message;
+    // A DOMException's legacy `code` (23 for TimeoutError) is no HTTP status: say what happened.
+    if ((err as { name?: unknown } | undefined)?.name === 'TimeoutError') {
+      return `scrape error: no complete answer within ${this.deps.scrapeTimeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS} ms`;
+    }
+    return `scrape error: ${describeError(err)}`;
   }
 
   /** Never throws for a read problem (it becomes a not-drained sample); rethrows only an abort by `signal`. */
@@ -121,7 +190,7 @@ export class QueueReader {
           const text = await this.scrape(pod, headers, signal);
           return { pod: pod.name, reading: readZoneQueues(text, queues) };
         } catch (err) {
-          return { pod: pod.name, reading: { ok: false, message: `scrape error: ${describeError(err)}` } };
+          return { pod: pod.name, reading: { ok: false, message: this.describeScrapeError(err) } };
         }
       }),
     );

@@ -1,10 +1,15 @@
 // Kubernetes API errors: the HTTP status code of a failed @kubernetes/client-node request.
 
-/** HTTP status code of an ApiException (numeric `code`) or of anything with a numeric `statusCode`. */
+const isHttpStatus = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 100 && v <= 599;
+
+/**
+ * HTTP status code of an ApiException (numeric `code`) or of anything with a numeric `statusCode`.
+ * Other numeric codes (a DOMException's legacy `code`, a gRPC status) are not HTTP statuses.
+ */
 export function statusCode(err: unknown): number | undefined {
   const e = err as { code?: unknown; statusCode?: unknown } | undefined;
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
+  if (isHttpStatus(e?.code)) return e.code;
+  if (isHttpStatus(e?.statusCode)) return e.statusCode;
   return undefined;
 }
 

@@ -43,7 +43,7 @@ function applyValue(target: JsonValue | undefined, patch: JsonValue): JsonValue 
   if (!isObject(patch)) return copy(patch);
   const out = dict();
   const t = isObject(target) ? target : undefined;
-  // Target keys first, then new ones: the order json-merge-patch (and a PATCH) produces.
+  // Target keys first, then new ones: the order the API server's merge patch produces.
   if (t) {
     for (const k of Object.keys(t)) {
       const tv = t[k];

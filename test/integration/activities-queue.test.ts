@@ -10,6 +10,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import type { DrainHeartbeat } from '../../activities/vmagent-drain';
+import { FALLBACK_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent-match';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
@@ -119,6 +120,11 @@ it('both backends up: both zones drain', async () => {
     }, { timeoutMs: 30_000, intervalMs: 200, description: `zone ${z} drained`, diagnostics: () => agent.process.logTail() });
     expect(s).toMatchObject({ totalPods: 1, unreadablePods: 0, pendingBytes: 0 });
   }
+  // The real page passes the strict parser: every queue line well-formed, no series twice.
+  const series = parseQueueSeries(await agent.metricsText());
+  for (const metric of [PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC]) {
+    expect(series.filter((x) => x.metric === metric)).toHaveLength(2);
+  }
 });
 
 it('backend B stopped: pending bytes are zone B\'s only; waitQueueDrained(B) waits until B is back and its backlog is gone', async () => {
@@ -198,7 +204,9 @@ it('vmagent with -remoteWrite.showURL: the same queues are found', async () => {
   try {
     await createVMAgent('vs', [`${urlA()}?extra_label=via=showurl`, urlB()]);
     await createEndpointSlice('vs', [{ pod: 'vmagent-vs-0', port: shown.port }]);
-    expect(await shown.metricsText()).toContain(`url="1:${urlA()}?extra_label=via=showurl"`);
+    const page = await shown.metricsText();
+    expect(page).toContain(`url="1:${urlA()}?extra_label=via=showurl"`);
+    expect(parseQueueSeries(page).filter((x) => x.metric === PENDING_METRIC)).toHaveLength(2);
     const a = await sample({ ...target('a', 'vs'), remoteWriteURL: `${urlA()}?extra_label=via=showurl` });
     expect(a).toMatchObject({ drained: true, totalPods: 1, unreadablePods: 0 });
     const b = await sample(target('b', 'vs'));

@@ -4,13 +4,13 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { apply as applyMergePatch } from 'json-merge-patch';
 import { writeStatus, type CurrentObject } from '../../activities/status';
 import type { ActivityMetrics } from '../../activities/metrics';
 import { GROUP, PLURAL, VERSION } from '../../api/constants';
-import type { Condition, VMDistributedClusterStatus } from '../../api/types';
+import type { Condition, JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../../kube/status-writer';
 import { createKubeOps } from '../../trigger/kube';
+import { applyPatch } from '../../workflows/merge';
 
 type Obj = { metadata: { uid: string; generation: number; resourceVersion: string }; status?: VMDistributedClusterStatus };
 
@@ -41,7 +41,7 @@ class FakeVmdc implements VmdcStatusClient<Obj> {
     if (err) throw err;
     if (!this.obj) throw apiError(404);
     if (b.metadata?.resourceVersion && b.metadata.resourceVersion !== this.obj.metadata.resourceVersion) throw apiError(409);
-    this.obj.status = applyMergePatch(JSON.parse(JSON.stringify(this.obj.status ?? {})), b.status) as VMDistributedClusterStatus;
+    this.obj.status = applyPatch(this.obj.status as JsonObject | undefined, b.status as JsonObject) as VMDistributedClusterStatus;
     bump(this.obj);
   }
 }
