@@ -3,6 +3,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { statusCode } from '../kube/errors';
 import type { FailureType } from '../workflows/failures';
+import { redactURLsIn } from '../api/url';
 
 /**
  * A Kubernetes API error that retrying the same request cannot fix (400 bad request, 403
@@ -34,13 +35,13 @@ export function describeError(err: unknown): string {
       } else if (body && typeof body === 'object') {
         reason = (body as { message?: string }).message ?? '';
       }
-      return `HTTP ${code}${reason ? `: ${reason}` : ''}`.slice(0, 500);
+      return redactURLsIn(`HTTP ${code}${reason ? `: ${reason}` : ''}`).slice(0, 500);
     }
     if (err instanceof Error) {
       const cause = (err as { cause?: unknown }).cause;
       const causeMsg = cause instanceof Error ? `: ${cause.message}` : '';
-      return `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}${causeMsg}`.slice(0, 500);
+      return redactURLsIn(`${err.name === 'Error' ? '' : `${err.name}: `}${err.message}${causeMsg}`).slice(0, 500);
     }
   }
-  return String(err).slice(0, 500);
+  return redactURLsIn(String(err)).slice(0, 500);
 }

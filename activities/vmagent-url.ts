@@ -14,6 +14,7 @@
 // The VM operator passes spec.remoteWrite[i].url as the i-th -remoteWrite.url flag.
 import xxhash from 'xxhash-wasm';
 import type { XXHashAPI } from 'xxhash-wasm';
+import { normalizeURL, redactURL } from '../api/url';
 
 let hasher: Promise<XXHashAPI> | undefined;
 function getHasher(): Promise<XXHashAPI> {
@@ -101,7 +102,7 @@ export async function findZoneQueues(remoteWrite: unknown, target: ZoneRemoteWri
     const url = typeof entry?.url === 'string' ? entry.url : undefined;
     if (!url) continue;
     const isZone = target.remoteWriteURL
-      ? url === target.remoteWriteURL
+      ? normalizeURL(url) === normalizeURL(target.remoteWriteURL)
       : (() => {
           const host = hostOf(url);
           return host !== undefined && isVminsertHost(host, target.vmclusterName, target.namespace);
@@ -110,7 +111,7 @@ export async function findZoneQueues(remoteWrite: unknown, target: ZoneRemoteWri
   }
   if (matches.length === 0) {
     const want = target.remoteWriteURL
-      ? `url ${JSON.stringify(target.remoteWriteURL)}`
+      ? `url ${JSON.stringify(redactURL(target.remoteWriteURL))}`
       : `host vminsert-${target.vmclusterName} (bare or .${target.namespace}[.svc[.<domain>]])`;
     return { ok: false, message: `no VMAgent spec.remoteWrite entry with ${want}` };
   }

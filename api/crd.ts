@@ -31,6 +31,7 @@ export interface JSONSchemaProps {
   maxItems?: number;
   nullable?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-validations'?: { rule: string; message?: string; fieldPath?: string; reason?: string }[];
@@ -51,6 +52,7 @@ const COPIED_KEYS = [
   'maxItems',
   'nullable',
   'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-map-type',
   'x-kubernetes-list-type',
   'x-kubernetes-list-map-keys',
   'x-kubernetes-validations',

@@ -1,11 +1,15 @@
 // Go-style durations (`30s`, `1m`, `1h30m`, `500ms`, `1.5h`) as used in the VMDistributedCluster
-// spec. We accept a strict subset of Go's time.ParseDuration (which is also what Kubernetes CEL's
+// spec. We accept a strict subset of Go's time.ParseDuration (which is what Kubernetes CEL's
 // `duration()` parses), so a value the API server accepts is a value we accept and vice versa:
 //
 //   * one or more `<number><unit>` components, unit one of h, m, s, ms;
 //   * numbers are unsigned decimals with digits on both sides of an optional dot;
 //   * no sign, no spaces, no bare numbers (`0` and `30` are rejected: say `0s`, `30s`);
-//   * the total must be a whole number of milliseconds (`1.0005s` is rejected).
+//   * the value, computed exactly as Go computes it, must be a whole number of milliseconds
+//     (`100.5ms` and `1m0.0000001s` are rejected). Go computes a fraction in float64 and truncates
+//     to nanoseconds, so digits below a nanosecond are dropped (`1.0000000001s` is 1s) and a few
+//     long fractions land a nanosecond short (`0.500000000000000000h`): parseDuration does the
+//     same arithmetic, and the CRD checks `int(duration(self)) % 1000000 == 0` on Go's value.
 
 /** RE2-compatible (used as the CRD `pattern` too). */
 export const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(h|ms|m|s))+$';
@@ -21,10 +25,62 @@ const NS_PER_UNIT: Record<string, bigint> = {
   ms: 1_000_000n,
 };
 const NS_PER_MS = 1_000_000n;
+const TWO_63 = 1n << 63n;
 
 export type DurationParseResult = { ok: true; ms: number } | { ok: false; message: string };
 
 export const DURATION_FORMAT_MESSAGE = 'must be a duration like 30s, 1m, 500ms or 1h30m (units h, m, s, ms)';
+export const DURATION_WHOLE_MS_MESSAGE = 'must be a whole number of milliseconds';
+const TOO_LONG_MESSAGE = 'is far too long (Go durations end at about 292 years)';
+
+/** CEL (Kubernetes) for "a whole number of milliseconds": `int(duration)` is Go's nanosecond count. */
+export const DURATION_WHOLE_MS_CEL = 'int(duration(self)) % 1000000 == 0';
+
+/**
+ * Go's time.ParseDuration on a string already known to match DURATION_PATTERN: nanoseconds, or
+ * undefined where Go reports an overflow. Mirrors Go's leadingInt / leadingFraction / float64 math.
+ */
+export function goDurationNanos(value: string): bigint | undefined {
+  let d = 0n;
+  for (const m of value.matchAll(COMPONENT_RE)) {
+    const [, whole = '0', frac = '', unit = 's'] = m;
+    let v = 0n;
+    for (const c of whole) {
+      if (v > TWO_63 / 10n) return undefined;
+      v = v * 10n + BigInt(c.charCodeAt(0) - 48);
+      if (v > TWO_63) return undefined;
+    }
+    let f = 0n;
+    let scale = 1;
+    let overflow = false;
+    for (const c of frac) {
+      if (overflow) continue;
+      if (f > (TWO_63 - 1n) / 10n) {
+        overflow = true;
+        continue;
+      }
+      const y = f * 10n + BigInt(c.charCodeAt(0) - 48);
+      if (y > TWO_63) {
+        overflow = true;
+        continue;
+      }
+      f = y;
+      scale *= 10;
+    }
+    const per = NS_PER_UNIT[unit] ?? 0n;
+    if (v > TWO_63 / per) return undefined;
+    v *= per;
+    if (f > 0n) {
+      // Go: v += uint64(float64(f) * (float64(unit) / scale)); the conversion truncates.
+      v += BigInt(Math.trunc(Number(f) * (Number(per) / scale)));
+      if (v > TWO_63) return undefined;
+    }
+    d += v;
+    if (d > TWO_63) return undefined;
+  }
+  if (d > TWO_63 - 1n) return undefined;
+  return d;
+}
 
 /** Parses a Go-style duration into milliseconds. Never throws. */
 export function parseDuration(value: unknown): DurationParseResult {
@@ -37,19 +93,12 @@ export function parseDuration(value: unknown): DurationParseResult {
   if (!DURATION_RE.test(value)) {
     return { ok: false, message: DURATION_FORMAT_MESSAGE };
   }
-  let ns = 0n;
-  for (const m of value.matchAll(COMPONENT_RE)) {
-    const [, whole = '0', frac = '', unit = 's'] = m;
-    const per = NS_PER_UNIT[unit] ?? 0n;
-    ns += BigInt(whole) * per;
-    if (frac) ns += (BigInt(frac) * per) / 10n ** BigInt(frac.length);
-  }
+  const ns = goDurationNanos(value);
+  if (ns === undefined) return { ok: false, message: TOO_LONG_MESSAGE };
   if (ns % NS_PER_MS !== 0n) {
-    return { ok: false, message: 'must be a whole number of milliseconds' };
+    return { ok: false, message: DURATION_WHOLE_MS_MESSAGE };
   }
-  const ms = ns / NS_PER_MS;
-  if (ms > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, message: 'is far too long' };
-  return { ok: true, ms: Number(ms) };
+  return { ok: true, ms: Number(ns / NS_PER_MS) };
 }
 
 /** Parses or throws; for constants and tests. */

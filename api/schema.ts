@@ -1,18 +1,25 @@
 // The VMDistributedCluster schema: the single source of truth for validation (validateSpec, used by
 // the trigger) and for the CRD (api/crd.ts generates the OpenAPI schema from these zod schemas).
 //
-// Rules that JSON Schema cannot express (uniqueness, exactly-one-of, duration ranges, cross-field
-// duration rules) are checked by `crossFieldIssues` below AND carried into the CRD as CEL
-// `x-kubernetes-validations` through `.meta()`, so the API server rejects them too.
+// Rules that JSON Schema cannot express (uniqueness, exactly-one-of, duration ranges and whole
+// milliseconds, cross-field duration rules, derived-name limits, the remoteWriteURL grammar of
+// api/url.ts) are checked here AND carried into the CRD as CEL `x-kubernetes-validations` through
+// `.meta()`, so the API server rejects them too. Both sides accept exactly the same specs:
+// test/fixtures/bad-specs.ts runs a table of bad specs and generated near-valid values through
+// validateSpec and a real API server. The one rule no CRD can express, the nesting depth of
+// free-form values, is the API server's own JSON limit, which validateSpec applies exactly.
 import { z } from 'zod';
 import {
   DURATION_FORMAT_MESSAGE,
   DURATION_MAX_LENGTH,
   DURATION_PATTERN,
+  DURATION_WHOLE_MS_CEL,
+  DURATION_WHOLE_MS_MESSAGE,
   formatDuration,
   parseDuration,
   type DurationParseResult,
 } from './duration';
+import { checkHttpURL, HTTP_URL_MESSAGE, HTTP_URL_PATTERN, normalizeURL, redactURL, redactURLsIn, remoteWriteURLKeyCel } from './url';
 import type {
   JsonObject,
   JsonValue,
@@ -36,9 +43,27 @@ export const LIMITS = {
   urlMaxLength: 2048,
   /** 1 GiB: "empty" thresholds above that are a mistake (e.g. a unit confusion). */
   queueEmptyBytesMax: 1024 * 1024 * 1024,
-  /** Nesting depth of free-form objects (overlays, full specs). */
-  jsonMaxDepth: 64,
+  /**
+   * The API server's own nesting limit: it refuses a request whose JSON objects and arrays nest more
+   * than 10000 levels deep, counted from the object's root (level 1; `spec` is level 2).
+   */
+  serverJsonMaxDepth: 10000,
+  /**
+   * vmrollout's limit, the one rule stricter than the CRD (no CRD rule can limit the depth of
+   * free-form `x-kubernetes-preserve-unknown-fields` values): a value nested deeper cannot be
+   * carried safely through the JSON serializers, copies and merges between the API server, Temporal
+   * and the workflow (Node's recursive ones overflow the stack near 2000 levels). Refused here, it
+   * is a clear Invalid naming the field instead of a trigger or workflow that cannot proceed.
+   */
+  jsonMaxDepth: 1000,
+  /** A Kubernetes Service name: a DNS-1035 label of at most 63 characters. */
+  serviceNameMaxLength: 63,
+  /** A Kubernetes Secret name: a DNS-1123 subdomain of at most 253 characters. */
+  secretNameMaxLength: 253,
 } as const;
+
+/** `spec`'s own level in the object (the object's root is level 1). */
+const SPEC_LEVEL = 2;
 
 export type StrategyDurationField =
   | 'readDrainDelay'
@@ -141,8 +166,6 @@ export const DNS1123_SUBDOMAIN_PATTERN =
 export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A container image tag (OCI distribution spec grammar). */
 export const IMAGE_TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
-/** Coarse shape for the CRD; the full check (parseable, http/https, has a host) is in code and CEL. */
-export const REMOTE_WRITE_URL_PATTERN = '^(https?://[^\\s/?#]+.*)?$';
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
@@ -166,15 +189,70 @@ function describe(input: unknown): string {
   }
 }
 
-function objectName(kind: string, description: string) {
-  return z
+/**
+ * A name the VM operator derives from an object's name, that vmrollout relies on: the operator's
+ * default (prefixed) naming, e.g. `vminsert-<VMCluster name>` (VMCluster.PrefixedName), or
+ * `vmagent-<name>` / `vmauth-<name>` (VMAgent/VMAuth.PrefixedName), `vmuser-<name>` (VMUser's Secret).
+ */
+export interface DerivedName {
+  /** e.g. `vminsert-` */
+  prefixes: readonly string[];
+  /** What the derived names must be. */
+  kind: 'Service' | 'Secret';
+}
+
+/** The names vmrollout derives per managed kind, and the limits that follow. */
+export const DERIVED_NAMES = {
+  VMCluster: { prefixes: ['vminsert-', 'vmselect-'], kind: 'Service' },
+  VMAgent: { prefixes: ['vmagent-'], kind: 'Service' },
+  VMAuth: { prefixes: ['vmauth-'], kind: 'Service' },
+  VMUser: { prefixes: ['vmuser-'], kind: 'Secret' },
+} as const satisfies Record<string, DerivedName>;
+export type ManagedKind = keyof typeof DERIVED_NAMES;
+
+/** The longest name of `kind` whose derived names all fit. */
+export function derivedNameMaxLength(kind: ManagedKind): number {
+  const d: DerivedName = DERIVED_NAMES[kind];
+  const limit = d.kind === 'Service' ? LIMITS.serviceNameMaxLength : LIMITS.secretNameMaxLength;
+  return limit - Math.max(...d.prefixes.map((p) => p.length));
+}
+
+function derivedList(kind: ManagedKind): string {
+  return DERIVED_NAMES[kind].prefixes.map((p) => `${p}<name>`).join(' and ');
+}
+
+/** The messages of the derived-name rules (the same in validateSpec and the CRD). */
+export function derivedNameMessages(kind: ManagedKind): { length: string; dots?: string } {
+  const d: DerivedName = DERIVED_NAMES[kind];
+  const max = derivedNameMaxLength(kind);
+  const names = derivedList(kind);
+  if (d.kind === 'Secret') {
+    return { length: `must be at most ${max} characters: ${names} must fit a ${LIMITS.secretNameMaxLength}-character Secret name` };
+  }
+  return {
+    length: `must be at most ${max} characters: ${names} must fit a ${LIMITS.serviceNameMaxLength}-character Service name`,
+    dots: `must not contain '.': ${names} must be a valid Service name (a DNS-1035 label)`,
+  };
+}
+
+function objectName(kind: ManagedKind, description: string) {
+  const max = derivedNameMaxLength(kind);
+  const messages = derivedNameMessages(kind);
+  const rules: { rule: string; message: string }[] = [{ rule: `self.size() <= ${max}`, message: messages.length }];
+  let schema = z
     .string()
     .min(1, { error: 'must not be empty' })
     .max(LIMITS.nameMaxLength, { error: `must be at most ${LIMITS.nameMaxLength} characters` })
     .regex(new RegExp(DNS1123_SUBDOMAIN_PATTERN), {
       error: `must be a valid ${kind} name: a lowercase DNS-1123 subdomain (a-z, 0-9, '-' and '.', starting and ending with a letter or digit)`,
     })
-    .describe(description);
+    .refine((v) => v.length <= max, { error: messages.length });
+  if (messages.dots !== undefined) {
+    schema = schema.refine((v) => !v.includes('.'), { error: messages.dots });
+    rules.push({ rule: "!self.contains('.')", message: messages.dots });
+  }
+  const fit = DERIVED_NAMES[kind].prefixes.length > 1 ? 'fit' : 'fits';
+  return schema.describe(`${description} At most ${max} characters, so that ${derivedList(kind)} ${fit}.`).meta({ 'x-kubernetes-validations': rules });
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -185,27 +263,119 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
-/** Finds the first non-JSON value inside a candidate JSON value; returns its relative path. */
-function findNonJson(v: unknown, path: (string | number)[], depth: number): { path: (string | number)[]; why: string } | undefined {
-  if (depth > LIMITS.jsonMaxDepth) return { path, why: `is nested more than ${LIMITS.jsonMaxDepth} levels deep` };
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return undefined;
-  if (typeof v === 'number') return Number.isFinite(v) ? undefined : { path, why: `must be a JSON value (got ${String(v)})` };
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) {
-      if (!(i in v)) return { path: [...path, i], why: 'must be a JSON value (got an empty array slot)' };
-      const bad = findNonJson(v[i], [...path, i], depth + 1);
-      if (bad) return bad;
+/** The children of a JSON container: [key, value] pairs (array slots included, empty ones as undefined). */
+function childrenOf(v: object): [string | number, unknown][] {
+  if (Array.isArray(v)) return Array.from({ length: v.length }, (_, i) => [i, v[i]] as [number, unknown]);
+  return Object.keys(v).map((k) => [k, (v as Record<string, unknown>)[k]]);
+}
+
+function isContainer(v: unknown): v is object {
+  return Array.isArray(v) || isPlainObject(v);
+}
+
+/** The path from the root to a node of an iterative walk. */
+interface Trail {
+  key: string | number;
+  parent: Trail | undefined;
+}
+
+function trailPath(t: Trail | undefined): (string | number)[] {
+  const out: (string | number)[] = [];
+  for (let n = t; n; n = n.parent) out.push(n.key);
+  return out.reverse();
+}
+
+/**
+ * Finds the first non-JSON value inside a candidate JSON value (a value JSON cannot carry, an empty
+ * array slot, or a cycle); returns its relative path. Iterative: depth is bounded only by memory.
+ */
+function findNonJson(root: unknown): { path: (string | number)[]; why: string } | undefined {
+  const done = new Set<object>();
+  const onPath = new Set<object>();
+  // Depth-first, children after parents; a container is left (exit) once its children are done.
+  const stack: { v: unknown; trail: Trail | undefined; exit?: boolean; slot?: boolean }[] = [{ v: root, trail: undefined }];
+  while (stack.length > 0) {
+    const { v, trail, exit, slot } = stack.pop()!;
+    if (exit) {
+      onPath.delete(v as object);
+      done.add(v as object);
+      continue;
     }
-    return undefined;
-  }
-  if (isPlainObject(v)) {
-    for (const key of Object.keys(v)) {
-      const bad = findNonJson(v[key], [...path, key], depth + 1);
-      if (bad) return bad;
+    if (slot) return { path: trailPath(trail), why: 'must be a JSON value (got an empty array slot)' };
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number') {
+      if (Number.isFinite(v)) continue;
+      return { path: trailPath(trail), why: `must be a JSON value (got ${String(v)})` };
     }
-    return undefined;
+    if (!isContainer(v)) return { path: trailPath(trail), why: `must be a JSON value (got ${describe(v)})` };
+    if (onPath.has(v)) return { path: trailPath(trail), why: 'must be a JSON value (got a reference to an enclosing object: a cycle)' };
+    if (done.has(v)) continue; // shared (not cyclic): already checked
+    onPath.add(v);
+    stack.push({ v, trail, exit: true });
+    const kids = childrenOf(v);
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const [key, child] = kids[i]!;
+      const t = { key, parent: trail };
+      stack.push(Array.isArray(v) && !(key in v) ? { v: undefined, trail: t, slot: true } : { v: child, trail: t });
+    }
   }
-  return { path, why: `must be a JSON value (got ${describe(v)})` };
+  return undefined;
+}
+
+/**
+ * How many levels of JSON objects and arrays `root` nests (a scalar: 0; `{}`: 1; `{"a": []}`: 2),
+ * iteratively; shared sub-values are measured once, cycles count as infinitely deep.
+ */
+export function jsonDepth(root: unknown): number {
+  const height = new Map<object, number>();
+  const stack: { v: object; exit: boolean }[] = [];
+  if (isContainer(root)) stack.push({ v: root, exit: false });
+  while (stack.length > 0) {
+    const { v, exit } = stack.pop()!;
+    if (exit) {
+      let h = 0;
+      for (const [, child] of childrenOf(v)) {
+        if (isContainer(child)) h = Math.max(h, height.get(child) ?? Infinity);
+      }
+      height.set(v, h + 1);
+      continue;
+    }
+    if (height.has(v)) continue;
+    height.set(v, Infinity); // in progress: a cycle back to it stays infinite
+    stack.push({ v, exit: true });
+    for (const [, child] of childrenOf(v)) if (isContainer(child) && !height.has(child)) stack.push({ v: child, exit: false });
+  }
+  return isContainer(root) ? (height.get(root) ?? Infinity) : 0;
+}
+
+/**
+ * The problem with a spec nested deeper than vmrollout accepts (LIMITS.jsonMaxDepth), reported at the top of the
+ * deepest branch (e.g. `spec.overrideSpec` or `spec.zones[1].vmcluster.spec`), or undefined.
+ */
+function depthIssue(spec: unknown): ValidationIssue | undefined {
+  const max = LIMITS.jsonMaxDepth - SPEC_LEVEL + 1;
+  const depth = jsonDepth(spec);
+  if (depth <= max) return undefined;
+  // Follow the deepest branch down to the free-form field it is in (at most 4 keys below spec).
+  const path: (string | number)[] = [];
+  let node: unknown = spec;
+  while (path.length < 4 && isContainer(node)) {
+    let best: [string | number, unknown] | undefined;
+    let bestDepth = -1;
+    for (const [key, child] of childrenOf(node)) {
+      const d = jsonDepth(child);
+      if (d > bestDepth) [best, bestDepth] = [[key, child], d];
+    }
+    if (!best || bestDepth === 0) break;
+    path.push(best[0]);
+    node = best[1];
+    if (typeof best[0] === 'string' && (best[0] === 'overrideSpec' || best[0] === 'spec')) break;
+  }
+  const levels = depth === Infinity ? 'without end (a cycle)' : `${depth + SPEC_LEVEL - 1} levels deep`;
+  return {
+    path: formatPath(path),
+    message: `is nested too deep: vmrollout refuses JSON objects and arrays nested more than ${LIMITS.jsonMaxDepth} levels deep, counted from the object's root (this value reaches ${levels}; the API server's own limit is ${LIMITS.serverJsonMaxDepth})`,
+  };
 }
 
 /**
@@ -220,16 +390,19 @@ function jsonObject(description: string) {
         ctx.addIssue({ code: 'custom', message: `must be an object (a map of fields), not ${describe(v)}` });
         return;
       }
-      const bad = findNonJson(v, [], 1);
+      const bad = findNonJson(v);
       if (bad) ctx.addIssue({ code: 'custom', message: bad.why, path: bad.path });
     })
-    .meta({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, description });
+    // atomic: server-side apply owns the value as a whole, so managedFields do not mirror its nesting
+    // (an object nested near the API server's JSON depth limit would otherwise be stored with
+    // managedFields one level too deep to read back, breaking every LIST and watch of the resource).
+    .meta({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-map-type': 'atomic', description });
 }
 
 const BOTH_FORMS_MESSAGE =
   'set either overrideSpec (patch the existing object) or spec (create it with this name), not both';
 
-function managedObject(kind: string, what: string) {
+function managedObject(kind: ManagedKind, what: string) {
   return z
     .strictObject({
       name: objectName(kind, `Name of the ${kind} (in the namespace of this object).`),
@@ -269,10 +442,19 @@ function durationField(field: StrategyDurationField) {
       pattern: DURATION_PATTERN,
       maxLength: DURATION_MAX_LENGTH,
       description: `${rule.description} A duration like 30s, 1m or 1h30m; ${rule.min} to ${rule.max}. Default ${rule.default}.`,
-      'x-kubernetes-validations': [{ rule: durationRangeRule(rule), message: rangeMessage(rule) }],
+      'x-kubernetes-validations': [
+        { rule: DURATION_WHOLE_MS_CEL, message: DURATION_WHOLE_MS_MESSAGE },
+        { rule: durationRangeRule(rule), message: rangeMessage(rule) },
+      ],
     })
     .default(rule.default);
 }
+
+export const REMOTE_WRITE_URL_UNIQUE_MESSAGE =
+  'remoteWriteURL must be unique across zones (compared normalized: host case-insensitive, default port dropped, empty path as /)';
+
+/** The uniqueness rule only looks at URLs that start like one (others fail their own rule). */
+const HTTP_SCHEME_CEL = (v: string) => `(${v}.remoteWriteURL.startsWith('http://') || ${v}.remoteWriteURL.startsWith('https://'))`;
 
 /** `!has(self.x) || ...` guards keep the rules correct even if defaulting did not run. */
 const STRATEGY_CEL_RULES = [
@@ -303,13 +485,13 @@ const ZONES_CEL_RULES = [
     message: 'vmuser.name must be unique across zones',
   },
   {
-    rule: "self.all(a, !has(a.remoteWriteURL) || a.remoteWriteURL == '' || self.exists_one(b, has(b.remoteWriteURL) && b.remoteWriteURL == a.remoteWriteURL))",
-    message: 'remoteWriteURL must be unique across zones',
+    rule: `self.all(a, !has(a.remoteWriteURL) || !${HTTP_SCHEME_CEL('a')} || self.exists_one(b, has(b.remoteWriteURL) && ${HTTP_SCHEME_CEL('b')} && ${remoteWriteURLKeyCel('b.remoteWriteURL')} == ${remoteWriteURLKeyCel('a.remoteWriteURL')}))`,
+    message: REMOTE_WRITE_URL_UNIQUE_MESSAGE,
   },
 ];
 
-const REMOTE_WRITE_URL_CEL =
-  "self == '' || (isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != '')";
+/** The URL rule in CEL: the grammar of api/url.ts, as a raw string (the pattern has no `"`). */
+export const REMOTE_WRITE_URL_CEL = `self == '' || self.matches(r"${HTTP_URL_PATTERN}")`;
 
 // ---------------------------------------------------------------------------------------------
 // The spec
@@ -352,33 +534,21 @@ export const zoneSchema = z.strictObject({
     .max(LIMITS.urlMaxLength, { error: `must be at most ${LIMITS.urlMaxLength} characters` })
     .superRefine((v, ctx) => {
       if (v === '') return;
-      const message = checkHttpUrl(v);
+      const message = checkHttpURL(v);
       if (message) ctx.addIssue({ code: 'custom', message });
     })
     .meta({
-      pattern: REMOTE_WRITE_URL_PATTERN,
-      'x-kubernetes-validations': [{ rule: REMOTE_WRITE_URL_CEL, message: 'must be an http:// or https:// URL with a host' }],
+      // A CEL rule rather than `pattern`: the API server's pattern error quotes the value, and a
+      // remoteWriteURL may carry credentials. CEL errors name the rule, not the value.
+      'x-kubernetes-validations': [{ rule: REMOTE_WRITE_URL_CEL, message: HTTP_URL_MESSAGE }],
     })
     .describe(
-      "This zone's URL in the VMAgent's spec.remoteWrite list, when it is not the zone's vminsert service URL. Empty means unset.",
+      "This zone's URL in the VMAgent's spec.remoteWrite list, when it is not the zone's vminsert service URL. Empty means unset. " +
+        'May carry credentials (https://user:password@host/...); vmrollout never displays them.',
     )
     .optional(),
 });
 
-export function checkHttpUrl(v: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(v);
-  } catch {
-    return `must be an http:// or https:// URL (got ${JSON.stringify(v.slice(0, 80))})`;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return `must be an http:// or https:// URL (got scheme ${JSON.stringify(url.protocol.slice(0, -1))})`;
-  }
-  if (!url.hostname) return 'must be an http:// or https:// URL with a host';
-  if (/\s/.test(v)) return 'must not contain whitespace';
-  return undefined;
-}
 
 export const vmDistributedClusterSpecSchema = z
   .strictObject({
@@ -553,13 +723,20 @@ function crossFieldIssues(raw: unknown): ValidationIssue[] {
       value: unknown,
       path: (string | number)[],
       what: (v: string) => string,
+      key: (v: string) => string | undefined = (v) => v,
     ) => {
       if (typeof value !== 'string' || value === '') return;
+      const k = key(value);
+      if (k === undefined) return;
       const p = formatPath(path);
-      const first = map.get(value);
+      const first = map.get(k);
       if (first !== undefined) issues.push({ path: p, message: `${what(value)} is used twice (also ${first})` });
-      else map.set(value, p);
+      else map.set(k, p);
     };
+    // As the CRD's rule: URLs that start like one, compared normalized; displayed redacted.
+    const urlKey = (v: string) => (v.startsWith('http://') || v.startsWith('https://') ? normalizeURL(v) : undefined);
+    const urlWhat = (v: string) =>
+      `remoteWriteURL ${JSON.stringify(redactURL(v))}${normalizeURL(v) === v ? '' : ` (normalized ${JSON.stringify(redactURL(normalizeURL(v)))})`}`;
     zones.forEach((zone: unknown, i) => {
       unique(seen.name, get(zone, 'name'), ['zones', i, 'name'], (v) => `zone name ${JSON.stringify(v)}`);
       const vmcluster = get(zone, 'vmcluster');
@@ -568,10 +745,13 @@ function crossFieldIssues(raw: unknown): ValidationIssue[] {
       const vmuser = get(zone, 'vmuser');
       unique(seen.vmuser, get(vmuser, 'name'), ['zones', i, 'vmuser', 'name'], (v) => `VMUser name ${JSON.stringify(v)}`);
       bothForms(vmuser, ['zones', i, 'vmuser']);
-      unique(seen.url, get(zone, 'remoteWriteURL'), ['zones', i, 'remoteWriteURL'], (v) => `remoteWriteURL ${JSON.stringify(v)}`);
+      unique(seen.url, get(zone, 'remoteWriteURL'), ['zones', i, 'remoteWriteURL'], urlWhat, urlKey);
     });
   }
   bothForms(raw.vmagent, ['vmagent']);
+
+  const deep = depthIssue(raw);
+  if (deep) issues.push(deep);
 
   // Strategy: only when the involved durations are individually valid (else they already have an issue).
   const strategy = raw.strategy === undefined ? {} : raw.strategy;
@@ -625,8 +805,38 @@ function toIssues(error: z.ZodError): ValidationIssue[] {
   return out;
 }
 
+/** A deep copy of a (validated, acyclic) JSON value; iterative, so any depth the API server accepts is fine. */
 function cloneJson<T extends JsonValue>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
+  if (typeof v !== 'object' || v === null) return v;
+  const copies = new Map<object, JsonValue>();
+  const copyOf = (x: object): JsonValue => {
+    let c = copies.get(x);
+    if (c === undefined) {
+      c = Array.isArray(x) ? [] : {};
+      copies.set(x, c);
+      pending.push([x, c]);
+    }
+    return c;
+  };
+  const pending: [object, JsonValue][] = [];
+  const out = copyOf(v);
+  while (pending.length > 0) {
+    const [from, to] = pending.pop()!;
+    if (Array.isArray(from)) {
+      const arr = to as JsonValue[];
+      for (let i = 0; i < from.length; i++) {
+        const x = from[i] as JsonValue;
+        arr.push(typeof x === 'object' && x !== null ? copyOf(x) : x);
+      }
+    } else {
+      const obj = to as Record<string, JsonValue>;
+      for (const [k, x] of Object.entries(from as Record<string, JsonValue>)) {
+        // defineProperty: a "__proto__" key stays a plain own property, as JSON.parse makes it.
+        Object.defineProperty(obj, k, { value: typeof x === 'object' && x !== null ? copyOf(x) : x, enumerable: true, writable: true, configurable: true });
+      }
+    }
+  }
+  return out as T;
 }
 
 function normalizeManaged(m: { name: string; overrideSpec?: JsonObject | undefined; spec?: JsonObject | undefined }): ManagedObject {
@@ -669,15 +879,74 @@ function normalize(s: SpecOutput): NormalizedSpec {
   };
 }
 
+/** The declared fields of each structural (non-free-form) object of the spec. */
+const MANAGED_KEYS: readonly string[] = ['name', 'overrideSpec', 'spec'];
+const STRUCTURAL_KEYS = {
+  spec: Object.keys(vmDistributedClusterSpecSchema.shape),
+  zone: Object.keys(zoneSchema.shape),
+  vmauth: Object.keys(vmDistributedClusterSpecSchema.shape.vmauth.shape),
+  strategy: Object.keys(strategySchema.shape),
+};
+
+/** `obj` without its declared fields that are null (a copy when there are some). */
+function withoutNulls(obj: unknown, keys: readonly string[]): unknown {
+  if (!isPlainObject(obj) || !keys.some((k) => Object.prototype.hasOwnProperty.call(obj, k) && obj[k] === null)) return obj;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(obj)) {
+    if (obj[k] === null && keys.includes(k)) continue;
+    Object.defineProperty(out, k, { value: obj[k], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/**
+ * What the API server does first with a custom resource: a null in a declared field that is not
+ * `nullable` is dropped (the field then counts as absent: defaulted, or "Required"). Not inside
+ * free-form values (overlays, full specs), where null means "delete this field". The input is not
+ * modified.
+ */
+function pruneNulls(raw: unknown): unknown {
+  const spec = withoutNulls(raw, STRUCTURAL_KEYS.spec);
+  if (!isPlainObject(spec)) return spec;
+  const out: Record<string, unknown> = spec === raw ? { ...spec } : spec;
+  let changed = spec !== raw;
+  const set = (key: string, value: unknown) => {
+    if (value !== out[key]) {
+      out[key] = value;
+      changed = true;
+    }
+  };
+  if (Array.isArray(spec.zones)) {
+    const zones = spec.zones.map((z: unknown) => {
+      const zone = withoutNulls(z, STRUCTURAL_KEYS.zone);
+      if (!isPlainObject(zone)) return zone;
+      const vmcluster = withoutNulls(zone.vmcluster, MANAGED_KEYS);
+      const vmuser = withoutNulls(zone.vmuser, MANAGED_KEYS);
+      if (vmcluster === zone.vmcluster && vmuser === zone.vmuser) return zone;
+      const copy: Record<string, unknown> = zone === z ? { ...zone } : zone;
+      if (vmcluster !== undefined) copy.vmcluster = vmcluster;
+      if (vmuser !== undefined) copy.vmuser = vmuser;
+      return copy;
+    });
+    if (zones.some((z, i) => z !== (spec.zones as unknown[])[i])) set('zones', zones);
+  }
+  if (spec.vmauth !== undefined) set('vmauth', withoutNulls(spec.vmauth, STRUCTURAL_KEYS.vmauth));
+  if (spec.vmagent !== undefined) set('vmagent', withoutNulls(spec.vmagent, MANAGED_KEYS));
+  if (spec.strategy !== undefined) set('strategy', withoutNulls(spec.strategy, STRUCTURAL_KEYS.strategy));
+  return changed ? out : raw;
+}
+
 /**
  * Validates the `spec` of a VMDistributedCluster (as read from the API server or a YAML file) and
  * returns it normalized (defaults applied, durations in ms), or every problem found with its path.
- * Never throws.
+ * Accepts exactly what the API server accepts with the generated CRD (nulls in declared fields are
+ * dropped first, as the API server does). Never throws.
  */
-export function validateSpec(spec: unknown): ValidationResult {
+export function validateSpec(input: unknown): ValidationResult {
   const outerMemo = durationMemo;
   durationMemo = new Map();
   try {
+    const spec = pruneNulls(input);
     const parsed = vmDistributedClusterSpecSchema.safeParse(spec, {
       error: (iss) => genericMessage(iss as Parameters<typeof genericMessage>[0]),
     });
@@ -690,7 +959,8 @@ export function validateSpec(spec: unknown): ValidationResult {
         issues.push(i);
       }
     }
-    if (!parsed.success || issues.length > 0) return { success: false, issues };
+    // No message or path ever shows credentials, whatever field a URL with user:password@ was put in.
+    if (!parsed.success || issues.length > 0) return { success: false, issues: issues.map((i) => ({ path: redactURLsIn(i.path), message: redactURLsIn(i.message) })) };
     return { success: true, spec: normalize(parsed.data) };
   } catch (err) {
     return {

@@ -11,6 +11,7 @@ import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout'
 import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
 import type { VmdcList, VmdcObject } from './vmdc-object';
+import { redactURLsIn } from '../api/url';
 
 /** The object a finalizer edit is for: this name, only while it is this uid. */
 export type ObjectRef = Pick<ObjectGeneration, 'namespace' | 'name' | 'uid'>;
@@ -57,6 +58,9 @@ export function statusGuard(fresh: VmdcObject, og: ObjectGeneration, deleting: b
 export function vmdcPath(namespace?: string): string {
   return namespace ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}` : `/apis/${GROUP}/${VERSION}/${PLURAL}`;
 }
+
+/** An Event message is at most 1000 characters. */
+const truncate = (m: string): string => (m.length > 1000 ? `${m.slice(0, 997)}...` : m);
 
 export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requestTimeoutMs = REQUEST_TIMEOUT_MS): KubeOps {
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
@@ -126,7 +130,7 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
           },
           type,
           reason,
-          message: message.length > 1000 ? `${message.slice(0, 997)}...` : message,
+          message: truncate(redactURLsIn(message)),
           source: { component: EVENT_COMPONENT },
           reportingComponent: `${GROUP}/trigger`,
           reportingInstance: instance,

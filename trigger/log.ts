@@ -1,5 +1,6 @@
 // Structured JSON logs, one object per line: {"time","level","msg",...fields}.
 import type { LogLevel } from './config';
+import { redactURLsIn } from '../api/url';
 
 // `trace` (the worker's most verbose level) logs what `debug` does: the trigger has nothing finer.
 const ORDER: Record<LogLevel, number> = { trace: 0, debug: 10, info: 20, warn: 30, error: 40 };
@@ -39,7 +40,7 @@ export function createLogger(level: LogLevel = 'info', sink: (line: string) => v
     } catch {
       line = JSON.stringify({ time: rec.time, level: lvl, msg, note: 'fields not serializable' });
     }
-    sink(line);
+    sink(redactURLsIn(line));
   };
   return {
     debug: (m, f) => write('debug', m, f),

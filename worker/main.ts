@@ -3,13 +3,15 @@
 // shutdown on SIGTERM/SIGINT.
 import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel as SdkLogLevel, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type LogLevel as SdkLogLevel, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { temporalConnectionOptions } from '../process/env';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { loadConfig, type WorkerConfig } from './config';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createWorkerMetrics, workerMetricsText, type WorkerMetrics } from './metrics';
+import { inspect } from 'node:util';
+import { redactURLsIn } from '../api/url';
 
 export interface RunningWorker {
   worker: Worker;
@@ -39,12 +41,18 @@ export function loadKubeConfig(path?: string): KubeConfig {
   return kc;
 }
 
+/** The SDK's stderr format, with credentials in URLs never shown (a remoteWriteURL may carry them). */
+function logRedacted({ level, timestampNanos, message, meta }: LogEntry): void {
+  const date = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
+  process.stderr.write(redactURLsIn(`${date} [${level}] ${message}${meta === undefined ? '' : ` ${inspect(meta)}`}`) + '\n');
+}
+
 let runtimeInstalled = false;
 
 export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   if ((opts.installRuntime ?? true) && !runtimeInstalled) {
     Runtime.install({
-      logger: new DefaultLogger(config.logLevel.toUpperCase() as SdkLogLevel),
+      logger: new DefaultLogger(config.logLevel.toUpperCase() as SdkLogLevel, logRedacted),
       telemetryOptions: config.metrics.sdkBindAddress ? { metrics: { prometheus: { bindAddress: config.metrics.sdkBindAddress } } } : undefined,
     });
     runtimeInstalled = true;

@@ -2,6 +2,7 @@
 // workflow's own route planning) as ApplicationFailure types, and read back here by the workflow.
 // Only @temporalio/common, so activities and deterministic workflow code can both import it.
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { redactURLsIn } from '../api/url';
 
 export const FailureType = {
   /** The object reports updateStatus `failed`. */
@@ -44,8 +45,12 @@ export function failureType(err: unknown): string | undefined {
   return f instanceof ApplicationFailure ? (f.type ?? undefined) : undefined;
 }
 
-/** One line for the status saying why a step failed. */
+/** One line for the status saying why a step failed (credentials in URLs never shown). */
 export function failureMessage(err: unknown): string {
+  return redactURLsIn(rawFailureMessage(err));
+}
+
+function rawFailureMessage(err: unknown): string {
   if (err instanceof ActivityFailure) {
     const c = err.cause;
     if (c instanceof TimeoutFailure) return `${err.activityType} timed out (${c.timeoutType === 'SCHEDULE_TO_CLOSE' ? 'zoneTimeout exhausted' : String(c.timeoutType ?? 'unknown').toLowerCase()}): ${c.message}`;

@@ -4,7 +4,7 @@ import { parse } from 'yaml';
 import { buildCrd, CRD_HEADER, CRD_PATH, openAPIV3Schema, renderCrdYaml, toStructural, type JSONSchemaProps } from '../../api/crd';
 import { GROUP, KIND, PLURAL, SHORT_NAME, VERSION } from '../../api/constants';
 import { DURATION_PATTERN } from '../../api/duration';
-import { strategySchema, validateSpec } from '../../api/schema';
+import { REMOTE_WRITE_URL_CEL, strategySchema, validateSpec } from '../../api/schema';
 import { exampleObjects, ROOT } from './api-helpers';
 
 type Node = JSONSchemaProps & Record<string, unknown>;
@@ -87,7 +87,13 @@ describe('structural schema', () => {
     }
   });
 
-  it('free-form specs and overlays preserve unknown fields', () => {
+  it('free-form specs and overlays preserve unknown fields, and are atomic for server-side apply', () => {
+    // atomic: managedFields do not mirror a free-form value, so a value nested up to the API server's
+    // JSON depth limit does not make managedFields deeper than the limit (an object the API server
+    // would store and then fail to read back in every LIST and watch).
+    for (const [path, node] of nodes) {
+      if (node['x-kubernetes-preserve-unknown-fields']) expect([path, node['x-kubernetes-map-type']]).toEqual([path, 'atomic']);
+    }
     const paths = nodes.filter(([, n]) => n['x-kubernetes-preserve-unknown-fields']).map(([p]) => p);
     expect(paths.sort()).toEqual(
       [
@@ -117,6 +123,21 @@ describe('structural schema', () => {
       expect([path, /\(\?[=!<]|\\[1-9]/.test(node.pattern)]).toEqual([path, false]);
       expect(() => new RegExp(node.pattern as string)).not.toThrow();
     }
+  });
+
+  it('no CEL rule uses url() or isURL() (their estimated cost is far too high) or quotes a value in its message', () => {
+    for (const [path, node] of nodes) {
+      for (const v of node['x-kubernetes-validations'] ?? []) {
+        expect([path, /\b(url|isURL)\(/.test(v.rule)]).toEqual([path, false]);
+        expect([path, 'messageExpression' in v]).toEqual([path, false]);
+      }
+    }
+  });
+
+  it('remoteWriteURL is checked by a CEL rule, not a pattern (the API server quotes a value that fails its pattern)', () => {
+    const url = (schema.properties?.spec?.properties?.zones?.items?.properties?.remoteWriteURL ?? {}) as Node;
+    expect(url.pattern).toBeUndefined();
+    expect(url['x-kubernetes-validations']?.map((v) => v.rule)).toEqual([REMOTE_WRITE_URL_CEL]);
   });
 
   it('every CEL rule is a non-empty string with a message; string fields in CEL rules are length-bounded', () => {

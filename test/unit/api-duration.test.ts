@@ -1,4 +1,6 @@
-import { DURATION_PATTERN, durationMs, formatDuration, parseDuration } from '../../api/duration';
+import fc from 'fast-check';
+import { DURATION_PATTERN, durationMs, formatDuration, goDurationNanos, parseDuration } from '../../api/duration';
+import { assertProperty } from '../support/property';
 
 describe('parseDuration', () => {
   it.each([
@@ -50,9 +52,38 @@ describe('parseDuration', () => {
 
   it('rejects sub-millisecond precision, over-long strings and non-strings', () => {
     expect(parseDuration('1.0001s')).toEqual({ ok: false, message: 'must be a whole number of milliseconds' });
+    expect(parseDuration('100.5ms')).toEqual({ ok: false, message: 'must be a whole number of milliseconds' });
+    expect(parseDuration('1m0.0000001s')).toEqual({ ok: false, message: 'must be a whole number of milliseconds' });
     expect(parseDuration('1'.repeat(40) + 's').ok).toBe(false);
     expect(parseDuration(30).ok).toBe(false);
     expect(parseDuration(null).ok).toBe(false);
+  });
+
+  it("computes as Go's time.ParseDuration does (float64 fractions, truncated to nanoseconds)", () => {
+    // Go drops digits below a nanosecond ...
+    expect(goDurationNanos('1.0000000001s')).toBe(1_000_000_000n);
+    expect(parseDuration('1.0000000001s')).toEqual({ ok: true, ms: 1000 });
+    // ... and a long fraction of an hour can land a nanosecond short of a whole millisecond: 99 ms
+    // written as 0.00002750000000h is 98.999999 ms to Go (and to the API server's CEL duration()).
+    expect(goDurationNanos('0.0000275h')).toBe(99_000_000n);
+    expect(goDurationNanos('0.00002750000000h')).toBe(98_999_999n);
+    expect(parseDuration('0.00002750000000h')).toEqual({ ok: false, message: 'must be a whole number of milliseconds' });
+    // Go's overflow limits (2^63-1 ns, about 292 years).
+    expect(goDurationNanos('2562047h')).toBe(2_562_047n * 3_600_000_000_000n);
+    expect(goDurationNanos('2562048h')).toBeUndefined();
+    expect(goDurationNanos('9223372036854775807ms')).toBeUndefined();
+    expect(parseDuration('99999999999999999999h').ok).toBe(false);
+  });
+
+  it('agrees with exact arithmetic wherever float64 is exact (up to 9 fraction digits of s and ms)', () => {
+    assertProperty(
+      fc.property(fc.nat(100_000), fc.stringMatching(/^[0-9]{1,9}$/), fc.constantFrom('s', 'ms'), (whole, frac, unit) => {
+        const per = unit === 's' ? 1_000_000_000n : 1_000_000n;
+        const exact = BigInt(whole) * per + (BigInt(frac) * per) / 10n ** BigInt(frac.length);
+        expect(goDurationNanos(`${whole}.${frac}${unit}`)).toBe(exact);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('durationMs throws on bad input', () => {

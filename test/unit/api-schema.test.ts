@@ -204,7 +204,7 @@ const INVALID: [string, Mutation, string, string][] = [
   ['paused a string', (s) => (s.paused = 'yes'), 'spec.paused', 'must be a boolean'],
   ['unknown top-level field', (s) => (s.zone = []), 'spec.zone', 'unknown field "zone"'],
   ['global overrideSpec an array', (s) => (s.overrideSpec = []), 'spec.overrideSpec', 'must be an object'],
-  ['global overrideSpec null', (s) => (s.overrideSpec = null), 'spec.overrideSpec', 'must be an object'],
+  ['global overrideSpec a number', (s) => (s.overrideSpec = 7), 'spec.overrideSpec', 'must be an object'],
   ['zones missing', (s) => delete s.zones, 'spec.zones', 'is required'],
   ['zones not a list', (s) => (s.zones = { 'az-a': {} }), 'spec.zones', 'must be an array'],
   ['a single zone', (s) => s.zones.splice(1), 'spec.zones', 'at least 2 zones'],
