@@ -31,6 +31,8 @@ import {
   temporalCli,
   zonesMissingFrom,
   type E2EStack,
+  DEMO_CLUSTERS,
+  DEMO_TOKENS,
 } from './support';
 
 jest.setTimeout(10 * 60_000);
@@ -39,8 +41,8 @@ const NS = 'default';
 const VMDC = 'demo';
 const V1 = 'v1.150.0-cluster';
 const V2 = 'v1.151.0-cluster';
-const CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
-const TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
+const CLUSTERS = DEMO_CLUSTERS;
+const TOKENS = DEMO_TOKENS;
 /**
  * A zone is down this long during its "upgrade" (simulator restart): longer than STALE_AFTER_MS
  * (support.ts, 9 s), so a zone serving reads before its write backlog is delivered shows as stale

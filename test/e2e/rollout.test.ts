@@ -12,35 +12,25 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as k8s from '@kubernetes/client-node';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import type * as k8s from '@kubernetes/client-node';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { createActivities } from '../../activities';
-import { startTrigger, type TriggerHandle } from '../../trigger/main';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { podNetworkFetch } from '../harness/pod-network';
 import { waitFor } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
-import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+import type { VmEnvironment } from '../simulator/environment';
 import { ANNOTATION_FAIL } from '../simulator/simulator';
 import {
-  createObjects,
-  DEMO_MANIFESTS_DIR,
   getObject,
-  installCrdFiles,
-  loadManifests,
   mergePatch,
   REPO_ROOT,
+  startE2EStack,
   STALE_AFTER_MS,
-  startTraffic,
-  startZoneProbe,
   watchVmdc,
-  writeUrlVar,
-  type KubeObject,
+  type E2EStack,
   type Traffic,
+  type WorkerQueueSample,
   type ZoneProbe,
+  DEMO_CLUSTERS,
+  DEMO_TOKENS,
 } from './support';
 
 jest.setTimeout(10 * 60_000);
@@ -50,8 +40,8 @@ const VMDC = 'demo';
 const V1 = 'v1.150.0-cluster';
 const V2 = 'v1.151.0-cluster';
 const V3 = 'v1.152.0-cluster';
-const CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
-const TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
+const CLUSTERS = DEMO_CLUSTERS;
+const TOKENS = DEMO_TOKENS;
 const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
 /**
  * Freshness. A sample written to vmagent becomes searchable in a zone after vmagent's flush
@@ -72,18 +62,13 @@ const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
 const ZONE_DOWNTIME_MS = 15_000;
 const QUEUE_DRAINED_FOR_MS = 6_000;
 
-let kube: KubeCluster;
+let stack: E2EStack;
 let kc: k8s.KubeConfig;
-let temporal: TestWorkflowEnvironment;
 let vm: VmEnvironment;
-let worker: Worker | undefined;
-let workerRun: Promise<void> | undefined;
-let trigger: TriggerHandle | undefined;
-let traffic: Traffic | undefined;
-let probe: ZoneProbe | undefined;
+let traffic: Traffic;
+let probe: ZoneProbe;
 /** Every pending-bytes sample the worker's activities observed (zone = VMDistributedCluster zone name). */
-const queueSamples: Array<{ at: number; zone: string; bytes: number }> = [];
-let manifests: KubeObject[];
+let queueSamples: WorkerQueueSample[];
 
 const log = (m: string) => {
   if (process.env.E2E_VERBOSE) console.log(`${Date.now()} ${m}`);
@@ -121,82 +106,22 @@ async function waitPhase(generation: number, phases: string[], { timeoutMs = 5 *
 }
 
 beforeAll(async () => {
-  kube = await startKube();
-  kc = kube.kubeConfig;
-  await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
-  temporal = await startTemporalDevEnv();
-  vm = await startVmEnvironment({ kubeConfig: kc, namespace: NS, vmclusters: CLUSTERS, vmagentName: 'vm-global', vmauthName: 'vm-global', zoneDowntimeMs: ZONE_DOWNTIME_MS, log });
-
-  const vars: Record<string, string> = { NAMESPACE: NS, INITIAL_VERSION: V1 };
-  for (const c of CLUSTERS) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
-  manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
-  const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
-  vmdc.metadata.name = VMDC;
-  vmdc.spec!.strategy = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: '250ms', zoneTimeout: '2m' };
-
-  // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
-  await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
-  await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === 3 && Object.keys(vm.simulator.currentConfig.routes).length === 4, {
-    timeoutMs: 30_000,
-    description: 'the simulator to render vmauth with every zone and every VMUser',
-  });
-  traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: TOKENS, staleAfterMs: STALE_AFTER_MS });
-  await traffic.waitHealthy();
-  probe = startZoneProbe({ zones: Object.fromEntries(CLUSTERS.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
-
-  // The control plane: the real worker (workflow + activities) and the real trigger.
-  worker = await Worker.create({
-    connection: temporal.nativeConnection,
-    namespace: temporal.namespace ?? 'default',
-    taskQueue: TASK_QUEUE,
-    workflowsPath: require.resolve('../../workflows'),
-    // The vmagent EndpointSlice carries POD_IP (the API server refuses loopback endpoints);
-    // podNetworkFetch maps it to 127.0.0.1, where the real vmagent listens.
-    activities: createActivities({
-      kubeConfig: kc,
-      temporalClient: temporal.client,
-      fetch: podNetworkFetch,
-      metrics: {
-        queuePendingBytes: (l, bytes) => {
-          queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
-          log(`worker queue sample ${l.zone}: ${bytes} bytes`);
-        },
-        activityError: (a, t) => log(`activity error ${a}: ${t}`),
-        rolloutPhase() {},
-        zoneStepDuration() {},
-      },
-    }),
-  });
-  workerRun = worker.run();
-  trigger = await startTrigger(
-    {
-      temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
-      taskQueue: TASK_QUEUE,
-      watchNamespaces: [NS],
-      metricsPort: 0,
-      logLevel: 'warn',
-      relistIntervalMs: 60_000,
-      watchIdleTimeoutMs: 60_000,
-    },
-    { kubeConfig: kc, temporalClient: temporal.client, serveMetrics: false },
-  );
-  await trigger.synced;
-
   // Generation 1 at the version every zone already runs: nothing to upgrade, every zone skipped.
-  await createObjects(kc, [vmdc]);
-  await waitPhase(1, ['Succeeded'], { fresh: true });
+  stack = await startE2EStack({
+    namespace: NS,
+    vmdcName: VMDC,
+    clusters: CLUSTERS,
+    tokens: TOKENS,
+    initialVersion: V1,
+    zoneDowntimeMs: ZONE_DOWNTIME_MS,
+    strategy: { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: '250ms', zoneTimeout: '2m' },
+    taskQueue: TASK_QUEUE,
+    log,
+  });
+  ({ kc, vm, traffic, probe, queueSamples } = stack);
 }, 5 * 60_000);
 
-afterAll(async () => {
-  await traffic?.stop();
-  await probe?.stop();
-  await trigger?.stop().catch(() => {});
-  if (worker && worker.getState() === 'RUNNING') worker.shutdown();
-  await workerRun?.catch(() => {});
-  await vm?.stop();
-  await temporal?.teardown();
-  await kube?.stop();
-}, 120_000);
+afterAll(() => stack?.stop(), 120_000);
 
 /** E2E_VERBOSE: everything that happened between t0 and t1, in time order, to E2E_TIMELINE_DIR (default .tmp/). */
 function dumpTimeline(name: string, t0: number, t1: number): void {

@@ -398,6 +398,10 @@ export type ZoneProbe = ReturnType<typeof startZoneProbe>;
 // the whole e2e stack in this process (the demo manifests, real processes, the simulator, the
 // real worker and trigger, read/write traffic and the per-zone probe)
 
+/** The VMClusters and the VMUsers' bearer tokens of the demo manifests (examples/demo/). */
+export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
+export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
+
 export interface E2EStackOptions {
   namespace: string;
   /** Name given to the demo VMDistributedCluster. */
