@@ -5,16 +5,6 @@ import { statusCode } from '../kube/errors';
 import type { FailureType } from '../workflows/failures';
 import { redactURLsIn } from '../api/url';
 
-/**
- * A Kubernetes API error that retrying the same request cannot fix (400 bad request, 403
- * forbidden, 404 not found, 422 invalid): the step fails at once with the API server's message.
- * Conflicts (409), throttling (429), server errors and timeouts are retried.
- */
-export function refusedForGood(err: unknown): boolean {
-  const code = statusCode(err);
-  return code === 400 || code === 403 || code === 404 || code === 422;
-}
-
 export function nonRetryable(type: FailureType, message: string, details?: unknown): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true, details: details === undefined ? undefined : [details] });
 }

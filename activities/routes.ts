@@ -21,8 +21,8 @@ import {
 import type { RecordedZone, RouteSnapshot } from '../workflows/activity-types';
 import { applyRemoval, computeRemoval, hasReadBackend, RouteShapeError, undoRemoval } from '../workflows/routes';
 import { jsonEqual } from '../workflows/merge';
-import { isConflict, isNotFound } from '../kube/errors';
-import { listRouteRecords, recordedZones, routeObjectLabel, routeObjectRecords, type ListOptions } from '../kube/route-records';
+import { readModifyWrite } from '../kube/read-modify-write';
+import { listRouteRecords, recordedZones, routeObjectRecords, type ListOptions } from '../kube/route-records';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { FailureType } from '../workflows/failures';
 import { nonRetryable } from './errors';
@@ -91,9 +91,9 @@ export interface EditRoutesHooks {
 }
 
 /**
- * One route's read-modify-write: a fresh GET, `plan` decides from what is there now (a patch to
- * send, or a result without writing), a merge patch under the resourceVersion the GET returned;
- * a conflict (409: the route changed meanwhile) starts over from the GET.
+ * One route's read-modify-write (kube/read-modify-write.ts): a fresh GET, `plan` decides from what
+ * is there now (a patch to send, or a result without writing), a merge patch under the
+ * resourceVersion the GET returned.
  */
 async function rewriteRoute<T>(
   kube: KubeObjects,
@@ -103,23 +103,27 @@ async function rewriteRoute<T>(
   plan: (obj: KubeObject | undefined) => { done: T } | { patch: JsonObject; result: T; ifGone?: T },
 ): Promise<T> {
   const k = vmKind(route.kind);
-  for (let attempt = 1; attempt <= MAX_CONFLICT_RETRIES; attempt++) {
-    hooks.onAttempt?.(route, attempt);
-    const step = plan(await kube.get(k, namespace, route.name));
-    if ('done' in step) return step.done;
-    await hooks.beforeWrite?.(route, attempt);
-    try {
-      await kube.mergePatch(k, namespace, route.name, step.patch);
-      await hooks.afterWrite?.(route);
-      return step.result;
-    } catch (err) {
-      if (isConflict(err)) continue;
-      if (isNotFound(err) && step.ifGone !== undefined) return step.ifGone;
-      throw err;
-    }
-  }
-  // Retryable: Temporal retries the whole activity with backoff.
-  throw Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${MAX_CONFLICT_RETRIES} attempts`), { name: FailureType.RouteConflict });
+  return readModifyWrite<T>(
+    async (attempt) => {
+      hooks.onAttempt?.(route, attempt);
+      const step = plan(await kube.get(k, namespace, route.name));
+      if ('done' in step) return step;
+      await hooks.beforeWrite?.(route, attempt);
+      return {
+        write: async () => {
+          await kube.mergePatch(k, namespace, route.name, step.patch);
+          await hooks.afterWrite?.(route);
+        },
+        result: step.result,
+        ...('ifGone' in step ? { ifGone: step.ifGone } : {}),
+      };
+    },
+    {
+      maxAttempts: MAX_CONFLICT_RETRIES,
+      // Retryable: Temporal retries the whole activity with backoff.
+      exhausted: (n) => Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${n} attempts`), { name: FailureType.RouteConflict }),
+    },
+  );
 }
 
 /** Edits one route to the desired state; returns whether it wrote. */
@@ -217,7 +221,7 @@ async function generations(
 const LIST_TIMEOUT: ListOptions = withRequestTimeout(REQUEST_TIMEOUT_MS);
 
 /** The non-retryable failure for an annotation vmrollout cannot read: a person must fix it; it is never overwritten. */
-export function recordsUnreadable(err: UnreadableRecordsError): Error {
+function recordsUnreadable(err: UnreadableRecordsError): Error {
   return nonRetryable(
     FailureType.RecordsUnreadable,
     `${err.message}; fix or remove the ${OUT_OF_ROTATION_ANNOTATION} annotation by hand (vmrollout never overwrites it)`,
@@ -267,12 +271,7 @@ function emptyRoute(route: RouteRef, vmcluster: RouteRemoval['vmcluster']): Erro
 
 /** The routes of `removals` in edit order (the VMAuth first), each with its VMCluster. */
 function removalRoutes(removals: RouteRemoval[]): Array<{ route: RouteRef; vmcluster: RouteRemoval['vmcluster'] }> {
-  const seen = new Map<string, { route: RouteRef; vmcluster: RouteRemoval['vmcluster'] }>();
-  for (const r of removals) {
-    const key = `${r.route.kind}/${r.route.name}`;
-    if (!seen.has(key)) seen.set(key, { route: { kind: r.route.kind, name: r.route.name }, vmcluster: { name: r.vmcluster.name, namespace: r.vmcluster.namespace } });
-  }
-  const all = [...seen.values()];
+  const all = groupByRoute(removals).map(([route, rs]) => ({ route, vmcluster: rs[0]!.vmcluster }));
   return [...all.filter((r) => r.route.kind === 'VMAuth'), ...all.filter((r) => r.route.kind !== 'VMAuth')];
 }
 
@@ -396,7 +395,7 @@ async function editRoutesRecorded(
     for (const r of restored) if (r.record) written.push(r.route);
     edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
   }
-  const recorded = recordedZones(await listRouteRecords(kube.api, namespace, owner.vmdc.uid, LIST_TIMEOUT));
+  const recorded = await readRecords(kube, { namespace, uid: owner.vmdc.uid });
   const gens = await generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' });
   return { ...gens, written, recorded };
 }
@@ -408,4 +407,3 @@ export function describeRemoved(r: RemovedRef): string {
     : `targetRefs[${r.index}].crd.objects[${r.objectIndex}] ${JSON.stringify(r.object)}`;
 }
 
-export { routeObjectLabel };

@@ -6,7 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { mergeConditions } from '../api/conditions';
 import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
-import { statusCode } from '../kube/errors';
+import { isNotFound, refusedForGood, statusCode } from '../kube/errors';
 import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
 import { FailureType } from '../workflows/failures';
 import { describeError, nonRetryable } from './errors';
@@ -109,14 +109,9 @@ export function statusClient(kc: KubeConfig): VmdcStatusClient<CurrentObject> {
   return vmdcStatusClient<CurrentObject>(kc, { fieldManager: FIELD_MANAGER });
 }
 
-/**
- * Pure: an API answer that retrying the same status write cannot change — a 4xx other than
- * 401 (credentials may be refreshed), 404 (handled: not written), 408, 409 (handled: re-read)
- * and 429 (throttled). E.g. 400, 403, 422 (the CRD's schema refuses the status).
- */
+/** Pure: a status write refused for good (e.g. 422: the CRD's schema refuses the status); 404 means "not written". */
 export function isRejection(err: unknown): boolean {
-  const code = statusCode(err);
-  return code !== undefined && code >= 400 && code < 500 && ![401, 404, 408, 409, 429].includes(code);
+  return refusedForGood(err) && !isNotFound(err);
 }
 
 function warn(message: string, meta: Record<string, unknown>): void {

@@ -94,8 +94,18 @@ function checkRecord(key: string, v: unknown): OutOfRotationRecord {
   return v as unknown as OutOfRotationRecord;
 }
 
-/** The records in an annotation value (absent → none). Throws UnreadableRecordsError on anything else. */
-export function parseRecords(value: string | undefined): RouteRecords {
+/** The uid a record key is for (`<uid>/<zone>`), or undefined when the key has no such form. */
+function keyUid(key: string): string | undefined {
+  const i = key.indexOf('/');
+  return i > 0 ? key.slice(0, i) : undefined;
+}
+
+/**
+ * The records in an annotation value (absent → none). Throws UnreadableRecordsError on anything
+ * else. With `uid`, only that uid's records: an entry keyed by another uid (`<other uid>/...`) is
+ * none of its business and is not checked; one whose key might be this uid's is.
+ */
+export function parseRecords(value: string | undefined, uid?: string): RouteRecords {
   if (value === undefined || value === '') return {};
   let parsed: unknown;
   try {
@@ -105,7 +115,11 @@ export function parseRecords(value: string | undefined): RouteRecords {
   }
   if (!isObject(parsed)) throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} must be a JSON object keyed by <uid>/<zone>`);
   const out: RouteRecords = {};
-  for (const [k, v] of Object.entries(parsed)) out[k] = checkRecord(k, v);
+  for (const [k, v] of Object.entries(parsed)) {
+    const owner = keyUid(k);
+    if (uid !== undefined && owner !== undefined && owner !== uid) continue;
+    out[k] = checkRecord(k, v);
+  }
   return out;
 }
 

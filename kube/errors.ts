@@ -14,4 +14,14 @@ export function statusCode(err: unknown): number | undefined {
 }
 
 export const isNotFound = (err: unknown): boolean => statusCode(err) === 404;
+
+/**
+ * An API answer that retrying the same request cannot change: a 4xx other than 401 (credentials
+ * may be refreshed), 408 (timeout), 409 (conflict: read again) and 429 (throttled) — e.g. 400,
+ * 403, 404, 422. Server errors and timeouts are retried.
+ */
+export function refusedForGood(err: unknown): boolean {
+  const code = statusCode(err);
+  return code !== undefined && code >= 400 && code < 500 && ![401, 408, 409, 429].includes(code);
+}
 export const isConflict = (err: unknown): boolean => statusCode(err) === 409;

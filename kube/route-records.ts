@@ -49,52 +49,17 @@ async function listAll(api: CustomObjectsApi, namespace: string, kind: RouteRef[
 export const routeObjectLabel = (route: RouteRef, namespace: string): string => `${route.kind} ${namespace}/${route.name}`;
 
 /**
- * Every record on one route object (strict): an annotation vmrollout cannot read throws
- * UnreadableRecordsError naming the object. For code that WRITES the annotation: it is never
- * overwritten when unreadable.
+ * The records on one route object — of one uid when given — (strict: an annotation vmrollout
+ * cannot read throws UnreadableRecordsError naming the object). For code that WRITES the
+ * annotation: it is never overwritten when unreadable.
  */
-export function routeObjectRecords(route: RouteRef, namespace: string, annotations: Record<string, string> | undefined | null): RouteRecords {
+export function routeObjectRecords(route: RouteRef, namespace: string, annotations: Record<string, string> | undefined | null, uid?: string): RouteRecords {
   try {
-    return parseRecords(annotations?.[OUT_OF_ROTATION_ANNOTATION]);
+    return parseRecords(annotations?.[OUT_OF_ROTATION_ANNOTATION], uid);
   } catch (err) {
     if (err instanceof UnreadableRecordsError) throw new UnreadableRecordsError(`${routeObjectLabel(route, namespace)}: ${err.message}`);
     throw err;
   }
-}
-
-/** The uid a record key is for (`<uid>/<zone>`), or undefined when the key has no such form. */
-function keyUid(key: string): string | undefined {
-  const i = key.indexOf('/');
-  return i > 0 ? key.slice(0, i) : undefined;
-}
-
-/**
- * The records of one annotation value that concern `uid` (all of them when `uid` is undefined).
- * A value that is not a JSON object, or an unreadable entry whose key might be this uid's, throws;
- * an unreadable entry keyed by another uid (`<other uid>/...`) is none of this uid's business.
- */
-function recordsConcerning(route: RouteRef, namespace: string, annotations: Record<string, string> | undefined, uid: string | undefined): OutOfRotationRecord[] {
-  if (uid === undefined) return Object.values(routeObjectRecords(route, namespace, annotations));
-  const value = annotations?.[OUT_OF_ROTATION_ANNOTATION];
-  if (value === undefined || value === '') return [];
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    routeObjectRecords(route, namespace, annotations); // throws, saying why and naming the object
-    throw new UnreadableRecordsError(`${routeObjectLabel(route, namespace)}: ${OUT_OF_ROTATION_ANNOTATION} is unreadable`);
-  }
-  const out: OutOfRotationRecord[] = [];
-  for (const [key, entry] of Object.entries(parsed as Record<string, unknown>)) {
-    const owner = keyUid(key);
-    if (owner !== undefined && owner !== uid) continue;
-    const one = routeObjectRecords(route, namespace, { [OUT_OF_ROTATION_ANNOTATION]: JSON.stringify({ [key]: entry }) });
-    out.push(...Object.values(one).filter((r) => r.vmdc.uid === uid));
-  }
-  return out;
 }
 
 function compareRoutes(a: RouteRef, b: RouteRef): number {
@@ -108,7 +73,7 @@ async function scan(api: CustomObjectsApi, namespace: string, uid: string | unde
       const name = obj.metadata?.name;
       if (!name) continue;
       const route: RouteRef = { kind, name };
-      for (const record of recordsConcerning(route, namespace, obj.metadata?.annotations, uid)) out.push({ route, record });
+      for (const record of Object.values(routeObjectRecords(route, namespace, obj.metadata?.annotations, uid))) out.push({ route, record });
     }
   }
   return out.sort((a, b) => compareRoutes(a.route, b.route) || (a.record.zone < b.record.zone ? -1 : a.record.zone > b.record.zone ? 1 : 0));

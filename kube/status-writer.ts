@@ -5,7 +5,8 @@
 // object that is gone (404) is "not written". Each request is bounded by a timeout.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../api/constants';
-import { isConflict, isNotFound } from './errors';
+import { isNotFound } from './errors';
+import { readModifyWrite } from './read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from './request-timeout';
 
 /** What the writer needs of the object: its resourceVersion, for the precondition. */
@@ -66,21 +67,22 @@ export async function writeVmdcStatus<O extends StatusObject>(
   ref: { namespace: string; name: string },
   compute: (fresh: O) => object | undefined,
 ): Promise<boolean> {
-  for (let attempt = 0; ; attempt++) {
-    const fresh = await client.get(ref.namespace, ref.name);
-    if (!fresh) return false;
-    const status = compute(fresh);
-    if (status === undefined) return false;
-    const resourceVersion = fresh.metadata?.resourceVersion;
-    try {
-      await client.mergePatchStatus(ref.namespace, ref.name, resourceVersion ? { metadata: { resourceVersion }, status } : { status });
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      if (!isConflict(err)) throw err;
-      if (attempt >= STATUS_CONFLICT_RETRIES) {
-        throw new Error(`status of ${ref.namespace}/${ref.name}: still conflicting after ${attempt + 1} attempts`, { cause: err });
-      }
-    }
-  }
+  return readModifyWrite<boolean>(
+    async () => {
+      const fresh = await client.get(ref.namespace, ref.name);
+      if (!fresh) return { done: false };
+      const status = compute(fresh);
+      if (status === undefined) return { done: false };
+      const resourceVersion = fresh.metadata?.resourceVersion;
+      return {
+        write: () => client.mergePatchStatus(ref.namespace, ref.name, resourceVersion ? { metadata: { resourceVersion }, status } : { status }),
+        result: true,
+        ifGone: false,
+      };
+    },
+    {
+      maxAttempts: STATUS_CONFLICT_RETRIES + 1,
+      exhausted: (n, cause) => new Error(`status of ${ref.namespace}/${ref.name}: still conflicting after ${n} attempts`, { cause }),
+    },
+  );
 }

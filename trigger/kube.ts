@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, KIND, PLURAL, VERSION, API_VERSION } from '../api/constants';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
-import { isConflict, isNotFound } from '../kube/errors';
+import { readModifyWrite } from '../kube/read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
@@ -75,23 +75,24 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
    * `edit` returns the list to write and the result it means, or a result without writing.
    */
   async function editFinalizers<R extends string>(ref: ObjectRef, edit: (fresh: VmdcObject, list: string[]) => { write: string[]; result: R } | R): Promise<R | 'gone'> {
-    for (let attempt = 0; ; attempt++) {
-      const fresh = await vmdc.get(ref.namespace, ref.name);
-      if (!fresh || fresh.metadata?.uid !== ref.uid) return 'gone';
-      const e = edit(fresh, fresh.metadata?.finalizers ?? []);
-      if (typeof e === 'string') return e;
-      try {
-        await custom.patchNamespacedCustomObject(
-          { group: GROUP, version: VERSION, plural: PLURAL, namespace: ref.namespace, name: ref.name, body: { metadata: { resourceVersion: fresh.metadata?.resourceVersion, finalizers: e.write } } },
-          mergePatch,
-        );
-        return e.result;
-      } catch (err) {
-        if (isNotFound(err)) return 'gone';
-        if (!isConflict(err)) throw err;
-        if (attempt >= STATUS_CONFLICT_RETRIES) throw new Error(`finalizers of ${ref.namespace}/${ref.name}: still conflicting after ${attempt + 1} attempts`, { cause: err });
-      }
-    }
+    return readModifyWrite<R | 'gone'>(
+      async () => {
+        const fresh = await vmdc.get(ref.namespace, ref.name);
+        if (!fresh || fresh.metadata?.uid !== ref.uid) return { done: 'gone' };
+        const e = edit(fresh, fresh.metadata?.finalizers ?? []);
+        if (typeof e === 'string') return { done: e };
+        const body = { metadata: { resourceVersion: fresh.metadata?.resourceVersion, finalizers: e.write } };
+        return {
+          write: () => custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ref.namespace, name: ref.name, body }, mergePatch),
+          result: e.result,
+          ifGone: 'gone',
+        };
+      },
+      {
+        maxAttempts: STATUS_CONFLICT_RETRIES + 1,
+        exhausted: (n, cause) => new Error(`finalizers of ${ref.namespace}/${ref.name}: still conflicting after ${n} attempts`, { cause }),
+      },
+    );
   }
 
   return {

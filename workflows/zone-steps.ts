@@ -27,20 +27,23 @@ function clusterApply(run: RolloutRun, zs: ZoneSpec) {
   return { kind: 'VMCluster' as const, namespace: run.ns, name: zs.vmcluster.name, patch: desiredClusterPatch(run.spec, zs), create: createsObject(zs.vmcluster) };
 }
 
+/** What taking the zone out of the managed routes removes, from the routes as they are now. */
+async function planRemovals(run: RolloutRun, zs: ZoneSpec): Promise<RouteRemoval[]> {
+  const snaps = await run.acts.step.readRoutes({ namespace: run.ns, routes: run.routes });
+  try {
+    return computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns });
+  } catch (e) {
+    throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
+  }
+}
+
 /** 1. Take the zone out of every managed read route, announced in the status first. */
 async function leaveReads(c: ZoneContext): Promise<void> {
   if (c.run.records) return leaveReadsRecorded(c);
   const { run, z, zs, edited } = c;
   const { step } = run.acts;
   try {
-    if (!z.removals) {
-      const snaps = await step.readRoutes({ namespace: run.ns, routes: run.routes });
-      try {
-        z.removals = computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns });
-      } catch (e) {
-        throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
-      }
-    }
+    z.removals ??= await planRemovals(run, zs);
     // Announce before editing: the status never hides a zone that is out of rotation.
     z.outOfRotation = true;
     z.message = 'out of read rotation for the upgrade';
@@ -68,13 +71,7 @@ async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<
   const { step } = run.acts;
   // A patch the API server refuses fails the zone here, while it is still in reads.
   if (run.preflight) await step.applyObject({ ...clusterApply(run, zs), dryRun: true });
-  const snaps = await step.readRoutes({ namespace: run.ns, routes: run.routes });
-  let plan: RouteRemoval[];
-  try {
-    plan = computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns });
-  } catch (e) {
-    throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
-  }
+  const plan = await planRemovals(run, zs);
   z.outOfRotation = true;
   z.message = 'out of read rotation for the upgrade';
   if (!(await run.writeStatus()).written) {
