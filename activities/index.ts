@@ -18,7 +18,10 @@ import { editRoutes, readRecords, readRoutes, withReadableRecords } from './rout
 import { StepTimer, statusClient, withRecordedZones, writeStatus } from './status';
 import { takeOverObject } from './take-over';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
-import { waitQueueDrained } from './vmagent-drain';
+import { waitQueueDrained, watchQueue } from './vmagent-drain';
+import { waitCarriersReady } from './carriers';
+import { waitReadsDrained } from './reads-drain';
+import { SwitchChecker, confirmSwitch } from './vmauth-switch';
 import { QueueReader } from './vmagent-queue';
 import { waitOperational } from './wait-operational';
 
@@ -30,8 +33,14 @@ export interface ActivityDeps {
   metrics?: ActivityMetrics;
   /** Credentials for vmagent /metrics from a Secret. */
   vmagentAuth?: VmagentAuthConfig;
-  /** Timeout of one vmagent scrape (default 5 s). */
+  /** Timeout of one scrape of a pod's /metrics (default 5 s). */
   scrapeTimeoutMs?: number;
+  /**
+   * TEST-ONLY knob, default true. false: confirmSwitch believes the VMAuth/VMUser statuses alone and
+   * confirms nothing in the vmauth pods: the negative control of the e2e that proves the pod
+   * confirmation is what keeps reads correct. Never set in the worker's configuration.
+   */
+  confirmSwitchInPods?: boolean;
 }
 
 export type { ActivityMetrics } from './metrics';
@@ -58,6 +67,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const auth = deps.vmagentAuth ? new VmagentAuth(deps.kubeConfig, deps.vmagentAuth) : undefined;
   const queues = new QueueReader({ kube, kubeConfig: deps.kubeConfig, fetch: deps.fetch, auth, scrapeTimeoutMs: deps.scrapeTimeoutMs });
   const stepTimer = new StepTimer();
+  const switches = new SwitchChecker({ kube, kubeConfig: deps.kubeConfig, pods: queues.pods });
   const vmdcStatus = statusClient(deps.kubeConfig);
 
   const sample = async (target: QueueTarget): Promise<QueueSample> => {
@@ -131,6 +141,17 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     waitQueueDrained: (input) => waitQueueDrained(activityPollContext(), sample, input),
 
     sampleQueue: (input) => sample(input),
+
+    watchQueue: (input) => watchQueue(activityPollContext(), sample, input),
+
+    waitCarriersReady: (input) => waitCarriersReady(kube, sample, activityPollContext(), input),
+
+    async confirmSwitch(input) {
+      if (deps.confirmSwitchInPods === false) return { pods: [], message: 'not confirmed in the vmauth pods (test knob confirmSwitchInPods: false)' };
+      return confirmSwitch(switches, activityPollContext(), input);
+    },
+
+    waitReadsDrained: (input) => waitReadsDrained(queues.pods, activityPollContext(), input),
   };
 
   // An API request the server refuses for good fails the step at once; count failed attempts by

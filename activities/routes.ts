@@ -19,7 +19,7 @@ import {
   type RouteRemoval,
 } from '../api/route-records';
 import type { RecordedZone, RouteSnapshot } from '../workflows/activity-types';
-import { applyRemoval, computeRemoval, hasReadBackend, RouteShapeError, undoRemoval } from '../workflows/routes';
+import { applyRemoval, computeRemoval, hasReadBackend as hasReadBackendWith, OPERATOR_RULES, undoRemoval } from '../workflows/routes';
 import { jsonEqual } from '../workflows/merge';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { listRouteRecords, recordedZones, routeObjectRecords, type ListOptions } from '../kube/route-records';
@@ -29,6 +29,9 @@ import { nonRetryable } from './errors';
 import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
 export const MAX_CONFLICT_RETRIES = 10;
+
+/** Whether a route still serves reads, by the operator's rules (what the activities always check). */
+const hasReadBackend = (targetRefs: readonly JsonObject[]): boolean => hasReadBackendWith(targetRefs, OPERATOR_RULES);
 
 function asObject(v: JsonValue | undefined): JsonObject | undefined {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
@@ -251,14 +254,9 @@ function recordedPatch(kind: RouteRef['kind'], resourceVersion: string | undefin
   return { ...patch, metadata };
 }
 
-/** The removal of `vmcluster` from the route as it is now (a RouteShapeError is a non-retryable RouteShape failure). */
+/** The removal of `vmcluster` from the route as it is now, by the operator's rules (workflows/routes.ts RouteRules). */
 function freshRemoval(route: RouteRef, current: JsonObject[], vmcluster: RouteRemoval['vmcluster']): RouteRemoval {
-  try {
-    return computeRemoval({ route, targetRefs: current }, vmcluster);
-  } catch (err) {
-    if (err instanceof RouteShapeError) throw nonRetryable(FailureType.RouteShape, err.message, { route });
-    throw err;
-  }
+  return computeRemoval({ route, targetRefs: current }, vmcluster, OPERATOR_RULES);
 }
 
 function emptyRoute(route: RouteRef, vmcluster: RouteRemoval['vmcluster']): Error {
@@ -402,8 +400,13 @@ async function editRoutesRecorded(
 
 /** One line per removed entry: where it was and what it is. */
 export function describeRemoved(r: RemovedRef): string {
-  return r.type === 'targetRef'
-    ? `targetRefs[${r.index}] ${JSON.stringify(r.targetRef)}`
-    : `targetRefs[${r.index}].crd.objects[${r.objectIndex}] ${JSON.stringify(r.object)}`;
+  switch (r.type) {
+    case 'targetRef':
+      return `targetRefs[${r.index}] ${JSON.stringify(r.targetRef)}`;
+    case 'object':
+      return `targetRefs[${r.index}].crd.objects[${r.objectIndex}] ${JSON.stringify(r.object)}`;
+    case 'crdName':
+      return `targetRefs[${r.index}].crd name/namespace ${JSON.stringify({ name: r.name, namespace: r.namespace })} (emptied)`;
+  }
 }
 

@@ -1,13 +1,8 @@
 // waitQueueDrained: poll inside one heartbeating activity until the zone's queues have been empty
 // for queueDrainedForMs without a break. Heartbeat details { last, emptySince } let a retried attempt
 // (worker crash, heartbeat timeout) resume the streak instead of starting over.
-import type { QueueSample, QueueTarget } from '../workflows/activity-types';
+import type { DrainHeartbeat, QueueSample, QueueTarget, QueueWatch } from '../workflows/activity-types';
 import { sleepHeartbeating, type PollContext } from './activity-context';
-
-export interface DrainHeartbeat {
-  last: QueueSample;
-  emptySince?: string;
-}
 
 /**
  * The longest unobserved gap (between the last sample of a previous attempt and the first of this
@@ -60,22 +55,39 @@ export function streakMs(h: DrainHeartbeat): number {
   return Math.max(0, Date.parse(h.last.at) - Date.parse(h.emptySince));
 }
 
+/**
+ * Poll until the zone's queues have been empty for queueDrainedForMs without a break, or (with
+ * `reportAfterMs`) until that long has passed, to let the caller show the latest sample. The streak
+ * starts from `from` (the previous watch of the same wait), else from a previous attempt's heartbeat.
+ */
+export async function watchQueue(
+  ctx: PollContext,
+  sample: (target: QueueTarget) => Promise<QueueSample>,
+  input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs?: number; from?: DrainHeartbeat },
+  now: () => number = Date.now,
+): Promise<QueueWatch> {
+  const poll = Math.max(50, input.pollIntervalMs);
+  const started = now();
+  let state = resumeStreak(ctx.heartbeatDetails() ?? input.from, started, poll);
+  for (;;) {
+    const s = await sample(input);
+    state = advanceStreak(state, s, poll);
+    ctx.heartbeat(state);
+    const lasted = streakMs(state);
+    if (state.emptySince && lasted >= input.queueDrainedForMs) return { streak: state, drained: true };
+    // Sleep one poll interval, or just what the streak still needs when that is shorter.
+    const wait = state.emptySince ? Math.min(poll, Math.max(50, input.queueDrainedForMs - lasted)) : poll;
+    if (input.reportAfterMs !== undefined && now() + wait - started > input.reportAfterMs) return { streak: state, drained: false };
+    await sleepHeartbeating(ctx, wait, state);
+  }
+}
+
+/** watchQueue to the end: the sample that completed the streak. */
 export async function waitQueueDrained(
   ctx: PollContext,
   sample: (target: QueueTarget) => Promise<QueueSample>,
   input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number },
   now: () => number = Date.now,
 ): Promise<QueueSample> {
-  const poll = Math.max(50, input.pollIntervalMs);
-  let state = resumeStreak(ctx.heartbeatDetails(), now(), poll);
-  for (;;) {
-    const s = await sample(input);
-    state = advanceStreak(state, s, poll);
-    ctx.heartbeat(state);
-    const lasted = streakMs(state);
-    if (state.emptySince && lasted >= input.queueDrainedForMs) return s;
-    // Sleep one poll interval, or just what the streak still needs when that is shorter.
-    const wait = state.emptySince ? Math.min(poll, Math.max(50, input.queueDrainedForMs - lasted)) : poll;
-    await sleepHeartbeating(ctx, wait, state);
-  }
+  return (await watchQueue(ctx, sample, input, now)).streak.last;
 }

@@ -20,6 +20,7 @@ export const RETRIES_METRIC = 'vmagent_remotewrite_retries_count_total';
 /** The families read from the page, strictly; every other line is skipped unread. */
 export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC];
 
+/** One series of a /metrics page. */
 export interface PendingSeries {
   metric: string;
   labels: Record<string, string>;
@@ -151,12 +152,11 @@ export function parseSampleLine(line: string): ParsedSample | { error: string } 
   return { name, labels, value };
 }
 
-/** The queue family a line belongs to: it starts (after blanks) with the family's name and no longer name. */
-function queueFamilyOf(line: string): string | undefined {
+/** The family of `families` a line belongs to: it starts (after blanks) with the family's name and no longer name. */
+function familyOf(line: string, families: readonly string[]): string | undefined {
   let i = 0;
   while (isBlank(line[i])) i++;
-  if (line[i] !== 'v') return undefined; // every queue family starts with "vm"; most lines stop here
-  for (const f of QUEUE_FAMILIES) {
+  for (const f of families) {
     if (line.startsWith(f, i) && !NAME_CHAR.test(line[i + f.length] ?? '')) return f;
   }
   return undefined;
@@ -177,11 +177,12 @@ function seriesKey(name: string, labels: Record<string, string>): string {
 }
 
 /**
- * The queue series of a vmagent /metrics text. Only lines of QUEUE_FAMILIES are parsed, so an
+ * The series of `families` in a /metrics text. Only lines of those families are parsed, so an
  * unrelated exotic line elsewhere cannot make the scrape unreadable. Throws MetricsPageError, naming
  * the (1-based) line, when one of those lines is not a strict sample or a series appears twice.
  */
-export function parseQueueSeries(text: string): PendingSeries[] {
+export function parseSeries(text: string, families: readonly string[]): PendingSeries[] {
+  const firstChars = new Set(families.map((f) => f[0]));
   const out: PendingSeries[] = [];
   const seen = new Map<string, number>();
   let lineNo = 0;
@@ -191,7 +192,11 @@ export function parseQueueSeries(text: string): PendingSeries[] {
     const line = text.slice(start, end);
     start = end + 1;
     lineNo++;
-    const family = queueFamilyOf(line);
+    // Most lines stop at their first character.
+    let c = 0;
+    while (isBlank(line[c])) c++;
+    if (!firstChars.has(line[c])) continue;
+    const family = familyOf(line, families);
     if (!family) continue;
     const parsed = parseSampleLine(line);
     if ('error' in parsed) throw new MetricsPageError(`malformed line ${lineNo} of ${family}: ${parsed.error}: ${snippet(line)}`);
@@ -203,6 +208,9 @@ export function parseQueueSeries(text: string): PendingSeries[] {
   }
   return out;
 }
+
+/** The queue series of a vmagent /metrics text. */
+export const parseQueueSeries = (text: string): PendingSeries[] => parseSeries(text, QUEUE_FAMILIES);
 
 function pathMatches(path: string | undefined, dirName: string): boolean {
   if (!path) return false;
@@ -335,5 +343,6 @@ export function buildQueueSample(
   const sample: QueueSample = { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: message.slice(0, 1000) };
   const retries = readable.flatMap((p) => (p.reading.ok && p.reading.retries !== undefined ? [[p.pod, p.reading.retries] as const] : []));
   if (retries.length > 0) sample.sendRetries = Object.fromEntries(retries);
+  if (readable.length > 0) sample.podPendingBytes = Object.fromEntries(readable.map((p) => [p.pod, p.reading.ok ? p.reading.bytes : 0]));
   return sample;
 }

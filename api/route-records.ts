@@ -29,7 +29,14 @@ export type RemovedRef =
        * undoRemoval to find the container again if the user moved targetRefs meanwhile.
        */
       targetRef?: JsonObject;
-    };
+    }
+  /**
+   * targetRefs[index].crd.name/crd.namespace named this zone while crd.objects routes elsewhere too:
+   * both were set to "" (the keys stay: the operator's CRD requires them); putting the zone back sets
+   * them to exactly `name` and `namespace` again. `targetRef` is the whole targetRef as read before
+   * the removal, to find it again if the user moved targetRefs meanwhile.
+   */
+  | { type: 'crdName'; index: number; name: string; namespace: string; targetRef: JsonObject };
 
 /** What leaving read rotation removes from one route, so that it can be put back exactly. */
 export interface RouteRemoval {
@@ -76,6 +83,7 @@ function isRemovedRef(r: unknown): boolean {
   if (!isObject(r) || !isIndex(r.index)) return false;
   if (r.type === 'targetRef') return isObject(r.targetRef);
   if (r.type === 'object') return isIndex(r.objectIndex) && isObject(r.object) && (r.targetRef === undefined || isObject(r.targetRef));
+  if (r.type === 'crdName') return typeof r.name === 'string' && r.name !== '' && typeof r.namespace === 'string' && r.namespace !== '' && isObject(r.targetRef);
   return false;
 }
 
@@ -88,7 +96,7 @@ function checkRecord(key: string, v: unknown): OutOfRotationRecord {
   const vmc = v.vmcluster;
   if (!isObject(vmc) || typeof vmc.name !== 'string' || typeof vmc.namespace !== 'string') throw bad('vmcluster must name namespace and name');
   if (!Array.isArray(v.removed) || !v.removed.every(isRemovedRef)) {
-    throw bad('removed must be a list of removed targetRefs or crd.objects entries');
+    throw bad('removed must be a list of removed targetRefs, crd.objects entries or crd.name references');
   }
   if (typeof v.workflowId !== 'string' || typeof v.generation !== 'number' || typeof v.since !== 'string') throw bad('workflowId, generation and since are required');
   return v as unknown as OutOfRotationRecord;

@@ -45,6 +45,8 @@ export interface QueueSample {
    * retried is not in the pending bytes, so a counter that grew between samples breaks the streak.
    */
   sendRetries?: Record<string, number>;
+  /** Per readable pod, its pending bytes for the zone (what the status shows while waiting). */
+  podPendingBytes?: Record<string, number>;
 }
 
 export interface QueueTarget {
@@ -56,6 +58,65 @@ export interface QueueTarget {
   /** Optional (additive), for metrics labels only: the zone's name and the VMDistributedCluster's name. */
   zone?: string;
   objectName?: string;
+}
+
+/** The read switch to confirm in the vmauth pods (see activities/vmauth-switch.ts). */
+export interface SwitchInput {
+  namespace: string;
+  vmauthName: string;
+  /** The zone's VMCluster (in `namespace`). */
+  vmcluster: string;
+  /** `absent`: the zone left reads; `present`: it is back. */
+  expect: 'absent' | 'present';
+  /** The routes whose edit is being confirmed. */
+  routes: RouteRef[];
+  pollIntervalMs: number;
+  /** A pod without the content-hash metric is taken as switched this long after the Secret changed, at the latest. */
+  fallbackWaitMs: number;
+}
+
+/** How one vmauth pod was found to run the config. */
+export type PodConfirmation = 'content-hash' | 'vmauth-reload' | 'bounded-wait';
+
+export interface SwitchConfirmed {
+  /** The confirmed content hash (CRC32 of the Secret's gzipped config); absent when confirmation is switched off. */
+  hash?: number;
+  pods: Array<{ pod: string; via: PodConfirmation }>;
+  message: string;
+}
+
+export interface ReadsDrainInput {
+  namespace: string;
+  vmcluster: string;
+  /** No new request for this long: drained. */
+  quietMs: number;
+  /** Give up waiting for quiet after this long (readDrainDelay). */
+  maxMs: number;
+  pollIntervalMs: number;
+}
+
+export interface ReadsDrained {
+  /** True when the quiet period was observed; false when maxMs passed first. */
+  quiet: boolean;
+  message: string;
+}
+
+export interface CarriersInput {
+  namespace: string;
+  carriers: Array<{ zone: string; vmcluster: string; queue: QueueTarget }>;
+  pollIntervalMs: number;
+}
+
+/** A queue-drain streak: the last sample, and since when the queues have been empty without a break. */
+export interface DrainHeartbeat {
+  last: QueueSample;
+  emptySince?: string;
+}
+
+/** Where a queue watch stands: the streak so far, and whether it lasted queueDrainedFor. */
+export interface QueueWatch {
+  streak: DrainHeartbeat;
+  drained: boolean;
 }
 
 export interface RolloutActivities {
@@ -143,4 +204,19 @@ export interface RolloutActivities {
 
   /** One queue sample (used by cancellation cleanup to decide whether a patched zone may rejoin). */
   sampleQueue(input: QueueTarget): Promise<QueueSample>;
+
+  /**
+   * waitQueueDrained in slices: returns when drained, or after about `reportAfterMs` with the streak
+   * so far, which the next call continues (`from`), so the status can show the latest sample.
+   */
+  watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs: number; from?: DrainHeartbeat }): Promise<QueueWatch>;
+
+  /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
+  waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;
+
+  /** Wait until the operator's config and every ready vmauth pod show the switch (see SwitchInput). */
+  confirmSwitch(input: SwitchInput): Promise<SwitchConfirmed>;
+
+  /** Wait until the zone's vmselect pods count no new /select/ request for quietMs (at most maxMs). */
+  waitReadsDrained(input: ReadsDrainInput): Promise<ReadsDrained>;
 }

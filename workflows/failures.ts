@@ -23,6 +23,8 @@ export const FailureType = {
   PatchRejected: 'PatchRejected',
   /** The API server refuses the status (4xx other than conflict/not found): it will not go away by itself. */
   StatusRejected: 'StatusRejected',
+  /** A wait the workflow slices itself (to report progress) outlasted zoneTimeout. */
+  ZoneTimeout: 'ZoneTimeout',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

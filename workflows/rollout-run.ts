@@ -11,6 +11,13 @@ import { planZoneOrder, shuffleSeed } from './plan';
 import { removedAnything, type RolloutResult, type RolloutState, type RolloutWorkflowInput, type ZoneState } from './state';
 import { buildStatus } from './status';
 
+/**
+ * How long after the operator rewrote the config Secret a vmauth pod without the config-reloader's
+ * content hash (and without a reload seen) is taken to run it: kubelet's sync period (1 min) plus its
+ * Secret cache (1 min).
+ */
+export const SECRET_PROPAGATION_BOUND_MS = 120_000;
+
 /** Generations of the route objects an edit changed, to wait for their new config. */
 export interface EditedRoutes {
   vmauthGeneration?: number;
@@ -47,12 +54,20 @@ export class RolloutRun {
   readonly records: boolean;
   /** From this version on, every patch is first sent as a server-side dry run, before a zone leaves reads. */
   readonly preflight: boolean;
+  /**
+   * From this version on, the rollout judges by what the VictoriaMetrics operator really does: routes
+   * are read by the operator's rules, the zones carrying the reads must be healthy before a zone
+   * leaves, each read switch is confirmed in the vmauth pods, reads are drained by measurement, and
+   * the queue wait reports its latest sample as it goes.
+   */
+  readonly realOperator: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
 
   constructor(readonly input: RolloutWorkflowInput, private readonly workflow: WorkflowRef) {
     const { object, spec, carried } = input;
     this.records = patched('route-records');
     this.preflight = this.records && patched('preflight-dry-run');
+    this.realOperator = this.preflight && patched('real-operator');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
@@ -208,7 +223,7 @@ export class RolloutRun {
    * Wait until every edited route serves its new config: the VMAuth, and (from this workflow version
    * on) each VMUser the zone's removals changed. A generation unknown after a resume is read fresh.
    */
-  async waitSwitch(removals: readonly RouteRemoval[] | undefined, edited: EditedRoutes): Promise<void> {
+  async waitSwitch(removals: readonly RouteRemoval[] | undefined, edited: EditedRoutes, confirm?: { zone: ZoneState; expect: 'absent' | 'present' }): Promise<void> {
     const { step, wait } = this.acts;
     const { ns, st } = this;
     const generationOf = async (kind: 'VMAuth' | 'VMUser', name: string, known: number | undefined) =>
@@ -222,6 +237,25 @@ export class RolloutRun {
       const generation = await generationOf('VMUser', name, edited.vmuserGenerations?.[name]);
       await wait.waitOperational({ kind: 'VMUser', namespace: ns, name, generation, pollIntervalMs: st.pollIntervalMs });
     }
+    if (this.realOperator && confirm) await this.confirmInPods(confirm.zone, removals ?? [], confirm.expect);
+  }
+
+  /** The switch, confirmed where reads happen: the operator's config, and every ready vmauth pod running it. */
+  private async confirmInPods(z: ZoneState, removals: readonly RouteRemoval[], expect: 'absent' | 'present'): Promise<void> {
+    const routes = removals.filter((r) => r.removed.length > 0).map((r) => r.route);
+    z.message = `waiting until every ready vmauth pod runs the operator's config ${expect === 'absent' ? 'without' : 'with'} VMCluster ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${this.spec.vmauth.name})`;
+    await this.writeStatus();
+    const r = await this.acts.wait.confirmSwitch({
+      namespace: this.ns,
+      vmauthName: this.spec.vmauth.name,
+      vmcluster: z.vmcluster,
+      expect,
+      routes,
+      pollIntervalMs: this.st.pollIntervalMs,
+      fallbackWaitMs: SECRET_PROPAGATION_BOUND_MS,
+    });
+    z.switchConfirmed = r.message;
+    log.info('read switch confirmed in the vmauth pods', { zone: z.name, expect, message: r.message });
   }
 
   /** Put a zone back into read rotation exactly as it was and wait for the switch. */
@@ -246,7 +280,7 @@ export class RolloutRun {
       throw err;
     }
     this.syncRecorded(r.recorded ?? []);
-    if (removedAnything({ removals })) await this.waitSwitch(removals, r);
+    if (removedAnything({ removals })) await this.waitSwitch(removals, r, { zone: z, expect: 'present' });
   }
 
   /**

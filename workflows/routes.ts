@@ -32,7 +32,11 @@ export class EmptyRouteError extends RoutePlanError {
   }
 }
 
-/** A targetRef names the zone in a way vmrollout cannot take apart (crd.name is the zone AND crd.objects lists others). */
+/**
+ * A targetRef names the zone in a way the OLD rules cannot take apart (crd.name is the zone AND
+ * crd.objects lists others). Kept for workflow histories computed with the old rules; with the
+ * operator's rules (RouteRules) the zone is taken out of crd.name instead (a `crdName` removal).
+ */
 export class RouteShapeError extends RoutePlanError {
   override readonly name = 'RouteShapeError';
   readonly type = FailureType.RouteShape;
@@ -65,27 +69,87 @@ function objectsOf(tr: JsonObject | undefined): JsonObject[] | undefined {
   return Array.isArray(o) ? (o as JsonObject[]) : undefined;
 }
 
-/** `{name, namespace?}` names this VMCluster; a missing namespace means the route's (= the object's) namespace. */
+/**
+ * Which rules decide what a targetRef routes to.
+ *
+ * `operatorRules` are the VictoriaMetrics operator's (v0.74.1, vmauth/vmusers_config.go
+ * updateCRDObjURLs): crd.name routes to a cluster only when crd.name and crd.namespace are both
+ * non-empty, and a crd.objects entry only by its exact name and namespace (an empty namespace finds
+ * nothing). Taking a zone named in crd.name out of a targetRef that also lists others in crd.objects
+ * empties crd.name and crd.namespace (a `crdName` removal).
+ *
+ * Without it (the default) the rules before the `operator-route-rules` patch apply, unchanged, for
+ * workflow histories recorded with them: a missing or empty namespace means the route's, and
+ * `{name: <zone>, objects: [others]}` is refused with RouteShapeError.
+ */
+export interface RouteRules {
+  operatorRules?: boolean;
+}
+
+/** The operator's rules (see RouteRules). The activities always use them. */
+export const OPERATOR_RULES: Readonly<RouteRules> = Object.freeze({ operatorRules: true });
+
+const nonEmpty = (v: JsonValue | undefined): v is string => typeof v === 'string' && v !== '';
+
+/** Old rule: `{name, namespace?}` names this VMCluster; a missing namespace means the route's (= the object's) namespace. */
 export function namesCluster(entry: JsonObject | undefined, vmc: VMClusterRef): boolean {
   if (!entry || entry.name !== vmc.name) return false;
   const ns = entry.namespace;
   return ns === undefined || ns === null || ns === '' || ns === vmc.namespace;
 }
 
+/** Operator rule: crd.name names this VMCluster only with crd.namespace, both non-empty and equal to the cluster's. */
+export function crdNameNamesCluster(crd: JsonObject | undefined, vmc: VMClusterRef): boolean {
+  return !!crd && nonEmpty(crd.name) && nonEmpty(crd.namespace) && crd.name === vmc.name && crd.namespace === vmc.namespace;
+}
+
+/** Operator rule: a crd.objects entry names this VMCluster only by its exact name and namespace. */
+export function objectNamesCluster(entry: JsonObject | undefined, vmc: VMClusterRef): boolean {
+  return !!entry && nonEmpty(entry.name) && nonEmpty(entry.namespace) && entry.name === vmc.name && entry.namespace === vmc.namespace;
+}
+
+interface Rules {
+  /** Whether crd.name (with crd.namespace) routes anywhere. */
+  nameRoutes(crd: JsonObject): boolean;
+  /** Whether crd.name names this cluster. */
+  byName(crd: JsonObject, vmc: VMClusterRef): boolean;
+  /** Whether a crd.objects entry names this cluster. */
+  byObject(entry: JsonObject | undefined, vmc: VMClusterRef): boolean;
+}
+
+const OLD_RULES: Rules = {
+  nameRoutes: (crd) => nonEmpty(crd.name),
+  byName: (crd, vmc) => nonEmpty(crd.name) && namesCluster(crd, vmc),
+  byObject: namesCluster,
+};
+
+const OPERATOR: Rules = {
+  nameRoutes: (crd) => nonEmpty(crd.name) && nonEmpty(crd.namespace),
+  byName: crdNameNamesCluster,
+  byObject: objectNamesCluster,
+};
+
+const rulesOf = (opts: RouteRules): Rules => (opts.operatorRules ? OPERATOR : OLD_RULES);
+
 /** True when some VMCluster/vmselect targetRef still sends reads to this VMCluster. */
-export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef): boolean {
+export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef, opts: RouteRules = {}): boolean {
+  const rules = rulesOf(opts);
   return targetRefs.some((tr) => {
     if (!isVmselect(tr)) return false;
     const crd = crdOf(tr)!;
-    if (namesCluster(crd, vmc)) return true;
-    return (objectsOf(tr) ?? []).some((o) => namesCluster(asObject(o), vmc));
+    if (rules.byName(crd, vmc)) return true;
+    return (objectsOf(tr) ?? []).some((o) => rules.byObject(asObject(o), vmc));
   });
 }
 
 const NON_READ_KINDS = new Set(['VMCluster/vminsert', 'VMAgent']);
 
-/** Whether a route still has at least one backend that can serve reads. */
-export function hasReadBackend(targetRefs: readonly JsonObject[]): boolean {
+/**
+ * Whether a route still has at least one backend that can serve reads. Operator rules: a crd
+ * counts only with a routing crd.name (name and namespace non-empty) or a non-empty crd.objects.
+ */
+export function hasReadBackend(targetRefs: readonly JsonObject[], opts: RouteRules = {}): boolean {
+  const rules = rulesOf(opts);
   return targetRefs.some((tr) => {
     const st = asObject(tr.static);
     if (st) {
@@ -94,35 +158,41 @@ export function hasReadBackend(targetRefs: readonly JsonObject[]): boolean {
     }
     const crd = crdOf(tr);
     if (!crd) return false;
-    if (crd.kind === VMSELECT_KIND) return (typeof crd.name === 'string' && crd.name !== '') || (objectsOf(tr)?.length ?? 0) > 0;
-    return typeof crd.kind === 'string' && !NON_READ_KINDS.has(crd.kind);
+    if (typeof crd.kind !== 'string' || NON_READ_KINDS.has(crd.kind)) return false;
+    if (crd.kind === VMSELECT_KIND || opts.operatorRules) return rules.nameRoutes(crd) || (objectsOf(tr)?.length ?? 0) > 0;
+    return true;
   });
 }
 
 /**
  * What taking `vmc` out of one route removes: every VMCluster/vmselect targetRef naming only this
  * cluster (crd.name, or crd.objects whose entries all name it) as a whole, and this cluster's
- * entries of crd.objects of the others. Does not check emptiness (see computeRemovals).
+ * entries of crd.objects of the others. With the operator's rules, a crd.name naming this cluster in
+ * a targetRef that routes elsewhere too is emptied (a `crdName` entry); without them it is a
+ * RouteShapeError. Does not check emptiness (see computeRemovals).
  */
-export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef): RouteRemoval {
+export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef, opts: RouteRules = {}): RouteRemoval {
+  const rules = rulesOf(opts);
   const removed: RemovedRef[] = [];
   snapshot.targetRefs.forEach((tr, index) => {
     if (!isVmselect(tr)) return;
     const crd = crdOf(tr)!;
-    const hasName = typeof crd.name === 'string' && crd.name !== '';
-    const nameIsZone = hasName && namesCluster(crd, vmc);
+    const nameRoutes = rules.nameRoutes(crd);
+    const nameIsZone = rules.byName(crd, vmc);
     const objects = objectsOf(tr) ?? [];
-    const hits = objects.map((o, j) => (namesCluster(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
+    const hits = objects.map((o, j) => (rules.byObject(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
     const onlyZone =
-      (nameIsZone || !hasName) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
+      (nameIsZone || !nameRoutes) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
     if (onlyZone) {
       removed.push({ type: 'targetRef', index, targetRef: clone(tr) });
-    } else if (nameIsZone) {
-      throw new RouteShapeError(snapshot.route, index, vmc);
-    } else {
-      for (const objectIndex of hits) {
-        removed.push({ type: 'object', index, objectIndex, object: clone(objects[objectIndex]!), targetRef: clone(tr) });
-      }
+      return;
+    }
+    if (nameIsZone) {
+      if (!opts.operatorRules) throw new RouteShapeError(snapshot.route, index, vmc);
+      removed.push({ type: 'crdName', index, name: crd.name as string, namespace: crd.namespace as string, targetRef: clone(tr) });
+    }
+    for (const objectIndex of hits) {
+      removed.push({ type: 'object', index, objectIndex, object: clone(objects[objectIndex]!), targetRef: clone(tr) });
     }
   });
   return { route: snapshot.route, vmcluster: { ...vmc }, removed };
@@ -131,14 +201,16 @@ export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef): Rout
 /**
  * The removals that take `vmc` out of every route (routes not referencing it are left out).
  * Throws EmptyRouteError when any route would be left with no read backend (nothing is edited then).
+ * `opts` defaults to the old rules: workflow code must pass `{ operatorRules: true }` only behind
+ * its `operator-route-rules` patch.
  */
-export function computeRemovals(snapshots: readonly RouteSnapshot[], vmc: VMClusterRef): RouteRemoval[] {
+export function computeRemovals(snapshots: readonly RouteSnapshot[], vmc: VMClusterRef, opts: RouteRules = {}): RouteRemoval[] {
   const out: RouteRemoval[] = [];
   const empty: RouteRef[] = [];
   for (const snap of snapshots) {
-    const r = computeRemoval(snap, vmc);
+    const r = computeRemoval(snap, vmc, opts);
     if (r.removed.length === 0) continue;
-    if (!hasReadBackend(applyRemoval(snap.targetRefs, r))) empty.push(snap.route);
+    if (!hasReadBackend(applyRemoval(snap.targetRefs, r), opts)) empty.push(snap.route);
     out.push(r);
   }
   if (empty.length > 0) throw new EmptyRouteError(empty, vmc);
@@ -155,6 +227,20 @@ function findNear<T>(arr: readonly T[], near: number, pred: (x: T) => boolean): 
   return -1;
 }
 
+type CrdNameRef = Extract<RemovedRef, { type: 'crdName' }>;
+
+/** Whether this targetRef's crd.name/crd.namespace are exactly the recorded ones. */
+function hasCrdName(tr: JsonObject, r: CrdNameRef): boolean {
+  const crd = crdOf(tr);
+  return isVmselect(tr) && crd!.name === r.name && crd!.namespace === r.namespace;
+}
+
+/** A targetRef whose crd.name/crd.namespace a `crdName` removal emptied. */
+function isBlanked(tr: JsonObject): boolean {
+  const crd = crdOf(tr);
+  return isVmselect(tr) && crd!.name === '' && crd!.namespace === '';
+}
+
 /**
  * Take the recorded entries out of `targetRefs` (a fresh read). Matches by content, preferring the
  * recorded positions, so it is idempotent (a second application finds nothing to remove) and keeps
@@ -162,7 +248,7 @@ function findNear<T>(arr: readonly T[], near: number, pred: (x: T) => boolean): 
  */
 export function applyRemoval(targetRefs: readonly JsonObject[], removal: Pick<RouteRemoval, 'removed'>): JsonObject[] {
   const out = clone(targetRefs) as JsonObject[];
-  // crd.objects entries first: they do not change targetRefs' length, so indices stay valid.
+  // crd.objects entries first, then crd.name: neither changes targetRefs' length, so indices stay valid.
   for (const r of removal.removed) {
     if (r.type !== 'object') continue;
     const ci = findNear(out, r.index, (tr) => isVmselect(tr) && (objectsOf(tr) ?? []).some((o) => jsonEqual(o, r.object)));
@@ -170,6 +256,17 @@ export function applyRemoval(targetRefs: readonly JsonObject[], removal: Pick<Ro
     const objs = objectsOf(out[ci])!;
     const oi = findNear(objs, r.objectIndex, (o) => jsonEqual(o, r.object));
     objs.splice(oi, 1);
+  }
+  for (const r of removal.removed) {
+    if (r.type !== 'crdName') continue;
+    // The container as recorded less its removed objects, else any targetRef naming the zone there.
+    const expected = withoutRemovedObjects(r.targetRef, removal.removed, r.index);
+    let ci = findNear(out, r.index, (tr) => jsonEqual(tr, expected));
+    if (ci < 0) ci = findNear(out, r.index, (tr) => hasCrdName(tr, r));
+    if (ci < 0) continue;
+    const crd = crdOf(out[ci])!;
+    crd.name = '';
+    crd.namespace = ''; // both keys kept: the operator's schema requires them
   }
   const whole = removal.removed
     .filter((r): r is Extract<RemovedRef, { type: 'targetRef' }> => r.type === 'targetRef')
@@ -193,6 +290,37 @@ function withoutRemovedObjects(container: JsonObject, removed: readonly RemovedR
   return c;
 }
 
+/** Puts back the crd.name/crd.namespace a `crdName` removal emptied (see undoRemoval). */
+function undoCrdName(out: JsonObject[], r: CrdNameRef, removed: readonly RemovedRef[]): void {
+  const here = out[r.index];
+  if (here && hasCrdName(here, r)) return; // already restored
+  // What the container looks like right after the removal (its objects entries of this removal taken out too).
+  const remainder = withoutRemovedObjects(r.targetRef, removed, r.index);
+  const rc = crdOf(remainder);
+  if (rc) {
+    rc.name = '';
+    rc.namespace = '';
+  }
+  let ci = -1;
+  if (here && isBlanked(here) && jsonEqual(here, remainder)) ci = r.index;
+  if (ci < 0) ci = findNear(out, r.index, (tr) => isBlanked(tr) && jsonEqual(tr, remainder));
+  // Restored before, and moved since (the container as it was, objects put back or not).
+  const restored = withoutRemovedObjects(r.targetRef, removed, r.index);
+  if (ci < 0 && findNear(out, r.index, (tr) => jsonEqual(tr, restored) || jsonEqual(tr, r.targetRef)) >= 0) return;
+  if (ci < 0 && here && isBlanked(here)) ci = r.index; // changed in place by the user
+  if (ci < 0) {
+    // The container is gone (or names something else now): the cluster back in a targetRef of its own.
+    const base = clone(r.targetRef);
+    const crd = crdOf(base)!;
+    crd.objects = [];
+    out.splice(Math.min(r.index, out.length), 0, base);
+    return;
+  }
+  const crd = crdOf(out[ci])!;
+  crd.name = r.name;
+  crd.namespace = r.namespace;
+}
+
 /**
  * Put back exactly what `removal` took out, at the recorded positions (clamped), into `targetRefs`
  * (a fresh read). Idempotent: entries already present are not added twice. Anything the user added
@@ -209,25 +337,32 @@ export function undoRemoval(targetRefs: readonly JsonObject[], removal: Pick<Rou
     if (present >= needed) continue;
     out.splice(Math.min(r.index, out.length), 0, clone(r.targetRef));
   }
+  // crd.name before crd.objects: an object entry finds its container as it was, crd.name included.
+  const names = removal.removed.filter((r): r is CrdNameRef => r.type === 'crdName').sort((a, b) => a.index - b.index);
+  for (const r of names) undoCrdName(out, r, removal.removed);
   const objs = removal.removed
     .filter((r): r is Extract<RemovedRef, { type: 'object' }> => r.type === 'object')
     .sort((a, b) => a.index - b.index || a.objectIndex - b.objectIndex);
   for (const r of objs) {
     const isContainer = (tr: JsonObject) => isVmselect(tr) && objectsOf(tr) !== undefined;
-    const contains = (tr: JsonObject) => isContainer(tr) && objectsOf(tr)!.some((o) => jsonEqual(o, r.object));
     const remainder = r.targetRef ? withoutRemovedObjects(r.targetRef, removal.removed, r.index) : undefined;
     let ci = -1;
-    // already restored?
+    // already restored? (as many equal entries as were removed from this container)
     const here = out[r.index];
-    if (here && contains(here)) continue;
+    const count = (tr: JsonObject) => objectsOf(tr)!.filter((o) => jsonEqual(o, r.object)).length;
+    const needed = objs.filter((o) => o.index === r.index && jsonEqual(o.object, r.object)).length;
+    if (here && isContainer(here) && count(here) >= needed) continue;
     if (here && isContainer(here) && (!remainder || jsonEqual(here, remainder))) ci = r.index;
     if (ci < 0 && remainder) ci = findNear(out, r.index, (tr) => isContainer(tr) && jsonEqual(tr, remainder));
-    if (ci < 0 && findNear(out, r.index, contains) >= 0) continue;
+    if (ci < 0 && findNear(out, r.index, (tr) => isContainer(tr) && count(tr) >= needed) >= 0) continue;
     if (ci < 0 && here && isContainer(here)) ci = r.index;
     if (ci < 0) {
-      // The container is gone: put the cluster back in a targetRef of its own.
+      // The container is gone: put the cluster back in a targetRef of its own, routing to it alone
+      // (crd.name and crd.namespace "", as the operator's CRD requires them).
       const base = r.targetRef ? clone(r.targetRef) : { crd: { kind: VMSELECT_KIND } };
       const crd = crdOf(base)!;
+      crd.name = '';
+      crd.namespace = '';
       crd.objects = [clone(r.object)];
       out.splice(Math.min(r.index, out.length), 0, base);
       continue;

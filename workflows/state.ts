@@ -29,10 +29,14 @@ export interface ZoneState {
    * zone found out of reads by an earlier generation). Cleanup decides "patched?" against it.
    */
   baseGeneration?: number;
+  /** How the last read switch of the zone was confirmed in the vmauth pods (real-operator version on). */
+  switchConfirmed?: string;
 }
 
 export interface LastQueueSample extends QueueSample {
   zone: string;
+  /** Since when the zone's queues have been empty without a break (the streak). */
+  emptySince?: string;
 }
 
 export interface RolloutState {

@@ -1,6 +1,7 @@
 // Builds the VMDistributedCluster status from the workflow state. Pure.
 import { mergeConditions } from '../api/conditions';
 import type { Condition, ObjectGeneration, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
+import type { DrainHeartbeat } from './activity-types';
 import type { RolloutState } from './state';
 import { zonesOutOfRotation } from './state';
 
@@ -56,4 +57,17 @@ export function buildStatus(
   };
   if (state.currentZone) status.currentZone = state.currentZone;
   return status;
+}
+
+/** The zone's message while its queue wait goes on: pending bytes per vmagent pod, and the empty streak. */
+export function queueProgressMessage(streak: DrainHeartbeat, queueDrainedForMs: number): string {
+  const s = streak.last;
+  const pods = Object.entries(s.podPendingBytes ?? {})
+    .slice(0, 5)
+    .map(([pod, bytes]) => `${pod} ${bytes} B`)
+    .join(', ');
+  const since = streak.emptySince
+    ? `empty since ${streak.emptySince} (${Math.round((Date.parse(s.at) - Date.parse(streak.emptySince)) / 1000)} s of ${Math.round(queueDrainedForMs / 1000)} s)`
+    : 'not empty';
+  return `waiting for the vmagent backlog (sample at ${s.at}): ${s.message}${pods ? ` [${pods}]` : ''}; ${since}`.slice(0, 1000);
 }

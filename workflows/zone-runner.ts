@@ -73,7 +73,7 @@ async function runSteps(c: ZoneContext): Promise<Outcome> {
     await run.safePoint();
     if (run.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
     z.phase = s;
-    z.message = z.outOfRotation ? 'out of read rotation for the upgrade' : undefined;
+    z.message = z.outOfRotation ? outOfRotationMessage(run, z) : undefined;
     state.phase = 'Progressing';
     state.message = `zone ${z.name}: ${s}`;
     await run.writeStatus();
@@ -97,3 +97,9 @@ async function stopUnpatched(run: RolloutRun, z: ZoneState): Promise<Outcome> {
   return 'superseded';
 }
 
+
+/** Why a zone is out of reads, and (real-operator version on) how its leaving was confirmed in the pods. */
+function outOfRotationMessage(run: RolloutRun, z: ZoneState): string {
+  const why = 'out of read rotation for the upgrade';
+  return run.realOperator && z.switchConfirmed ? `${why} (${z.switchConfirmed})` : why;
+}

@@ -1,11 +1,13 @@
 // The six steps of one zone (DESIGN.md "One upgrade workflow per generation"), one function each.
 // Every step is idempotent: a resumed zone runs its failed step again as is.
 import { isCancellation, sleep } from '@temporalio/workflow';
-import type { ZoneSpec, ZoneStep } from '../api/types';
+import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
+import type { DrainHeartbeat, RouteSnapshot } from './activity-types';
 import { FailureType, failureType, stepFailure } from './failures';
 import { createsObject, desiredClusterPatch } from './merge';
 import type { RouteRemoval } from '../api/route-records';
-import { RoutePlanError, computeRemovals } from './routes';
+import { OPERATOR_RULES, RoutePlanError, applyRemoval, computeRemovals, routeReferencesCluster } from './routes';
+import { queueProgressMessage } from './status';
 import type { EditedRoutes, RolloutRun } from './rollout-run';
 import { removedAnything, type ZoneState } from './state';
 
@@ -29,12 +31,40 @@ function clusterApply(run: RolloutRun, zs: ZoneSpec) {
 
 /** What taking the zone out of the managed routes removes, from the routes as they are now. */
 async function planRemovals(run: RolloutRun, zs: ZoneSpec): Promise<RouteRemoval[]> {
+  return (await planWithRoutes(run, zs)).removals;
+}
+
+async function planWithRoutes(run: RolloutRun, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
   const snaps = await run.acts.step.readRoutes({ namespace: run.ns, routes: run.routes });
   try {
-    return computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns });
+    return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns }, run.realOperator ? OPERATOR_RULES : {}), snaps };
   } catch (e) {
     throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
   }
+}
+
+/**
+ * Before the zone leaves: the other zones that the managed routes will still send reads to must be
+ * operational with empty vmagent backlogs (a lagging carrier serves stale reads); wait, saying so.
+ */
+async function waitForCarriers(run: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<void> {
+  const { removals, snaps } = await planWithRoutes(run, zs);
+  const carriers = run.spec.zones.filter((o) => {
+    if (o.name === zs.name) return false;
+    const vmc = { name: o.vmcluster.name, namespace: run.ns };
+    return snaps.some((snap) => {
+      const r = removals.find((x) => x.route.kind === snap.route.kind && x.route.name === snap.route.name);
+      return routeReferencesCluster(r ? applyRemoval(snap.targetRefs, r) : snap.targetRefs, vmc, OPERATOR_RULES);
+    });
+  });
+  if (carriers.length === 0) return;
+  z.message = `waiting until the zones that will carry its reads (${carriers.map((c) => c.name).join(', ')}) are operational with empty vmagent backlogs`;
+  await run.writeStatus();
+  await run.acts.wait.waitCarriersReady({
+    namespace: run.ns,
+    carriers: carriers.map((c) => ({ zone: c.name, vmcluster: c.vmcluster.name, queue: run.queueTarget(c) })),
+    pollIntervalMs: run.st.pollIntervalMs,
+  });
 }
 
 /** 1. Take the zone out of every managed read route, announced in the status first. */
@@ -71,6 +101,7 @@ async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<
   const { step } = run.acts;
   // A patch the API server refuses fails the zone here, while it is still in reads.
   if (run.preflight) await step.applyObject({ ...clusterApply(run, zs), dryRun: true });
+  if (run.realOperator) await waitForCarriers(run, z, zs);
   const plan = await planRemovals(run, zs);
   z.outOfRotation = true;
   z.message = 'out of read rotation for the upgrade';
@@ -93,8 +124,19 @@ async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<
 /** 2. Wait until the vmauth pods serve the routes without the zone, then for in-flight reads. */
 async function waitForSwitch({ run, z, edited }: ZoneContext): Promise<void> {
   if (!removedAnything(z)) return;
-  await run.waitSwitch(z.removals, edited);
-  if (run.st.readDrainDelayMs > 0) await sleep(run.st.readDrainDelayMs);
+  await run.waitSwitch(z.removals, edited, { zone: z, expect: 'absent' });
+  const { st } = run;
+  if (st.readDrainDelayMs <= 0) return;
+  if (!run.realOperator) return sleep(st.readDrainDelayMs);
+  z.message = `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${readQuietMs(st) / 1000} s (at most readDrainDelay)`;
+  await run.writeStatus();
+  const d = await run.acts.wait.waitReadsDrained({ namespace: run.ns, vmcluster: z.vmcluster, quietMs: readQuietMs(st), maxMs: st.readDrainDelayMs, pollIntervalMs: st.pollIntervalMs });
+  z.switchConfirmed = `${z.switchConfirmed}; ${d.message}`;
+}
+
+/** The quiet period that shows a zone's reads drained: two polls (at least 1 s), at most readDrainDelay. */
+export function readQuietMs(st: Pick<Strategy, 'pollIntervalMs' | 'readDrainDelayMs'>): number {
+  return Math.min(st.readDrainDelayMs, Math.max(2 * st.pollIntervalMs, 1000));
 }
 
 /** 3. Apply the desired spec to the zone's VMCluster; remember the generation it produced. */
@@ -111,10 +153,32 @@ async function waitOperational({ run, z, zs }: ZoneContext): Promise<void> {
 }
 
 /** 5. Wait until every vmagent pod's backlog for the zone stayed empty for queueDrainedFor. */
-async function waitForQueue({ run, z, zs }: ZoneContext): Promise<void> {
+async function waitForQueue(c: ZoneContext): Promise<void> {
+  const { run, z, zs } = c;
   const { st } = run;
+  if (run.realOperator) return watchQueueLive(c);
   const sample = await run.acts.wait.waitQueueDrained({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
   run.state.lastQueueSample = { ...sample, zone: z.name };
+  z.drainedConfirmed = true;
+}
+
+/** How often the queue wait shows its latest sample in the status and the progress query. */
+export const QUEUE_REPORT_INTERVAL_MS = 10_000;
+
+/** 5, reporting: the wait in slices, each ending with the latest sample written to the status; bounded by zoneTimeout. */
+async function watchQueueLive({ run, z, zs }: ZoneContext): Promise<void> {
+  const { st } = run;
+  const deadline = Date.now() + st.zoneTimeoutMs;
+  let from: DrainHeartbeat | undefined;
+  for (;;) {
+    const w = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, reportAfterMs: QUEUE_REPORT_INTERVAL_MS, ...(from ? { from } : {}) });
+    from = w.streak;
+    run.state.lastQueueSample = { ...w.streak.last, zone: z.name, ...(w.streak.emptySince ? { emptySince: w.streak.emptySince } : {}) };
+    if (w.drained) break;
+    z.message = queueProgressMessage(w.streak, st.queueDrainedForMs);
+    await run.writeStatus();
+    if (Date.now() >= deadline) throw stepFailure(FailureType.ZoneTimeout, `vmagent backlog not drained within zoneTimeout: ${w.streak.last.message}`);
+  }
   z.drainedConfirmed = true;
 }
 

@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
-import type { DrainHeartbeat } from '../../activities/vmagent-drain';
+import type { DrainHeartbeat } from '../../workflows/activity-types';
 import { FALLBACK_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent-match';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';

@@ -1,6 +1,6 @@
 /**
  * The out-of-rotation records on the route objects, against a real kube-apiserver (+ etcd) with the
- * VM operator test CRDs and our CRD: editRoutes with a record owner (one write carries the edit and
+ * VM operator's real CRDs (test/fixtures/crds/vm-operator-crds.yaml) and our CRD: editRoutes with a record owner (one write carries the edit and
  * the record; restore from the records alone; conflicts; two VMDistributedClusters on one VMAuth; a
  * partial edit), readRecords, unreadable annotations, writeStatus rejected by the API server, and
  * scripts/release-zone.ts as a person runs it. Each test works in a namespace of its own (records
@@ -61,8 +61,9 @@ async function newNamespace(): Promise<string> {
   return name;
 }
 
+// The real CRD requires crd.name and crd.namespace: "" when only crd.objects routes.
 const vmselect = (ns: string, ...names: string[]): JsonObject => ({
-  crd: { kind: 'VMCluster/vmselect', objects: names.map((name) => ({ name, namespace: ns })) },
+  crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: names.map((name) => ({ name, namespace: ns })) },
   paths: ['/select/.*'],
 });
 const single = (ns: string, name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: ns }, paths: ['/select/.*'] });
@@ -298,6 +299,43 @@ describe('editRoutes with a record owner', () => {
     // Restored out of order (not last-in-first-out): every entry is back; the order of crd.objects may differ.
     expect(names(refsOf('VMAuth', last)).sort()).toEqual(['vm-az-a', 'vm-az-b', 'vm-az-c']);
     expect(refsOf('VMAuth', last).slice(1)).toEqual(original.slice(1));
+  });
+
+  it('the name+objects form: the record holds a crdName entry, the write keeps name/namespace as "" (accepted), restore gives back exactly the original spec', async () => {
+    const ns = await newNamespace();
+    // {name: zone, namespace, objects: [b, c]}: the operator routes to all three.
+    const nameAndObjects = (name: string, namespace: string, ...others: string[]): JsonObject => ({
+      crd: { kind: 'VMCluster/vmselect', name, namespace, objects: others.map((o) => ({ name: o, namespace: ns })) },
+      paths: ['/select/.*'],
+    });
+    await createVM(ns, 'VMAuth', 'gn', { unauthorizedUserAccessSpec: { targetRefs: [nameAndObjects('vm-az-a', ns, 'vm-az-b', 'vm-az-c'), other], default_url: ['http://fallback'] } });
+    await createVM(ns, 'VMUser', 'un', { username: 'n', targetRefs: [other, nameAndObjects('vm-az-a', ns, 'vm-az-a', 'vm-az-b')] });
+    const before = { gn: await get(ns, 'VMAuth', 'gn'), un: await get(ns, 'VMUser', 'un') };
+    // The workflow's removals only name the routes: the activity recomputes from a fresh read (operator rules).
+    const removals = [
+      { route: { kind: 'VMAuth' as const, name: 'gn' }, vmcluster: { name: 'vm-az-a', namespace: ns }, removed: [] },
+      { route: { kind: 'VMUser' as const, name: 'un' }, vmcluster: { name: 'vm-az-a', namespace: ns }, removed: [] },
+    ];
+    const rec = owner(ns, 'uid-7777', 'az-a');
+    await run('editRoutes', { namespace: ns, vmauthName: 'gn', removals, direction: 'remove', record: rec });
+
+    const gn = await get(ns, 'VMAuth', 'gn');
+    const un = await get(ns, 'VMUser', 'un');
+    // What the API server stored is exactly what vmrollout wrote: nothing refused, nothing pruned.
+    expect(refsOf('VMAuth', gn)).toEqual([nameAndObjects('', '', 'vm-az-b', 'vm-az-c'), other]);
+    expect(refsOf('VMUser', un)).toEqual([other, nameAndObjects('', '', 'vm-az-b')]);
+    expect(recordOn(gn, 'uid-7777', 'az-a')!.removed).toEqual([
+      { type: 'crdName', index: 0, name: 'vm-az-a', namespace: ns, targetRef: refsOf('VMAuth', before.gn)[0] },
+    ]);
+    expect(recordOn(un, 'uid-7777', 'az-a')!.removed.map((r) => [r.type, r.index])).toEqual([['crdName', 1], ['object', 1]]);
+    expect(await run('readRecords', { namespace: ns, uid: 'uid-7777' })).toHaveLength(1);
+
+    await run('editRoutes', { namespace: ns, vmauthName: 'gn', removals: [], direction: 'restore', record: rec });
+    for (const [kind, name] of [['VMAuth', 'gn'], ['VMUser', 'un']] as const) {
+      const now = await get(ns, kind, name);
+      expect(now.spec).toEqual(before[name].spec);
+      expect(annotationsOf(now)).toBeUndefined();
+    }
   });
 
   it('a partial edit (a VMUser emptied between the VMAuth edit and its own): EmptyRoute, the VMAuth carries its record, readRecords shows it, a restore puts it back', async () => {

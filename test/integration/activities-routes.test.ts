@@ -1,6 +1,8 @@
 /**
- * Activities against a real kube-apiserver (+ etcd) with the VM operator test CRDs and our CRD:
- * route removal/restore (exact, idempotent, conflict-safe, EmptyRoute refusal), writeStatus's
+ * Activities against a real kube-apiserver (+ etcd) with the VM operator's real CRDs (v0.74.1,
+ * test/fixtures/crds/vm-operator-crds.yaml) and our CRD:
+ * route removal/restore (exact, idempotent, conflict-safe, EmptyRoute refusal, the name+objects
+ * form), the fixture CRDs' strictness, writeStatus's
  * generation / status.workflow guard, applyObject create vs merge patch, waitOperational.
  */
 import * as path from 'node:path';
@@ -15,7 +17,7 @@ import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from 
 import type { JsonObject } from '../../api/types';
 import type { RouteRemoval } from '../../api/route-records';
 import type { RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
-import { computeRemovals } from '../../workflows/routes';
+import { computeRemovals, OPERATOR_RULES } from '../../workflows/routes';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 
 jest.setTimeout(180_000);
@@ -43,8 +45,9 @@ afterAll(async () => {
   await kube?.stop();
 });
 
+// The real CRD requires crd.name and crd.namespace: "" when only crd.objects routes.
 const vmselect = (...names: string[]): JsonObject => ({
-  crd: { kind: 'VMCluster/vmselect', objects: names.map((name) => ({ name, namespace: NS })) },
+  crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: names.map((name) => ({ name, namespace: NS })) },
   paths: ['/select/.*'],
 });
 const single = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: NS }, paths: ['/select/.*'] });
@@ -152,6 +155,65 @@ describe('editRoutes on a real API server', () => {
     expect((err as ApplicationFailure).message).toContain('VMUser only-c');
     expect((await objects.get(vmKind('VMAuth'), NS, 'gc'))!.metadata.resourceVersion).toBe(before.gc!.metadata.resourceVersion);
     expect((await objects.get(vmKind('VMUser'), NS, 'only-c'))!.metadata.resourceVersion).toBe(before.u!.metadata.resourceVersion);
+  });
+});
+
+describe('the name+objects form (operator rules) on a real API server', () => {
+  // {name: zone, namespace, objects: [b, c]}: the operator routes to the zone AND to b and c.
+  const nameAndObjects = (name: string, ...others: string[]): JsonObject => ({
+    crd: { kind: 'VMCluster/vmselect', name, namespace: NS, objects: others.map((o) => ({ name: o, namespace: NS })) },
+    paths: ['/select/.*'],
+  });
+
+  it('taking the zone out of crd.name empties name and namespace (accepted by the API server), restoring gives back exactly the original spec', async () => {
+    await createVM('VMAuth', 'gn', {
+      unauthorizedUserAccessSpec: { targetRefs: [nameAndObjects('vm-az-a', 'vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' } }] },
+    });
+    await createVM('VMUser', 'reads-n', { username: 'n', targetRefs: [nameAndObjects('vm-az-a', 'vm-az-b')] });
+    const before = { gn: await getSpec('VMAuth', 'gn'), u: await getSpec('VMUser', 'reads-n') };
+    const removals = computeRemovals(await snapshots('gn', ['reads-n']), { name: 'vm-az-a', namespace: NS }, OPERATOR_RULES);
+    expect(removals.flatMap((r) => r.removed.map((x) => x.type))).toEqual(['crdName', 'crdName']);
+
+    // Every write goes through the API server with the real schemas: a refusal would fail the activity (PatchRejected).
+    const r1 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove' });
+    expect(r1.written).toEqual([{ kind: 'VMAuth', name: 'gn' }, { kind: 'VMUser', name: 'reads-n' }]);
+    const blank = (...others: string[]): JsonObject => ({
+      crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: others.map((o) => ({ name: o, namespace: NS })) },
+      paths: ['/select/.*'],
+    });
+    expect(((await getSpec('VMAuth', 'gn')).unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([blank('vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' } }]);
+    expect((await getSpec('VMUser', 'reads-n')).targetRefs).toEqual([blank('vm-az-b')]);
+    // idempotent
+    expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove' })).written).toEqual([]);
+
+    const r2 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'restore' });
+    expect(r2.written).toHaveLength(2);
+    expect(await getSpec('VMAuth', 'gn')).toEqual(before.gn);
+    expect(await getSpec('VMUser', 'reads-n')).toEqual(before.u);
+    expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'restore' })).written).toEqual([]);
+  });
+});
+
+describe('the VM operator CRDs of the fixture are as strict as a real cluster', () => {
+  it('a VMUser whose crd has objects but no name/namespace is refused with 422 naming crd.name', async () => {
+    const err = await createVM('VMUser', 'no-name', { username: 'x', targetRefs: [{ crd: { kind: 'VMCluster/vmselect', objects: [{ name: 'vm-az-a', namespace: NS }] } }] }).catch((e: unknown) => e);
+    expect((err as { code?: number }).code).toBe(422);
+    expect(String((err as { body?: unknown }).body)).toContain('spec.targetRefs[0].crd.name: Required value');
+    // ...and an objects entry without a namespace
+    const err2 = await createVM('VMUser', 'no-ns', { username: 'x', targetRefs: [{ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: [{ name: 'vm-az-a' }] } }] }).catch((e: unknown) => e);
+    expect((err2 as { code?: number }).code).toBe(422);
+    expect(String((err2 as { body?: unknown }).body)).toContain('spec.targetRefs[0].crd.objects[0].namespace: Required value');
+    expect(await objects.get(vmKind('VMUser'), NS, 'no-name')).toBeUndefined();
+  });
+
+  it('unknown fields are pruned: spec on create, status through the status subresource (updateStatus has no enum)', async () => {
+    await createVM('VMCluster', 'vm-strict', { clusterVersion: 'v1', notAField: 1 });
+    expect(await getSpec('VMCluster', 'vm-strict')).toEqual({ clusterVersion: 'v1' });
+    await custom.patchNamespacedCustomObjectStatus(
+      { group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmclusters', name: 'vm-strict', body: { status: { observedGeneration: 1, updateStatus: 'anything', madeUp: 'x' } } },
+      mergePatchOptions,
+    );
+    expect((await objects.get(vmKind('VMCluster'), NS, 'vm-strict'))!.status).toEqual({ observedGeneration: 1, updateStatus: 'anything' });
   });
 });
 

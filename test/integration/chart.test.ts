@@ -96,6 +96,10 @@ describe('helm chart', () => {
     expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'update' })).toBe(false);
     expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'delete' })).toBe(false);
     expect(await can({ group: '', resource: 'secrets', verb: 'get' })).toBe(false);
+    // The config Secret of each configured VMAuth (read to confirm switches in the vmauth pods), no other.
+    expect(await can({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-vm-global' })).toBe(true);
+    expect(await can({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-other' })).toBe(false);
+    expect(await can({ group: '', resource: 'secrets', verb: 'list' })).toBe(false);
     expect(await can({ group: '', resource: 'pods', verb: 'delete' })).toBe(false);
   }, 60_000);
 });

@@ -12,7 +12,7 @@ const env = useTemporalDevEnv();
 test.each([
   ['before the patch: az-a rejoins at once', 'waitOperational:VMAuth:vm-global', 'Upgrading', []],
   ['patched, not yet operational: az-a stays out and the status says why', 'applyObject:VMCluster:vm-az-a', 'WaitingOperational', ['az-a']],
-  ['after the drain: az-a rejoins', 'waitQueueDrained:vm-az-a', 'RejoiningReads', []],
+  ['after the drain: az-a rejoins', 'watchQueue:vm-az-a', 'RejoiningReads', []],
 ])('cancel while paused %s', async (_name, holdKey, pausedBefore, staysOut) => {
   const fake = makeFake();
   await withWorker(env(), fake, async (r) => {

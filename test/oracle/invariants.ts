@@ -3,7 +3,7 @@
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import type { RouteRemoval } from '../../api/route-records';
 import { jsonEqual } from '../../workflows/merge';
-import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { OPERATOR_RULES, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
 interface Base {
   seq: number;
@@ -37,6 +37,12 @@ export type Action = Base &
     /** The workflow was told this VMCluster's queues stayed empty for `emptyForMs`. */
     | { type: 'drained'; vmcluster: string; emptyForMs: number }
     | { type: 'status'; written: boolean; status: VMDistributedClusterStatus }
+    /** The workflow was told every vmauth pod runs a config without (absent) / with (present) the VMCluster. */
+    | { type: 'switch-confirmed'; vmcluster: string; expect: 'absent' | 'present' }
+    /** The workflow was told the zones that carry the reads are healthy. */
+    | { type: 'carriers-ready'; vmclusters: string[] }
+    /** The workflow was told the VMCluster's vmselects are quiet. */
+    | { type: 'reads-drained'; vmcluster: string }
   );
 
 export interface InvariantOptions {
@@ -49,6 +55,8 @@ export interface InvariantOptions {
   namespace: string;
   /** Check the final state too (every edit undone except for zones the final status reports out). */
   final?: boolean;
+  /** From the real-operator version on: a VMCluster changes only after its leaving was confirmed in the vmauth pods. */
+  switchConfirmed?: boolean;
 }
 
 export interface Breach {
@@ -69,7 +77,7 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
   const outClusters = (): string[] =>
     clusters.filter((c) =>
       Object.keys(expected).some(
-        (rk) => routeReferencesCluster(expected[rk]!, { name: c, namespace: opts.namespace }) && !routeReferencesCluster(actual[rk] ?? [], { name: c, namespace: opts.namespace }),
+        (rk) => routeReferencesCluster(expected[rk]!, { name: c, namespace: opts.namespace }, OPERATOR_RULES) && !routeReferencesCluster(actual[rk] ?? [], { name: c, namespace: opts.namespace }, OPERATOR_RULES),
       ),
     );
 
@@ -77,7 +85,7 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
   let lastStatus: VMDistributedClusterStatus | undefined;
   const lastRemoval = new Map<string, RouteRemoval[]>();
   // per cluster, since it last left rotation
-  const since = new Map<string, { patchSeq?: number; patchGen?: number; operationalSeq?: number; drainedOk?: boolean }>();
+  const since = new Map<string, { patchSeq?: number; patchGen?: number; operationalSeq?: number; drainedOk?: boolean; switchConfirmed?: boolean }>();
 
   const checkStatusCovers = (seq: number) => {
     for (const c of outClusters()) {
@@ -153,14 +161,24 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
       }
       case 'patch': {
         if (a.kind !== 'VMCluster' || !a.changed) break;
-        if (!outClusters().includes(a.name) && Object.values(expected).some((t) => routeReferencesCluster(t, { name: a.name, namespace: opts.namespace }))) {
+        if (!outClusters().includes(a.name) && Object.values(expected).some((t) => routeReferencesCluster(t, { name: a.name, namespace: opts.namespace }, OPERATOR_RULES))) {
           breach(2, a.seq, `VMCluster ${a.name} changed while in read rotation`);
         }
         const s = since.get(a.name) ?? {};
-        since.set(a.name, { patchSeq: a.seq, patchGen: a.generation });
-        void s;
+        if (opts.switchConfirmed && outClusters().includes(a.name) && !s.switchConfirmed) {
+          breach(2, a.seq, `VMCluster ${a.name} changed before the vmauth pods were confirmed to run a config without it`);
+        }
+        since.set(a.name, { patchSeq: a.seq, patchGen: a.generation, switchConfirmed: s.switchConfirmed });
         break;
       }
+      case 'switch-confirmed': {
+        const s = since.get(a.vmcluster);
+        if (a.expect === 'absent' && s) s.switchConfirmed = outClusters().includes(a.vmcluster);
+        break;
+      }
+      case 'carriers-ready':
+      case 'reads-drained':
+        break;
       case 'operational': {
         const s = since.get(a.name);
         if (a.kind === 'VMCluster' && s?.patchGen !== undefined && a.generation >= s.patchGen) s.operationalSeq = a.seq;

@@ -5,7 +5,7 @@ import { decideTakeOver } from '../../activities/take-over';
 import { parseWorkflowId, runningWorkflowsQuery } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
 import { operationalVerdict } from '../../activities/wait-operational';
-import { metricsURL, podsFromEndpointSlices } from '../../activities/vmagent-queue';
+import { metricsURL, podsFromEndpointSlices } from '../../activities/service-pods';
 import { authorizationFromSecretData } from '../../activities/vmagent-auth';
 import type { ActivityMetrics } from '../../activities/metrics';
 

@@ -1,7 +1,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { activityPollContext, type PollContext } from '../../activities/activity-context';
-import { advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, type DrainHeartbeat } from '../../activities/vmagent-drain';
+import { advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained } from '../../activities/vmagent-drain';
+import type { DrainHeartbeat } from '../../workflows/activity-types';
 import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');

@@ -5,7 +5,8 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObjects } from '../../activities/kube-objects';
-import { MAX_METRICS_PAGE_BYTES, QueueReader, type QueueReaderDeps, type VmagentPod } from '../../activities/vmagent-queue';
+import { MAX_METRICS_PAGE_BYTES, type ServicePod } from '../../activities/service-pods';
+import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent-queue';
 import type { QueueTarget } from '../../workflows/activity-types';
 
 const PAGE = fs.readFileSync(`${__dirname}/../fixtures/vmagent/vmagent-v1.150.0-metrics.txt`, 'utf8');
@@ -58,7 +59,7 @@ function reader(port: number, deps: Partial<QueueReaderDeps> = {}): QueueReader 
   });
   const kube = { get: async () => ({ spec: { remoteWrite: [{ url: U1 }] } }) } as unknown as KubeObjects;
   const r = new QueueReader({ kube, kubeConfig: kc, ...deps });
-  const pod: VmagentPod = { name: 'vmagent-va-0', address: '127.0.0.1', port, ready: true };
+  const pod: ServicePod = { name: 'vmagent-va-0', address: '127.0.0.1', port, ready: true };
   r.listPods = async () => [pod];
   return r;
 }
@@ -83,7 +84,7 @@ it('a real page is read whole, in chunks, multi-byte characters split across the
     res.end();
   }));
   const r = reader(s.port);
-  expect(await r.scrape({ name: 'p', address: '127.0.0.1', port: s.port, ready: true }, {})).toBe(page);
+  expect(await r.pods.scrape({ name: 'p', address: '127.0.0.1', port: s.port, ready: true })).toBe(page);
   expect(await r.sample(target)).toMatchObject({ drained: true, pendingBytes: 210, totalPods: 1, unreadablePods: 0, sendRetries: { 'vmagent-va-0': 2 } });
 });
 

@@ -35,6 +35,19 @@ describe('parseRecords / formatRecords', () => {
     expect(formatRecords(parseRecords(text))).toBe(text);
   });
 
+  it('round-trips every removed-entry type, the crdName entry (operator rules) included', () => {
+    const crdName = { type: 'crdName' as const, index: 1, name: 'vm-az-a', namespace: NS, targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS, objects: [{ name: 'vm-az-b', namespace: NS }] } } };
+    const records = keyed(rec('u1', 'az-a', { removed: [{ type: 'targetRef', index: 0, targetRef: { static: { url: 'http://x' } } }, crdName, { type: 'object', index: 1, objectIndex: 0, object: { name: 'vm-az-a', namespace: NS }, targetRef: crdName.targetRef }] }));
+    const text = formatRecords(records)!;
+    expect(parseRecords(text)).toEqual(records);
+    expect(parseRecords(text)['u1/az-a']!.removed[1]).toEqual(crdName);
+  });
+
+  it('old records still parse: object entries without their targetRef, records with no crdName entries', () => {
+    const old = { 'u1/az-a': { ...rec('u1', 'az-a'), removed: [{ type: 'object', index: 0, objectIndex: 1, object: { name: 'vm-az-a', namespace: NS } }, { type: 'targetRef', index: 1, targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS } } }] } };
+    expect(parseRecords(JSON.stringify(old))).toEqual(old);
+  });
+
   it('absent or empty annotation: no records; no records: null (the merge patch deletes the annotation)', () => {
     expect(parseRecords(undefined)).toEqual({});
     expect(parseRecords('')).toEqual({});
@@ -61,6 +74,11 @@ describe('parseRecords / formatRecords', () => {
     ['an object entry without the object', { 'u1/az-a': { ...good, removed: [{ type: 'object', index: 0, objectIndex: 0 }] } }],
     ['a targetRef entry without the targetRef', { 'u1/az-a': { ...good, removed: [{ type: 'targetRef', index: 0 }] } }],
     ['a negative index', { 'u1/az-a': { ...good, removed: [{ type: 'targetRef', index: -1, targetRef: {} }] } }],
+    ['a crdName entry without the name', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, namespace: NS, targetRef: {} }] } }],
+    ['a crdName entry with an empty name', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: '', namespace: NS, targetRef: {} }] } }],
+    ['a crdName entry without the namespace', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', targetRef: {} }] } }],
+    ['a crdName entry with an empty namespace', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', namespace: '', targetRef: {} }] } }],
+    ['a crdName entry without the targetRef', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', namespace: NS }] } }],
     ['no generation', { 'u1/az-a': { ...good, generation: '3' } }],
     ['no since', { 'u1/az-a': { ...good, since: undefined } }],
   ])('rejects a record with %s, naming its key', (_what, value) => {

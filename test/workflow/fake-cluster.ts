@@ -11,7 +11,7 @@ import type { ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSn
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
-import { applyRemoval, computeRemoval, hasReadBackend, undoRemoval } from '../../workflows/routes';
+import { OPERATOR_RULES, applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
 export type PatchBehaviour = 'operational' | 'failed' | 'hang';
 export type QueueBehaviour = 'drained' | 'unreachable' | { notDrainedAttempts: number };
@@ -104,6 +104,10 @@ export class FakeCluster {
   }
   releaseAll(): void {
     for (const g of this.gates.values()) g.release();
+  }
+  /** Whether any call acted on (or waited for) `vmcluster`, reads of it and carrier checks aside. */
+  touched(vmcluster: string): boolean {
+    return this.calls.some((c) => c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('waitCarriersReady'));
   }
   object(kind: string, name: string): FakeObject | undefined {
     return this.objects.get(`${kind}/${name}`);
@@ -307,6 +311,45 @@ export class FakeCluster {
         await this.enter(`sampleQueue:${t.vmclusterName}`);
         return this.sample(t.vmclusterName, false);
       },
+
+      // One slice per not-drained sample (the workflow reports it and calls again); an unreadable
+      // queue polls through Temporal's retries, as waitQueueDrained does here.
+      watchQueue: async (t) => {
+        await this.enter(`watchQueue:${t.vmclusterName}`);
+        const s = this.sample(t.vmclusterName, true);
+        if (!s.drained && s.unreadablePods > 0) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
+        if (!s.drained) return { streak: { last: s }, drained: false };
+        this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
+        return { streak: { last: s, emptySince: s.at }, drained: true };
+      },
+
+      waitCarriersReady: async ({ carriers }) => {
+        await this.enter(`waitCarriersReady:${carriers.map((c) => c.vmcluster).join(',')}`);
+        const notReady = carriers.filter((c) => {
+          const o = this.obj('VMCluster', c.vmcluster);
+          return !(o.exists && o.updateStatus === 'operational' && o.observedGeneration >= o.generation && this.sample(c.vmcluster, true).drained);
+        });
+        if (notReady.length > 0) return this.stillWaiting(`carriers not ready: ${notReady.map((c) => c.zone).join(', ')}`, 'CarriersNotReady');
+        this.record({ type: 'carriers-ready', vmclusters: carriers.map((c) => c.vmcluster) });
+        return { message: `carriers ready: ${carriers.map((c) => c.zone).join(', ')}` };
+      },
+
+      // The fake's vmauth pods run whatever the routes say: the switch is confirmed once the edited
+      // routes no longer (or again) send reads to the zone.
+      confirmSwitch: async ({ vmcluster, namespace, expect, routes }) => {
+        await this.enter(`confirmSwitch:${expect}:${vmcluster}`);
+        const vmc = { name: vmcluster, namespace };
+        const wrong = routes.filter((r) => routeReferencesCluster(this.routes.get(`${r.kind}/${r.name}`) ?? [], vmc, OPERATOR_RULES) !== (expect === 'present'));
+        if (wrong.length > 0) return this.stillWaiting(`switch not confirmed for ${vmcluster}`, 'SwitchPending');
+        this.record({ type: 'switch-confirmed', vmcluster, expect });
+        return { hash: 1, pods: [{ pod: 'vmauth-0', via: 'content-hash' as const }], message: `1 vmauth pod runs config 00000001 ${expect === 'absent' ? 'without' : 'with'} VMCluster ${vmcluster}` };
+      },
+
+      waitReadsDrained: async ({ vmcluster }) => {
+        await this.enter(`waitReadsDrained:${vmcluster}`);
+        this.record({ type: 'reads-drained', vmcluster });
+        return { quiet: true, message: `reads drained: no new /select/ request on 1 vmselect pod` };
+      },
     };
   }
 
@@ -362,10 +405,10 @@ export class FakeCluster {
         if (recs[key]) continue;
         this.beforeRouteEdit?.(rk);
         const cur = this.routes.get(rk) ?? [];
-        const fresh = computeRemoval({ route: r.route, targetRefs: cur }, r.vmcluster);
+        const fresh = computeRemoval({ route: r.route, targetRefs: cur }, r.vmcluster, OPERATOR_RULES);
         if (fresh.removed.length === 0) continue;
         const next = applyRemoval(cur, fresh);
-        if (!hasReadBackend(next)) throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${rk} with no backend`, FailureType.EmptyRoute);
+        if (!hasReadBackend(next, OPERATOR_RULES)) throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${rk} with no backend`, FailureType.EmptyRoute);
         recs[key] = { ...clone(owner), vmcluster: { ...r.vmcluster }, removed: fresh.removed, since: new Date().toISOString() };
         write(r.route, fresh, next, recs);
       }

@@ -49,7 +49,8 @@ export function workflowBundle(): Promise<WorkflowBundle> {
 }
 
 export function vmselect(...names: string[]): JsonObject {
-  return { crd: { kind: 'VMCluster/vmselect', objects: names.map((name) => ({ name, namespace: NS })) }, paths: ['/select/.*'] };
+  // crd.name and crd.namespace: the operator's CRD requires both keys ("" = only crd.objects route).
+  return { crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: names.map((name) => ({ name, namespace: NS })) }, paths: ['/select/.*'] };
 }
 
 export interface ScenarioOptions {
@@ -214,7 +215,7 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
       }
     },
     breaches: (final = false) =>
-      checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final }),
+      checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final, switchConfirmed: true }),
   };
   try {
     return await worker.runUntil(body(r));
@@ -239,7 +240,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
  * suffix. Histories of older versions are never overwritten: the replay test keeps proving that
  * workflows started by an older worker still replay.
  */
-export const HISTORY_VERSION = 'preflight-dry-run';
+export const HISTORY_VERSION = 'real-operator';
 
 /**
  * With RECORD_HISTORIES=1, saves the workflow's history as

@@ -1,0 +1,76 @@
+// Reads drained, measured: after the switch, the zone's vmselect pods must see no new /select/
+// request for a quiet period. A query that started before the switch is still counted where it
+// landed; a new one after the switch would mean some vmauth still sends reads there. Bounded by
+// readDrainDelay: past it the zone goes on (every vmauth pod was confirmed without it already).
+import type { ReadsDrained, ReadsDrainInput } from '../workflows/activity-types';
+import type { PollContext } from './activity-context';
+import { sleepHeartbeating } from './activity-context';
+import { vmselectServiceName } from './vmauth-config';
+import { parseSeries } from './vmagent-match';
+import type { ServicePods } from './service-pods';
+
+/** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
+export const REQUESTS_METRIC = 'vm_http_requests_total';
+
+/** Pure: the /select/ requests a vmselect /metrics page has counted. */
+export function selectRequests(page: string): number {
+  return parseSeries(page, [REQUESTS_METRIC])
+    .filter((s) => s.labels.path?.startsWith('/select/'))
+    .reduce((a, s) => a + s.value, 0);
+}
+
+/** Per pod, its /select/ request count; a string when the pods cannot all be read. */
+async function readCounts(pods: ServicePods, input: ReadsDrainInput, signal: AbortSignal): Promise<Map<string, number> | string> {
+  const service = vmselectServiceName(input.vmcluster);
+  let list;
+  try {
+    list = (await pods.list(input.namespace, service)).filter((p) => !p.problem);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    return `cannot list the pods of service ${service}: ${pods.describeScrapeError(err)}`;
+  }
+  if (list.length === 0) return `no ready vmselect pod (EndpointSlices of service ${service})`;
+  const counts = new Map<string, number>();
+  for (const pod of list) {
+    try {
+      counts.set(pod.name, selectRequests(await pods.scrape(pod, { signal })));
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return `vmselect pod ${pod.name}: ${pods.describeScrapeError(err)}`;
+    }
+  }
+  return counts;
+}
+
+const sameCounts = (a: Map<string, number>, b: Map<string, number>) => a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
+
+export async function waitReadsDrained(pods: ServicePods, ctx: PollContext, input: ReadsDrainInput, now: () => number = Date.now): Promise<ReadsDrained> {
+  const started = now();
+  const poll = Math.max(100, Math.min(input.pollIntervalMs, input.quietMs));
+  let last: Map<string, number> | undefined;
+  let quietSince = started;
+  let problem: string | undefined;
+  for (;;) {
+    const counts = await readCounts(pods, input, ctx.signal);
+    const t = now();
+    if (typeof counts === 'string') {
+      problem = counts;
+      last = undefined;
+      quietSince = t;
+    } else {
+      problem = undefined;
+      if (!last || !sameCounts(last, counts)) quietSince = t;
+      last = counts;
+      if (t - quietSince >= input.quietMs) {
+        return { quiet: true, message: `reads drained: no new /select/ request on ${counts.size} vmselect pod${counts.size === 1 ? '' : 's'} for ${Math.round((t - quietSince) / 100) / 10} s` };
+      }
+    }
+    if (t - started >= input.maxMs) {
+      const why = problem ?? `vmselect pods still counted new /select/ requests ${Math.round((t - quietSince) / 100) / 10} s ago`;
+      return { quiet: false, message: `reads not seen quiet within readDrainDelay (${Math.round(input.maxMs / 100) / 10} s): ${why}; going on` };
+    }
+    const details = { waitingFor: problem ?? `quiet for ${t - quietSince} of ${input.quietMs} ms` };
+    ctx.heartbeat(details);
+    await sleepHeartbeating(ctx, Math.min(poll, Math.max(50, started + input.maxMs - t)), details);
+  }
+}

@@ -1,0 +1,174 @@
+// The read switch, confirmed where reads happen: the operator's config Secret says what we wait for,
+// and every ready vmauth pod runs exactly that Secret content. The VMAuth/VMUser statuses are not
+// enough: the operator marks them applied when it writes the Secret, and kubelet delivers a Secret
+// to the pods tens of seconds later (unless spec.waitForConfigReload, operator >= 0.74).
+import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { RouteRef } from '../api/route-records';
+import type { PodConfirmation, SwitchConfirmed, SwitchInput } from '../workflows/activity-types';
+import { isNotFound, refusedForGood } from '../kube/errors';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
+import type { PollContext } from './activity-context';
+import { sleepHeartbeating } from './activity-context';
+import { describeError } from './errors';
+import { vmKind, type KubeObjects } from './kube-objects';
+import { parseSeries } from './vmagent-match';
+import type { ServicePod, ServicePods } from './service-pods';
+import {
+  CONFIG_RELOADER_PORT,
+  CONTENT_HASH_METRIC,
+  ConfigUnreadableError,
+  RELOAD_OK_METRIC,
+  RELOAD_TIME_METRIC,
+  VMAUTH_CONFIG_KEY,
+  configSecretName,
+  contentHash,
+  decodeConfig,
+  routeLabel,
+  routesNotSwitched,
+  userIdentity,
+  vmauthServiceName,
+  vmselectHosts,
+  type ManagedRoute,
+} from './vmauth-config';
+
+/** One look at the switch: done with the pods' confirmations, or what is still awaited. */
+export type SwitchCheck = { done: true; confirmed: SwitchConfirmed } | { done: false; waitingFor: string };
+
+export interface SwitchDeps {
+  kube: KubeObjects;
+  kubeConfig: KubeConfig;
+  pods: ServicePods;
+  now?: () => number;
+}
+
+/** The time the Secret last changed: the latest write in its managedFields (else its creation). */
+export function secretChangedAt(secret: V1Secret): number | undefined {
+  const times = (secret.metadata?.managedFields ?? []).map((f) => (f.time ? new Date(f.time).getTime() : NaN)).filter(Number.isFinite);
+  if (times.length > 0) return Math.max(...times);
+  const created = secret.metadata?.creationTimestamp;
+  return created ? new Date(created).getTime() : undefined;
+}
+
+const hex = (h: number) => h.toString(16).padStart(8, '0');
+
+/** Pure: the value of `metric` (with `labels`, if given) on a page; undefined when absent. */
+export function metricValue(page: string, metric: string, labels: Record<string, string> = {}): number | undefined {
+  return parseSeries(page, [metric]).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+}
+
+export class SwitchChecker {
+  private readonly core: CoreV1Api;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: SwitchDeps) {
+    this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
+    this.now = deps.now ?? Date.now;
+  }
+
+  private async managedRoutes(namespace: string, routes: readonly RouteRef[]): Promise<ManagedRoute[]> {
+    return Promise.all(
+      routes.map(async (route): Promise<ManagedRoute> => {
+        if (route.kind === 'VMAuth') return { route };
+        const obj = await this.deps.kube.get(vmKind('VMUser'), namespace, route.name);
+        const identity = userIdentity(route.name, obj?.spec as never);
+        return identity ? { route, identity } : { route };
+      }),
+    );
+  }
+
+  /** How one ready pod stands: confirmed (and how), or what it still lacks. */
+  private async podSwitch(pod: ServicePod, hash: number, changedAt: number | undefined, input: SwitchInput, signal?: AbortSignal): Promise<PodConfirmation | string> {
+    let why: string;
+    try {
+      const got = metricValue(await this.deps.pods.scrape(pod, { port: CONFIG_RELOADER_PORT, signal }), CONTENT_HASH_METRIC, { key: 'main' });
+      if (got !== undefined) return got === hash ? 'content-hash' : `vmauth pod ${pod.name} runs config ${hex(got)}, not yet ${hex(hash)}`;
+      why = `its config-reloader has no ${CONTENT_HASH_METRIC}`;
+    } catch (err) {
+      why = `its config-reloader cannot be read (${this.deps.pods.describeScrapeError(err)})`;
+    }
+    // An older config-reloader: vmauth's own reload metrics, then a bounded wait.
+    const since = changedAt ?? this.now();
+    try {
+      const page = await this.deps.pods.scrape(pod, { signal });
+      const ok = metricValue(page, RELOAD_OK_METRIC);
+      const at = metricValue(page, RELOAD_TIME_METRIC);
+      if (ok === 1 && at !== undefined && at * 1000 >= Math.floor(since / 1000) * 1000) return 'vmauth-reload';
+    } catch {
+      /* the bounded wait below decides */
+    }
+    if (this.now() - since >= input.fallbackWaitMs) return 'bounded-wait';
+    return `vmauth pod ${pod.name}: ${why}; waiting for vmauth to report a reload after the Secret changed (${new Date(since).toISOString()}), at most ${Math.round(input.fallbackWaitMs / 1000)} s`;
+  }
+
+  async check(input: SwitchInput, signal?: AbortSignal): Promise<SwitchCheck> {
+    const secretName = configSecretName(input.vmauthName);
+    let secret: V1Secret;
+    try {
+      secret = await this.core.readNamespacedSecret({ name: secretName, namespace: input.namespace }, withRequestTimeout(REQUEST_TIMEOUT_MS));
+    } catch (err) {
+      if (isNotFound(err)) return { done: false, waitingFor: `Secret ${secretName}, where the operator writes the VMAuth's config, does not exist` };
+      throw err;
+    }
+    const data = secret.data?.[VMAUTH_CONFIG_KEY];
+    if (!data) return { done: false, waitingFor: `Secret ${secretName} has no ${VMAUTH_CONFIG_KEY}` };
+    const gz = Buffer.from(data, 'base64');
+    const hash = contentHash(gz);
+    let config;
+    try {
+      config = decodeConfig(gz);
+    } catch (err) {
+      if (err instanceof ConfigUnreadableError) return { done: false, waitingFor: `Secret ${secretName}: ${err.message}` };
+      throw err;
+    }
+    const hosts = vmselectHosts({ name: input.vmcluster, namespace: input.namespace });
+    const pending = routesNotSwitched(config, await this.managedRoutes(input.namespace, input.routes), hosts, input.expect);
+    if (pending.length > 0) {
+      const what = input.expect === 'absent' ? 'still routes' : 'does not yet route';
+      return { done: false, waitingFor: `the operator's config (Secret ${secretName}) ${what} ${pending.map(routeLabel).join(', ')} to VMCluster ${input.vmcluster}` };
+    }
+    const service = vmauthServiceName(input.vmauthName);
+    const ready = (await this.deps.pods.list(input.namespace, service)).filter((p) => !p.problem);
+    if (ready.length === 0) return { done: false, waitingFor: `no ready vmauth pod (EndpointSlices of service ${service})` };
+    const changedAt = secretChangedAt(secret);
+    const results = await Promise.all(ready.map((p) => this.podSwitch(p, hash, changedAt, input, signal)));
+    const waiting = results.filter((r) => !isConfirmation(r));
+    if (waiting.length > 0) return { done: false, waitingFor: `${ready.length - waiting.length}/${ready.length} vmauth pods run config ${hex(hash)}; ${waiting.slice(0, 3).join('; ')}` };
+    const pods = ready.map((p, i) => ({ pod: p.name, via: results[i] as PodConfirmation }));
+    return { done: true, confirmed: { hash, pods, message: describeConfirmed(input, hash, pods) } };
+  }
+}
+
+function isConfirmation(r: PodConfirmation | string): r is PodConfirmation {
+  return r === 'content-hash' || r === 'vmauth-reload' || r === 'bounded-wait';
+}
+
+function describeConfirmed(input: SwitchInput, hash: number, pods: SwitchConfirmed['pods']): string {
+  const by = (via: PodConfirmation) => pods.filter((p) => p.via === via).length;
+  const how = [
+    by('content-hash') ? `${by('content-hash')} by config-reloader content hash` : '',
+    by('vmauth-reload') ? `${by('vmauth-reload')} by vmauth's reload after the Secret changed (no content hash)` : '',
+    by('bounded-wait') ? `${by('bounded-wait')} only by waiting ${Math.round(input.fallbackWaitMs / 1000)} s after the Secret changed (no content hash, no reload seen)` : '',
+  ].filter(Boolean);
+  const state = input.expect === 'absent' ? 'without' : 'with';
+  return `${pods.length} vmauth pod${pods.length === 1 ? '' : 's'} run config ${hex(hash)} ${state} VMCluster ${input.vmcluster}: ${how.join(', ')}`;
+}
+
+/** Poll until the switch is confirmed in every ready vmauth pod (heartbeating what is awaited). */
+export async function confirmSwitch(checker: SwitchChecker, ctx: PollContext, input: SwitchInput): Promise<SwitchConfirmed> {
+  for (;;) {
+    let waitingFor: string;
+    try {
+      const c = await checker.check(input, ctx.signal);
+      if (c.done) return c.confirmed;
+      waitingFor = c.waitingFor;
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      // A read the API server refuses for good fails the step; anything else is polled again.
+      if (refusedForGood(err)) throw err;
+      waitingFor = `cannot check the switch: ${describeError(err)}`;
+    }
+    const details = { waitingFor };
+    ctx.heartbeat(details);
+    await sleepHeartbeating(ctx, Math.max(100, input.pollIntervalMs), details);
+  }
+}
