@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { activityPollContext, type PollContext } from '../../activities/activity-context';
-import { advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained } from '../../activities/vmagent-drain';
+import { advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent-drain';
 import type { DrainHeartbeat } from '../../workflows/activity-types';
 import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
 
@@ -137,5 +137,29 @@ describe('waitQueueDrained', () => {
     const s: QueueSample = await env.run(async () => waitQueueDrained(activityPollContext(), async () => (n++, sampleAt(Date.now(), true)), target));
     expect(s.drained).toBe(true);
     expect(n).toBe(1);
+  });
+});
+
+describe('watchQueue (the wait in reporting slices)', () => {
+  it('returns the streak so far after reportAfterMs, and the next slice continues it from `from`', async () => {
+    const f = fakeCtx();
+    const sample = async () => sampleAt(f.now(), f.now() >= T0 + 3_000);
+    const first = await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 5_000 }, f.now);
+    expect(first.drained).toBe(false);
+    expect(f.now() - T0).toBeLessThanOrEqual(5_000);
+    expect(first.streak.emptySince).toBe(iso(T0 + 3_000));
+    // The next slice starts from the carried streak: drained at T0 + 3 s + 10 s, not 10 s after it started.
+    const second = await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 5_000, from: first.streak }, f.now);
+    expect(second.drained).toBe(false);
+    const third = await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 5_000, from: second.streak }, f.now);
+    expect(third).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 3_000) } });
+    expect(f.now()).toBe(T0 + 13_000);
+  });
+
+  it('a carried streak too old to continue starts over', async () => {
+    const f = fakeCtx();
+    const stale: DrainHeartbeat = { last: sampleAt(T0 - 10 * 60_000, true), emptySince: iso(T0 - 11 * 60_000) };
+    const w = await watchQueue(f.ctx, async () => sampleAt(f.now(), true), { ...target, reportAfterMs: 5_000, from: stale }, f.now);
+    expect(w).toMatchObject({ drained: false, streak: { emptySince: iso(T0) } });
   });
 });

@@ -448,9 +448,9 @@ export class FakeCluster {
       const n = this.queueAttempts.get(vmcluster) ?? 0;
       if (n < b.notDrainedAttempts) {
         if (consume) this.queueAttempts.set(vmcluster, n + 1);
-        return { at, pendingBytes: 4096, unreadablePods: 0, totalPods: 2, drained: false, message: '4 KiB pending on 2/2 vmagent pods' };
+        return { at, pendingBytes: 4096, unreadablePods: 0, totalPods: 2, drained: false, message: '4 KiB pending on 2/2 vmagent pods', podPendingBytes: { 'vmagent-0': 3072, 'vmagent-1': 1024 } };
       }
     }
-    return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained' };
+    return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained', podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 } };
   }
 }

@@ -1,5 +1,6 @@
 // Rollout scenarios on the real time-skipping test server, activities replaced by the fake cluster.
 // Every scenario ends with the invariant checker over the recorded action log.
+import type { Progress } from '../../workflows/state';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure } from '@temporalio/common';
 import { planZoneOrder, shuffleSeed } from '../../workflows/plan';
@@ -199,8 +200,10 @@ test('a slow queue drains after a few polls: the zone waits, showing each sample
     expect(res.phase).toBe('Succeeded');
     expect(fake.calls.filter((c) => c === 'watchQueue:vm-az-a')).toHaveLength(4);
     // Every not-drained slice reached the status before the next one started.
-    const live = fake.statuses.filter((s) => /waiting for the vmagent backlog .*4 KiB pending/.test(s.zones?.find((z) => z.name === 'az-a')?.message ?? ''));
+    const live = fake.statuses.filter((s) => /waiting for the vmagent backlog .*4 KiB pending on 2\/2 vmagent pods \[vmagent-0 3072 B, vmagent-1 1024 B\]; not empty/.test(s.zones?.find((z) => z.name === 'az-a')?.message ?? ''));
     expect(live).toHaveLength(3);
+    // The progress query keeps the last sample of the last zone, with its empty streak.
+    expect((await h.query<Progress>('progress')).lastQueueSample).toMatchObject({ zone: 'az-c', drained: true, podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 }, emptySince: expect.any(String) });
     expect(r.breaches(true)).toEqual([]);
     await maybeRecord('slow-queue-live-progress', h);
   });
