@@ -2,8 +2,9 @@
  * `make demo`: a whole vmrollout installation on loopback, real processes only (the Makefile
  * runs scripts/install-tools.sh first; this script installs nothing):
  *   Temporal dev server + Web UI, etcd + kube-apiserver (kubeconfig in .demo/kubeconfig),
- *   3 VictoriaMetrics zones, vmagent, vmauth, the ZONE SIMULATOR (test/simulator/, which plays
- *   the VictoriaMetrics operator: it renders vmauth's config from VMAuth/VMUser objects and
+ *   3 VictoriaMetrics zones (each behind a vmselect front), vmagent, 2 vmauth pods (each with a
+ *   config-reloader that gets the config Secret a few seconds late), the ZONE SIMULATOR (test/simulator/, which plays
+ *   the VictoriaMetrics operator v0.74.1: it writes vmauth's config Secret from VMAuth/VMUser objects and
  *   restarts a zone's process when its VMCluster changes), the trigger (child process: tsx
  *   trigger/main.ts, as in production) and the worker (in this process, through worker/main.ts's
  *   startWorker: kube-apiserver refuses loopback addresses in EndpointSlices, so the vmagent pod is
@@ -78,7 +79,9 @@ vmrollout demo is up (Ctrl-C stops everything)
   Worker metrics:    ${stack.workerMetricsUrl}   (worker runs in this process)
   vmagent pod:       EndpointSlice vmagent-vm-global → ${stack.vm.vmagentEndpointIP}:${stack.vm.vmagent.port}, mapped to ${stack.vm.vmagent.url}
                      (kube-apiserver refuses loopback endpoints; the worker's fetch maps the pod address to 127.0.0.1)
-  Reads (vmauth):    curl '${stack.vm.vmauth.url}/api/v1/query?query=vmrollout_demo_heartbeat'
+  vmauth pods:       ${stack.vm.vmauthPods.map((p) => `${p.name} ${p.podIP}:8427 → ${p.vmauth.url}`).join(', ')}
+                     each applies a new config Secret ${stack.vm.vmauthPods[0]!.propagationDelayMs / 1000} s late (kubelet's Secret volume delay, DEMO_CONFIG_PROPAGATION_DELAY_MS)
+  Reads (vmauth):    curl '${stack.vm.vmauthPods[0]!.vmauth.url}/select/0/prometheus/api/v1/query?query=vmrollout_demo_heartbeat'
   Logs:              ${path.join(demoDir, 'logs')}, ${path.dirname(stack.kube.apiserver.logPath)}
   Tools:             ${toolsDir()}
 `);

@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { freePort } from '../harness/ports';
-import { POD_IP, podNetworkFetch } from '../harness/pod-network';
+import { podNetworkFetch } from '../harness/pod-network';
 import { httpReady, startProcess, stopAll, waitFor, type ManagedProcess } from '../harness/processes';
 import { startTemporalDevServer, type DevServerHandle } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
@@ -22,7 +22,7 @@ import type { SimEvent } from '../simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { loadConfig } from '../../worker/config';
 import { startWorker, type RunningWorker } from '../../worker/main';
-import { createObjects, DEMO_MANIFESTS_DIR, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, STALE_AFTER_MS, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
+import { createObjects, DEMO_MANIFESTS_DIR, READ_PATH, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, STALE_AFTER_MS, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
 
 export const DEMO_NAMESPACE = 'default';
 export const DEMO_VMDC = 'demo';
@@ -32,6 +32,9 @@ export const DEMO_FROM_VERSION = 'v1.150.0-cluster';
 export const DEMO_TO_VERSION = 'v1.151.0-cluster';
 /** Longer than STALE_AFTER_MS (support.ts): a zone rejoining before its backlog is searchable shows as stale reads. */
 export const DEMO_ZONE_DOWNTIME_MS = 12_000;
+/** vmauth pods of the demo VMAuth, and how late each gets a new config Secret (kubelet's Secret volume delay). */
+export const DEMO_VMAUTH_PODS = 2;
+export const DEMO_CONFIG_PROPAGATION_DELAY_MS = Number(process.env.DEMO_CONFIG_PROPAGATION_DELAY_MS ?? 3000);
 
 export interface DemoStack {
   temporal: DevServerHandle;
@@ -94,13 +97,22 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     // Each zone is down this long during its upgrade: vmagent builds a backlog for it, and the
     // rollout visibly waits for that backlog (WaitingForQueue) before the zone rejoins reads.
     zoneDowntimeMs: DEMO_ZONE_DOWNTIME_MS,
+    vmauthPods: DEMO_VMAUTH_PODS,
+    configPropagationDelayMs: DEMO_CONFIG_PROPAGATION_DELAY_MS,
   });
-  for (const c of DEMO_CLUSTERS) say(`zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid})`);
+  for (const c of DEMO_CLUSTERS) {
+    say(`zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid}); vmselect front ${vm.vmselects[c]!.url} = pod ${vm.vmselects[c]!.podIP}:8481 (EndpointSlice vmselect-${c})`);
+  }
   say(`vmagent at ${vm.vmagent.url} (pid ${vm.vmagent.pid}); EndpointSlice vmagent-vm-global → ${vm.vmagentEndpointIP}:${vm.vmagent.port}`);
-  say(`  pod address ${POD_IP} (TEST-NET-2, never routed) is mapped to 127.0.0.1 by the worker's fetch, because kube-apiserver refuses loopback addresses in EndpointSlices`);
-  say(`vmauth at ${vm.vmauth.url} (pid ${vm.vmauth.pid}); zone simulator (plays the VM operator) running`);
+  say(`  pod addresses (TEST-NET-2, never routed) are mapped to 127.0.0.1 by the worker's fetch (test/harness/pod-network.ts), because kube-apiserver refuses loopback addresses in EndpointSlices`);
+  for (const p of vm.vmauthPods) {
+    say(`vmauth pod ${p.name}: vmauth ${p.vmauth.url} (pid ${p.vmauth.pid}) = ${p.podIP}:8427, config-reloader ${p.podIP}:8435; gets each config Secret ${p.propagationDelayMs / 1000} s late (kubelet's Secret volume delay)`);
+  }
+  say(`zone simulator (plays the VM operator v0.74.1: config Secret vmauth-config-vm-global, statuses right after the Secret write) running`);
   vm.simulator.on('sim', (e: SimEvent) => {
-    if (e.type === 'config') say(`  [zone simulator] vmauth reloaded: reads go to ${JSON.stringify(e.record.routes)}`);
+    if (e.type === 'config') say(`  [zone simulator] config Secret written (hash ${e.record.hash}): reads go to ${JSON.stringify(e.record.routes)}`);
+    else if (e.type === 'served') say(`  [zone simulator] vmauth pod ${e.record.pod} now serves config ${e.record.hash} (${((e.record.at - e.record.seenAt) / 1000).toFixed(1)} s after the Secret changed)`);
+    else if (e.type === 'reconcile-error') say(`  [zone simulator] operator reconcile of ${e.record.kind} ${e.record.name} failed: ${e.record.error}`);
     else if (e.type === 'restart-start') say(`  [zone simulator] restarting zone process ${e.record.zone} (VMCluster generation ${e.record.generation})`);
     else if (e.type === 'restart-done') say(`  [zone simulator] zone process ${e.record.zone} back up${e.record.error ? `: ERROR ${e.record.error}` : ''}`);
     else if (e.type === 'error') say(`  [zone simulator] ${e.message}`);
@@ -112,11 +124,14 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
   fs.writeFileSync(path.join(demoDir, 'applied.json'), JSON.stringify(manifests, null, 2));
   await createObjects(kube.kubeConfig, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
   say(`applied ${manifests.filter((o) => o.kind !== 'VMDistributedCluster').map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
-  await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === DEMO_CLUSTERS.length, { timeoutMs: 30_000, description: 'vmauth to route reads to every zone' });
+  await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === DEMO_CLUSTERS.length && vm.simulator.allPodsServeCurrent(), {
+    timeoutMs: 30_000 + DEMO_CONFIG_PROPAGATION_DELAY_MS,
+    description: 'every vmauth pod to route reads to every zone',
+  });
 
-  const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: DEMO_TOKENS, series: 'vmrollout_demo_heartbeat', staleAfterMs: STALE_AFTER_MS });
+  const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, series: 'vmrollout_demo_heartbeat', staleAfterMs: STALE_AFTER_MS });
   await traffic.waitHealthy();
-  say(`writer → vmagent (every 200 ms) and readers → vmauth (anonymous + 3 VMUser tokens) running; reads are fresh (a read is stale when its newest sample is older than ${STALE_AFTER_MS / 1000} s)`);
+  say(`writer → vmagent (every 200 ms) and readers → the vmauth pods in turn (GET ${READ_PATH}, anonymous + 3 VMUser tokens) running; reads are fresh (a read is stale when its newest sample is older than ${STALE_AFTER_MS / 1000} s)`);
 
   const common = {
     TEMPORAL_ADDRESS: temporal.address,
@@ -137,7 +152,7 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
   });
   const worker = await startWorker(workerConfig, { fetch: podNetworkFetch });
   const workerMetricsUrl = `${worker.server.url}/metrics`;
-  say(`worker: in this process (worker/main.ts startWorker, activities scrape vmagent through the ${POD_IP} → 127.0.0.1 mapping), metrics ${workerMetricsUrl}`);
+  say(`worker: in this process (worker/main.ts startWorker, activities scrape vmagent, the vmauth pods and vmselects through the pod network registry → 127.0.0.1), metrics ${workerMetricsUrl}`);
   const triggerPort = await freePort();
   const trigger = await tsxChild('trigger', 'trigger/main.ts', { ...common, METRICS_PORT: String(triggerPort), WATCH_NAMESPACES: DEMO_NAMESPACE }, `http://127.0.0.1:${triggerPort}/healthz`, logDir);
   say(`trigger: tsx trigger/main.ts (pid ${trigger.pid}), metrics http://127.0.0.1:${triggerPort}/metrics, log ${trigger.logPath}`);

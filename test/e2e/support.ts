@@ -22,7 +22,7 @@ import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
-import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../simulator/environment';
 import type { RenderedConfigRecord } from '../simulator/simulator';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -164,11 +164,16 @@ export interface ReadRecord {
  */
 export const STALE_AFTER_MS = 9_000;
 
+/** The read path: vmselect's query API, tenant 0 (the VMAuth and VMUsers route vmselect paths). */
+export const READ_PATH = '/select/0/prometheus/api/v1/query';
+
 export interface TrafficOptions {
   /** vmagent base URL (writes go to /api/v1/import/prometheus) */
   vmagentURL: string;
-  /** vmauth base URL (reads) */
-  vmauthURL: string;
+  /** vmauth base URL(s) (reads): several = the vmauth pods behind the Service, used in turn. */
+  vmauthURL: string | string[];
+  /** Default READ_PATH. */
+  readPath?: string;
   series?: string;
   writeIntervalMs?: number;
   readIntervalMs?: number;
@@ -219,13 +224,17 @@ export function startTraffic(opts: TrafficOptions) {
     { name: 'unauthorized' },
     ...(opts.bearerTokens ?? []).map((t) => ({ name: t, headers: { authorization: `Bearer ${t}` } })),
   ];
+  const vmauthURLs = Array.isArray(opts.vmauthURL) ? opts.vmauthURL : [opts.vmauthURL];
+  const readPath = opts.readPath ?? READ_PATH;
+  let nextPod = 0;
   for (const route of routes) {
     loops.push(
       (async () => {
         while (!stopped) {
           const at = Date.now();
+          const base = vmauthURLs[nextPod++ % vmauthURLs.length]!;
           try {
-            const r = await httpRequest('GET', `${opts.vmauthURL}/api/v1/query?query=${encodeURIComponent(`max(${series})`)}`, {
+            const r = await httpRequest('GET', `${base}${readPath}?query=${encodeURIComponent(`max(${series})`)}`, {
               headers: route.headers,
               timeoutMs: 3000,
             });
@@ -420,6 +429,14 @@ export interface E2EStackOptions {
   taskQueue?: string;
   /** The trigger's FINALIZER_RECHECK_INTERVAL (default: the trigger's). */
   finalizerRecheckIntervalMs?: number;
+  /** Number of vmauth pods (default 1). */
+  vmauthPods?: number;
+  /** Kubelet's Secret volume delay of every vmauth pod (default 0). */
+  configPropagationDelayMs?: number;
+  /** Per vmauth pod: its own delay, or an old config-reloader without the content-hash metric. */
+  vmauthPodOptions?: VmEnvironmentOptions['vmauthPodOptions'];
+  /** createActivities({ confirmSwitchInPods }): false = the activities skip the pod confirmation (test knob). */
+  confirmSwitchInPods?: boolean;
   log?: (m: string) => void;
 }
 
@@ -490,6 +507,9 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
       vmagentName: 'vm-global',
       vmauthName: 'vm-global',
       zoneDowntimeMs: opts.zoneDowntimeMs,
+      vmauthPods: opts.vmauthPods,
+      configPropagationDelayMs: opts.configPropagationDelayMs,
+      vmauthPodOptions: opts.vmauthPodOptions,
       log,
     }));
 
@@ -502,11 +522,18 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
 
     // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
     await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
-    await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === opts.clusters.length && Object.keys(vm.simulator.currentConfig.routes).length === opts.tokens.length + 1, {
-      timeoutMs: 30_000,
-      description: 'the simulator to render vmauth with every zone and every VMUser',
-    });
-    const traffic = (parts.traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauth.url, bearerTokens: opts.tokens, staleAfterMs: STALE_AFTER_MS }));
+    await waitFor(
+      () =>
+        vm.simulator.currentConfig?.routes.unauthorized?.length === opts.clusters.length &&
+        Object.keys(vm.simulator.currentConfig.routes).length === opts.tokens.length + 1 &&
+        vm.simulator.allPodsServeCurrent(),
+      {
+        timeoutMs: 30_000 + (opts.configPropagationDelayMs ?? 0),
+        description: 'the simulator to render vmauth with every zone and every VMUser, served by every vmauth pod',
+        diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}; reconcile errors: ${JSON.stringify(vm.simulator.reconcileErrors.slice(-3))}`,
+      },
+    );
+    const traffic = (parts.traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: opts.tokens, staleAfterMs: STALE_AFTER_MS }));
     await traffic.waitHealthy();
     parts.probe = startZoneProbe({ zones: Object.fromEntries(opts.clusters.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
 
@@ -518,12 +545,14 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
       namespace: temporal.namespace ?? 'default',
       taskQueue,
       workflowsPath: require.resolve('../../workflows'),
-      // The vmagent EndpointSlice carries POD_IP (the API server refuses loopback endpoints);
-      // podNetworkFetch maps it to 127.0.0.1, where the real vmagent listens.
+      // EndpointSlices carry TEST-NET-2 pod addresses (the API server refuses loopback endpoints);
+      // podNetworkFetch maps them to 127.0.0.1, where the real vmagent, vmauth pods (and their
+      // config-reloaders) and vmselect fronts listen.
       activities: createActivities({
         kubeConfig: kc,
         temporalClient: temporal.client,
         fetch: podNetworkFetch,
+        ...(opts.confirmSwitchInPods !== undefined ? { confirmSwitchInPods: opts.confirmSwitchInPods } : {}),
         metrics: {
           queuePendingBytes: (l, bytes) => {
             queueSamples.push({ at: Date.now(), zone: l.zone, bytes });

@@ -2,40 +2,123 @@
  * The one way the tests and `make demo` give "pods" an address.
  *
  * kube-apiserver refuses loopback addresses (127.0.0.0/8) in EndpointSlices, but test traffic
- * may only go to loopback. So a pod's EndpointSlice carries POD_IP, a TEST-NET-2 address
- * (RFC 5737: documentation only, never routed, and not on any interface of the test machines),
- * and whatever talks to pods (the activities' vmagent scrapes) uses podNetworkFetch, which maps
- * `http://<POD_IP>:<port>` to `http://127.0.0.1:<port>`, where the real process listens.
- * Discovery, ports, readiness, scrape and parsing stay real; only the address is mapped.
- * No request ever leaves loopback: a URL on POD_IP that is not mapped is refused.
+ * may only go to loopback. So a pod's EndpointSlice carries a TEST-NET-2 address (RFC 5737:
+ * documentation only, never routed, and not on any interface of the test machines), and whatever
+ * talks to pods (the activities' scrapes) uses podNetworkFetch, which maps the pod address to
+ * 127.0.0.1, where the real process listens. Discovery, ports, readiness, scrape and parsing stay
+ * real; only the address is mapped. No request ever leaves loopback.
+ *
+ * Two ways a pod address is mapped:
+ *  - POD_IP (198.51.100.10), the legacy shared address: `http://POD_IP:<port>` → `http://127.0.0.1:<port>`
+ *    (the EndpointSlice carries the real loopback port; used for the vmagent pod).
+ *  - the POD REGISTRY: allocatePodIP() hands out a distinct address per pod (198.51.100.11 ...),
+ *    and registerPodPort(podIP, podPort, loopbackPort) maps `<podIP>:<podPort>` to
+ *    `127.0.0.1:<loopbackPort>`. So every pod can listen on the same well-known pod port (vmauth
+ *    8427, its config-reloader 8435, vmselect 8481), as real pods do, while the processes behind
+ *    them listen on distinct loopback ports. A registered (podIP, port) wins over the POD_IP rule.
+ * A URL on a TEST-NET-2 address that is not mapped is refused (like a connection refused).
  */
 import * as os from 'node:os';
 
-/** The address every "pod" gets in EndpointSlices (TEST-NET-2, RFC 5737). */
+/** The legacy shared pod address (TEST-NET-2, RFC 5737): POD_IP:<port> maps to 127.0.0.1:<port>. */
 export const POD_IP = '198.51.100.10';
+/** Every pod address lies in this TEST-NET-2 network. */
+export const POD_NET_PREFIX = '198.51.100.';
 
-/** Rewrites `http://POD_IP:` to `http://127.0.0.1:`; anything else is returned unchanged. */
+const registry = new Map<string, number>(); // `${podIP}:${podPort}` → loopback port
+const allocated = new Set<string>();
+let nextHost = 11;
+
+/** A pod address nobody in this process has been given yet (198.51.100.11 .. .254). */
+export function allocatePodIP(): string {
+  while (nextHost <= 254) {
+    const ip = `${POD_NET_PREFIX}${nextHost++}`;
+    if (!allocated.has(ip)) {
+      allocated.add(ip);
+      return ip;
+    }
+  }
+  throw new Error('allocatePodIP: TEST-NET-2 pod addresses exhausted (253 pods in one process)');
+}
+
+/**
+ * Maps `<podIP>:<podPort>` to `127.0.0.1:<loopbackPort>`. Returns the function that removes the
+ * mapping (a pod that is gone: its address no longer answers). Re-registering replaces the mapping.
+ */
+export function registerPodPort(podIP: string, podPort: number, loopbackPort: number): () => void {
+  if (!podIP.startsWith(POD_NET_PREFIX)) throw new Error(`registerPodPort: ${podIP} is not a TEST-NET-2 pod address`);
+  const key = `${podIP}:${podPort}`;
+  registry.set(key, loopbackPort);
+  return () => {
+    if (registry.get(key) === loopbackPort) registry.delete(key);
+  };
+}
+
+/** The loopback port behind `<podIP>:<podPort>`, if registered. */
+export function lookupPodPort(podIP: string, podPort: number): number | undefined {
+  return registry.get(`${podIP}:${podPort}`);
+}
+
+/** Every registered mapping (diagnostics). */
+export function podRegistry(): Array<{ podIP: string; podPort: number; loopbackPort: number }> {
+  return [...registry.entries()].map(([k, loopbackPort]) => {
+    const i = k.lastIndexOf(':');
+    return { podIP: k.slice(0, i), podPort: Number(k.slice(i + 1)), loopbackPort };
+  });
+}
+
+/**
+ * Rewrites a pod URL to its loopback URL: a registered `<podIP>:<port>`, else `POD_IP:<port>` to
+ * `127.0.0.1:<port>`; anything else is returned unchanged.
+ */
 export function podToLoopback(url: string): string {
-  return url.startsWith(`http://${POD_IP}:`) ? `http://127.0.0.1:${url.slice(`http://${POD_IP}:`.length)}` : url;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url;
+  }
+  if (u.protocol !== 'http:' || !u.hostname.startsWith(POD_NET_PREFIX)) return url;
+  const port = Number(u.port || 80);
+  const mapped = lookupPodPort(u.hostname, port);
+  if (mapped !== undefined) {
+    u.hostname = '127.0.0.1';
+    u.port = String(mapped);
+    return u.href;
+  }
+  if (u.hostname === POD_IP) {
+    u.hostname = '127.0.0.1';
+    return u.href;
+  }
+  return url;
 }
 
 function urlOf(input: Parameters<typeof fetch>[0]): string {
   return typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 }
 
-/** A `fetch` for createActivities({ fetch }) / startWorker(cfg, { fetch }): pod address → loopback; non-loopback URLs are refused. */
+/**
+ * A `fetch` for createActivities({ fetch }) / startWorker(cfg, { fetch }): pod address → loopback
+ * (see the header); a pod address with nothing registered is refused, and so is any non-loopback URL.
+ */
 export const podNetworkFetch: typeof fetch = (input, init) => {
-  const url = podToLoopback(urlOf(input));
+  const original = urlOf(input);
+  const url = podToLoopback(original);
   const host = new URL(url).hostname;
+  if (host.startsWith(POD_NET_PREFIX)) {
+    return Promise.reject(new TypeError(`podNetworkFetch: connection refused: no pod listens at ${new URL(original).host} (pod network registry)`));
+  }
   if (!/^127\.\d+\.\d+\.\d+$/.test(host) && host !== 'localhost' && host !== '[::1]') {
     return Promise.reject(new Error(`podNetworkFetch: refusing ${url}: test traffic goes to loopback only`));
   }
   return fetch(url, init);
 };
 
-/** Throws if POD_IP is on one of this machine's interfaces (then it would not be a stand-in address). */
+/** Throws if a TEST-NET-2 pod address is on one of this machine's interfaces (then it would not be a stand-in address). */
 export function assertPodIpNotLocal(): void {
   for (const [name, addrs] of Object.entries(os.networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.address === POD_IP) throw new Error(`POD_IP ${POD_IP} is configured on interface ${name}; pick another TEST-NET address`);
+    for (const a of addrs ?? []) {
+      if (a.address.startsWith(POD_NET_PREFIX)) throw new Error(`pod address ${a.address} (TEST-NET-2) is configured on interface ${name}; the pod network stand-in needs it unrouted`);
+    }
   }
 }

@@ -4,6 +4,15 @@
 // that API server, and triggers started in-process on both. No VM operator runs: the VM objects
 // exist (test CRDs) and a test plays the operator by setting their status. Every helper polls real
 // state (the API server, Temporal); nothing sleeps as a stand-in.
+//
+// The vmagent is real: one vmagent process remote-writes to a real VictoriaMetrics single node,
+// one URL per zone (two write paths of that one VictoriaMetrics, so the zones' URLs differ). Every
+// VMAgent object lists those URLs in spec.remoteWrite, every spec() zone names its own as
+// remoteWriteURL, and every VMAgent gets an EndpointSlice `vmagent-<name>` whose pod (its own
+// TEST-NET-2 address, port 8429 named `http`, test/harness/pod-network.ts) is that vmagent: the
+// worker's activities read the real /metrics page through podNetworkFetch. So the check before a
+// zone leaves reads (the carrying zones operational, their vmagent backlog empty) and the queue wait
+// run against real vmagent pages.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -20,8 +29,10 @@ import { createLogger } from '../../trigger/log';
 import { startTrigger, type TriggerHandle, type TriggerDeps } from '../../trigger/main';
 import type { Progress, RolloutResult } from '../../workflows/state';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { allocatePodIP, podNetworkFetch, registerPodPort } from '../harness/pod-network';
 import { harnessTempDir, waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
+import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
 
 export const CRD_FILE = path.resolve(__dirname, '..', '..', 'charts', 'vmrollout', 'crds', 'vmdistributedclusters.vmrollout.io.yaml');
 /** Per wait. */
@@ -30,6 +41,10 @@ export const VERSION_NOW = 'v1.150.0-cluster';
 export const VERSION_OLD = 'v1.149.0-cluster';
 /** An observedGeneration no test object reaches: "operational at whatever generation". */
 export const ANY_GENERATION = 1_000_000;
+/** The port vmagent pods listen on (its `http` port). */
+export const VMAGENT_POD_PORT = 8429;
+export const ZONES = ['a', 'b'] as const;
+export type Zone = (typeof ZONES)[number];
 
 export interface Vmdc {
   metadata: { name: string; namespace: string; uid: string; generation: number; resourceVersion: string; finalizers?: string[]; deletionTimestamp?: string };
@@ -41,13 +56,15 @@ export const mergePatch = () => k8s.setHeaderOptions('Content-Type', k8s.PatchSt
 
 /**
  * The spec of VMDistributedCluster `name`: its VM operator objects are named after it (see
- * vmObjects). The VMAgent has an overlay, so the rollout applies it and waits for it to be
- * operational first; zones in Declared order; short delays.
+ * vmObjects); zone `az-<z>` remote-writes to `remoteWriteURLs[z]`. The VMAgent has an overlay, so
+ * the rollout applies it and waits for it to be operational first; zones in Declared order; short
+ * delays (readDrainDelay 1s bounds the reads-drained wait, which finds no vmselect pod here).
+ * Use the environment's `spec` (bound to its VictoriaMetrics).
  */
-export function spec(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function specWith(remoteWriteURLs: Record<Zone, string>, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     clusterVersion: VERSION_NOW,
-    zones: ['a', 'b'].map((z) => ({ name: `az-${z}`, vmcluster: { name: `${name}-${z}` }, vmuser: { name: `${name}-${z}` } })),
+    zones: ZONES.map((z) => ({ name: `az-${z}`, vmcluster: { name: `${name}-${z}` }, vmuser: { name: `${name}-${z}` }, remoteWriteURL: remoteWriteURLs[z] })),
     vmauth: { name },
     vmagent: { name, overrideSpec: { replicaCount: 1 } },
     strategy: { order: 'Declared', readDrainDelay: '1s', pollInterval: '500ms' },
@@ -80,21 +97,41 @@ export function triggerEnv(opts: TriggerEnvOptions) {
   let workerRun: Promise<void> | undefined;
   let custom!: k8s.CustomObjectsApi;
   let core!: k8s.CoreV1Api;
+  let discovery!: k8s.DiscoveryV1Api;
+  let vm: VmProcessHandle | undefined;
+  let agent: VmagentHandle | undefined;
+  let urls: Record<Zone, string> | undefined;
+  const unregister: Array<() => void> = [];
   let client!: Client;
   let logDir = '';
   let triggerSeq = 0;
 
   async function setup(): Promise<void> {
     logDir = harnessTempDir(opts.name);
-    kube = await startKube();
+    [kube, vm] = await Promise.all([startKube(), startVictoriaMetrics({ name: `${opts.name}-vm` })]);
+    // One VictoriaMetrics, two of its write paths: a distinct remoteWriteURL (and vmagent queue) per zone.
+    urls = { a: `${vm.url}/api/v1/write`, b: `${vm.url}/prometheus/api/v1/write` };
+    agent = await startVmagent({ name: `${opts.name}-vmagent`, remoteWriteUrls: ZONES.map((z) => urls![z]), extraArgs: ['-remoteWrite.flushInterval=100ms'] });
     custom = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    discovery = kube.kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
     await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, CRD_FILE]);
     for (const name of opts.namespaces) await core.createNamespace({ body: { metadata: { name } } });
     env = await startTemporalDevEnv();
     client = env.client;
     const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
-    const activities = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: client });
+    const activities = createActivities({
+      kubeConfig: kube.kubeConfig,
+      temporalClient: client,
+      // The vmagent pods' TEST-NET-2 addresses map to the real vmagent on loopback.
+      fetch: podNetworkFetch,
+      scrapeTimeoutMs: 2_000,
+      // TEST-ONLY, and acceptable here only: these suites test the trigger (and the workflow it
+      // starts), not the read switch. This environment has no vmauth pods and no operator-rendered
+      // Secret vmauth-config-<name>, so the switch is believed from the VMAuth/VMUser statuses the
+      // tests set. The pod confirmation itself is tested where real vmauth pods run (e2e).
+      confirmSwitchInPods: false,
+    });
     worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, activities,
       // Heartbeats (and so cancellations) reach the server within a second, not 0.8 × heartbeatTimeout.
       maxHeartbeatThrottleInterval: '1s',
@@ -110,7 +147,19 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     await workerRun?.catch(() => {});
     await env?.teardown();
     await kube?.stop();
+    for (const u of unregister.splice(0)) u();
+    await agent?.stop();
+    await vm?.stop();
   }
+
+  /** The zones' remoteWriteURLs (two write paths of the environment's VictoriaMetrics). */
+  function remoteWriteURLs(): Record<Zone, string> {
+    if (!urls) throw new Error('trigger-env: setup() first');
+    return urls;
+  }
+
+  /** specWith the environment's remoteWriteURLs. */
+  const spec = (name: string, extra: Record<string, unknown> = {}) => specWith(remoteWriteURLs(), name, extra);
 
   function config(namespaces: string[], over: Partial<TriggerConfig> = {}): TriggerConfig {
     return {
@@ -213,23 +262,58 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     await setVmStatus(kind, namespace, name, { updateStatus: OPERATIONAL, observedGeneration: ANY_GENERATION });
   }
 
+  /**
+   * Plays the VM operator: the object reports operational at its current generation (what the
+   * operator reports once it applied it); a later spec change is not operational until told.
+   */
+  async function setOperationalNow(kind: VMKind, namespace: string, name: string): Promise<void> {
+    const generation = (await getVm(kind, namespace, name)).metadata.generation;
+    await setVmStatus(kind, namespace, name, { updateStatus: OPERATIONAL, observedGeneration: generation });
+  }
+
+  /**
+   * The pod of VMAgent `name`: an EndpointSlice of service `vmagent-<name>` with one ready endpoint,
+   * its own TEST-NET-2 address on port 8429 (`http`), mapped to the environment's real vmagent.
+   */
+  async function vmagentPod(name: string, namespace = NS): Promise<void> {
+    const podIP = allocatePodIP();
+    unregister.push(registerPodPort(podIP, VMAGENT_POD_PORT, agent!.port));
+    await discovery.createNamespacedEndpointSlice({
+      namespace,
+      body: {
+        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+        metadata: { name: `vmagent-${name}-x1`, labels: { 'kubernetes.io/service-name': `vmagent-${name}` } },
+        ports: [{ name: 'http', port: VMAGENT_POD_PORT, protocol: 'TCP' }],
+        endpoints: [{ addresses: [podIP], conditions: { ready: true }, targetRef: { kind: 'Pod', name: `vmagent-${name}-0`, namespace } }],
+      },
+    });
+  }
+
   async function setVmStatus(kind: VMKind, namespace: string, name: string, status: Record<string, unknown>): Promise<void> {
     await custom.patchNamespacedCustomObjectStatus({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace, name, body: { status } }, mergePatch());
   }
 
   /**
-   * The objects spec(name) names: VMAgent `name`, VMAuth `name` and VMUsers `name-a`/`name-b`
-   * routing reads to both zones' vmselect, VMClusters `name-a`/`name-b`. Routes are operational (so
-   * leaving reads completes); the VMAgent and VMClusters are not, unless `upToDate`: then every
-   * VMCluster already runs VERSION_NOW and is operational, so the rollout skips every zone.
+   * The objects spec(name) names: VMAgent `name` (remote-writing to both zones' URLs, its pod the
+   * real vmagent: vmagentPod), VMAuth `name` and VMUsers `name-a`/`name-b` routing reads to both
+   * zones' vmselect, VMClusters `name-a`/`name-b`. Routes are operational (so leaving reads
+   * completes). The VMAgent is not operational (a rollout waits for it in Preparing until a test
+   * sets it), unless `upToDate`. The VMClusters run VERSION_OLD and are operational at their
+   * current generation: a zone that stays in reads can carry them; a zone the rollout patches is not
+   * operational at its new generation until a test says so (it holds at WaitingOperational). With
+   * `upToDate` every VMCluster already runs VERSION_NOW and is operational, so the rollout skips every zone.
    */
   async function vmObjects(name: string, namespace = NS, o: { upToDate?: boolean } = {}): Promise<void> {
-    const vmselects = { crd: { kind: 'VMCluster/vmselect', objects: ['a', 'b'].map((z) => ({ name: `${name}-${z}`, namespace })) }, paths: ['/select/.*'] };
-    await createVm('VMAgent', namespace, name, { remoteWrite: [] }, !!o.upToDate);
+    // crd.name/crd.namespace "": the operator's CRD requires both keys (test/fixtures/crds/vm-operator-crds.yaml).
+    const vmselects = { crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: ZONES.map((z) => ({ name: `${name}-${z}`, namespace })) }, paths: ['/select/.*'] };
+    const rw = remoteWriteURLs();
+    await createVm('VMAgent', namespace, name, { remoteWrite: ZONES.map((z) => ({ url: rw[z] })) }, !!o.upToDate);
+    await vmagentPod(name, namespace);
     await createVm('VMAuth', namespace, name, { unauthorizedUserAccessSpec: { targetRefs: [vmselects] } }, true);
-    for (const z of ['a', 'b']) {
+    for (const z of ZONES) {
       await createVm('VMUser', namespace, `${name}-${z}`, { targetRefs: [vmselects] }, true);
       await createVm('VMCluster', namespace, `${name}-${z}`, { clusterVersion: o.upToDate ? VERSION_NOW : VERSION_OLD }, !!o.upToDate);
+      if (!o.upToDate) await setOperationalNow('VMCluster', namespace, `${name}-${z}`);
     }
   }
 
@@ -282,6 +366,23 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     return (d.raw.pendingActivities ?? []).map((a) => a.activityType?.name ?? '?');
   }
 
+  /** The results of the completed activities of type `activityType` in the workflow's history, in order (JSON payloads). */
+  async function activityResults(workflowId: string, activityType: string): Promise<unknown[]> {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const scheduled = new Set<string>();
+    const results: unknown[] = [];
+    for (const e of history.events ?? []) {
+      const s = e.activityTaskScheduledEventAttributes;
+      if (s?.activityType?.name === activityType) scheduled.add(String(e.eventId));
+      const c = e.activityTaskCompletedEventAttributes;
+      if (c && scheduled.has(String(c.scheduledEventId))) {
+        const data = c.result?.payloads?.[0]?.data;
+        results.push(data ? JSON.parse(Buffer.from(data).toString('utf8')) : undefined);
+      }
+    }
+    return results;
+  }
+
   async function executionsWithId(workflowId: string): Promise<number> {
     let n = 0;
     for await (const _ of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) n++;
@@ -319,6 +420,12 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     get logDir(): string {
       return logDir;
     },
+    /** The real vmagent every VMAgent's pod is. */
+    get vmagent(): VmagentHandle {
+      return agent!;
+    },
+    remoteWriteURLs,
+    spec,
     setup,
     teardown,
     config,
@@ -336,7 +443,9 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     createVm,
     getVm,
     setOperational,
+    setOperationalNow,
     setVmStatus,
+    vmagentPod,
     vmObjects,
     createWithObjects,
     idOf,
@@ -345,6 +454,7 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     progressUntil,
     result,
     pendingActivities,
+    activityResults,
     executionsWithId,
     workflowsOf,
     statusName,

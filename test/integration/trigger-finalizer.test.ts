@@ -14,7 +14,7 @@ import { OUT_OF_ROTATION_ANNOTATION, parseRecords } from '../../api/route-record
 import type { TriggerHandle } from '../../trigger/main';
 import { REPO_ROOT } from '../harness/tools';
 import { waitFor } from '../harness/processes';
-import { mergePatch, spec, T, triggerEnv } from './trigger-env';
+import { mergePatch, T, triggerEnv } from './trigger-env';
 
 jest.setTimeout(180_000);
 
@@ -24,7 +24,7 @@ const OTHER = 'example.com/keep-me';
 const RECHECK_MS = 1000;
 
 const E = triggerEnv({ name: 'trigger-fin', namespaces: [NS], namespace: NS });
-const { trigger, logTail, create, get, find, patchSpec, patchMetadata, remove, gone, getVm, vmObjects, setOperational, idOf, recorded, progressUntil, statusName, workflowsOf, events } = E;
+const { trigger, logTail, create, get, find, patchSpec, patchMetadata, remove, gone, getVm, vmObjects, setOperational, idOf, recorded, progressUntil, statusName, workflowsOf, events, spec } = E;
 
 let main: TriggerHandle;
 
@@ -117,6 +117,8 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     await setOperational('VMAgent', NS, name);
     const p = await progressUntil(wid, (x) => x.currentZone === 'az-a' && x.currentStep === 'WaitingOperational', 'az-a patched, waiting operational');
     expect(p.zonesOutOfRotation).toEqual(['az-a']);
+    // Before az-a left, az-b (which carries the reads) was operational with an empty backlog on the real vmagent's page.
+    expect(await E.activityResults(wid, 'waitCarriersReady')).toEqual([{ message: 'zones carrying the reads are operational with empty vmagent backlogs: az-b' }]);
     expect(routedVmclusters((await getVm('VMAuth', NS, name)).spec)).toEqual([`${name}-b`]);
     expect(Object.keys(parseRecords((await annotations('VMAuth', name))[OUT_OF_ROTATION_ANNOTATION]))).toEqual([`${uid}/az-a`]);
 

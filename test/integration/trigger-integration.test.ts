@@ -18,7 +18,7 @@ import { createLogger } from '../../trigger/log';
 import type { SpecValidator } from '../../trigger/reconcile';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
 import { httpGet, waitFor } from '../harness/processes';
-import { spec, T, triggerEnv, VERSION_NOW, type Vmdc } from './trigger-env';
+import { T, triggerEnv, VERSION_NOW, type Vmdc } from './trigger-env';
 
 jest.setTimeout(120_000);
 
@@ -29,7 +29,7 @@ const NS_INVALID = 'trigger-invalid';
 const E = triggerEnv({ name: 'trigger-it', namespaces: [NS, NS_IDLE, NS_INVALID], namespace: NS });
 const {
   trigger, logTail, create, get, patchSpec, patchStatus, remove, gone, vmObjects, createWithObjects, setOperational, idOf, recorded,
-  progress, progressUntil, result, pendingActivities, executionsWithId, workflowsOf, statusName, events,
+  progress, progressUntil, result, pendingActivities, executionsWithId, workflowsOf, statusName, events, spec,
 } = E;
 
 let main: TriggerHandle | undefined;
@@ -72,7 +72,8 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     expect(p.zonesOutOfRotation).toEqual([]);
     await waitFor(async () => (await pendingActivities(id)).includes('waitOperational'), { timeoutMs: T, description: 'waiting for the VMAgent' });
     const agent = (await E.custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS.VMAgent, namespace: NS, name: 'c-create' })) as { spec: Record<string, unknown> };
-    expect(agent.spec).toEqual({ remoteWrite: [], replicaCount: 1 });
+    const rw = E.remoteWriteURLs();
+    expect(agent.spec).toEqual({ remoteWrite: [{ url: rw.a }, { url: rw.b }], replicaCount: 1 });
     // The workflow reports in the status; the trigger's fields stay.
     const reported = await waitFor(async () => {
       const c = await get('c-create');
@@ -115,6 +116,8 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     // Now the new one acts: the first zone leaves reads, is patched, and waits for its VMCluster.
     const p = await progressUntil(g2, (x) => x.currentZone === 'az-a' && x.currentStep === 'WaitingOperational', 'zone az-a waiting for its VMCluster');
     expect(p.zonesOutOfRotation).toEqual(['az-a']);
+    // Before az-a left, az-b (which carries the reads) was operational with an empty backlog on the real vmagent's page.
+    expect(await E.activityResults(g2, 'waitCarriersReady')).toEqual([{ message: 'zones carrying the reads are operational with empty vmagent backlogs: az-b' }]);
     const vmc = (await E.custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS.VMCluster, namespace: NS, name: 'c-edit-a' })) as { spec: Record<string, unknown> };
     expect(vmc.spec.clusterVersion).toBe('v1.151.0-cluster');
     const st = await waitFor(async () => {

@@ -1,21 +1,35 @@
 /**
  * The VictoriaMetrics side of the e2e tests and `make demo`: real processes on loopback plus
- * the ZONE SIMULATOR (./simulator.ts), which plays the VM operator's contract for them.
+ * the ZONE SIMULATOR (./simulator.ts), which plays the VM operator for them.
  *
- *   zone <VMCluster name>  real victoria-metrics single node (stands in for the zone's vmselect + vminsert)
- *   vmagent                real vmagent remote-writing every sample to every zone's /api/v1/write
- *   vmauth                 real vmauth; its config is rendered by the simulator from VMAuth/VMUser
+ *   zone <VMCluster name>   real victoria-metrics single node (stands in for the zone's vmstorage + vminsert)
+ *   vmselect <VMCluster>    a front with real vmselect paths and request counters (./vmselect-front.ts)
+ *                           in front of the zone process; EndpointSlice vmselect-<vmc> (port http 8481)
+ *   vmagent                 real vmagent remote-writing every sample to every zone's /api/v1/write
+ *   vmauth pods             N real vmauth processes, each with a config-reloader stand-in
+ *                           (./vmauth-pod.ts) that applies the operator's config Secret after the
+ *                           pod's propagation delay; EndpointSlice vmauth-<name> (port http 8427)
  *   EndpointSlice vmagent-<name>  → the real vmagent (port `http`), for vmrollout's queue checks
  *
  * Everything listens on 127.0.0.1 only. kube-apiserver refuses loopback addresses in
- * EndpointSlices, so the vmagent EndpointSlice carries POD_IP (TEST-NET-2, never routed; see
- * test/harness/pod-network.ts) and whoever scrapes it (the activities) must use podNetworkFetch,
- * which maps that address to 127.0.0.1.
+ * EndpointSlices: the vmagent EndpointSlice carries POD_IP with vmagent's loopback port, and every
+ * other pod has its own TEST-NET-2 address in the pod network registry (test/harness/pod-network.ts);
+ * whoever scrapes pods (the activities) must use podNetworkFetch.
  */
 import * as k8s from '@kubernetes/client-node';
-import { assertPodIpNotLocal, POD_IP } from '../harness/pod-network';
-import { startVictoriaMetrics, startVmagent, startVmauth, type VmagentHandle, type VmauthHandle, type VmProcessHandle } from '../harness/vm';
-import { ZoneSimulator } from './simulator';
+import { allocatePodIP, assertPodIpNotLocal, POD_IP, registerPodPort } from '../harness/pod-network';
+import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
+import { VMSELECT_POD_PORT, ZoneSimulator } from './simulator';
+import { VmauthPod } from './vmauth-pod';
+import { startVmselectFront, type VmselectFront } from './vmselect-front';
+
+/** Per vmauth pod (index = pod number). */
+export interface VmauthPodOptions {
+  /** Kubelet's Secret volume delay for this pod (default: VmEnvironmentOptions.configPropagationDelayMs). */
+  configPropagationDelayMs?: number;
+  /** An old config-reloader: no configreloader_reload_content_hash metric. */
+  noContentHashMetric?: boolean;
+}
 
 export interface VmEnvironmentOptions {
   kubeConfig: k8s.KubeConfig;
@@ -26,25 +40,34 @@ export interface VmEnvironmentOptions {
   vmauthName: string;
   /** See ZoneSimulatorOptions.zoneDowntimeMs. */
   zoneDowntimeMs?: number;
+  /** Number of vmauth pods. Default 1. */
+  vmauthPods?: number;
+  /** Kubelet's Secret volume delay for every vmauth pod. Default 0. */
+  configPropagationDelayMs?: number;
+  /** Per pod overrides (index = pod number). */
+  vmauthPodOptions?: VmauthPodOptions[];
+  /** See ZoneSimulatorOptions (the operator's WaitForConfigReloadHash poll interval / timeout). */
+  configReloadWaitIntervalMs?: number;
+  configReloadWaitTimeoutMs?: number;
   log?: (msg: string) => void;
 }
 
 export interface VmEnvironment {
   zones: Record<string, VmProcessHandle>;
+  /** VMCluster name → its vmselect front (loopback) and pod address. */
+  vmselects: Record<string, VmselectFront & { podIP: string }>;
   /** VMCluster name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use. */
   remoteWriteURLs: Record<string, string>;
   vmagent: VmagentHandle;
   /** IP the vmagent EndpointSlice points at: POD_IP, mapped to 127.0.0.1 by podNetworkFetch (vmagent listens on 127.0.0.1 only). */
   vmagentEndpointIP: string;
-  vmauth: VmauthHandle;
+  /** The vmauth pods. */
+  vmauthPods: VmauthPod[];
+  /** The first vmauth pod's process (reads go through any pod; this is the one the traffic uses by default). */
+  vmauth: VmauthPod['vmauth'];
   simulator: ZoneSimulator;
   stop(): Promise<void>;
 }
-
-const PLACEHOLDER_VMAUTH_CONFIG = {
-  // vmauth refuses an empty config; this user matches nothing until the simulator renders the VMAuth.
-  users: [{ username: 'zone-simulator-placeholder', password: 'not-rendered-yet', url_prefix: 'http://127.0.0.1:9/' }],
-};
 
 export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<VmEnvironment> {
   const started: Array<{ stop(): Promise<void> }> = [];
@@ -52,16 +75,22 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
     for (const s of [...started].reverse()) await s.stop().catch(() => {});
   };
   try {
+    assertPodIpNotLocal();
     const zones: Record<string, VmProcessHandle> = {};
+    const vmselects: VmEnvironment['vmselects'] = {};
     for (const name of opts.vmclusters) {
       // -search.latencyOffset=0s (set by the harness): a sample is returned as soon as it is
       // searchable, not 30 s later. -search.disableCache: no response cache, so a read shows what
       // the zone holds right now (backlog samples land with past timestamps).
       zones[name] = await startVictoriaMetrics({ name: `zone-${name}`, extraArgs: ['-search.disableCache'] });
       started.push(zones[name]);
+      const front = await startVmselectFront({ backendURL: zones[name].url, name });
+      const podIP = allocatePodIP();
+      const unregister = registerPodPort(podIP, VMSELECT_POD_PORT, front.port);
+      started.push({ stop: async () => (unregister(), await front.stop()) });
+      vmselects[name] = Object.assign(front, { podIP });
     }
     const remoteWriteURLs = Object.fromEntries(opts.vmclusters.map((n) => [n, `${zones[n]!.url}/api/v1/write`]));
-    assertPodIpNotLocal();
     const ip = POD_IP;
     const vmagent = await startVmagent({
       name: `vmagent-${opts.vmagentName}`,
@@ -76,23 +105,47 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       // "drained for queueDrainedFor" really means "delivered and searchable".
       extraArgs: ['-remoteWrite.flushInterval=200ms', '-remoteWrite.retryMinInterval=2s', '-remoteWrite.retryMaxInterval=2s'],
     });
-    const vmagentPort = vmagent.port;
     started.push(vmagent);
-    const vmauth = await startVmauth({ name: `vmauth-${opts.vmauthName}`, config: PLACEHOLDER_VMAUTH_CONFIG });
-    started.push(vmauth);
-    const simulator = new ZoneSimulator({
+
+    // The simulator is created first (the pods resolve service URLs through it), started last.
+    const ref: { simulator?: ZoneSimulator } = {};
+    const pods: VmauthPod[] = [];
+    const n = opts.vmauthPods ?? 1;
+    for (let i = 0; i < n; i++) {
+      const po = opts.vmauthPodOptions?.[i] ?? {};
+      const pod = new VmauthPod({
+        name: `vmauth-${opts.vmauthName}-${i}`,
+        kubeConfig: opts.kubeConfig,
+        namespace: opts.namespace,
+        secretName: `vmauth-config-${opts.vmauthName}`,
+        dns: () => ref.simulator?.dns() ?? {},
+        routesOf: (c) => ref.simulator?.routesOf(c) ?? {},
+        propagationDelayMs: po.configPropagationDelayMs ?? opts.configPropagationDelayMs ?? 0,
+        noContentHashMetric: po.noContentHashMetric,
+        log: opts.log,
+      });
+      pods.push(pod);
+    }
+    const simulator = (ref.simulator = new ZoneSimulator({
       kubeConfig: opts.kubeConfig,
       namespace: opts.namespace,
       zones,
-      vmauth,
+      vmselectPods: Object.fromEntries(Object.entries(vmselects).map(([k, v]) => [k, { podIP: v.podIP, url: v.url }])),
+      vmauthPods: pods,
       vmauthName: opts.vmauthName,
-      vmagentEndpoint: { vmagentName: opts.vmagentName, ip, port: vmagentPort },
+      vmagentEndpoint: { vmagentName: opts.vmagentName, ip, port: vmagent.port },
       zoneDowntimeMs: opts.zoneDowntimeMs,
+      configReloadWaitIntervalMs: opts.configReloadWaitIntervalMs,
+      configReloadWaitTimeoutMs: opts.configReloadWaitTimeoutMs,
       log: opts.log,
-    });
+    }));
+    for (const pod of pods) {
+      started.push(pod);
+      await pod.start();
+    }
     await simulator.start();
     started.push(simulator);
-    return { zones, remoteWriteURLs, vmagent, vmagentEndpointIP: ip, vmauth, simulator, stop: stopAllStarted };
+    return { zones, vmselects, remoteWriteURLs, vmagent, vmagentEndpointIP: ip, vmauthPods: pods, vmauth: pods[0]!.vmauth, simulator, stop: stopAllStarted };
   } catch (err) {
     await stopAllStarted();
     throw err;
