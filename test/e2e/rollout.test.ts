@@ -14,7 +14,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
-import type { VMDistributedClusterStatus } from '../../api/types';
 import { waitFor } from '../harness/processes';
 import type { VmEnvironment } from '../simulator/environment';
 import { ANNOTATION_FAIL } from '../simulator/simulator';
@@ -24,6 +23,7 @@ import {
   REPO_ROOT,
   startE2EStack,
   STALE_AFTER_MS,
+  waitVmdcPhase,
   watchVmdc,
   type E2EStack,
   type Traffic,
@@ -74,36 +74,9 @@ const log = (m: string) => {
   if (process.env.E2E_VERBOSE) console.log(`${Date.now()} ${m}`);
 };
 
-async function vmdcStatus(): Promise<{ generation: number; status: VMDistributedClusterStatus }> {
-  const o = await getObject(kc, 'VMDistributedCluster', NS, VMDC);
-  return { generation: o.metadata.generation ?? 0, status: (o.status ?? {}) as VMDistributedClusterStatus };
-}
-
-const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
-
-/**
- * Waits until the workflow of `generation` reports one of `phases`. The trigger records the new
- * generation (observedGeneration, workflow id) before that workflow writes its first phase, so
- * the previous generation's terminal phase is not taken for this one's: unless `fresh`, an
- * active (non-terminal) phase of this generation must have been seen first.
- */
-async function waitPhase(generation: number, phases: string[], { timeoutMs = 5 * 60_000, fresh = false } = {}): Promise<VMDistributedClusterStatus> {
-  let seenActive = fresh;
-  return waitFor(
-    async () => {
-      const { status } = await vmdcStatus();
-      if (status.observedGeneration !== generation || !status.workflow?.id.includes(`/g${generation}-`)) return undefined;
-      if (!TERMINAL.includes(status.phase ?? '')) seenActive = true;
-      return seenActive && phases.includes(status.phase ?? '') ? status : undefined;
-    },
-    {
-      timeoutMs,
-      intervalMs: 100,
-      description: `VMDistributedCluster ${VMDC} generation ${generation} to reach phase ${phases.join('|')}`,
-      diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}`,
-    },
-  );
-}
+/** Waits until the workflow of `generation` reports one of `phases` (see waitVmdcPhase). */
+const waitPhase = (generation: number, phases: string[], opts: { timeoutMs?: number; fresh?: boolean } = {}) =>
+  waitVmdcPhase(kc, NS, VMDC, generation, phases, { ...opts, diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}` });
 
 beforeAll(async () => {
   // Generation 1 at the version every zone already runs: nothing to upgrade, every zone skipped.

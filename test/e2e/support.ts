@@ -285,6 +285,34 @@ export function startTraffic(opts: TrafficOptions) {
 }
 export type Traffic = ReturnType<typeof startTraffic>;
 
+const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
+
+/**
+ * Waits until the workflow of `generation` reports one of `phases`. The trigger records the new
+ * generation (observedGeneration, workflow id) before that workflow writes its first phase, so
+ * the previous generation's terminal phase is not taken for this one's: unless `fresh`, an
+ * active (non-terminal) phase of this generation must have been seen first.
+ */
+export async function waitVmdcPhase(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  name: string,
+  generation: number,
+  phases: string[],
+  { timeoutMs = 5 * 60_000, fresh = false, diagnostics }: { timeoutMs?: number; fresh?: boolean; diagnostics?: () => string } = {},
+): Promise<VMDistributedClusterStatus> {
+  let seenActive = fresh;
+  return waitFor(
+    async () => {
+      const status = ((await getObject(kc, 'VMDistributedCluster', namespace, name)).status ?? {}) as VMDistributedClusterStatus;
+      if (status.observedGeneration !== generation || !status.workflow?.id.includes(`/g${generation}-`)) return undefined;
+      if (!TERMINAL.includes(status.phase ?? '')) seenActive = true;
+      return seenActive && phases.includes(status.phase ?? '') ? status : undefined;
+    },
+    { timeoutMs, intervalMs: 100, description: `VMDistributedCluster ${name} generation ${generation} to reach phase ${phases.join('|')}`, ...(diagnostics ? { diagnostics } : {}) },
+  );
+}
+
 /** A raw JSON request to the API server with the kubeconfig's credentials (no client-side serializer involved). */
 export async function kubeRaw(kc: k8s.KubeConfig, method: string, urlPath: string, body?: unknown): Promise<{ status: number; body: string }> {
   const opts: https.RequestOptions = {};
@@ -435,7 +463,7 @@ export interface E2EStackOptions {
   configPropagationDelayMs?: number;
   /** Per vmauth pod: its own delay, or an old config-reloader without the content-hash metric. */
   vmauthPodOptions?: VmEnvironmentOptions['vmauthPodOptions'];
-  /** createActivities({ confirmSwitchInPods }): false = the activities skip the pod confirmation (test knob). */
+  /** createActivities({ confirmSwitchInPods }) at the start (default true); see E2EStack.knobs. */
   confirmSwitchInPods?: boolean;
   log?: (m: string) => void;
 }
@@ -463,6 +491,11 @@ export interface E2EStack {
   vmdc: KubeObject;
   /** Right after generation 1 Succeeded: vmauth's rendered config, and the specs of the VMAuth and VMUsers. */
   baseline: { config: RenderedConfigRecord; routeSpecs: Record<string, unknown> };
+  /**
+   * Test-only knobs of the running worker's activities, read at each call: confirmSwitchInPods false
+   * = confirmSwitch believes the statuses alone (the negative control of the switch confirmation).
+   */
+  knobs: { confirmSwitchInPods: boolean };
   stop(): Promise<void>;
 }
 
@@ -539,6 +572,7 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
 
     // The control plane: the real worker (workflow + activities) and the real trigger.
     const queueSamples: WorkerQueueSample[] = (parts.queueSamples = []);
+    const knobs = { confirmSwitchInPods: opts.confirmSwitchInPods ?? true };
     const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
     const worker = (parts.worker = await Worker.create({
       connection: temporal.nativeConnection,
@@ -552,7 +586,9 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
         kubeConfig: kc,
         temporalClient: temporal.client,
         fetch: podNetworkFetch,
-        ...(opts.confirmSwitchInPods !== undefined ? { confirmSwitchInPods: opts.confirmSwitchInPods } : {}),
+        get confirmSwitchInPods() {
+          return knobs.confirmSwitchInPods;
+        },
         metrics: {
           queuePendingBytes: (l, bytes) => {
             queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
@@ -591,7 +627,7 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
     );
     const created = await getObject(kc, 'VMDistributedCluster', opts.namespace, opts.vmdcName);
     const baseline = { config: vm.simulator.currentConfig!, routeSpecs: await routeSpecs(kc, opts.namespace, routeObjectsOf(manifests)) };
-    return Object.assign(parts as E2EStack, { kc, manifests, vmdc: created, baseline, stop });
+    return Object.assign(parts as E2EStack, { kc, manifests, vmdc: created, baseline, knobs, stop });
   } catch (err) {
     await stop();
     throw err;

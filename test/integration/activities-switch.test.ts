@@ -1,0 +1,178 @@
+/**
+ * The switch confirmed where reads happen, by the real activities, against the zone simulator
+ * playing operator v0.74.1 (real kube-apiserver with the operator's CRDs, real vmauth pods with the
+ * config-reloader stand-in and a Secret propagation delay, real VictoriaMetrics zones behind
+ * vmselect fronts):
+ *  - confirmSwitch returns only once every ready pod serves the Secret's config — not when the
+ *    statuses say applied — by content hash, or (a pod without the metric) by vmauth's reload
+ *    metrics, or by the bounded wait, and says which;
+ *  - it waits while the Secret still routes the zone, saying so;
+ *  - waitReadsDrained sees the zone's vmselect quiet only once requests stop reaching it.
+ */
+import * as path from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import { createActivities } from '../../activities';
+import type { ReadsDrained, ReadsDrainInput, RolloutActivities, SwitchConfirmed, SwitchInput } from '../../workflows/activity-types';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { podNetworkFetch } from '../harness/pod-network';
+import { httpRequest, waitFor } from '../harness/processes';
+import { createObjects, installCrdFiles, mergePatch, REPO_ROOT, type KubeObject } from '../e2e/support';
+import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+
+jest.setTimeout(240_000);
+
+const NS = 'default';
+const VMAUTH = 'vm-global';
+const API = 'operator.victoriametrics.com/v1beta1';
+const DELAY_MS = 4_000;
+
+let kube: KubeCluster;
+let kc: k8s.KubeConfig;
+let vm: VmEnvironment;
+let acts: RolloutActivities;
+
+const obj = (kind: string, name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: API, kind, metadata: { name, namespace: NS }, spec });
+const sel = (objects: string[]) => ({ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: objects.map((n) => ({ name: n, namespace: NS })) }, paths: ['/select/.*'] });
+const setRoutes = (zones: string[]) => mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { unauthorizedUserAccessSpec: { targetRefs: [sel(zones)] } } });
+
+const input = (expect: 'absent' | 'present', o: Partial<SwitchInput> = {}): SwitchInput => ({
+  namespace: NS,
+  vmauthName: VMAUTH,
+  vmcluster: 'vm-az-b',
+  expect,
+  routes: [{ kind: 'VMAuth', name: VMAUTH }],
+  pollIntervalMs: 200,
+  fallbackWaitMs: 120_000,
+  ...o,
+});
+
+/** Runs confirmSwitch as an activity; collects its heartbeats. */
+function confirm(i: SwitchInput) {
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 });
+  const beats: Array<{ waitingFor?: string }> = [];
+  env.on('heartbeat', (d: unknown) => beats.push(d as { waitingFor?: string }));
+  return { run: env.run(acts.confirmSwitch, i) as Promise<SwitchConfirmed>, beats };
+}
+
+const drained = (i: ReadsDrainInput) => new MockActivityEnvironment().run(acts.waitReadsDrained, i) as Promise<ReadsDrained>;
+
+beforeAll(async () => {
+  kube = await startKube();
+  kc = kube.kubeConfig;
+  await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
+  vm = await startVmEnvironment({
+    kubeConfig: kc,
+    namespace: NS,
+    vmclusters: ['vm-az-a', 'vm-az-b'],
+    vmagentName: 'vm-global',
+    vmauthName: VMAUTH,
+    vmauthPods: 2,
+    // pod 1: an older config-reloader without the content-hash metric
+    vmauthPodOptions: [{}, { noContentHashMetric: true }],
+  });
+  await createObjects(kc, [
+    obj('VMCluster', 'vm-az-a', { vmselect: { replicaCount: 1 } }),
+    obj('VMCluster', 'vm-az-b', { vmselect: { replicaCount: 1 } }),
+    obj('VMAuth', VMAUTH, { selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [sel(['vm-az-a', 'vm-az-b'])] } }),
+  ]);
+  await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes.unauthorized?.length === 2, { timeoutMs: 30_000, description: 'both pods to serve the first config' });
+  acts = createActivities({ kubeConfig: kc, temporalClient: {} as Client, fetch: podNetworkFetch, scrapeTimeoutMs: 2_000 });
+}, 240_000);
+
+afterAll(async () => {
+  await vm?.stop();
+  await kube?.stop();
+});
+
+describe('confirmSwitch', () => {
+  it('returns only when every pod serves the config without the zone — long after the VMAuth status said so', async () => {
+    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = DELAY_MS));
+    const statusesBefore = vm.simulator.statuses.length;
+    await setRoutes(['vm-az-a']);
+    const c = confirm(input('absent'));
+    const confirmed = await c.run;
+    const done = Date.now();
+    // The operator's status said operational right after the Secret; the pods came DELAY_MS later.
+    const operationalAt = vm.simulator.statuses.slice(statusesBefore).find((s) => s.kind === 'VMAuth' && s.updateStatus === 'operational')!.at;
+    const servedAt = vm.vmauthPods.map((p) => p.currentConfig!.at);
+    expect(Math.min(...servedAt) - operationalAt).toBeGreaterThanOrEqual(DELAY_MS - 500);
+    expect(done).toBeGreaterThanOrEqual(Math.max(...servedAt));
+    for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a']);
+    // Pod 0 by its content hash, pod 1 (no metric) by vmauth's reload after the Secret changed.
+    expect(confirmed.hash).toBe(vm.simulator.currentConfig!.hash);
+    expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['content-hash', 'vmauth-reload']);
+    expect(confirmed.message).toMatch(/^2 vmauth pods run config [0-9a-f]{8} without VMCluster vm-az-b: 1 by config-reloader content hash, 1 by vmauth's reload after the Secret changed/);
+    // While it waited, it said what for.
+    expect(c.beats.some((b) => /1\/2 vmauth pods run config|0\/2 vmauth pods run config|waiting for vmauth to report a reload/.test(b.waitingFor ?? ''))).toBe(true);
+  });
+
+  it('waits while the Secret still routes the zone, saying so (here: a route never edited)', async () => {
+    const c = confirm(input('present', { vmcluster: 'vm-az-b' }));
+    await waitFor(() => c.beats.some((b) => /the operator's config \(Secret vmauth-config-vm-global\) does not yet route VMAuth vm-global to VMCluster vm-az-b/.test(b.waitingFor ?? '')), {
+      timeoutMs: 10_000,
+      description: 'a heartbeat naming the route still to switch',
+    });
+    // Putting the zone back: confirmed once both pods serve it again.
+    await setRoutes(['vm-az-a', 'vm-az-b']);
+    const confirmed = await c.run;
+    for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a', 'vm-az-b']);
+    expect(confirmed.message).toMatch(/with VMCluster vm-az-b/);
+  });
+
+  it('a pod without the metric whose vmauth never reloads is taken as switched only after the bounded wait, and the message says so', async () => {
+    vm.vmauthPods[1]!.propagationDelayMs = 10 * 60_000; // its Secret never arrives during this test
+    vm.vmauthPods[0]!.propagationDelayMs = 0;
+    await setRoutes(['vm-az-a']);
+    const started = Date.now();
+    const confirmed = await confirm(input('absent', { fallbackWaitMs: 3_000 })).run;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['bounded-wait', 'content-hash']);
+    expect(confirmed.message).toMatch(/1 only by waiting 3 s after the Secret changed \(no content hash, no reload seen\)/);
+    vm.vmauthPods[1]!.propagationDelayMs = 0;
+    await setRoutes(['vm-az-a', 'vm-az-b']);
+    await waitFor(() => vm.simulator.allPodsServeCurrent(), { timeoutMs: 20_000, description: 'both pods back on the current config' });
+  });
+});
+
+/** Reads through vmauth pod 0 (balanced over the zones it routes) until stopped. */
+function readLoad(): { stop(): Promise<void> } {
+  const pod = vm.vmauthPods[0]!;
+  let stopped = false;
+  const running = (async () => {
+    while (!stopped) {
+      await httpRequest('GET', `${pod.vmauth.url}/select/0/prometheus/api/v1/query?query=up`, { timeoutMs: 2_000 }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await running;
+    },
+  };
+}
+
+describe('waitReadsDrained', () => {
+  it("is quiet only once requests stop reaching the zone's vmselect", async () => {
+    const load = readLoad();
+    const stopAt = Date.now() + 3_000;
+    setTimeout(() => void load.stop(), 3_000);
+    const d = await drained({ namespace: NS, vmcluster: 'vm-az-b', quietMs: 1_000, maxMs: 20_000, pollIntervalMs: 200 });
+    await load.stop();
+    expect(d.quiet).toBe(true);
+    expect(Date.now()).toBeGreaterThanOrEqual(stopAt + 1_000);
+    expect(d.message).toMatch(/no new \/select\/ request on 1 vmselect pod/);
+    // Requests really reached it while the load ran (the counter is what was watched).
+    expect(vm.vmselects['vm-az-b']!.counts()['/select/{}/prometheus/api/v1/query']).toBeGreaterThan(0);
+  });
+
+  it('gives up after maxMs while requests keep coming, and says so', async () => {
+    const load = readLoad();
+    const d = await drained({ namespace: NS, vmcluster: 'vm-az-b', quietMs: 1_000, maxMs: 3_000, pollIntervalMs: 200 });
+    await load.stop();
+    expect(d.quiet).toBe(false);
+    expect(d.message).toMatch(/reads not seen quiet within readDrainDelay \(3 s\): vmselect pods still counted new \/select\/ requests/);
+  });
+});
