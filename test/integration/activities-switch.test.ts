@@ -9,32 +9,28 @@
  *  - it waits while the Secret still routes the zone, saying so;
  *  - waitReadsDrained sees the zone's vmselect quiet only once requests stop reaching it.
  */
-import * as path from 'node:path';
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import type { ReadsDrained, ReadsDrainInput, RolloutActivities, SwitchConfirmed, SwitchInput } from '../../workflows/activity-types';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
-import { createObjects, installCrdFiles, mergePatch, REPO_ROOT, type KubeObject } from '../e2e/support';
-import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+import { createObjects, getObject, mergePatch } from '../e2e/support';
+import type { VmEnvironment } from '../simulator/environment';
+import { NS, startOperatorBed, VMAUTH, vmObject, vmselectRef } from './operator-bed';
 
 jest.setTimeout(240_000);
 
-const NS = 'default';
-const VMAUTH = 'vm-global';
-const API = 'operator.victoriametrics.com/v1beta1';
 const DELAY_MS = 4_000;
 
-let kube: KubeCluster;
 let kc: k8s.KubeConfig;
 let vm: VmEnvironment;
+let stop: () => Promise<void>;
 let acts: RolloutActivities;
 
-const obj = (kind: string, name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: API, kind, metadata: { name, namespace: NS }, spec });
-const sel = (objects: string[]) => ({ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: objects.map((n) => ({ name: n, namespace: NS })) }, paths: ['/select/.*'] });
+const obj = vmObject;
+const sel = (objects: string[]) => ({ ...vmselectRef(objects), paths: ['/select/.*'] });
 const setRoutes = (zones: string[]) => mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { unauthorizedUserAccessSpec: { targetRefs: [sel(zones)] } } });
 
 const input = (expect: 'absent' | 'present', o: Partial<SwitchInput> = {}): SwitchInput => ({
@@ -59,19 +55,11 @@ function confirm(i: SwitchInput) {
 const drained = (i: ReadsDrainInput) => new MockActivityEnvironment().run(acts.waitReadsDrained, i) as Promise<ReadsDrained>;
 
 beforeAll(async () => {
-  kube = await startKube();
-  kc = kube.kubeConfig;
-  await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
-  vm = await startVmEnvironment({
-    kubeConfig: kc,
-    namespace: NS,
-    vmclusters: ['vm-az-a', 'vm-az-b'],
-    vmagentName: 'vm-global',
-    vmauthName: VMAUTH,
+  ({ kc, vm, stop } = await startOperatorBed({
     vmauthPods: 2,
     // pod 1: an older config-reloader without the content-hash metric
     vmauthPodOptions: [{}, { noContentHashMetric: true }],
-  });
+  }));
   await createObjects(kc, [
     obj('VMCluster', 'vm-az-a', { vmselect: { replicaCount: 1 } }),
     obj('VMCluster', 'vm-az-b', { vmselect: { replicaCount: 1 } }),
@@ -81,10 +69,7 @@ beforeAll(async () => {
   acts = createActivities({ kubeConfig: kc, temporalClient: {} as Client, fetch: podNetworkFetch, scrapeTimeoutMs: 2_000 });
 }, 240_000);
 
-afterAll(async () => {
-  await vm?.stop();
-  await kube?.stop();
-});
+afterAll(() => stop?.());
 
 describe('confirmSwitch', () => {
   it('returns only when every pod serves the config without the zone — long after the VMAuth status said so', async () => {
@@ -106,6 +91,31 @@ describe('confirmSwitch', () => {
     expect(confirmed.message).toMatch(/^2 vmauth pods run config [0-9a-f]{8} without VMCluster vm-az-b: 1 by config-reloader content hash, 1 by vmauth's reload after the Secret changed/);
     // While it waited, it said what for.
     expect(c.beats.some((b) => /1\/2 vmauth pods run config|0\/2 vmauth pods run config|waiting for vmauth to report a reload/.test(b.waitingFor ?? ''))).toBe(true);
+  });
+
+  it("with spec.waitForConfigReload: the operator waits only for pods that publish a hash; confirmSwitch waits for the other one's reload too", async () => {
+    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = 0));
+    await setRoutes(['vm-az-a', 'vm-az-b']);
+    await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes.unauthorized?.length === 2, { timeoutMs: 20_000, description: 'both pods to serve vm-az-b again' });
+    const g = (await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: true } })).metadata.generation;
+    await waitFor(async () => ((await getObject(kc, 'VMAuth', NS, VMAUTH)).status as { observedGeneration?: number; updateStatus?: string } | undefined)?.observedGeneration === g, { timeoutMs: 20_000, description: 'the VMAuth to apply waitForConfigReload' });
+    vm.vmauthPods[0]!.propagationDelayMs = 1_000;
+    vm.vmauthPods[1]!.propagationDelayMs = DELAY_MS; // the old config-reloader: no content hash
+    const edited = (await setRoutes(['vm-az-a'])).metadata.generation;
+    const confirmed = await confirm(input('absent')).run;
+    const done = Date.now();
+    const operationalAt = vm.simulator.statuses.find((x) => x.kind === 'VMAuth' && x.generation === edited && x.updateStatus === 'operational')!.at;
+    const [pod0, pod1] = vm.vmauthPods.map((p) => p.currentConfig!.at) as [number, number];
+    // The operator waited for pod 0's hash, counted pod 1 (no metric) as reloaded, and said operational...
+    expect(operationalAt).toBeGreaterThanOrEqual(pod0);
+    expect(operationalAt).toBeLessThan(pod1);
+    // ...while pod 1 still served the old routes; the switch was confirmed only after pod 1's reload.
+    expect(done).toBeGreaterThanOrEqual(pod1);
+    expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['content-hash', 'vmauth-reload']);
+    // As the next test expects: routes without vm-az-b, served by both pods.
+    await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: false } });
+    await waitFor(() => vm.simulator.allPodsServeCurrent(), { timeoutMs: 20_000, description: 'both pods on the current config' });
+    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = DELAY_MS));
   });
 
   it('waits while the Secret still routes the zone, saying so (here: a route never edited)', async () => {

@@ -7,36 +7,32 @@
  * with it (and `failed` on timeout); the reloader publishes a hash only after vmauth really
  * reloaded; the vmselect fronts count requests; the operator's errors for unknown VMClusters.
  */
-import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
 import { metricValue } from '../harness/vm';
-import { createObjects, getObject, installCrdFiles, mergePatch, REPO_ROOT, type KubeObject } from '../e2e/support';
-import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
+import { createObjects, getObject, mergePatch } from '../e2e/support';
+import type { VmEnvironment } from '../simulator/environment';
+import { NS, startOperatorBed, VMAUTH, vmObject, vmselectRef } from './operator-bed';
 import { configHash } from '../simulator/render';
 import type { StatusRecord } from '../simulator/simulator';
 
 jest.setTimeout(180_000);
 
-const NS = 'default';
-const VMAUTH = 'vm-global';
 const SECRET = `vmauth-config-${VMAUTH}`;
 const COND = `${VMAUTH}.${NS}.vmauth.victoriametrics.com/Applied`;
-const API = 'operator.victoriametrics.com/v1beta1';
 const svc = (vmc: string) => `http://vmselect-${vmc}.${NS}.svc:8481`;
 const QUERY = '/select/0/prometheus/api/v1/query?query=up';
 const QUERY_COUNTER = '/select/{}/prometheus/api/v1/query';
 
-let kube: KubeCluster;
 let kc: k8s.KubeConfig;
 let vm: VmEnvironment;
+let stop: () => Promise<void>;
 
-const obj = (kind: string, name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: API, kind, metadata: { name, namespace: NS }, spec });
-const sel = (objects: string[], name = '', namespace = '') => ({ crd: { kind: 'VMCluster/vmselect', name, namespace, objects: objects.map((n) => ({ name: n, namespace: NS })) } });
+const obj = vmObject;
+const sel = vmselectRef;
 
 async function readSecret(): Promise<{ gz: Buffer; yaml: Record<string, unknown> } | undefined> {
   try {
@@ -59,19 +55,11 @@ const frontCount = (vmc: string) => vm.vmselects[vmc]!.counts()[QUERY_COUNTER] ?
 const setDelay = (ms: number) => vm.vmauthPods.forEach((p) => (p.propagationDelayMs = ms));
 
 beforeAll(async () => {
-  kube = await startKube();
-  kc = kube.kubeConfig;
-  await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
-  vm = await startVmEnvironment({
-    kubeConfig: kc,
-    namespace: NS,
-    vmclusters: ['vm-az-a', 'vm-az-b'],
-    vmagentName: 'vm-global',
-    vmauthName: VMAUTH,
+  ({ kc, vm, stop } = await startOperatorBed({
     vmauthPods: 2,
     configReloadWaitIntervalMs: 500,
     configReloadWaitTimeoutMs: 5000,
-  });
+  }));
   await createObjects(kc, [
     obj('VMCluster', 'vm-az-a', { vmselect: { replicaCount: 1 } }),
     obj('VMCluster', 'vm-az-b', { vmselect: { replicaCount: 1 } }),
@@ -81,10 +69,7 @@ beforeAll(async () => {
   await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes['user:tok']?.length === 1, { timeoutMs: 30_000, description: 'both vmauth pods to serve the first config' });
 }, 240_000);
 
-afterAll(async () => {
-  await vm?.stop();
-  await kube?.stop();
-});
+afterAll(() => stop?.());
 
 describe('zone simulator as the VM operator v0.74.1', () => {
   it('writes the config Secret in the operator format, and every pod publishes its CRC32 once it serves it', async () => {

@@ -271,6 +271,8 @@ class ReconcileError extends Error {}
 export class ZoneSimulator extends EventEmitter {
   /** Every write of the config Secret. */
   readonly configs: RenderedConfigRecord[] = [];
+  /** Ready endpoints in the last EndpointSlice vmauth-<name> written. */
+  private vmauthSliceReady = 0;
   readonly restarts: RestartRecord[] = [];
   readonly statuses: StatusRecord[] = [];
   /** The operator's reconcile errors (modelled behaviour: a VMAuth or VMUser that fails). */
@@ -358,7 +360,8 @@ export class ZoneSimulator extends EventEmitter {
   /** True when every vmauth pod serves the current Secret content. */
   allPodsServeCurrent(): boolean {
     const h = this.currentConfig?.hash;
-    return h !== undefined && this.opts.vmauthPods.every((p) => p.currentConfig?.hash === h);
+    // ...and the EndpointSlice lists every pod ready, as the worker discovers them.
+    return h !== undefined && this.opts.vmauthPods.every((p) => p.currentConfig?.hash === h) && this.vmauthSliceReady === this.opts.vmauthPods.length;
   }
 
   async start(): Promise<void> {
@@ -502,13 +505,9 @@ export class ZoneSimulator extends EventEmitter {
   /** EndpointSlice vmauth-<name>: one endpoint per vmauth pod, ready once it serves a config. */
   async writeVmauthSlice(): Promise<void> {
     const name = this.opts.vmauthName ?? 'vmauth';
-    await this.putEndpointSlice(
-      this.endpointSliceBody(
-        `vmauth-${name}`,
-        VMAUTH_POD_PORT,
-        this.opts.vmauthPods.map((p) => ({ ip: p.podIP, ready: p.ready, pod: p.name })),
-      ),
-    );
+    const endpoints = this.opts.vmauthPods.map((p) => ({ ip: p.podIP, ready: p.ready, pod: p.name }));
+    await this.putEndpointSlice(this.endpointSliceBody(`vmauth-${name}`, VMAUTH_POD_PORT, endpoints));
+    this.vmauthSliceReady = endpoints.filter((e) => e.ready).length;
   }
 
   /** EndpointSlice vmselect-<vmc>: the zone's vmselect front, not ready while the zone restarts. */
