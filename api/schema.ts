@@ -86,7 +86,7 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
     min: '0s',
     max: '1h',
     description:
-      'After a zone leaves read rotation and the VMAuth applied the change, wait this long so in-flight queries finish elsewhere.',
+      "After every vmauth pod runs the config without a zone, the longest wait for the zone's vmselects to see no new /select/ request for two polls (in-flight queries finish); 0s skips it.",
   },
   queueDrainedFor: {
     default: '1m',

@@ -241,7 +241,7 @@ export class RolloutRun {
   }
 
   /** The switch, confirmed where reads happen: the operator's config, and every ready vmauth pod running it. */
-  private async confirmInPods(z: ZoneState, removals: readonly RouteRemoval[], expect: 'absent' | 'present'): Promise<void> {
+  async confirmInPods(z: ZoneState, removals: readonly RouteRemoval[], expect: 'absent' | 'present'): Promise<void> {
     const routes = removals.filter((r) => r.removed.length > 0).map((r) => r.route);
     z.message = `waiting until every ready vmauth pod runs the operator's config ${expect === 'absent' ? 'without' : 'with'} VMCluster ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${this.spec.vmauth.name})`;
     await this.writeStatus();

@@ -103,6 +103,10 @@ async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<
   if (run.preflight) await step.applyObject({ ...clusterApply(run, zs), dryRun: true });
   if (run.realOperator) await waitForCarriers(run, z, zs);
   const plan = await planRemovals(run, zs);
+  // The switch must be confirmable before the zone leaves: the operator's config Secret exists and
+  // routes the zone now, and every ready vmauth pod runs it. Otherwise (no Secret, no access to it,
+  // a pod stuck on an older config) the zone waits, and fails, while still in reads.
+  if (run.realOperator && plan.some((r) => r.removed.length > 0)) await run.confirmInPods(z, plan, 'present');
   z.outOfRotation = true;
   z.message = 'out of read rotation for the upgrade';
   if (!(await run.writeStatus()).written) {

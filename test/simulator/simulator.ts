@@ -273,6 +273,7 @@ export class ZoneSimulator extends EventEmitter {
   readonly configs: RenderedConfigRecord[] = [];
   /** Ready endpoints in the last EndpointSlice vmauth-<name> written. */
   private vmauthSliceReady = 0;
+  private readonly sliceWrites = new Map<string, Promise<void>>();
   readonly restarts: RestartRecord[] = [];
   readonly statuses: StatusRecord[] = [];
   /** The operator's reconcile errors (modelled behaviour: a VMAuth or VMUser that fails). */
@@ -487,7 +488,17 @@ export class ZoneSimulator extends EventEmitter {
     };
   }
 
-  private async putEndpointSlice(body: k8s.V1EndpointSlice): Promise<void> {
+  /**
+   * Writes of one EndpointSlice go one after another, each built from the state at its turn, so the
+   * last write is always the latest state (concurrent create/replace calls could land out of order).
+   */
+  private putEndpointSlice(name: string, build: () => k8s.V1EndpointSlice): Promise<void> {
+    const next = (this.sliceWrites.get(name) ?? Promise.resolve()).catch(() => undefined).then(() => this.writeEndpointSlice(build()));
+    this.sliceWrites.set(name, next);
+    return next;
+  }
+
+  private async writeEndpointSlice(body: k8s.V1EndpointSlice): Promise<void> {
     const name = body.metadata!.name!;
     try {
       await this.discovery.createNamespacedEndpointSlice({ namespace: this.opts.namespace, body });
@@ -499,22 +510,26 @@ export class ZoneSimulator extends EventEmitter {
 
   private async ensureVmagentEndpointSlice(): Promise<void> {
     const ep = this.opts.vmagentEndpoint!;
-    await this.putEndpointSlice(this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true }]));
+    await this.putEndpointSlice(`vmagent-${ep.vmagentName}`, () => this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true }]));
   }
 
   /** EndpointSlice vmauth-<name>: one endpoint per vmauth pod, ready once it serves a config. */
   async writeVmauthSlice(): Promise<void> {
     const name = this.opts.vmauthName ?? 'vmauth';
-    const endpoints = this.opts.vmauthPods.map((p) => ({ ip: p.podIP, ready: p.ready, pod: p.name }));
-    await this.putEndpointSlice(this.endpointSliceBody(`vmauth-${name}`, VMAUTH_POD_PORT, endpoints));
-    this.vmauthSliceReady = endpoints.filter((e) => e.ready).length;
+    let ready = 0;
+    await this.putEndpointSlice(`vmauth-${name}`, () => {
+      const endpoints = this.opts.vmauthPods.map((p) => ({ ip: p.podIP, ready: p.ready, pod: p.name }));
+      ready = endpoints.filter((e) => e.ready).length;
+      return this.endpointSliceBody(`vmauth-${name}`, VMAUTH_POD_PORT, endpoints);
+    });
+    this.vmauthSliceReady = ready;
   }
 
   /** EndpointSlice vmselect-<vmc>: the zone's vmselect front, not ready while the zone restarts. */
   private async writeVmselectSlice(zone: string): Promise<void> {
     const pod = this.opts.vmselectPods[zone];
     if (!pod) return;
-    await this.putEndpointSlice(this.endpointSliceBody(`vmselect-${zone}`, VMSELECT_POD_PORT, [{ ip: pod.podIP, ready: !this.zonesRestarting.has(zone), pod: `vmselect-${zone}-0` }]));
+    await this.putEndpointSlice(`vmselect-${zone}`, () => this.endpointSliceBody(`vmselect-${zone}`, VMSELECT_POD_PORT, [{ ip: pod.podIP, ready: !this.zonesRestarting.has(zone), pod: `vmselect-${zone}-0` }]));
   }
 
   // -------------------------------------------------------------------------------------

@@ -60,6 +60,8 @@ export class FakeCluster {
   readonly statuses: VMDistributedClusterStatus[] = [];
   readonly patchBehaviour = new Map<string, PatchBehaviour>();
   readonly queueBehaviour = new Map<string, QueueBehaviour>();
+  /** VMClusters whose read switch can never be confirmed in the vmauth pods (no config Secret, a pod stuck on an old config). */
+  readonly unconfirmableSwitch = new Set<string>();
   private readonly queueAttempts = new Map<string, number>();
   private readonly gates = new Map<string, Gate>();
   /** Every activity call, in order: `<method>:<detail>`. */
@@ -338,6 +340,7 @@ export class FakeCluster {
       // routes no longer (or again) send reads to the zone.
       confirmSwitch: async ({ vmcluster, namespace, expect, routes }) => {
         await this.enter(`confirmSwitch:${expect}:${vmcluster}`);
+        if (this.unconfirmableSwitch.has(vmcluster)) return this.stillWaiting(`Secret vmauth-config-vm-global, where the operator writes the VMAuth's config, does not exist`, 'SwitchPending');
         const vmc = { name: vmcluster, namespace };
         const wrong = routes.filter((r) => routeReferencesCluster(this.routes.get(`${r.kind}/${r.name}`) ?? [], vmc, OPERATOR_RULES) !== (expect === 'present'));
         if (wrong.length > 0) return this.stillWaiting(`switch not confirmed for ${vmcluster}`, 'SwitchPending');

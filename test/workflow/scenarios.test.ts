@@ -172,6 +172,26 @@ test('zone timeout (VMCluster never operational): Failed after zoneTimeout; resu
   });
 });
 
+test('a read switch that cannot be confirmed in the vmauth pods: the zone fails at LeavingReads while still in reads; resume once fixed', async () => {
+  const fake = makeFake();
+  fake.unconfirmableSwitch.add('vm-az-a');
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ zoneTimeoutMs: 5 * 60_000 }));
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed', 60_000);
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', failedStep: 'LeavingReads', outOfRotation: false });
+    expect(p.zonesOutOfRotation).toEqual([]);
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+    expect(mutations(fake).filter((m) => m.startsWith('editRoutes'))).toEqual([]);
+    expect(fake.calls).toContain('confirmSwitch:present:vm-az-a');
+    fake.unconfirmableSwitch.clear();
+    await h.signal('resume');
+    const res = await h.result();
+    await maybeRecord('switch-unconfirmable-then-resume', h);
+    expect(res.phase).toBe('Succeeded');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
 test('vmagent unreachable: never drained, zone times out and stays out; cancel keeps it out', async () => {
   const fake = makeFake();
   fake.queueBehaviour.set('vm-az-a', 'unreachable');
