@@ -10,7 +10,7 @@ import { parseSeries } from './vmagent-match';
 import type { ServicePods } from './service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
-export const REQUESTS_METRIC = 'vm_http_requests_total';
+const REQUESTS_METRIC = 'vm_http_requests_total';
 
 /** Pure: the /select/ requests a vmselect /metrics page has counted. */
 export function selectRequests(page: string): number {

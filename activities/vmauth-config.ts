@@ -84,9 +84,9 @@ export function sectionURLs(section: JsonObject): string[] {
 }
 
 /** The hosts the operator writes for a VMCluster's vmselect: its service, or its additional service. */
-export function vmselectHosts(vmcluster: { name: string; namespace: string }, additionalService?: string): string[] {
+export function vmselectHosts(vmcluster: { name: string; namespace: string }): string[] {
   const svc = vmselectServiceName(vmcluster.name);
-  return [...new Set([svc, `${svc}-additional-service`, ...(additionalService ? [additionalService] : [])])].map((s) => `${s}.${vmcluster.namespace}.svc`);
+  return [svc, `${svc}-additional-service`].map((s) => `${s}.${vmcluster.namespace}.svc`);
 }
 
 function hostOf(url: string): string | undefined {

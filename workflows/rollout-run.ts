@@ -16,7 +16,7 @@ import { buildStatus } from './status';
  * content hash (and without a reload seen) is taken to run it: kubelet's sync period (1 min) plus its
  * Secret cache (1 min).
  */
-export const SECRET_PROPAGATION_BOUND_MS = 120_000;
+const SECRET_PROPAGATION_BOUND_MS = 120_000;
 
 /** Generations of the route objects an edit changed, to wait for their new config. */
 export interface EditedRoutes {

@@ -167,7 +167,7 @@ async function waitForQueue(c: ZoneContext): Promise<void> {
 }
 
 /** How often the queue wait shows its latest sample in the status and the progress query. */
-export const QUEUE_REPORT_INTERVAL_MS = 10_000;
+const QUEUE_REPORT_INTERVAL_MS = 10_000;
 
 /** 5, reporting: the wait in slices, each ending with the latest sample written to the status; bounded by zoneTimeout. */
 async function watchQueueLive({ run, z, zs }: ZoneContext): Promise<void> {
