@@ -102,6 +102,7 @@ async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<
   // A patch the API server refuses fails the zone here, while it is still in reads.
   if (run.preflight) await step.applyObject({ ...clusterApply(run, zs), dryRun: true });
   if (run.realOperator) await waitForCarriers(run, z, zs);
+  // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const plan = await planRemovals(run, zs);
   // The switch must be confirmable before the zone leaves: the operator's config Secret exists and
   // routes the zone now, and every ready vmauth pod runs it. Otherwise (no Secret, no access to it,
