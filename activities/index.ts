@@ -6,11 +6,11 @@ import type { Client } from '@temporalio/client';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { UnreadableRecordsError } from '../api/route-records';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
-import { isConflict, refusedForGood } from '../kube/errors';
+import { refusedForGood } from '../kube/errors';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
-import { applyPatch } from '../workflows/merge';
 import { activityPollContext } from './activity-context';
+import { applyObject } from './apply-object';
 import { describeError, nonRetryable } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
@@ -105,26 +105,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
     },
 
-    async applyObject(input) {
-      const k = vmKind(input.kind);
-      const before = await kube.get(k, input.namespace, input.name);
-      if (!before) {
-        if (!input.create) {
-          throw nonRetryable(FailureType.ObjectNotFound, `${input.kind} ${input.namespace}/${input.name} not found (and the spec does not define it in full)`);
-        }
-        try {
-          const created = await kube.create(k, input.namespace, input.name, applyPatch(undefined, input.patch), { dryRun: input.dryRun });
-          return { generation: created.metadata.generation ?? 1, created: true, changed: true };
-        } catch (err) {
-          // Created concurrently (e.g. a retried attempt whose response was lost): fall through to patch.
-          if (!isConflict(err)) throw err;
-        }
-      }
-      const current = before ?? (await kube.get(k, input.namespace, input.name));
-      const after = await kube.mergePatch(k, input.namespace, input.name, { spec: input.patch }, { dryRun: input.dryRun });
-      const generation = after.metadata.generation ?? 0;
-      return { generation, created: false, changed: generation !== current?.metadata.generation };
-    },
+    applyObject: (input) => applyObject(kube, input),
 
     waitOperational: (input) => waitOperational(kube, activityPollContext(), input),
 

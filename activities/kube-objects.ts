@@ -1,5 +1,5 @@
 // Custom objects of the VM operator (and our own CR) through @kubernetes/client-node 1.x:
-// get, JSON merge patch (application/merge-patch+json) and create, each request bounded by a timeout.
+// get, JSON merge patch (application/merge-patch+json) and server-side apply, each request bounded by a timeout.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
 import type { JsonObject } from '../api/types';
@@ -33,6 +33,7 @@ export interface KubeObject extends JsonObject {
 const withTimeout = withRequestTimeout(REQUEST_TIMEOUT_MS);
 /** Options that make a patch call send `Content-Type: application/merge-patch+json`, bounded too. */
 export const mergePatchOptions = withRequestTimeout(REQUEST_TIMEOUT_MS, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+const applyOptions = withRequestTimeout(REQUEST_TIMEOUT_MS, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
 
 /** `dryRun: true` sends the write with `dryRun=All`: the API server validates and admits it, and stores nothing. */
 export interface WriteOptions {
@@ -65,11 +66,17 @@ export class KubeObjects {
     )) as KubeObject;
   }
 
-  async create(k: KindRef, namespace: string, name: string, spec: JsonObject, opts: WriteOptions = {}): Promise<KubeObject> {
-    const body = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, metadata: { name, namespace }, spec };
-    return (await this.api.createNamespacedCustomObject(
-      { group: k.group, version: k.version, namespace, plural: k.plural, body, fieldManager: FIELD_MANAGER, ...dryRunParam(opts) },
-      withTimeout,
+  /**
+   * Server-side apply of `config` (apiVersion and kind are filled in) as field manager `vmrollout`:
+   * the fields it sets become vmrollout's, the ones it no longer sets are removed unless another
+   * manager owns them too. `force` takes fields other managers own; `metadata.uid` in `config` makes
+   * it a precondition (409 when the object is gone or another one).
+   */
+  async apply(k: KindRef, namespace: string, name: string, config: JsonObject & { metadata: JsonObject }, opts: WriteOptions & { force?: boolean } = {}): Promise<KubeObject> {
+    const body = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, ...config };
+    return (await this.api.patchNamespacedCustomObject(
+      { group: k.group, version: k.version, namespace, plural: k.plural, name, body, fieldManager: FIELD_MANAGER, ...(opts.force ? { force: true } : {}), ...dryRunParam(opts) },
+      applyOptions,
     )) as KubeObject;
   }
 }

@@ -401,6 +401,7 @@ function jsonObject(description: string) {
 
 const BOTH_FORMS_MESSAGE =
   'set either overrideSpec (patch the existing object) or spec (create it with this name), not both';
+export const ADOPT_MESSAGE = 'adopt applies to the full-spec form only (set spec, or remove adopt)';
 
 function managedObject(kind: ManagedKind, what: string) {
   return z
@@ -409,11 +410,20 @@ function managedObject(kind: ManagedKind, what: string) {
       overrideSpec: jsonObject(
         `Overlay (JSON merge patch, RFC 7386) applied to the existing ${kind}'s spec. Exclusive with spec.`,
       ).optional(),
-      spec: jsonObject(`A full ${kind} spec; the ${kind} is created with this name if it does not exist. Exclusive with overrideSpec.`).optional(),
+      spec: jsonObject(
+        `A full ${kind} spec: the ${kind} is created with this name if it does not exist, and owned by this object (see retainOnDelete). Exclusive with overrideSpec.`,
+      ).optional(),
+      adopt: z
+        .boolean()
+        .optional()
+        .describe(`With spec only: take over an existing ${kind} that this object does not own yet (without it, such an object is refused).`),
     })
     .describe(`${what}: a reference to an existing ${kind} (name, optionally with overrideSpec) or a full spec to create it (name + spec).`)
     .meta({
-      'x-kubernetes-validations': [{ rule: '!(has(self.overrideSpec) && has(self.spec))', message: BOTH_FORMS_MESSAGE }],
+      'x-kubernetes-validations': [
+        { rule: '!(has(self.overrideSpec) && has(self.spec))', message: BOTH_FORMS_MESSAGE },
+        { rule: '!has(self.adopt) || !self.adopt || has(self.spec)', message: ADOPT_MESSAGE },
+      ],
     });
 }
 
@@ -577,10 +587,19 @@ export const vmDistributedClusterSpecSchema = z
         'x-kubernetes-list-map-keys': ['name'],
         'x-kubernetes-validations': ZONES_CEL_RULES,
       }),
-    vmauth: z
-      .strictObject({ name: objectName('VMAuth', 'Name of the global VMAuth whose read routes are switched.') })
-      .describe('The global VMAuth in front of the zones (reference only).'),
+    vmauth: managedObject('VMAuth', 'The global VMAuth in front of the zones, whose read routes are switched'),
     vmagent: managedObject('VMAgent', 'The one VMAgent that writes to every zone'),
+    retainOnDelete: z
+      .boolean()
+      .default(false)
+      .describe('true: the objects created from full specs are not owned, and stay when this object is deleted; false: deleting this object deletes them.'),
+    forceConflicts: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true: take over fields of the managed objects that another field manager owns (server-side apply force). ' +
+          'false: such a conflict fails the zone while it is still in reads, naming the field and the manager.',
+      ),
     strategy: strategySchema.default(() => strategySchema.parse({})),
   })
   .describe('Desired state of a VictoriaMetrics deployment spread over zones.');
@@ -596,7 +615,7 @@ const timestamp = (description: string) => z.string().meta({ format: 'date-time'
 const generation = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
 
 export const conditionSchema = z.object({
-  type: z.enum(['Ready', 'Progressing', 'Paused', 'Valid']).describe('Condition type.'),
+  type: z.enum(['Ready', 'Progressing', 'Paused', 'Valid', 'Drifted']).describe('Condition type.'),
   status: z.enum(['True', 'False', 'Unknown']),
   reason: z.string().max(1024).describe('CamelCase reason.'),
   message: z.string().max(32768),
@@ -708,6 +727,7 @@ function crossFieldIssues(raw: unknown): ValidationIssue[] {
     if (get(obj, 'overrideSpec') !== undefined && get(obj, 'spec') !== undefined) {
       issues.push({ path: formatPath(path), message: BOTH_FORMS_MESSAGE });
     }
+    if (get(obj, 'adopt') === true && get(obj, 'spec') === undefined) issues.push({ path: formatPath(path), message: ADOPT_MESSAGE });
   };
 
   const zones = raw.zones;
@@ -749,6 +769,7 @@ function crossFieldIssues(raw: unknown): ValidationIssue[] {
     });
   }
   bothForms(raw.vmagent, ['vmagent']);
+  bothForms(raw.vmauth, ['vmauth']);
 
   const deep = depthIssue(raw);
   if (deep) issues.push(deep);
@@ -839,10 +860,12 @@ function cloneJson<T extends JsonValue>(v: T): T {
   return out as T;
 }
 
-function normalizeManaged(m: { name: string; overrideSpec?: JsonObject | undefined; spec?: JsonObject | undefined }): ManagedObject {
+function normalizeManaged(m: { name: string; overrideSpec?: JsonObject | undefined; spec?: JsonObject | undefined; adopt?: boolean | undefined }): ManagedObject {
   const out: ManagedObject = { name: m.name };
-  if (m.spec !== undefined) out.spec = cloneJson(m.spec);
-  else if (m.overrideSpec !== undefined) out.overrideSpec = cloneJson(m.overrideSpec);
+  if (m.spec !== undefined) {
+    out.spec = cloneJson(m.spec);
+    if (m.adopt) out.adopt = true;
+  } else if (m.overrideSpec !== undefined) out.overrideSpec = cloneJson(m.overrideSpec);
   return out;
 }
 
@@ -863,8 +886,10 @@ function normalize(s: SpecOutput): NormalizedSpec {
     clusterVersion: s.clusterVersion,
     overrideSpec: cloneJson(s.overrideSpec),
     zones,
-    vmauth: { name: s.vmauth.name },
+    vmauth: normalizeManaged(s.vmauth),
     vmagent: normalizeManaged(s.vmagent),
+    retainOnDelete: s.retainOnDelete,
+    forceConflicts: s.forceConflicts,
     strategy: {
       order: s.strategy.order,
       readDrainDelayMs: durationMs(s.strategy.readDrainDelay),
@@ -880,11 +905,10 @@ function normalize(s: SpecOutput): NormalizedSpec {
 }
 
 /** The declared fields of each structural (non-free-form) object of the spec. */
-const MANAGED_KEYS: readonly string[] = ['name', 'overrideSpec', 'spec'];
+const MANAGED_KEYS: readonly string[] = ['name', 'overrideSpec', 'spec', 'adopt'];
 const STRUCTURAL_KEYS = {
   spec: Object.keys(vmDistributedClusterSpecSchema.shape),
   zone: Object.keys(zoneSchema.shape),
-  vmauth: Object.keys(vmDistributedClusterSpecSchema.shape.vmauth.shape),
   strategy: Object.keys(strategySchema.shape),
 };
 
@@ -930,7 +954,7 @@ function pruneNulls(raw: unknown): unknown {
     });
     if (zones.some((z, i) => z !== (spec.zones as unknown[])[i])) set('zones', zones);
   }
-  if (spec.vmauth !== undefined) set('vmauth', withoutNulls(spec.vmauth, STRUCTURAL_KEYS.vmauth));
+  if (spec.vmauth !== undefined) set('vmauth', withoutNulls(spec.vmauth, MANAGED_KEYS));
   if (spec.vmagent !== undefined) set('vmagent', withoutNulls(spec.vmagent, MANAGED_KEYS));
   if (spec.strategy !== undefined) set('strategy', withoutNulls(spec.strategy, STRUCTURAL_KEYS.strategy));
   return changed ? out : raw;

@@ -14,6 +14,8 @@ export interface ManagedObject {
   name: string;
   overrideSpec?: JsonObject;
   spec?: JsonObject;
+  /** Full-spec form only: take over an existing object this VMDistributedCluster does not own yet. */
+  adopt?: boolean;
 }
 
 export interface ZoneSpec {
@@ -42,8 +44,15 @@ export interface NormalizedSpec {
   clusterVersion: string;
   overrideSpec: JsonObject;
   zones: ZoneSpec[];
-  vmauth: { name: string };
+  vmauth: ManagedObject;
   vmagent: ManagedObject;
+  /**
+   * false: objects created from full specs carry an ownerReference to the VMDistributedCluster (they
+   * go with it). Absent in inputs recorded before server-side apply: read as false.
+   */
+  retainOnDelete?: boolean;
+  /** Take over fields another field manager owns (server-side apply force). Absent in older inputs: false. */
+  forceConflicts?: boolean;
   strategy: Strategy;
 }
 
@@ -75,7 +84,7 @@ export interface ZoneStatus {
 
 /** metav1.Condition */
 export interface Condition {
-  type: 'Ready' | 'Progressing' | 'Paused' | 'Valid';
+  type: 'Ready' | 'Progressing' | 'Paused' | 'Valid' | 'Drifted';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;

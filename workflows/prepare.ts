@@ -1,30 +1,82 @@
-// Before any zone: apply the VMAgent and VMUser definitions of the spec (created, or patched with
-// their overlays) and wait until each is operational. A failure holds the rollout like a zone's.
-import type { JsonObject } from '../api/types';
-import { createsObject, managedObjectPatch } from './merge';
+// Before any zone: bring up what the zones need and apply the spec's other objects, each waited for
+// until operational. A failure holds the rollout like a zone's.
+//
+// From the server-side-apply version on, in the order a greenfield namespace needs: every object is
+// first sent as a dry run (a conflict, an object not owned, a spec the API server refuses: the
+// rollout fails here, before any zone leaves reads); then the VMAgent, then the VMClusters that do
+// not exist yet (created from their full specs), then the VMUsers and the VMAuth that route to them.
+// Route objects are not applied while a zone is out of reads (their targetRefs would put it back):
+// then they are applied once every zone is done.
+import type { ManagedObject } from '../api/types';
+import type { VMKind } from '../api/constants';
+import type { ApplyObjectInput } from './activity-types';
+import { managedObjectPatch } from './merge';
 import type { Outcome, RolloutRun } from './rollout-run';
+import { clusterApply } from './zone-steps';
+
+/** The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when there is nothing to apply (a bare reference). */
+function objectApply(run: RolloutRun, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
+  const patch = managedObjectPatch(obj);
+  return obj && patch ? run.applyInput(kind, obj, patch, specPath) : undefined;
+}
+
+const defined = <T>(x: T | undefined): x is T => x !== undefined;
+
+function routeApplies(run: RolloutRun): ApplyObjectInput[] {
+  const users = run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`));
+  return [...users, objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth')].filter(defined);
+}
+
+async function applyAndWait(run: RolloutRun, items: readonly ApplyObjectInput[]): Promise<void> {
+  const { step, wait } = run.acts;
+  for (const it of items) {
+    const r = await step.applyObject(it);
+    await wait.waitOperational({ kind: it.kind, namespace: run.ns, name: it.name, generation: r.generation, pollIntervalMs: run.st.pollIntervalMs });
+  }
+}
 
 export function prepare(run: RolloutRun): Promise<Outcome> {
-  const { state, spec, ns, st } = run;
-  const { step, wait } = run.acts;
+  const { state } = run;
   state.currentStep = 'Preparing';
   return run.withFailureHold(async () => {
     state.phase = 'Progressing';
-    state.message = 'applying VMAgent and VMUsers';
+    state.message = run.ssa ? 'applying the VMAgent, creating missing VMClusters, applying VMUsers and the VMAuth' : 'applying VMAgent and VMUsers';
     await run.writeStatus();
-    const items: Array<{ kind: 'VMAgent' | 'VMUser'; name: string; patch: JsonObject; create: boolean }> = [];
-    const ap = managedObjectPatch(spec.vmagent);
-    if (ap) items.push({ kind: 'VMAgent', name: spec.vmagent.name, patch: ap, create: createsObject(spec.vmagent) });
-    for (const zs of spec.zones) {
-      const up = managedObjectPatch(zs.vmuser);
-      if (zs.vmuser && up) items.push({ kind: 'VMUser', name: zs.vmuser.name, patch: up, create: createsObject(zs.vmuser) });
-    }
+    if (run.ssa) return prepareApplied(run);
+    const { step } = run.acts;
+    const items = [objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent'), ...run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))].filter(defined);
     // Nothing is applied unless the API server would take all of it.
-    if (run.preflight) for (const it of items) await step.applyObject({ kind: it.kind, namespace: ns, name: it.name, patch: it.patch, create: it.create, dryRun: true });
-    for (const it of items) {
-      const r = await step.applyObject({ kind: it.kind, namespace: ns, name: it.name, patch: it.patch, create: it.create });
-      await wait.waitOperational({ kind: it.kind, namespace: ns, name: it.name, generation: r.generation, pollIntervalMs: st.pollIntervalMs });
-    }
+    if (run.preflight) for (const it of items) await step.applyObject({ ...it, dryRun: true });
+    await applyAndWait(run, items);
+    return 'done';
+  });
+}
+
+async function prepareApplied(run: RolloutRun): Promise<Outcome> {
+  const { step } = run.acts;
+  const creates: ApplyObjectInput[] = [];
+  for (const zs of run.spec.zones) {
+    const it = clusterApply(run, zs);
+    if ((await step.applyObject({ ...it, dryRun: true })).created) creates.push(it);
+  }
+  const agent = objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent');
+  const routes = routeApplies(run);
+  for (const it of [agent, ...routes].filter(defined)) await step.applyObject({ ...it, dryRun: true });
+  await applyAndWait(run, [agent, ...creates].filter(defined));
+  run.routesDeferred = run.state.zones.some((z) => z.outOfRotation);
+  if (!run.routesDeferred) await applyAndWait(run, routes);
+  return 'done';
+}
+
+/** The route objects prepare left while zones were out of reads, applied once every zone is done. */
+export function applyDeferredRoutes(run: RolloutRun): Promise<Outcome> {
+  const { state } = run;
+  state.currentStep = 'Preparing';
+  return run.withFailureHold(async () => {
+    state.message = 'applying the VMUsers and the VMAuth (left while zones were out of reads)';
+    await run.writeStatus();
+    await applyAndWait(run, routeApplies(run));
+    run.routesDeferred = false;
     return 'done';
   });
 }

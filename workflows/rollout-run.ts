@@ -2,11 +2,13 @@
 // the rollout shares (status writes, safe points, the read switch, failure holds). Workflow code:
 // only workflow APIs (the sandbox's Date is the deterministic workflow clock).
 import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
-import type { NormalizedSpec, ObjectGeneration, Phase, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
+import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
+import type { VMKind } from '../api/constants';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
 import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
-import type { QueueTarget, RecordedZone, RolloutActivities } from './activity-types';
+import type { ApplyObjectInput, ManagedBy, QueueTarget, RecordedZone, RolloutActivities } from './activity-types';
 import { FailureType, failureMessage, failureType, isStepFailure } from './failures';
+import { createsObject } from './merge';
 import { planZoneOrder, shuffleSeed } from './plan';
 import { removedAnything, type RolloutResult, type RolloutState, type RolloutWorkflowInput, type ZoneState } from './state';
 import { buildStatus } from './status';
@@ -61,6 +63,14 @@ export class RolloutRun {
    * the queue wait reports its latest sample as it goes.
    */
   readonly realOperator: boolean;
+  /**
+   * From this version on, objects are changed by server-side apply and owned: full specs carry an
+   * ownerReference (unless retainOnDelete), a field another manager owns is a conflict, and the first
+   * step creates missing VMClusters before the VMUsers and the VMAuth that route to them.
+   */
+  readonly ssa: boolean;
+  /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
+  routesDeferred: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
 
   constructor(readonly input: RolloutWorkflowInput, private readonly workflow: WorkflowRef) {
@@ -68,6 +78,7 @@ export class RolloutRun {
     this.records = patched('route-records');
     this.preflight = this.records && patched('preflight-dry-run');
     this.realOperator = this.preflight && patched('real-operator');
+    this.ssa = this.realOperator && patched('server-side-apply');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
@@ -91,11 +102,21 @@ export class RolloutRun {
       conditions: carried?.conditions ?? [],
     };
     if (carried?.supersededBy !== undefined) this.state.supersededBy = carried.supersededBy;
+    this.routesDeferred = !!carried?.routesDeferred;
     this.pauseRequested = carried?.pauseRequested ?? spec.paused;
     this.routes = [
       { kind: 'VMAuth' as const, name: spec.vmauth.name },
       ...spec.zones.filter((z) => z.vmuser).map((z) => ({ kind: 'VMUser' as const, name: z.vmuser!.name })),
     ].filter((r, i, all) => all.findIndex((x) => x.kind === r.kind && x.name === r.name) === i);
+  }
+
+  /** The applyObject input for a managed object: `patch` is its desired spec; `specPath` where it is in the spec. */
+  applyInput(kind: VMKind, obj: ManagedObject, patch: JsonObject, specPath: string): ApplyObjectInput {
+    const input: ApplyObjectInput = { kind, namespace: this.ns, name: obj.name, patch, create: createsObject(obj) };
+    if (!this.ssa) return input;
+    const { name, uid, generation } = this.object;
+    const managedBy: ManagedBy = { vmdc: { name, uid, generation }, specPath, retain: !!this.spec.retainOnDelete, adopt: !!obj.adopt, forceConflicts: !!this.spec.forceConflicts };
+    return { ...input, managedBy };
   }
 
   now(): string {

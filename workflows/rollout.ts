@@ -11,7 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal } from '../api/rollout-contract';
-import { prepare } from './prepare';
+import { applyDeferredRoutes, prepare } from './prepare';
 import { adoptRecordedZones } from './recorded-zones';
 import { RolloutRun } from './rollout-run';
 import { progressOf, type CarriedState, type Progress, type RolloutResult, type RolloutWorkflowInput } from './state';
@@ -81,6 +81,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       }
       if (more && !run.superseded()) await continueAsNewIfLong(run);
     }
+    if (run.routesDeferred && (await applyDeferredRoutes(run)) === 'superseded') return await run.finishSuperseded();
     const n = state.zones.filter((z) => z.phase === 'Done').length;
     return await run.finish('Succeeded', `all zones at ${input.spec.clusterVersion} (${n} upgraded, ${state.zones.length - n} already up to date)`);
   } catch (err) {
@@ -109,6 +110,7 @@ async function continueAsNewIfLong(run: RolloutRun): Promise<void> {
     conditions: state.conditions,
     pauseRequested: run.pauseRequested,
     ...(state.supersededBy !== undefined ? { supersededBy: state.supersededBy } : {}),
+    ...(run.routesDeferred ? { routesDeferred: true } : {}),
   };
   await continueAsNew<typeof rolloutWorkflow>({ ...run.input, carried });
 }

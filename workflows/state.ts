@@ -60,6 +60,8 @@ export interface CarriedState {
   conditions: RolloutState['conditions'];
   pauseRequested: boolean;
   supersededBy?: number;
+  /** Route objects still to apply once every zone is done (see prepare). */
+  routesDeferred?: boolean;
 }
 
 export type RolloutWorkflowInput = RolloutInput & {

@@ -1,12 +1,14 @@
 // Runs one zone through its steps: skips a zone already at the desired spec, stops at safe points
 // (pause, supersede), holds a failed zone until resume, supersede or cancel.
-import { ZONE_STEPS } from '../api/types';
+import { ZONE_STEPS, type ZoneSpec } from '../api/types';
 import { desiredClusterPatch, isUpToDate } from './merge';
 import { isOperationalAt, resumeStep, stepIndex } from './plan';
 import type { Outcome, RolloutRun } from './rollout-run';
 import type { ZoneState } from './state';
 import { cleanupZone } from './zone-cleanup';
-import { ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
+import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
+import type { ObjectState } from './activity-types';
+import { isStepFailure } from './failures';
 
 export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 'skipped'> {
   const { state } = run;
@@ -50,7 +52,7 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
 async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
   const zs = run.zoneSpec(z.name);
   const cur = await run.acts.step.readObject({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name });
-  if (!(cur.exists && isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs)) && isOperationalAt(cur, cur.generation))) {
+  if (!(cur.exists && (await upToDate(run, zs, cur)) && isOperationalAt(cur, cur.generation))) {
     z.baseGeneration = cur.exists ? cur.generation : 0;
     return false;
   }
@@ -60,6 +62,25 @@ async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
   run.state.message = `zone ${z.name} already up to date`;
   await run.writeStatus();
   return true;
+}
+
+/**
+ * Whether the VMCluster's spec is the desired one. From the server-side-apply version on, the API
+ * server says (a dry run that leaves the generation alone: also a key removed from an overlay counts),
+ * and an apply that changes only metadata (the applied record, ownership) is made right away: it
+ * restarts nothing. A dry run that fails is not up to date: the zone's own preflight reports it.
+ */
+async function upToDate(run: RolloutRun, zs: ZoneSpec, cur: ObjectState): Promise<boolean> {
+  if (!run.ssa) return isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs));
+  const it = clusterApply(run, zs);
+  try {
+    if ((await run.acts.step.applyObject({ ...it, dryRun: true })).changed) return false;
+    await run.acts.step.applyObject(it);
+    return true;
+  } catch (err) {
+    if (isStepFailure(err)) return false;
+    throw err;
+  }
 }
 
 /** The steps from the zone's current one to the end, each after a safe point. */

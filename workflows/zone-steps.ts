@@ -2,9 +2,9 @@
 // Every step is idempotent: a resumed zone runs its failed step again as is.
 import { isCancellation, sleep } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
-import type { DrainHeartbeat, RouteSnapshot } from './activity-types';
+import type { ApplyObjectInput, DrainHeartbeat, RouteSnapshot } from './activity-types';
 import { FailureType, failureType, stepFailure } from './failures';
-import { createsObject, desiredClusterPatch } from './merge';
+import { desiredClusterPatch } from './merge';
 import type { RouteRemoval } from '../api/route-records';
 import { OPERATOR_RULES, RoutePlanError, applyRemoval, computeRemovals, routeReferencesCluster } from './routes';
 import { queueProgressMessage } from './status';
@@ -24,9 +24,9 @@ type StepHandler = (c: ZoneContext) => Promise<void>;
 /** One handler per step: a step added to ZONE_STEPS without a handler does not compile. */
 export type ZoneStepHandlers = { readonly [S in ZoneStep]: StepHandler };
 
-/** The zone's VMCluster apply: the desired spec (global overlay, zone overlay, clusterVersion). */
-function clusterApply(run: RolloutRun, zs: ZoneSpec) {
-  return { kind: 'VMCluster' as const, namespace: run.ns, name: zs.vmcluster.name, patch: desiredClusterPatch(run.spec, zs), create: createsObject(zs.vmcluster) };
+/** The zone's VMCluster apply: the desired spec (zone full spec, global overlay, zone overlay, clusterVersion). */
+export function clusterApply(run: RolloutRun, zs: ZoneSpec): ApplyObjectInput {
+  return run.applyInput('VMCluster', zs.vmcluster, desiredClusterPatch(run.spec, zs), `zones[${run.spec.zones.indexOf(zs)}].vmcluster`);
 }
 
 /** What taking the zone out of the managed routes removes, from the routes as they are now. */

@@ -1,6 +1,7 @@
 /**
- * A real Kubernetes API on loopback: etcd + kube-apiserver (no controller-manager, no
- * scheduler, no kubelet: nothing creates pods or EndpointSlices; tests create them by hand).
+ * A real Kubernetes API on loopback: etcd + kube-apiserver, optionally kube-controller-manager
+ * running only the garbage collector (no other controller, no scheduler, no kubelet: nothing
+ * creates pods or EndpointSlices; tests create them by hand).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -107,7 +108,14 @@ export interface KubeCluster {
   certs: KubeCerts;
   etcd: EtcdHandle;
   apiserver: ManagedProcess;
-  /** Stops kube-apiserver, then etcd. */
+  /**
+   * kube-controller-manager running only the garbage collector (`garbageCollector: true`).
+   * The collector discovers resources at start, then only every 30 s (a constant in
+   * kube-controller-manager, no flag): `restart()` it (0.3 s) after installing CRDs so that it
+   * watches them at once; otherwise their objects are still collected, but up to 30 s late.
+   */
+  controllerManager?: ManagedProcess;
+  /** Stops kube-controller-manager, kube-apiserver, then etcd. */
   stop(): Promise<void>;
 }
 
@@ -117,16 +125,20 @@ export interface StartKubeOptions {
   /** Directory for certs, kubeconfig, etcd data and logs; default: a fresh temp dir. */
   dir?: string;
   readyTimeoutMs?: number;
+  /** Also run kube-controller-manager's garbage collector: deleting an owner deletes the objects whose ownerReferences name it. */
+  garbageCollector?: boolean;
 }
 
-/** Starts etcd + kube-apiserver (RBAC, admin client cert), waits for /readyz and the `default` namespace, writes a kubeconfig. */
+/** Starts etcd + kube-apiserver (RBAC, admin client cert), waits for /readyz and the `default` namespace, writes a kubeconfig; with `garbageCollector`, then the garbage collector. */
 export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluster> {
   const apiserverBin = toolPath('kube-apiserver');
   toolPath('etcd');
+  if (opts.garbageCollector) toolPath('kube-controller-manager');
   const dir = opts.dir ?? harnessTempDir('kube');
   const certs = generateKubeCerts(path.join(dir, 'pki'));
   const etcd = await startEtcd({ dataDir: path.join(dir, 'etcd'), logDir: dir });
   let apiserver: ManagedProcess | undefined;
+  let controllerManager: ManagedProcess | undefined;
   try {
     const port = await freePort();
     const server = `https://127.0.0.1:${port}`;
@@ -170,6 +182,7 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
       description: 'namespace "default" to exist',
       diagnostics: () => ap.logTail(),
     });
+    if (opts.garbageCollector) controllerManager = await startGarbageCollector(dir, kubeconfigPath, certs, { ca, cert, key }, opts.readyTimeoutMs ?? 90_000);
     return {
       server,
       kubeconfigPath,
@@ -177,16 +190,57 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
       certs,
       etcd,
       apiserver,
+      controllerManager,
       async stop() {
+        await controllerManager?.stop();
         await ap.stop();
         await etcd.stop();
       },
     };
   } catch (err) {
+    await controllerManager?.stop();
     await apiserver?.stop();
     await etcd.stop();
     throw err;
   }
+}
+
+const GARBAGE_COLLECTOR = 'garbage-collector-controller';
+
+/** kube-controller-manager with only the garbage collector, as the admin of `kubeconfigPath`, serving on a free loopback port. */
+async function startGarbageCollector(
+  dir: string,
+  kubeconfigPath: string,
+  certs: KubeCerts,
+  admin: { ca: Buffer; cert: Buffer; key: Buffer },
+  readyTimeoutMs: number,
+): Promise<ManagedProcess> {
+  const port = await freePort();
+  return startProcess({
+    name: 'kube-controller-manager',
+    command: toolPath('kube-controller-manager'),
+    args: [
+      `--kubeconfig=${kubeconfigPath}`,
+      `--controllers=${GARBAGE_COLLECTOR}`,
+      '--leader-elect=false',
+      // No serviceaccount-token controller mints per-controller tokens here.
+      '--use-service-account-credentials=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${port}`,
+      `--tls-cert-file=${certs.serverCert}`,
+      `--tls-private-key-file=${certs.serverKey}`,
+      // Authenticates the admin client cert (system:masters, always authorized) for the readiness check.
+      `--client-ca-file=${certs.caCert}`,
+      '--profiling=false',
+      // Logs each discovery change and each deletion of the garbage collector.
+      '--v=2',
+    ],
+    logDir: dir,
+    // Served once the collector has started; it watches every discovered resource a moment later
+    // (0.1 s here) and holds deletions until then. /healthz answers before any controller runs.
+    ready: httpReady(`https://127.0.0.1:${port}/debug/controllers/${GARBAGE_COLLECTOR}/graph`, admin),
+    readyTimeoutMs,
+  });
 }
 
 /** A kubeconfig YAML (context `vmrollout-test`, user `admin`) with embedded certs. */

@@ -14,6 +14,7 @@ export type ToolName =
   | 'temporal'
   | 'temporal-test-server'
   | 'kube-apiserver'
+  | 'kube-controller-manager'
   | 'kubectl'
   | 'etcd'
   | 'helm'
@@ -55,6 +56,7 @@ function candidates(tool: ToolName): string[] {
     case 'temporal-test-server':
       return [`temporal-test-server-${v('TEMPORAL_TEST_SERVER_VERSION')}`];
     case 'kube-apiserver':
+    case 'kube-controller-manager':
     case 'kubectl':
       return [`${tool}-${v('KUBERNETES_VERSION')}`];
     case 'etcd':

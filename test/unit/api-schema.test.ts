@@ -120,6 +120,8 @@ describe('normalization', () => {
       ],
       vmauth: { name: 'x' },
       vmagent: { name: 'x' },
+      retainOnDelete: false,
+      forceConflicts: false,
       strategy: {
         order: 'Shuffle',
         readDrainDelayMs: 30_000,
@@ -251,7 +253,7 @@ const INVALID: [string, Mutation, string, string][] = [
     'is used twice (also spec.zones[0].remoteWriteURL)',
   ],
   ['vmauth missing', (s) => delete s.vmauth, 'spec.vmauth', 'is required'],
-  ['vmauth with overrideSpec', (s) => (s.vmauth.overrideSpec = {}), 'spec.vmauth.overrideSpec', 'unknown field "overrideSpec"'],
+  ['vmauth adopt without spec', (s) => (s.vmauth.adopt = true), 'spec.vmauth', 'adopt applies to the full-spec form only'],
   ['vmauth name empty', (s) => (s.vmauth.name = ''), 'spec.vmauth.name', 'must not be empty'],
   ['vmagent missing', (s) => delete s.vmagent, 'spec.vmagent', 'is required'],
   ['vmagent both forms', (s) => (s.vmagent = { name: 'a', overrideSpec: {}, spec: {} }), 'spec.vmagent', 'not both'],

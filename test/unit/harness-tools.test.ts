@@ -26,6 +26,9 @@ describe('harness tools', () => {
   it('a missing binary is an error naming the install command (tests fail, never skip)', () => {
     process.env.VMROLLOUT_CACHE = tmp('vmrollout-empty-cache-');
     expect(() => toolPath('vmagent')).toThrow(/^vmagent not found at .*vmagent-[\d.]+\/vmagent: run scripts\/install-tools\.sh \(or make tools\)$/);
+    expect(() => toolPath('kube-controller-manager')).toThrow(
+      new RegExp(`^kube-controller-manager not found at .*/kube-controller-manager-${toolVersions().KUBERNETES_VERSION}/kube-controller-manager: run scripts/install-tools`),
+    );
   });
 
   it('finds an installed binary in <cache>/tools/<name>-<version>/', () => {

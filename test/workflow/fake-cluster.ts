@@ -109,7 +109,7 @@ export class FakeCluster {
   }
   /** Whether any call acted on (or waited for) `vmcluster`, reads of it and carrier checks aside. */
   touched(vmcluster: string): boolean {
-    return this.calls.some((c) => c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('waitCarriersReady'));
+    return this.calls.some((c) => c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('dryRun') && !c.startsWith('waitCarriersReady'));
   }
   object(kind: string, name: string): FakeObject | undefined {
     return this.objects.get(`${kind}/${name}`);
@@ -217,7 +217,12 @@ export class FakeCluster {
         if (refusal) throw ApplicationFailure.nonRetryable(`applyObject: the API server refused the request: ${refusal}`, FailureType.PatchRejected);
         if (dryRun) {
           const cur = this.objects.get(`${kind}/${name}`);
-          return { generation: cur?.exists ? cur.generation : 1, created: !cur?.exists, changed: false };
+          if (!cur?.exists) {
+            if (!create) throw ApplicationFailure.nonRetryable(`${kind} ${name} not found`, 'NotFound');
+            return { generation: 1, created: true, changed: true };
+          }
+          const changed = !jsonEqual(this.prune(applyPatch(cur.spec, patch)), cur.spec);
+          return { generation: cur.generation + (changed ? 1 : 0), created: false, changed };
         }
         const o = this.obj(kind, name);
         if (!o.exists) {

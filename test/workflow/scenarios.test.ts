@@ -98,11 +98,15 @@ test('unchanged, operational zones are skipped without leaving reads', async () 
     const res = await h.result();
     await maybeRecord('skip-unchanged', h);
     expect(res.zones.map((z) => z.phase)).toEqual(['Skipped', 'Done', 'Skipped']);
+    // A skipped zone's apply changes no spec (only what vmrollout records on the object).
     expect(mutations(fake).filter((m) => m.includes('VMCluster') || m.startsWith('editRoutes'))).toEqual([
+      'applyObject:VMCluster:vm-az-a',
       'editRoutes:remove:vm-az-b',
       'applyObject:VMCluster:vm-az-b',
       'editRoutes:restore:vm-az-b',
+      'applyObject:VMCluster:vm-az-c',
     ]);
+    expect(fake.log.flatMap((e) => (e.type === 'patch' && e.kind === 'VMCluster' && e.changed ? [e.name] : []))).toEqual(['vm-az-b']);
     expect(r.breaches(true)).toEqual([]);
   });
 });

@@ -1,0 +1,85 @@
+// The one way vmrollout changes a VM operator object's spec: server-side apply as field manager
+// `vmrollout`, carrying the record of what it applied (kube/applied-fields.ts) and, for a full spec,
+// the ownerReference to the VMDistributedCluster (unless retainOnDelete).
+//
+// A conflict (another manager owns a field vmrollout would change) is resolved by force only when it
+// is vmrollout's own: a field its merge patches of older versions or its route edits own (manager
+// `vmrollout`, operation Update), or a field it applied before that someone changed behind its back
+// (drift, per the record on the object). Any other conflict fails for good, naming field and manager,
+// unless forceConflicts is set.
+import { Context } from '@temporalio/activity';
+import type { JsonObject } from '../api/types';
+import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord } from '../kube/applied-fields';
+import { applyConflicts, untypableApply, type FieldConflict } from '../kube/apply-conflicts';
+import { ownershipProblem, vmdcOwnerReference } from '../kube/ownership';
+import type { ApplyObjectInput, ManagedBy } from '../workflows/activity-types';
+import { FailureType } from '../workflows/failures';
+import { appliedConfig } from '../workflows/merge';
+import { nonRetryable } from './errors';
+import { FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from './kube-objects';
+
+function log(message: string, meta: Record<string, unknown>): void {
+  try {
+    Context.current().log.info(message, meta);
+  } catch {
+    // not in an activity
+  }
+}
+
+/** The metadata vmrollout applies: the uid precondition of an existing object, its record, its ownerReference. */
+function appliedMetadata(input: ApplyObjectInput, current: KubeObject | undefined, spec: JsonObject): JsonObject {
+  const m = input.managedBy;
+  const form = input.create ? 'spec' : 'overlay';
+  const meta: JsonObject = { name: input.name, namespace: input.namespace };
+  if (current?.metadata.uid) meta.uid = current.metadata.uid;
+  if (!m) return meta;
+  meta.annotations = { [APPLIED_ANNOTATION]: appliedRecord(m.vmdc, form, spec) };
+  if (form === 'spec' && !m.retain) meta.ownerReferences = [{ ...vmdcOwnerReference(m.vmdc) }];
+  return meta;
+}
+
+function conflictMessage(input: ApplyObjectInput, m: ManagedBy, foreign: FieldConflict[]): string {
+  const list = foreign.map((c) => `${c.field} (owned by "${c.manager}")`).join(', ');
+  return (
+    `${input.kind} ${input.namespace}/${input.name} (${m.specPath}): server-side apply conflict: ${list}. ` +
+    'Another field manager owns these fields and vmrollout would change them. Either stop setting them in the spec, ' +
+    'or let vmrollout take them over with spec.forceConflicts: true (or make that manager give them up)'
+  );
+}
+
+export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): Promise<{ generation: number; created: boolean; changed: boolean }> {
+  const k = vmKind(input.kind);
+  const what = `${input.kind} ${input.namespace}/${input.name}`;
+  const current = await kube.get(k, input.namespace, input.name);
+  if (!current && !input.create) throw nonRetryable(FailureType.ObjectNotFound, `${what} not found (and the spec does not define it in full)`);
+  const m = input.managedBy;
+  if (current && m && input.create) {
+    const problem = ownershipProblem(current, m.vmdc.uid, m.adopt);
+    if (problem) throw nonRetryable(FailureType.NotOwned, `${what} (${m.specPath}): ${problem}`);
+  }
+  const spec = appliedConfig(input.patch);
+  const config = { metadata: appliedMetadata(input, current, spec), spec };
+  const apply = async (force: boolean) => {
+    try {
+      return await kube.apply(k, input.namespace, input.name, config, { dryRun: input.dryRun, force });
+    } catch (err) {
+      const untypable = untypableApply(err);
+      if (untypable) throw nonRetryable(FailureType.PatchRejected, `${what}: the API server refused the applied spec: ${untypable}`);
+      throw err;
+    }
+  };
+  let after: KubeObject;
+  try {
+    after = await apply(!m);
+  } catch (err) {
+    const conflicts = applyConflicts(err);
+    if (!conflicts || !current || !m) throw err;
+    const record = readAppliedRecord(current);
+    const foreign = conflicts.filter((c) => c.manager !== FIELD_MANAGER && !isDrift(c.field, record, current));
+    if (foreign.length > 0 && !m.forceConflicts) throw nonRetryable(FailureType.FieldConflict, conflictMessage(input, m, foreign));
+    log('server-side apply: taking fields back', { object: what, conflicts, forcedByForceConflicts: foreign.length > 0, dryRun: !!input.dryRun });
+    after = await apply(true);
+  }
+  const generation = after.metadata.generation ?? 1;
+  return { generation, created: !current, changed: !current || generation !== current.metadata.generation };
+}

@@ -1,0 +1,104 @@
+// What vmrollout last applied to an object, recorded on the object itself (annotation
+// vmrollout.io/applied, written by the same server-side apply as the fields): which VMDistributedCluster
+// applied it, in which form, and a hash of every field it set. It is how a later rollout tells a field
+// someone changed behind vmrollout's back (drift: taken back) from a field another manager always
+// owned (a conflict), how the trigger detects drift without a copy of the spec, and how an object
+// created from a full spec is recognised as this VMDistributedCluster's when it carries no
+// ownerReference (spec.retainOnDelete). Hashes, not values: a VMUser spec may hold a password.
+import { createHash } from 'node:crypto';
+import type { JsonObject, JsonValue } from '../api/types';
+
+export const APPLIED_ANNOTATION = 'vmrollout.io/applied';
+
+/** The form the object is managed in: a full spec (created and owned) or an overlay on an existing object. */
+export type ManagedForm = 'spec' | 'overlay';
+
+export interface AppliedRecord {
+  /** The VMDistributedCluster that applied it. */
+  vmdc: { name: string; uid: string; generation: number };
+  form: ManagedForm;
+  /** Field path (keys from the object's root) → hash of the value applied there. */
+  fields: Array<[string[], string]>;
+}
+
+const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** JSON with object keys sorted: equal values hash equally whatever their key order. */
+function canonical(v: JsonValue): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k]!)}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+export function valueHash(v: JsonValue): string {
+  return createHash('sha256').update(canonical(v)).digest('hex').slice(0, 16);
+}
+
+/**
+ * The leaves of an applied value: every non-object value, and every empty object, with its path.
+ * Lists are leaves: the VM operator's lists are atomic (a list is owned and compared as a whole).
+ */
+export function leafFields(v: JsonObject, base: string[] = []): Array<{ path: string[]; value: JsonValue }> {
+  const out: Array<{ path: string[]; value: JsonValue }> = [];
+  for (const k of Object.keys(v)) {
+    const x = v[k];
+    if (x === undefined) continue;
+    if (isObject(x) && Object.keys(x).length > 0) out.push(...leafFields(x, [...base, k]));
+    else out.push({ path: [...base, k], value: x });
+  }
+  return out;
+}
+
+/** A path as the API server names fields in server-side apply conflicts: `.spec.vmstorage.replicaCount`. */
+export function fieldPathString(path: readonly string[]): string {
+  return path.map((k) => `.${k}`).join('');
+}
+
+/** The record of applying `spec` (the object's `.spec`) for a VMDistributedCluster, as the annotation's value. */
+export function appliedRecord(vmdc: AppliedRecord['vmdc'], form: ManagedForm, spec: JsonObject): string {
+  const record: AppliedRecord = { vmdc, form, fields: leafFields(spec, ['spec']).map((f) => [f.path, valueHash(f.value)]) };
+  return JSON.stringify(record);
+}
+
+/** The record on an object, or undefined when it has none or it is not one (never throws). */
+export function readAppliedRecord(obj: { metadata?: object }): AppliedRecord | undefined {
+  const annotations = (obj.metadata as { annotations?: JsonValue } | undefined)?.annotations;
+  const text = isObject(annotations) ? annotations[APPLIED_ANNOTATION] : undefined;
+  if (typeof text !== 'string') return undefined;
+  try {
+    const r = JSON.parse(text) as Partial<AppliedRecord>;
+    const okVmdc = isObject(r.vmdc as JsonValue) && typeof r.vmdc?.uid === 'string' && typeof r.vmdc?.name === 'string';
+    const okFields = Array.isArray(r.fields) && r.fields.every((f) => Array.isArray(f) && Array.isArray(f[0]) && f[0].every((k) => typeof k === 'string') && typeof f[1] === 'string');
+    return okVmdc && okFields && (r.form === 'spec' || r.form === 'overlay') ? (r as AppliedRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function valueAt(obj: JsonValue, path: readonly string[]): JsonValue | undefined {
+  let cur: JsonValue | undefined = obj;
+  for (const k of path) {
+    if (!isObject(cur) || !Object.prototype.hasOwnProperty.call(cur, k)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+/** The fields of the record whose live value is no longer what was applied (changed or removed), as field paths. */
+export function driftedFields(record: AppliedRecord, live: JsonObject): string[] {
+  return record.fields.filter(([path, hash]) => {
+    const v = valueAt(live, path);
+    return v === undefined || valueHash(v) !== hash;
+  }).map(([path]) => fieldPathString(path));
+}
+
+/**
+ * Whether a conflict on `field` (a path as the API server reports it) is drift of a field the record
+ * says vmrollout applied: the field, something inside it (an atomic map or list vmrollout set), or
+ * something it lies in, changed since.
+ */
+export function isDrift(field: string, record: AppliedRecord | undefined, live: JsonObject): boolean {
+  if (!record) return false;
+  const drifted = new Set(driftedFields(record, live));
+  return [...drifted].some((p) => p === field || p.startsWith(`${field}.`) || field.startsWith(`${p}.`) || field.startsWith(`${p}[`));
+}
