@@ -4,19 +4,34 @@
 //
 // A conflict (another manager owns a field vmrollout would change) is resolved by force only when it
 // is vmrollout's own: a field its merge patches of older versions or its route edits own (manager
-// `vmrollout`, operation Update), or a field it applied before that someone changed behind its back
-// (drift, per the record on the object). Any other conflict fails for good, naming field and manager,
-// unless forceConflicts is set.
+// `vmrollout`, operation Update), one it handed over (below), or a field it applied before that
+// someone changed behind its back (drift, per the record on the object), or a VMCluster's
+// clusterVersion (TAKEN_FIELDS). Any other conflict fails for good, naming field and manager, unless
+// forceConflicts is set.
+//
+// A key removed from an overlay or a full spec is removed from the object: vmrollout was its owner.
+// But when the object changes hands — from a full spec to a reference + overlay, or to another
+// VMDistributedCluster — the fields the old form set and the new one does not are handed over to
+// manager `vmrollout-released` first, so they stay (what a person expects of "stop managing this").
 import { Context } from '@temporalio/activity';
 import type { JsonObject } from '../api/types';
-import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord } from '../kube/applied-fields';
+import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields } from '../kube/applied-fields';
 import { applyConflicts, untypableApply, type FieldConflict } from '../kube/apply-conflicts';
 import { ownershipProblem, vmdcOwnerReference } from '../kube/ownership';
 import type { ApplyObjectInput, ManagedBy } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
-import { appliedConfig } from '../workflows/merge';
+import { appliedConfig, composePatches } from '../workflows/merge';
 import { nonRetryable } from './errors';
-import { FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from './kube-objects';
+import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from './kube-objects';
+
+/** Conflicts with these managers are vmrollout's own. */
+const OWN_MANAGERS = [FIELD_MANAGER, RELEASED_FIELD_MANAGER];
+
+/**
+ * Fields the VMDistributedCluster exists to set, taken from whoever set them before (the Helm chart
+ * or manifest that created the VMCluster): a zone's version is spec.clusterVersion's to decide.
+ */
+const TAKEN_FIELDS: Partial<Record<ApplyObjectInput['kind'], string[]>> = { VMCluster: ['.spec.clusterVersion'] };
 
 function log(message: string, meta: Record<string, unknown>): void {
   try {
@@ -47,6 +62,22 @@ function conflictMessage(input: ApplyObjectInput, m: ManagedBy, foreign: FieldCo
   );
 }
 
+/**
+ * What the object's old form set and its new one does not (see the top of this file), handed over:
+ * for real, or for a dry run as part of the applied spec (the same object results).
+ */
+async function handOver(kube: KubeObjects, input: ApplyObjectInput, current: KubeObject, spec: JsonObject, m: ManagedBy): Promise<JsonObject> {
+  const record = readAppliedRecord(current);
+  if (!record || (record.vmdc.uid === m.vmdc.uid && (record.form === 'overlay' || input.create))) return spec;
+  const released = releasedFields(record, current, spec);
+  if (!released) return spec;
+  if (input.dryRun) return composePatches(released.spec as JsonObject, spec);
+  log('handing over fields the new form no longer sets', { object: `${input.kind} ${input.namespace}/${input.name}`, from: record.vmdc.name, form: record.form });
+  const metadata = { name: input.name, namespace: input.namespace, uid: current.metadata.uid! };
+  await kube.apply(vmKind(input.kind), input.namespace, input.name, { metadata, ...released }, { force: true, fieldManager: RELEASED_FIELD_MANAGER });
+  return spec;
+}
+
 export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): Promise<{ generation: number; created: boolean; changed: boolean }> {
   const k = vmKind(input.kind);
   const what = `${input.kind} ${input.namespace}/${input.name}`;
@@ -58,7 +89,9 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
     if (problem) throw nonRetryable(FailureType.NotOwned, `${what} (${m.specPath}): ${problem}`);
   }
   const spec = appliedConfig(input.patch);
-  const config = { metadata: appliedMetadata(input, current, spec), spec };
+  const applied = current && m ? await handOver(kube, input, current, spec, m) : spec;
+  // No `spec: {}`: an object vmrollout sets nothing in gets only the record.
+  const config = { metadata: appliedMetadata(input, current, spec), ...(Object.keys(applied).length > 0 ? { spec: applied } : {}) };
   const apply = async (force: boolean) => {
     try {
       return await kube.apply(k, input.namespace, input.name, config, { dryRun: input.dryRun, force });
@@ -75,7 +108,7 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
     const conflicts = applyConflicts(err);
     if (!conflicts || !current || !m) throw err;
     const record = readAppliedRecord(current);
-    const foreign = conflicts.filter((c) => c.manager !== FIELD_MANAGER && !isDrift(c.field, record, current));
+    const foreign = conflicts.filter((c) => !OWN_MANAGERS.includes(c.manager) && !TAKEN_FIELDS[input.kind]?.includes(c.field) && !isDrift(c.field, record, current));
     if (foreign.length > 0 && !m.forceConflicts) throw nonRetryable(FailureType.FieldConflict, conflictMessage(input, m, foreign));
     log('server-side apply: taking fields back', { object: what, conflicts, forcedByForceConflicts: foreign.length > 0, dryRun: !!input.dryRun });
     after = await apply(true);

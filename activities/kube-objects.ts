@@ -8,6 +8,8 @@ import { isNotFound } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 
 export const FIELD_MANAGER = 'vmrollout';
+/** Holds the fields vmrollout stopped managing without removing them (activities/apply-object.ts). */
+export const RELEASED_FIELD_MANAGER = 'vmrollout-released';
 
 /** A kind's API coordinates. */
 export interface KindRef {
@@ -67,15 +69,15 @@ export class KubeObjects {
   }
 
   /**
-   * Server-side apply of `config` (apiVersion and kind are filled in) as field manager `vmrollout`:
+   * Server-side apply of `config` (apiVersion and kind are filled in) as field manager `vmrollout` (unless told another):
    * the fields it sets become vmrollout's, the ones it no longer sets are removed unless another
    * manager owns them too. `force` takes fields other managers own; `metadata.uid` in `config` makes
    * it a precondition (409 when the object is gone or another one).
    */
-  async apply(k: KindRef, namespace: string, name: string, config: JsonObject & { metadata: JsonObject }, opts: WriteOptions & { force?: boolean } = {}): Promise<KubeObject> {
+  async apply(k: KindRef, namespace: string, name: string, config: JsonObject & { metadata: JsonObject }, opts: WriteOptions & { force?: boolean; fieldManager?: string } = {}): Promise<KubeObject> {
     const body = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, ...config };
     return (await this.api.patchNamespacedCustomObject(
-      { group: k.group, version: k.version, namespace, plural: k.plural, name, body, fieldManager: FIELD_MANAGER, ...(opts.force ? { force: true } : {}), ...dryRunParam(opts) },
+      { group: k.group, version: k.version, namespace, plural: k.plural, name, body, fieldManager: opts.fieldManager ?? FIELD_MANAGER, ...(opts.force ? { force: true } : {}), ...dryRunParam(opts) },
       applyOptions,
     )) as KubeObject;
   }

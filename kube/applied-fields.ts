@@ -93,6 +93,29 @@ export function driftedFields(record: AppliedRecord, live: JsonObject): string[]
 }
 
 /**
+ * The fields a record says vmrollout applied that `next` (the spec about to be applied) no longer
+ * sets, with their live values, as an apply configuration of the object (`{ spec: ... }`), or
+ * undefined when there are none. Handed over to another manager before the apply, they stay on the
+ * object instead of being removed with vmrollout's ownership.
+ */
+export function releasedFields(record: AppliedRecord, live: JsonObject, next: JsonObject): JsonObject | undefined {
+  const kept = leafFields(next, ['spec']).map((f) => fieldPathString(f.path));
+  const out: JsonObject = {};
+  let any = false;
+  for (const [path] of record.fields) {
+    const p = fieldPathString(path);
+    if (kept.some((k) => k === p || k.startsWith(`${p}.`) || p.startsWith(`${k}.`))) continue;
+    const v = valueAt(live, path);
+    if (v === undefined) continue;
+    let cur = out;
+    for (const k of path.slice(0, -1)) cur = (isObject(cur[k]) ? cur[k] : (cur[k] = {})) as JsonObject;
+    cur[path[path.length - 1]!] = v;
+    any = true;
+  }
+  return any ? out : undefined;
+}
+
+/**
  * Whether a conflict on `field` (a path as the API server reports it) is drift of a field the record
  * says vmrollout applied: the field, something inside it (an atomic map or list vmrollout set), or
  * something it lies in, changed since.

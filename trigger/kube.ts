@@ -1,16 +1,19 @@
-// The Kubernetes I/O of the trigger: list for the informer, GET, status writes (the shared writer of
-// kube/status-writer.ts, guarded by "same uid at the same generation", or "same uid, being
-// deleted"), its finalizer (read-modify-write of metadata.finalizers), the route records of an
-// object (kube/route-records.ts), Events.
+// The Kubernetes I/O of the trigger: list for the informers (VMDistributedClusters, and the VM
+// operator's objects for drift), GET, status writes (the shared writer of kube/status-writer.ts,
+// guarded by "same uid at the same generation", or "same uid, being deleted"), its finalizer
+// (read-modify-write of metadata.finalizers), the route records of an object
+// (kube/route-records.ts), Events.
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
-import { GROUP, KIND, PLURAL, VERSION, API_VERSION } from '../api/constants';
+import { GROUP, KIND, PLURAL, VERSION, API_VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
+import type { Logger } from './log';
 import type { VmdcList, VmdcObject } from './vmdc-object';
+import type { ObjectList } from './watch';
 import { redactURLsIn } from '../api/url';
 
 /** The object a finalizer edit is for: this name, only while it is this uid. */
@@ -35,7 +38,18 @@ export interface KubeOps {
   removeFinalizer(ref: ObjectRef, finalizer: string): Promise<'removed' | 'absent' | 'gone'>;
   /** The route records of this uid on the namespace's VMAuths and VMUsers (throws UnreadableRecordsError). */
   listRouteRecords(namespace: string, uid: string): Promise<RecordedRoute[]>;
-  createEvent(obj: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+  createEvent(obj: VmdcObject, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Creates an Event on `obj`. An Event only tells: when it cannot be created, that is logged and nothing else fails. */
+export async function tryCreateEvent(kube: Pick<KubeOps, 'createEvent'>, obj: VmdcObject, type: EventType, reason: string, message: string, log: Logger): Promise<void> {
+  try {
+    await kube.createEvent(obj, type, reason, message);
+  } catch (err) {
+    log.warn('could not create Event', { reason, err });
+  }
 }
 
 export const EVENT_COMPONENT = 'vmrollout-trigger';
@@ -54,9 +68,33 @@ export function statusGuard(fresh: VmdcObject, og: ObjectGeneration, deleting: b
   return deleting ? !!fresh.metadata?.deletionTimestamp : fresh.metadata?.generation === og.generation;
 }
 
-/** The API path the informer watches: one namespace, or every namespace. */
-export function vmdcPath(namespace?: string): string {
-  return namespace ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}` : `/apis/${GROUP}/${VERSION}/${PLURAL}`;
+interface Collection {
+  group: string;
+  version: string;
+  plural: string;
+}
+
+const VMDC_COLLECTION: Collection = { group: GROUP, version: VERSION, plural: PLURAL };
+const vmCollection = (kind: VMKind): Collection => ({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind] });
+
+/** The API path an informer watches: one namespace, or every namespace. */
+function collectionPath(c: Collection, namespace?: string): string {
+  return namespace ? `/apis/${c.group}/${c.version}/namespaces/${namespace}/${c.plural}` : `/apis/${c.group}/${c.version}/${c.plural}`;
+}
+
+export const vmdcPath = (namespace?: string): string => collectionPath(VMDC_COLLECTION, namespace);
+
+export const vmObjectPath = (kind: VMKind, namespace?: string): string => collectionPath(vmCollection(kind), namespace);
+
+async function listCollection(custom: k8s.CustomObjectsApi, c: Collection, namespace: string | undefined, options: ReturnType<typeof withRequestTimeout>): Promise<unknown> {
+  return namespace ? custom.listNamespacedCustomObject({ ...c, namespace }, options) : custom.listClusterCustomObject(c, options);
+}
+
+/** Lists one kind of the VM operator's objects (the drift watch's informer list), each request bounded by a timeout. */
+export function createVmObjectLister(kc: k8s.KubeConfig, requestTimeoutMs = REQUEST_TIMEOUT_MS): (kind: VMKind, namespace?: string) => Promise<ObjectList<k8s.KubernetesObject>> {
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const timeout = withRequestTimeout(requestTimeoutMs);
+  return async (kind, namespace) => (await listCollection(custom, vmCollection(kind), namespace, timeout)) as ObjectList<k8s.KubernetesObject>;
 }
 
 /** An Event message is at most 1000 characters. */
@@ -96,12 +134,7 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
   }
 
   return {
-    async list(namespace) {
-      const res = namespace
-        ? await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace }, timeout)
-        : await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }, timeout);
-      return res as VmdcList;
-    },
+    list: async (namespace) => (await listCollection(custom, VMDC_COLLECTION, namespace, timeout)) as VmdcList,
     get: (namespace, name) => vmdc.get(namespace, name),
     patchStatus: (og, compute, opts = {}) =>
       writeVmdcStatus(vmdc, og, (fresh) => (statusGuard(fresh, og, !!opts.deleting) ? compute(fresh) : undefined)),

@@ -1,19 +1,23 @@
 // The trigger process: config → Temporal client + KubeConfig → watch → per-object serial
-// reconciliation; /metrics and /healthz; graceful shutdown on SIGTERM/SIGINT.
+// reconciliation, and watches of the VM operator's objects → drift reports; /metrics and /healthz;
+// graceful shutdown on SIGTERM/SIGINT.
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { PLURAL, VM_KINDS } from '../api/constants';
 import { temporalConnectionOptions } from '../process/env';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { formatIssues, validateSpec } from '../api/schema';
 import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, loadConfig, type TriggerConfig } from './config';
-import { createKubeOps, type KubeOps } from './kube';
+import { DRIFT_KINDS } from './drift';
+import { DriftReporter } from './drift-reporter';
+import { createKubeOps, createVmObjectLister, vmdcPath, vmObjectPath, type KubeOps } from './kube';
 import { createLogger, type Logger } from './log';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createMetrics, type TriggerMetrics } from './metrics';
 import { KeyedSerialQueue } from './queue';
 import { Reconciler, objectKey, type SpecValidator, type WatchEventType } from './reconcile';
 import type { VmdcObject } from './vmdc-object';
-import { startWatch, type WatchHandle } from './watch';
+import { startWatch, type WatchHandle, type WatchSettings } from './watch';
 
 export const defaultValidator: SpecValidator = { validate: validateSpec, format: formatIssues };
 
@@ -37,6 +41,7 @@ export interface TriggerHandle {
   readonly metrics: TriggerMetrics;
   readonly watch: WatchHandle;
   readonly reconciler: Reconciler;
+  readonly drift: DriftReporter;
   /** Port of the metrics server, when serving. */
   readonly metricsPort?: number;
   /** Resolves once every watched scope listed once. */
@@ -166,6 +171,8 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     });
   }
 
+  const drift = new DriftReporter({ kube, queue, log: log.child({ component: 'drift' }), metrics });
+
   const sweepOrphans = async (namespace: string | undefined, objects: VmdcObject[]): Promise<void> => {
     const orphans = await reconciler.orphans(objects, namespace ? [namespace] : config.watchNamespaces);
     for (const o of orphans) {
@@ -180,15 +187,18 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     }
   };
 
-  const watch = startWatch({
+  const watchSettings: WatchSettings = {
     kubeConfig,
-    kube,
     namespaces: config.watchNamespaces,
     relistIntervalMs: config.relistIntervalMs,
     idleTimeoutMs: config.watchIdleTimeoutMs,
     log,
     metrics,
     backoff: deps.watchBackoff,
+  };
+  const watch = startWatch({
+    ...watchSettings,
+    resource: { name: PLURAL, path: vmdcPath, list: (namespace) => kube.list(namespace) },
     onEvent(type, obj) {
       if (stopped) return;
       metrics.eventsSeen.inc({ type });
@@ -196,6 +206,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
       log.debug('watch event', { type, object: key, generation: obj.metadata?.generation, resourceVersion: obj.metadata?.resourceVersion });
       if (type === 'delete') enqueueDelete(key, obj);
       else enqueueUpsert(key, obj);
+      drift.vmdcChanged(type, obj);
     },
     onList(namespace, objects) {
       if (stopped) return;
@@ -203,6 +214,24 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
       sweepOrphans(namespace, objects).catch((err: unknown) => log.warn('orphan sweep failed', { err }));
     },
   });
+
+  // Drift is a report: neither readiness nor `synced` waits for these watches, so a VM CRD or a
+  // permission they lack never keeps rollouts from starting (their restarts are counted and logged).
+  const listVmObjects = createVmObjectLister(kubeConfig);
+  const driftWatches = DRIFT_KINDS.map((kind) =>
+    startWatch({
+      ...watchSettings,
+      resource: { name: VM_KINDS[kind], path: (namespace) => vmObjectPath(kind, namespace), list: (namespace) => listVmObjects(kind, namespace) },
+      onEvent(type, obj) {
+        if (!stopped) drift.objectChanged(kind, type, obj);
+      },
+    }),
+  );
+  void Promise.all(driftWatches.map((w) => w.synced)).then(() => drift.objectsListed());
+  const stopWatches = async (): Promise<void> => {
+    drift.stop();
+    await Promise.all([watch, ...driftWatches].map((w) => w.stop()));
+  };
 
   let server: MetricsServer | undefined;
   if (deps.serveMetrics ?? true) {
@@ -216,7 +245,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
         ready: () => !stopped && watch.healthy(),
       });
     } catch (err) {
-      await watch.stop();
+      await stopWatches();
       await connection?.close();
       throw err;
     }
@@ -235,6 +264,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     metrics,
     watch,
     reconciler,
+    drift,
     metricsPort: server?.port,
     synced: watch.synced,
     idle: () => queue.drain(),
@@ -244,7 +274,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
         for (const r of retries.values()) if (r.timer) clearTimeout(r.timer);
         for (const t of rechecks.values()) clearTimeout(t);
         stopWaiting.abort();
-        await watch.stop();
+        await stopWatches();
         await queue.drain();
         await server?.close();
         await connection?.close();

@@ -1,5 +1,5 @@
 // The trigger's prom-client metrics on a private registry (served by process/metrics-server.ts).
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface TriggerMetrics {
   registry: Registry;
@@ -10,6 +10,7 @@ export interface TriggerMetrics {
   watchRestarts: Counter<'reason'>;
   reconcileErrors: Counter;
   workflowsCancelled: Counter;
+  driftedFields: Gauge<'namespace' | 'name'>;
 }
 
 export function createMetrics(opts: { defaultMetrics?: boolean } = {}): TriggerMetrics {
@@ -43,7 +44,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): TriggerM
     }),
     watchRestarts: new Counter({
       name: 'vmrollout_trigger_watch_restarts_total',
-      help: 'Informer restarts by the watchdog, by reason (error, idle, relist).',
+      help: 'Informer restarts by the watchdog (of the VMDistributedCluster watch and the VM object watches for drift), by reason (error, idle, relist).',
       labelNames: ['reason'],
       registers,
     }),
@@ -55,6 +56,12 @@ export function createMetrics(opts: { defaultMetrics?: boolean } = {}): TriggerM
     workflowsCancelled: new Counter({
       name: 'vmrollout_trigger_workflows_cancelled_total',
       help: 'Rollout workflows cancelled because their object was deleted.',
+      registers,
+    }),
+    driftedFields: new Gauge({
+      name: 'vmrollout_trigger_drifted_fields',
+      help: 'Fields vmrollout applied to the VM objects of a VMDistributedCluster whose live value changed since (condition Drifted).',
+      labelNames: ['namespace', 'name'],
       registers,
     }),
   };

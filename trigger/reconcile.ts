@@ -2,6 +2,7 @@
 // trigger last sent) to a list of actions; `Reconciler` gathers the facts decide() needs and
 // executes the actions against Temporal and the Kubernetes API.
 import { createHash } from 'node:crypto';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { mergeConditions } from '../api/conditions';
 import { ROUTE_RECORDS_FINALIZER } from '../api/constants';
@@ -25,7 +26,7 @@ import {
 } from '../api/rollout-contract';
 import type { Condition, JsonValue, NormalizedSpec, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
 import { recordedZones, type RecordedRoute } from '../kube/route-records';
-import type { KubeOps } from './kube';
+import { tryCreateEvent, type EventType, type KubeOps } from './kube';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
 import type { VmdcObject } from './vmdc-object';
@@ -108,7 +109,7 @@ export const MEMO_SPEC_HASH = 'vmrolloutSpecHash';
 // ---------------------------------------------------------------------------------------
 // pure helpers
 
-export function objectKey(obj: VmdcObject): string {
+export function objectKey(obj: KubernetesObject): string {
   return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
 }
 
@@ -626,11 +627,7 @@ export class Reconciler {
     return out;
   }
 
-  private async event(obj: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string, log: Logger): Promise<void> {
-    try {
-      await this.deps.kube.createEvent(obj, type, reason, message);
-    } catch (err) {
-      log.warn('could not create Event', { reason, err });
-    }
+  private event(obj: VmdcObject, type: EventType, reason: string, message: string, log: Logger): Promise<void> {
+    return tryCreateEvent(this.deps.kube, obj, type, reason, message, log);
   }
 }

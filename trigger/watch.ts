@@ -1,5 +1,5 @@
-// The VMDistributedCluster watch: the client-node informer (ListWatch) per namespace (or
-// cluster-wide), wrapped by a watchdog. The 1.x informer stops for good on most errors and can
+// A watch of one resource (the VMDistributedClusters, and the VM operator's objects for drift): the
+// client-node informer (ListWatch) per namespace (or cluster-wide), wrapped by a watchdog. The 1.x informer stops for good on most errors and can
 // hang on a half-open connection, so the watchdog
 //   * restarts it with exponential backoff on 'error',
 //   * restarts it (fresh list) when nothing arrived for `idleTimeoutMs` (the watch asks the server
@@ -10,23 +10,39 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
-import { vmdcPath, type KubeOps } from './kube';
 import { objectKey, type WatchEventType } from './reconcile';
-import type { VmdcList, VmdcObject } from './vmdc-object';
 
-export interface WatchOptions {
+/** A list as the informer starts from: the items and the resourceVersion to watch from. */
+export interface ObjectList<T extends k8s.KubernetesObject> {
+  items: T[];
+  metadata?: { resourceVersion?: string };
+}
+
+/** What a watch lists and watches: a resource's collection, in one namespace or in every namespace. */
+export interface WatchedResource<T extends k8s.KubernetesObject> {
+  /** Names the resource in logs. */
+  name: string;
+  path(namespace?: string): string;
+  list(namespace?: string): Promise<ObjectList<T>>;
+}
+
+/** What every watch of the trigger shares. */
+export interface WatchSettings {
   kubeConfig: k8s.KubeConfig;
-  kube: Pick<KubeOps, 'list'>;
   /** Empty: one cluster-wide watch. */
   namespaces: string[];
   relistIntervalMs: number;
   idleTimeoutMs: number;
   log: Logger;
   metrics: TriggerMetrics;
-  onEvent(type: WatchEventType, obj: VmdcObject): void;
-  /** After every successful full list (its objects), once their add events were emitted. */
-  onList?(namespace: string | undefined, objects: VmdcObject[]): void;
   backoff?: { initialMs: number; maxMs: number };
+}
+
+export interface WatchOptions<T extends k8s.KubernetesObject> extends WatchSettings {
+  resource: WatchedResource<T>;
+  onEvent(type: WatchEventType, obj: T): void;
+  /** After every successful full list (its objects), once their add events were emitted. */
+  onList?(namespace: string | undefined, objects: T[]): void;
 }
 
 export interface WatchHandle {
@@ -69,10 +85,10 @@ class ActivityWatch extends k8s.Watch {
   }
 }
 
-class ScopeWatch {
+class ScopeWatch<T extends k8s.KubernetesObject> {
   private epoch = 0;
-  private informer?: k8s.ListWatch<VmdcObject>;
-  private readonly seen = new Map<string, VmdcObject>();
+  private informer?: k8s.ListWatch<T>;
+  private readonly seen = new Map<string, T>();
   private lastActivity = Date.now();
   private listedOnce = false;
   private failures = 0;
@@ -85,12 +101,12 @@ class ScopeWatch {
   readonly synced = new Promise<void>((r) => (this.resolveSynced = r));
 
   constructor(
-    private readonly opts: WatchOptions,
+    private readonly opts: WatchOptions<T>,
     private readonly namespace: string | undefined,
   ) {}
 
   private get log(): Logger {
-    return this.opts.log.child({ scope: this.namespace ?? '*' });
+    return this.opts.log.child({ resource: this.opts.resource.name, scope: this.namespace ?? '*' });
   }
 
   start(): void {
@@ -118,13 +134,13 @@ class ScopeWatch {
     this.lastActivity = Date.now();
     const timeoutSeconds = Math.max(1, Math.floor(this.opts.idleTimeoutMs / 2000));
     const watch = new ActivityWatch(this.opts.kubeConfig, timeoutSeconds, () => this.touch(epoch, true));
-    const listFn = async (): Promise<k8s.KubernetesListObject<VmdcObject>> => {
-      const list: VmdcList = await this.opts.kube.list(this.namespace);
+    const listFn = async (): Promise<k8s.KubernetesListObject<T>> => {
+      const list = await this.opts.resource.list(this.namespace);
       if (epoch === this.epoch) this.onListed(list.items);
-      return list as k8s.KubernetesListObject<VmdcObject>;
+      return list as k8s.KubernetesListObject<T>;
     };
-    const inf = new k8s.ListWatch<VmdcObject>(vmdcPath(this.namespace), watch, listFn, false);
-    const emit = (type: WatchEventType) => (obj: VmdcObject) => {
+    const inf = new k8s.ListWatch<T>(this.opts.resource.path(this.namespace), watch, listFn, false);
+    const emit = (type: WatchEventType) => (obj: T) => {
       if (epoch !== this.epoch) return;
       this.touch(epoch, false);
       if (type === 'delete') this.seen.delete(objectKey(obj));
@@ -148,7 +164,7 @@ class ScopeWatch {
   }
 
   /** A fresh list: whatever was seen before and is absent now (or has another uid) was deleted. */
-  private onListed(items: VmdcObject[]): void {
+  private onListed(items: T[]): void {
     const now = new Map(items.map((o) => [objectKey(o), o]));
     for (const [key, old] of [...this.seen]) {
       const cur = now.get(key);
@@ -204,7 +220,7 @@ class ScopeWatch {
 }
 
 /** Starts the watch (one scope per namespace, or one cluster-wide scope). */
-export function startWatch(opts: WatchOptions): WatchHandle {
+export function startWatch<T extends k8s.KubernetesObject>(opts: WatchOptions<T>): WatchHandle {
   const scopes = (opts.namespaces.length ? opts.namespaces : [undefined]).map((ns) => new ScopeWatch(opts, ns));
   for (const s of scopes) s.start();
   return {

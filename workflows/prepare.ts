@@ -4,27 +4,36 @@
 // From the server-side-apply version on, in the order a greenfield namespace needs: every object is
 // first sent as a dry run (a conflict, an object not owned, a spec the API server refuses: the
 // rollout fails here, before any zone leaves reads); then the VMAgent, then the VMClusters that do
-// not exist yet (created from their full specs), then the VMUsers and the VMAuth that route to them.
+// not exist yet (created from their full specs), then the VMAuth and the VMUsers that route to them.
 // Route objects are not applied while a zone is out of reads (their targetRefs would put it back):
 // then they are applied once every zone is done.
 import type { ManagedObject } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { ApplyObjectInput } from './activity-types';
-import { managedObjectPatch } from './merge';
+import { composePatches, managedObjectPatch } from './merge';
 import type { Outcome, RolloutRun } from './rollout-run';
 import { clusterApply } from './zone-steps';
 
-/** The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when there is nothing to apply (a bare reference). */
+/**
+ * The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when there is nothing to apply.
+ * Before server-side apply, a bare reference has nothing to apply; from it on, every object is
+ * applied (an empty overlay removes the keys vmrollout set before).
+ */
 function objectApply(run: RolloutRun, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
-  const patch = managedObjectPatch(obj);
+  const patch = run.ssa ? composePatches(obj?.spec, obj?.overrideSpec) : managedObjectPatch(obj);
   return obj && patch ? run.applyInput(kind, obj, patch, specPath) : undefined;
 }
 
 const defined = <T>(x: T | undefined): x is T => x !== undefined;
 
+/**
+ * The VMAuth before the VMUsers: a VMUser's status is written by the reconcile of a VMAuth that
+ * selects it (the operator's StatusForChildObjects), so a VMUser awaited before its VMAuth exists
+ * would never become operational.
+ */
 function routeApplies(run: RolloutRun): ApplyObjectInput[] {
   const users = run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`));
-  return [...users, objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth')].filter(defined);
+  return [objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth'), ...users].filter(defined);
 }
 
 async function applyAndWait(run: RolloutRun, items: readonly ApplyObjectInput[]): Promise<void> {
@@ -40,7 +49,7 @@ export function prepare(run: RolloutRun): Promise<Outcome> {
   state.currentStep = 'Preparing';
   return run.withFailureHold(async () => {
     state.phase = 'Progressing';
-    state.message = run.ssa ? 'applying the VMAgent, creating missing VMClusters, applying VMUsers and the VMAuth' : 'applying VMAgent and VMUsers';
+    state.message = run.ssa ? 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers' : 'applying VMAgent and VMUsers';
     await run.writeStatus();
     if (run.ssa) return prepareApplied(run);
     const { step } = run.acts;
@@ -73,7 +82,7 @@ export function applyDeferredRoutes(run: RolloutRun): Promise<Outcome> {
   const { state } = run;
   state.currentStep = 'Preparing';
   return run.withFailureHold(async () => {
-    state.message = 'applying the VMUsers and the VMAuth (left while zones were out of reads)';
+    state.message = 'applying the VMAuth and the VMUsers (left while zones were out of reads)';
     await run.writeStatus();
     await applyAndWait(run, routeApplies(run));
     run.routesDeferred = false;

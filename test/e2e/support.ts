@@ -509,18 +509,28 @@ export async function routeSpecs(kc: k8s.KubeConfig, namespace: string, routes: 
   return out;
 }
 
+/** What startControlPlane starts: everything but the VM operator's objects and the traffic. */
+export type ControlPlaneOptions = Pick<
+  E2EStackOptions,
+  'namespace' | 'clusters' | 'zoneDowntimeMs' | 'taskQueue' | 'finalizerRecheckIntervalMs' | 'vmauthPods' | 'configPropagationDelayMs' | 'vmauthPodOptions' | 'confirmSwitchInPods' | 'log'
+> & {
+  /** Also run the API server's garbage collector (kube-controller-manager): owned objects go with their owner. */
+  garbageCollector?: boolean;
+};
+
+export type ControlPlane = Pick<E2EStack, 'kube' | 'kc' | 'temporal' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'stop'>;
+
 /**
- * Everything rollout.test.ts's setup does, for any e2e file: kube-apiserver + CRDs, Temporal dev
- * server, the VM environment (zones, vmagent, vmauth, zone simulator), the demo objects, healthy
- * traffic, the zone probe, the real worker and trigger in this process, and generation 1 of the
- * VMDistributedCluster at the version every zone runs (every zone skipped) Succeeded.
+ * kube-apiserver + CRDs (and with `garbageCollector` its garbage collector), Temporal dev server, the
+ * VM environment (zones, vmagent, vmauth pods, zone simulator) on an empty namespace, and the real
+ * worker and trigger in this process.
  */
-export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane & { onStop(f: () => Promise<void>): void }> {
   const log = opts.log ?? (() => {});
-  const parts: Partial<E2EStack> & { workerRun?: Promise<void> } = {};
+  const parts: Partial<ControlPlane> & { workerRun?: Promise<void> } = {};
+  const before: Array<() => Promise<void>> = [];
   const stop = async () => {
-    await parts.traffic?.stop();
-    await parts.probe?.stop();
+    for (const f of before.splice(0)) await f();
     await parts.trigger?.stop().catch(() => {});
     if (parts.worker && parts.worker.getState() === 'RUNNING') parts.worker.shutdown();
     await parts.workerRun?.catch(() => {});
@@ -529,11 +539,13 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
     await parts.kube?.stop();
   };
   try {
-    const kube = (parts.kube = await startKube());
+    const kube = (parts.kube = await startKube({ garbageCollector: opts.garbageCollector }));
     const kc = kube.kubeConfig;
     await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
+    // The garbage collector discovers resources every 30 s: restarted, it watches the new CRDs at once.
+    await kube.controllerManager?.restart();
     const temporal = (parts.temporal = await startTemporalDevEnv());
-    const vm = (parts.vm = await startVmEnvironment({
+    parts.vm = await startVmEnvironment({
       kubeConfig: kc,
       namespace: opts.namespace,
       vmclusters: opts.clusters,
@@ -544,35 +556,11 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
       configPropagationDelayMs: opts.configPropagationDelayMs,
       vmauthPodOptions: opts.vmauthPodOptions,
       log,
-    }));
-
-    const vars: Record<string, string> = { NAMESPACE: opts.namespace, INITIAL_VERSION: opts.initialVersion };
-    for (const c of opts.clusters) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
-    const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
-    const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
-    vmdc.metadata.name = opts.vmdcName;
-    vmdc.spec!.strategy = opts.strategy;
-
-    // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
-    await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
-    await waitFor(
-      () =>
-        vm.simulator.currentConfig?.routes.unauthorized?.length === opts.clusters.length &&
-        Object.keys(vm.simulator.currentConfig.routes).length === opts.tokens.length + 1 &&
-        vm.simulator.allPodsServeCurrent(),
-      {
-        timeoutMs: 30_000 + (opts.configPropagationDelayMs ?? 0),
-        description: 'the simulator to render vmauth with every zone and every VMUser, served by every vmauth pod',
-        diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}; reconcile errors: ${JSON.stringify(vm.simulator.reconcileErrors.slice(-3))}`,
-      },
-    );
-    const traffic = (parts.traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: opts.tokens, staleAfterMs: STALE_AFTER_MS }));
-    await traffic.waitHealthy();
-    parts.probe = startZoneProbe({ zones: Object.fromEntries(opts.clusters.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
+    });
 
     // The control plane: the real worker (workflow + activities) and the real trigger.
     const queueSamples: WorkerQueueSample[] = (parts.queueSamples = []);
-    const knobs = { confirmSwitchInPods: opts.confirmSwitchInPods ?? true };
+    const knobs = (parts.knobs = { confirmSwitchInPods: opts.confirmSwitchInPods ?? true });
     const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
     const worker = (parts.worker = await Worker.create({
       connection: temporal.nativeConnection,
@@ -615,6 +603,52 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
       { kubeConfig: kc, temporalClient: temporal.client, serveMetrics: false },
     ));
     await trigger.synced;
+    return Object.assign(parts as ControlPlane, { kc, stop, onStop: (f: () => Promise<void>) => void before.push(f) });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Until the simulator renders vmauth with every zone and `users` VMUsers, served by every vmauth pod. */
+export async function waitVmauthRendered(vm: VmEnvironment, zones: number, users: number, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    () => vm.simulator.currentConfig?.routes.unauthorized?.length === zones && Object.keys(vm.simulator.currentConfig.routes).length === users + 1 && vm.simulator.allPodsServeCurrent(),
+    {
+      timeoutMs,
+      description: 'the simulator to render vmauth with every zone and every VMUser, served by every vmauth pod',
+      diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}; reconcile errors: ${JSON.stringify(vm.simulator.reconcileErrors.slice(-3))}`,
+    },
+  );
+}
+
+/**
+ * Everything rollout.test.ts's setup does, for any e2e file: the control plane, the demo objects,
+ * healthy traffic, the zone probe, and generation 1 of the VMDistributedCluster at the version every
+ * zone runs (every zone skipped) Succeeded.
+ */
+export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
+  const cp = await startControlPlane(opts);
+  const parts: Partial<E2EStack> = { ...cp };
+  cp.onStop(async () => {
+    await parts.traffic?.stop();
+    await parts.probe?.stop();
+  });
+  try {
+    const { kc, vm } = cp;
+    const vars: Record<string, string> = { NAMESPACE: opts.namespace, INITIAL_VERSION: opts.initialVersion };
+    for (const c of opts.clusters) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
+    const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
+    const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
+    vmdc.metadata.name = opts.vmdcName;
+    vmdc.spec!.strategy = opts.strategy;
+
+    // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
+    await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
+    await waitVmauthRendered(vm, opts.clusters.length, opts.tokens.length, 30_000 + (opts.configPropagationDelayMs ?? 0));
+    const traffic = (parts.traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: opts.tokens, staleAfterMs: STALE_AFTER_MS }));
+    await traffic.waitHealthy();
+    parts.probe = startZoneProbe({ zones: Object.fromEntries(opts.clusters.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
 
     // Generation 1 at the version every zone already runs: nothing to upgrade, every zone skipped.
     await createObjects(kc, [vmdc]);
@@ -627,9 +661,9 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
     );
     const created = await getObject(kc, 'VMDistributedCluster', opts.namespace, opts.vmdcName);
     const baseline = { config: vm.simulator.currentConfig!, routeSpecs: await routeSpecs(kc, opts.namespace, routeObjectsOf(manifests)) };
-    return Object.assign(parts as E2EStack, { kc, manifests, vmdc: created, baseline, knobs, stop });
+    return Object.assign(parts as E2EStack, { manifests, vmdc: created, baseline });
   } catch (err) {
-    await stop();
+    await cp.stop();
     throw err;
   }
 }

@@ -7,22 +7,22 @@ import { eventually, inputOf, makeFake, maybeRecord, withWorker, useTimeSkipping
 jest.setTimeout(180_000);
 const env = useTimeSkippingEnv();
 
-/** [step in flight, held activity call, zone, step the workflow pauses before (undefined: next zone)] */
-const STEPS: Array<[string, string, string, string | undefined]> = [
+/** [step in flight, held activity call, zone, step the workflow pauses before (undefined: next zone), the call after which it is held] */
+const STEPS: Array<[string, string, string, string | undefined, string?]> = [
   ['Preparing', 'applyObject:VMAgent:vm-global', '', undefined],
   ['LeavingReads', 'editRoutes:remove:vm-az-b', 'az-b', 'WaitingForSwitch'],
-  ['WaitingForSwitch', 'waitOperational:VMAuth:vm-global', 'az-a', 'Upgrading'],
+  ['WaitingForSwitch', 'waitOperational:VMAuth:vm-global', 'az-a', 'Upgrading', 'editRoutes:remove:vm-az-a'],
   ['Upgrading', 'applyObject:VMCluster:vm-az-b', 'az-b', 'WaitingOperational'],
   ['WaitingOperational', 'waitOperational:VMCluster:vm-az-b', 'az-b', 'WaitingForQueue'],
   ['WaitingForQueue', 'watchQueue:vm-az-b', 'az-b', 'RejoiningReads'],
   ['RejoiningReads', 'editRoutes:restore:vm-az-b', 'az-b', undefined],
 ];
 
-describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
+describe.each(STEPS)('during %s', (step, key, zone, pausesBefore, after) => {
   test('pause stops at the next safe point, keeps zones as they are, resume finishes', async () => {
     const fake = makeFake();
     await withWorker(env(), fake, async (r) => {
-      const held = fake.hold(key);
+      const held = fake.hold(key, { after });
       const h = await r.start(inputOf());
       await r.reach(held);
       await h.signal('pause');
@@ -55,7 +55,7 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore) => {
   test('cancel cleans up: unpatched zone rejoins at once, a patched one only when operational and drained', async () => {
     const fake = makeFake();
     await withWorker(env(), fake, async (r) => {
-      const held = fake.hold(key);
+      const held = fake.hold(key, { after });
       const h = await r.start(inputOf());
       await r.reach(held);
       await r.cancelAndWaitForActivityCancel(h);

@@ -63,7 +63,7 @@ export class FakeCluster {
   /** VMClusters whose read switch can never be confirmed in the vmauth pods (no config Secret, a pod stuck on an old config). */
   readonly unconfirmableSwitch = new Set<string>();
   private readonly queueAttempts = new Map<string, number>();
-  private readonly gates = new Map<string, Gate>();
+  private readonly gates = new Map<string, Gate & { after?: string }>();
   /** Every activity call, in order: `<method>:<detail>`. */
   readonly calls: string[] = [];
   client?: Client;
@@ -99,8 +99,9 @@ export class FakeCluster {
    * Hold the next call matching `key` (`<method>:<detail>`, see `calls`) until released.
    * `reached` resolves when the call arrives.
    */
-  hold(key: string): { reached: Promise<void>; release: () => void } {
-    const g = gate();
+  /** Holds the next call `key` (with `after`: the next one made after a call `after`) until released. */
+  hold(key: string, opts: { after?: string } = {}): { reached: Promise<void>; release: () => void } {
+    const g = { ...gate(), after: opts.after };
     this.gates.set(key, g);
     return { reached: g.reached, release: g.release };
   }
@@ -131,7 +132,7 @@ export class FakeCluster {
   private async enter(key: string): Promise<void> {
     this.calls.push(key);
     const g = this.gates.get(key);
-    if (g) {
+    if (g && (!g.after || this.calls.includes(g.after))) {
       this.gates.delete(key);
       g.markReached();
       await g.released;

@@ -17,7 +17,7 @@ const recordedOn = (fake: FakeCluster, zone: string): string[] =>
  * activity is in flight when it dies (the time-skipping server would otherwise wait for it).
  */
 async function killAfterLeaving(r: Running): Promise<void> {
-  const afterEdit = r.fake.hold('waitOperational:VMAuth:vm-global');
+  const afterEdit = r.fake.hold('waitOperational:VMAuth:vm-global', { after: 'editRoutes:remove:vm-az-a' });
   const h1 = await r.start(inputOf({ generation: 1 }));
   await r.reach(afterEdit);
   await h1.signal('pause');

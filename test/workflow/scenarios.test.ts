@@ -31,6 +31,7 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
     expect(res.zonesOutOfRotation).toEqual([]);
     expect(mutations(fake)).toEqual([
       'applyObject:VMAgent:vm-global',
+      'applyObject:VMAuth:vm-global',
       'applyObject:VMUser:reads-az-a',
       ...ZONES.flatMap((z) => [`editRoutes:remove:vm-${z}`, `applyObject:VMCluster:vm-${z}`, `editRoutes:restore:vm-${z}`]),
     ]);
@@ -290,10 +291,10 @@ test('supersede mid-zone (patched): g1 finishes the zone in flight, ends Superse
 test('supersede before the patch: the zone rejoins at once, nothing is upgraded', async () => {
   const fake = makeFake();
   await withWorker(env(), fake, async (r) => {
-    const held = fake.hold('waitOperational:VMAuth:vm-global');
+    const held = fake.hold('waitOperational:VMAuth:vm-global', { after: 'editRoutes:remove:vm-az-a' });
     const h1 = await r.start(inputOf({ generation: 1 }));
     await r.reach(held);
-    // prepare waits on VMAgent/VMUser first; the VMAuth wait is az-a's WaitingForSwitch
+    // after az-a's route edit, the VMAuth wait is its WaitingForSwitch
     expect((await r.progress(h1)).currentStep).toBe('WaitingForSwitch');
     await h1.signal('supersede', { generation: 2 });
     held.release();
