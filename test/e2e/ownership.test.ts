@@ -280,7 +280,10 @@ describe('the six combinations on the objects left behind', () => {
     uid = (await getObject(kc, 'VMDistributedCluster', NS, MIX)).metadata.uid!;
     expect(readAppliedRecord(await getObject(kc, 'VMCluster', NS, ZONES[0]!))?.vmdc.name).toBe(OWN);
 
-    gen = await setSpec(MIX, vmdcSpec(mixedShape({ adopt: true, clusterB: { vminsert: { replicaCount: 1 } }, userB: { metric_labels: { team: 'sre' } }, agent: { extraArgs: { 'remoteWrite.showURL': 'false' } } })));
+    gen = await setSpec(
+      MIX,
+      vmdcSpec(mixedShape({ adopt: true, clusterA: { vminsert: { replicaCount: 1 } }, clusterB: { vminsert: { replicaCount: 1 } }, userA: { metric_labels: { team: 'sre' } }, userB: { metric_labels: { team: 'sre' } }, agent: { extraArgs: { 'remoteWrite.showURL': 'false' } } })),
+    );
     await succeeded(MIX, gen);
     for (const [kind, name, owned] of [['VMCluster', ZONES[0], true], ['VMCluster', ZONES[1], false], ['VMUser', 'reads-az-a', true], ['VMUser', 'reads-az-b', false], ['VMAgent', 'vm-global', false], ['VMAuth', 'vm-global', true]] as const) {
       const o = await getObject(kc, kind, NS, name!);
@@ -294,7 +297,7 @@ describe('the six combinations on the objects left behind', () => {
   it('overlays and full specs change, and a key removed from either disappears from the object', async () => {
     gen = await setSpec(
       MIX,
-      vmdcSpec(mixedShape({ adopt: true, clusterA: { vminsert: { replicaCount: 1 } }, clusterB: { vmstorage: { replicaCount: 1 } }, userA: { metric_labels: { team: 'db' } }, agent: { extraArgs: { 'remoteWrite.showURL': 'true' } } })),
+      vmdcSpec(mixedShape({ adopt: true, clusterA: { vmstorage: { replicaCount: 1 } }, clusterB: { vmstorage: { replicaCount: 1 } }, userA: { max_concurrent_requests: 10 }, agent: { logLevel: 'INFO' } })),
     );
     await succeeded(MIX, gen);
     const [ca, cb, ua, ub, ag] = await Promise.all([
@@ -304,13 +307,17 @@ describe('the six combinations on the objects left behind', () => {
       getObject(kc, 'VMUser', NS, 'reads-az-b'),
       getObject(kc, 'VMAgent', NS, 'vm-global'),
     ]);
-    expect(ca.spec).toMatchObject({ vminsert: { replicaCount: 1 } });
-    // zone b's overlay dropped vminsert: the key vmrollout set goes; what the full spec of before set stays (that manager's).
-    expect(cb.spec).toMatchObject({ vmstorage: { replicaCount: 1 } });
+    // Each of the five (the VMAgent's full spec: greenfield above) got a key and lost the one it had.
+    expect(ca.spec).toMatchObject({ vmstorage: { replicaCount: 1 } });
+    expect(ca.spec).not.toHaveProperty('vminsert');
+    // zone b's overlay dropped vminsert: the key vmrollout set goes; what the full spec of before set stays (handed over).
+    expect(cb.spec).toMatchObject({ vmstorage: { replicaCount: 1 }, retentionPeriod: '1' });
     expect(cb.spec).not.toHaveProperty('vminsert');
-    expect(ua.spec).toMatchObject({ metric_labels: { team: 'db' } });
+    expect(ua.spec).toMatchObject({ max_concurrent_requests: 10 });
+    expect(ua.spec).not.toHaveProperty('metric_labels');
     expect(ub.spec).not.toHaveProperty('metric_labels');
-    expect(ag.spec?.extraArgs).toEqual({ 'remoteWrite.showURL': 'true' });
+    expect(ag.spec).toMatchObject({ logLevel: 'INFO', replicaCount: 1 });
+    expect(ag.spec).not.toHaveProperty('extraArgs');
     for (const o of [ca, cb, ua, ub, ag]) expect(MANAGERS(o).filter((m) => m.manager === 'vmrollout' && m.operation === 'Apply')).toHaveLength(1);
   });
 
@@ -318,7 +325,7 @@ describe('the six combinations on the objects left behind', () => {
     // Zone a holds at WaitingOperational (the simulated operator hangs) until the conflict is in place.
     await mergePatch(kc, 'VMCluster', NS, ZONES[0]!, { metadata: { annotations: { 'sim.vmrollout.io/hang': 'true' } } });
     const shape = (extra?: Record<string, unknown>) =>
-      mixedShape({ adopt: true, clusterA: { vminsert: { replicaCount: 2 } }, clusterB: { vmstorage: { replicaCount: 1 }, retentionPeriod: '3' }, userA: { metric_labels: { team: 'db' } }, agent: { extraArgs: { 'remoteWrite.showURL': 'true' } }, extra });
+      mixedShape({ adopt: true, clusterA: { vmstorage: { replicaCount: 2 } }, clusterB: { vmstorage: { replicaCount: 1 }, retentionPeriod: '3' }, userA: { max_concurrent_requests: 10 }, agent: { logLevel: 'INFO' }, extra });
     gen = await setSpec(MIX, vmdcSpec(shape()));
     await waitFor(async () => ((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status as VMDistributedClusterStatus | undefined)?.zones?.[0]?.phase === 'WaitingOperational', { timeoutMs: 120_000, description: 'zone a to wait for its VMCluster' });
     await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
@@ -347,12 +354,17 @@ describe('the six combinations on the objects left behind', () => {
       { ...resourceOf('VMCluster'), namespace: NS, name: ZONES[0]!, body: { spec: { clusterVersion: 'v0.0.1-by-hand' } }, fieldManager: 'kubectl-edit' },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
+    // The trigger reports it; nothing takes it back yet.
+    const drifted = (status: unknown) => (status as VMDistributedClusterStatus | undefined)?.conditions?.find((c) => c.type === 'Drifted');
+    await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'True', { timeoutMs: 30_000, description: 'condition Drifted=True' });
+    expect(drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.message).toContain(`VMCluster ${ZONES[0]}: .spec.clusterVersion`);
     expect((await getObject(kc, 'VMCluster', NS, ZONES[0]!)).spec?.clusterVersion).toBe('v0.0.1-by-hand');
     const cur = (await getObject(kc, 'VMDistributedCluster', NS, MIX)).spec as Record<string, unknown>;
     gen = await setSpec(MIX, { ...cur, strategy: { ...STRATEGY, pauseBetweenZones: '1s' } });
     const st = await succeeded(MIX, gen);
     expect(st.zones?.map((z) => z.phase)).toEqual(['Done', 'Skipped']);
     expect((await getObject(kc, 'VMCluster', NS, ZONES[0]!)).spec?.clusterVersion).toBe(V2);
+    await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'False', { timeoutMs: 30_000, description: 'condition Drifted=False' });
   });
 
   it('deleting it deletes what it owns and keeps the references', async () => {

@@ -284,7 +284,7 @@ describe('writeStatus', () => {
 });
 
 describe('applyObject / readObject / waitOperational', () => {
-  it('creates when absent (create: true), merge-patches otherwise, reports changed', async () => {
+  it('creates when absent (create: true), applies otherwise (server-side: a key no longer set goes), reports changed', async () => {
     expect(await run('readObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new' })).toEqual({ exists: false });
     const c = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v1', retentionPeriod: '1', drop: null }, create: true });
     expect(c).toEqual({ generation: 1, created: true, changed: true });
@@ -294,8 +294,12 @@ describe('applyObject / readObject / waitOperational', () => {
     expect(p).toEqual({ generation: 2, created: false, changed: true });
     expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v2', vmselect: { replicaCount: 2 } });
 
-    const same = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2' }, create: false });
+    const same = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', vmselect: { replicaCount: 2 } }, create: false });
     expect(same).toEqual({ generation: 2, created: false, changed: false });
+
+    const fewer = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2' }, create: false });
+    expect(fewer).toEqual({ generation: 3, created: false, changed: true });
+    expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v2' });
 
     const missing = await run('applyObject', { kind: 'VMUser', namespace: NS, name: 'nope', patch: { a: 1 }, create: false }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(ApplicationFailure);

@@ -10,13 +10,15 @@ jest.setTimeout(120_000);
 const env = useTemporalDevEnv();
 
 test.each([
-  ['before the patch: az-a rejoins at once', 'waitOperational:VMAuth:vm-global', 'Upgrading', []],
+  ['before the patch: az-a rejoins at once', 'waitOperational:VMAuth:vm-global@editRoutes:remove:vm-az-a', 'Upgrading', []],
   ['patched, not yet operational: az-a stays out and the status says why', 'applyObject:VMCluster:vm-az-a', 'WaitingOperational', ['az-a']],
   ['after the drain: az-a rejoins', 'watchQueue:vm-az-a', 'RejoiningReads', []],
 ])('cancel while paused %s', async (_name, holdKey, pausedBefore, staysOut) => {
   const fake = makeFake();
   await withWorker(env(), fake, async (r) => {
-    const held = fake.hold(holdKey);
+    // `call@after`: the call made after that one (prepare waits on the VMAuth too).
+    const [key, after] = holdKey.split('@') as [string, string | undefined];
+    const held = fake.hold(key, { after });
     const h = await r.start(inputOf({ readDrainDelayMs: 0 }));
     await r.reach(held, 100);
     await h.signal('pause');
