@@ -43,6 +43,17 @@ export function plainPollContext(signal: AbortSignal = new AbortController().sig
   };
 }
 
+/** Logs through the activity's logger; outside an activity nothing is logged (the caller reports). */
+export function activityLog(level: 'info' | 'warn', message: string, meta: Record<string, unknown>): void {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return;
+  }
+  ctx.log[level](message, meta);
+}
+
 /** Sleeps `ms` in slices of at most `sliceMs`, heartbeating `details` between slices. */
 export async function sleepHeartbeating(ctx: PollContext, ms: number, details: unknown, sliceMs = 5_000): Promise<void> {
   let left = ms;

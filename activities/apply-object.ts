@@ -13,14 +13,14 @@
 // But when the object changes hands — from a full spec to a reference + overlay, or to another
 // VMDistributedCluster — the fields the old form set and the new one does not are handed over to
 // manager `vmrollout-released` first, so they stay (what a person expects of "stop managing this").
-import { Context } from '@temporalio/activity';
 import type { JsonObject } from '../api/types';
-import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields } from '../kube/applied-fields';
+import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields, type AppliedRecord } from '../kube/applied-fields';
 import { applyConflicts, untypableApply, type FieldConflict } from '../kube/apply-conflicts';
 import { ownershipProblem, vmdcOwnerReference } from '../kube/ownership';
 import type { ApplyObjectInput, ManagedBy } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
 import { appliedConfig, composePatches } from '../workflows/merge';
+import { activityLog } from './activity-context';
 import { nonRetryable } from './errors';
 import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
@@ -32,14 +32,6 @@ const OWN_MANAGERS = [FIELD_MANAGER, RELEASED_FIELD_MANAGER];
  * or manifest that created the VMCluster): a zone's version is spec.clusterVersion's to decide.
  */
 const TAKEN_FIELDS: Partial<Record<ApplyObjectInput['kind'], string[]>> = { VMCluster: ['.spec.clusterVersion'] };
-
-function log(message: string, meta: Record<string, unknown>): void {
-  try {
-    Context.current().log.info(message, meta);
-  } catch {
-    // not in an activity
-  }
-}
 
 /** The metadata vmrollout applies: the uid precondition of an existing object, its record, its ownerReference. */
 function appliedMetadata(input: ApplyObjectInput, current: KubeObject | undefined, spec: JsonObject): JsonObject {
@@ -66,13 +58,12 @@ function conflictMessage(input: ApplyObjectInput, m: ManagedBy, foreign: FieldCo
  * What the object's old form set and its new one does not (see the top of this file), handed over:
  * for real, or for a dry run as part of the applied spec (the same object results).
  */
-async function handOver(kube: KubeObjects, input: ApplyObjectInput, current: KubeObject, spec: JsonObject, m: ManagedBy): Promise<JsonObject> {
-  const record = readAppliedRecord(current);
+async function handOver(kube: KubeObjects, input: ApplyObjectInput, current: KubeObject, record: AppliedRecord | undefined, spec: JsonObject, m: ManagedBy): Promise<JsonObject> {
   if (!record || (record.vmdc.uid === m.vmdc.uid && (record.form === 'overlay' || input.create))) return spec;
   const released = releasedFields(record, current, spec);
   if (!released) return spec;
   if (input.dryRun) return composePatches(released.spec as JsonObject, spec);
-  log('handing over fields the new form no longer sets', { object: `${input.kind} ${input.namespace}/${input.name}`, from: record.vmdc.name, form: record.form });
+  activityLog('info', 'handing over fields the new form no longer sets', { object: `${input.kind} ${input.namespace}/${input.name}`, from: record.vmdc.name, form: record.form });
   const metadata = { name: input.name, namespace: input.namespace, uid: current.metadata.uid! };
   await kube.apply(vmKind(input.kind), input.namespace, input.name, { metadata, ...released }, { force: true, fieldManager: RELEASED_FIELD_MANAGER });
   return spec;
@@ -89,7 +80,8 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
     if (problem) throw nonRetryable(FailureType.NotOwned, `${what} (${m.specPath}): ${problem}`);
   }
   const spec = appliedConfig(input.patch);
-  const applied = current && m ? await handOver(kube, input, current, spec, m) : spec;
+  const record = current && readAppliedRecord(current);
+  const applied = current && m ? await handOver(kube, input, current, record, spec, m) : spec;
   // No `spec: {}`: an object vmrollout sets nothing in gets only the record.
   const config = { metadata: appliedMetadata(input, current, spec), ...(Object.keys(applied).length > 0 ? { spec: applied } : {}) };
   const apply = async (force: boolean) => {
@@ -107,10 +99,9 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
   } catch (err) {
     const conflicts = applyConflicts(err);
     if (!conflicts || !current || !m) throw err;
-    const record = readAppliedRecord(current);
     const foreign = conflicts.filter((c) => !OWN_MANAGERS.includes(c.manager) && !TAKEN_FIELDS[input.kind]?.includes(c.field) && !isDrift(c.field, record, current));
     if (foreign.length > 0 && !m.forceConflicts) throw nonRetryable(FailureType.FieldConflict, conflictMessage(input, m, foreign));
-    log('server-side apply: taking fields back', { object: what, conflicts, forcedByForceConflicts: foreign.length > 0, dryRun: !!input.dryRun });
+    activityLog('info', 'server-side apply: taking fields back', { object: what, conflicts, forcedByForceConflicts: foreign.length > 0, dryRun: !!input.dryRun });
     after = await apply(true);
   }
   const generation = after.metadata.generation ?? 1;

@@ -9,6 +9,7 @@ import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatu
 import { isNotFound, refusedForGood, statusCode } from '../kube/errors';
 import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
 import { FailureType } from '../workflows/failures';
+import { activityLog } from './activity-context';
 import { describeError, nonRetryable } from './errors';
 import { FIELD_MANAGER } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
@@ -114,14 +115,6 @@ export function isRejection(err: unknown): boolean {
   return refusedForGood(err) && !isNotFound(err);
 }
 
-function warn(message: string, meta: Record<string, unknown>): void {
-  try {
-    Context.current().log.warn(message, meta);
-  } catch {
-    // not in an activity: the caller reports the failure
-  }
-}
-
 /** writeVmdcStatus, with a rejection turned into the non-retryable StatusRejected failure (logged at warn). */
 async function writeOrReject(
   client: VmdcStatusClient<CurrentObject>,
@@ -133,7 +126,7 @@ async function writeOrReject(
   } catch (err) {
     if (!isRejection(err)) throw err;
     const message = `status of ${object.namespace}/${object.name} rejected by the API server: ${describeError(err)}`;
-    warn(message, { namespace: object.namespace, name: object.name, generation: object.generation, code: statusCode(err) });
+    activityLog('warn', message, { namespace: object.namespace, name: object.name, generation: object.generation, code: statusCode(err) });
     throw nonRetryable(FailureType.StatusRejected, message, { code: statusCode(err) });
   }
 }

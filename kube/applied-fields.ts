@@ -92,6 +92,12 @@ export function driftedFields(record: AppliedRecord, live: JsonObject): string[]
   }).map(([path]) => fieldPathString(path));
 }
 
+/** Whether two field paths name the same field, or one lies inside the other (`.a.b` in `.a`, `.a[k="x"]` in `.a`). */
+function overlaps(a: string, b: string): boolean {
+  const within = (x: string, y: string) => x.startsWith(`${y}.`) || x.startsWith(`${y}[`);
+  return a === b || within(a, b) || within(b, a);
+}
+
 /**
  * The fields a record says vmrollout applied that `next` (the spec about to be applied) no longer
  * sets, with their live values, as an apply configuration of the object (`{ spec: ... }`), or
@@ -101,18 +107,16 @@ export function driftedFields(record: AppliedRecord, live: JsonObject): string[]
 export function releasedFields(record: AppliedRecord, live: JsonObject, next: JsonObject): JsonObject | undefined {
   const kept = leafFields(next, ['spec']).map((f) => fieldPathString(f.path));
   const out: JsonObject = {};
-  let any = false;
   for (const [path] of record.fields) {
     const p = fieldPathString(path);
-    if (kept.some((k) => k === p || k.startsWith(`${p}.`) || p.startsWith(`${k}.`))) continue;
+    if (kept.some((k) => overlaps(k, p))) continue;
     const v = valueAt(live, path);
     if (v === undefined) continue;
     let cur = out;
     for (const k of path.slice(0, -1)) cur = (isObject(cur[k]) ? cur[k] : (cur[k] = {})) as JsonObject;
     cur[path[path.length - 1]!] = v;
-    any = true;
   }
-  return any ? out : undefined;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /**
@@ -121,7 +125,5 @@ export function releasedFields(record: AppliedRecord, live: JsonObject, next: Js
  * something it lies in, changed since.
  */
 export function isDrift(field: string, record: AppliedRecord | undefined, live: JsonObject): boolean {
-  if (!record) return false;
-  const drifted = new Set(driftedFields(record, live));
-  return [...drifted].some((p) => p === field || p.startsWith(`${field}.`) || field.startsWith(`${p}.`) || field.startsWith(`${p}[`));
+  return !!record && driftedFields(record, live).some((p) => overlaps(p, field));
 }

@@ -26,14 +26,15 @@ function objectApply(run: RolloutRun, kind: VMKind, obj: ManagedObject | undefin
 
 const defined = <T>(x: T | undefined): x is T => x !== undefined;
 
+const userApplies = (run: RolloutRun) => run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`));
+
 /**
  * The VMAuth before the VMUsers: a VMUser's status is written by the reconcile of a VMAuth that
  * selects it (the operator's StatusForChildObjects), so a VMUser awaited before its VMAuth exists
  * would never become operational.
  */
 function routeApplies(run: RolloutRun): ApplyObjectInput[] {
-  const users = run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`));
-  return [objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth'), ...users].filter(defined);
+  return [objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth'), ...userApplies(run)].filter(defined);
 }
 
 async function applyAndWait(run: RolloutRun, items: readonly ApplyObjectInput[]): Promise<void> {
@@ -53,7 +54,7 @@ export function prepare(run: RolloutRun): Promise<Outcome> {
     await run.writeStatus();
     if (run.ssa) return prepareApplied(run);
     const { step } = run.acts;
-    const items = [objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent'), ...run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))].filter(defined);
+    const items = [objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent'), ...userApplies(run)].filter(defined);
     // Nothing is applied unless the API server would take all of it.
     if (run.preflight) for (const it of items) await step.applyObject({ ...it, dryRun: true });
     await applyAndWait(run, items);

@@ -18,6 +18,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { APPLIED_ANNOTATION, readAppliedRecord } from '../../kube/applied-fields';
+import { isNotFound } from '../../kube/errors';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { waitFor } from '../harness/processes';
 import {
@@ -95,7 +96,7 @@ async function find(kind: string, name: string): Promise<KubeObject | undefined>
   try {
     return await getObject(kc, kind, NS, name);
   } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }
@@ -328,10 +329,7 @@ describe('the six combinations on the objects left behind', () => {
       mixedShape({ adopt: true, clusterA: { vmstorage: { replicaCount: 2 } }, clusterB: { vmstorage: { replicaCount: 1 }, retentionPeriod: '3' }, userA: { max_concurrent_requests: 10 }, agent: { logLevel: 'INFO' }, extra });
     gen = await setSpec(MIX, vmdcSpec(shape()));
     await waitFor(async () => ((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status as VMDistributedClusterStatus | undefined)?.zones?.[0]?.phase === 'WaitingOperational', { timeoutMs: 120_000, description: 'zone a to wait for its VMCluster' });
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
-      { ...resourceOf('VMCluster'), namespace: NS, name: ZONES[1]!, body: { spec: { retentionPeriod: '2' } }, fieldManager: 'kubectl-edit' },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await mergePatch(kc, 'VMCluster', NS, ZONES[1]!, { spec: { retentionPeriod: '2' } }, 'kubectl-edit');
     await mergePatch(kc, 'VMCluster', NS, ZONES[0]!, { metadata: { annotations: { 'sim.vmrollout.io/hang': null } } });
     const st = await phaseOf(MIX, gen, ['Failed', 'Succeeded']);
     expect(st.phase).toBe('Failed');
@@ -350,10 +348,7 @@ describe('the six combinations on the objects left behind', () => {
   });
 
   it('a field changed by hand is taken back by the next rollout, zone by zone, never instantly', async () => {
-    await kc.makeApiClient(k8s.CustomObjectsApi).patchNamespacedCustomObject(
-      { ...resourceOf('VMCluster'), namespace: NS, name: ZONES[0]!, body: { spec: { clusterVersion: 'v0.0.1-by-hand' } }, fieldManager: 'kubectl-edit' },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await mergePatch(kc, 'VMCluster', NS, ZONES[0]!, { spec: { clusterVersion: 'v0.0.1-by-hand' } }, 'kubectl-edit');
     // The trigger reports it; nothing takes it back yet.
     const drifted = (status: unknown) => (status as VMDistributedClusterStatus | undefined)?.conditions?.find((c) => c.type === 'Drifted');
     await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'True', { timeoutMs: 30_000, description: 'condition Drifted=True' });

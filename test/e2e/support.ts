@@ -31,7 +31,7 @@ export const DEMO_MANIFESTS_DIR = path.join(REPO_ROOT, 'examples', 'demo');
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; generation?: number; uid?: string; annotations?: Record<string, string>; [k: string]: unknown };
+  metadata: { name: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string; annotations?: Record<string, string>; [k: string]: unknown };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
 }
@@ -86,11 +86,11 @@ export async function getObject(kc: k8s.KubeConfig, kind: string, namespace: str
   return (await kc.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({ ...resourceOf(kind), namespace, name })) as KubeObject;
 }
 
-/** JSON merge patch of an object (spec or metadata). */
-export async function mergePatch(kc: k8s.KubeConfig, kind: string, namespace: string, name: string, body: object): Promise<KubeObject> {
+/** JSON merge patch of an object (spec or metadata), optionally as a person's tool would send it (`fieldManager`, e.g. kubectl-edit). */
+export async function mergePatch(kc: k8s.KubeConfig, kind: string, namespace: string, name: string, body: object, fieldManager?: string): Promise<KubeObject> {
   return (await kc
     .makeApiClient(k8s.CustomObjectsApi)
-    .patchNamespacedCustomObject({ ...resourceOf(kind), namespace, name, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))) as KubeObject;
+    .patchNamespacedCustomObject({ ...resourceOf(kind), namespace, name, body, ...(fieldManager ? { fieldManager } : {}) }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))) as KubeObject;
 }
 
 export interface VmdcSnapshot {

@@ -9,12 +9,13 @@
 import * as k8s from '@kubernetes/client-node';
 import { applyObject } from '../../activities/apply-object';
 import { KubeObjects } from '../../activities/kube-objects';
-import { VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../../api/constants';
+import type { VMKind } from '../../api/constants';
 import { formatRecords, OUT_OF_ROTATION_ANNOTATION, recordKey } from '../../api/route-records';
 import type { Condition, JsonObject } from '../../api/types';
 import type { TriggerHandle } from '../../trigger/main';
 import { waitFor } from '../harness/processes';
-import { mergePatch, T, triggerEnv, type Vmdc } from './trigger-env';
+import { mergePatch as patchObject } from '../e2e/support';
+import { T, triggerEnv, type Vmdc } from './trigger-env';
 
 jest.setTimeout(120_000);
 
@@ -51,11 +52,7 @@ async function applyFor(o: Vmdc, kind: VMKind, name: string, patch: JsonObject):
 
 /** A person's change: a JSON merge patch as `kubectl edit` sends it. Returns the new resourceVersion. */
 async function byHand(kind: VMKind, name: string, body: JsonObject): Promise<string> {
-  const res = (await E.custom.patchNamespacedCustomObject(
-    { group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace: NS, name, body, fieldManager: 'kubectl-edit' },
-    mergePatch(),
-  )) as { metadata: k8s.V1ObjectMeta };
-  return res.metadata.resourceVersion!;
+  return (await patchObject(E.kube.kubeConfig, kind, NS, name, body, 'kubectl-edit')).metadata.resourceVersion!;
 }
 
 const driftedOf = (o: Vmdc): Condition | undefined => o.status?.conditions?.find((c) => c.type === 'Drifted');
