@@ -12,4 +12,6 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev
 COPY --from=build /app/dist ./dist
-USER node
+# The image's `node` user, by number: kubelet can check runAsNonRoot against it (the chart also sets
+# runAsUser 1000). Nothing is written at run time (the chart mounts the root filesystem read-only).
+USER 1000:1000

@@ -9,7 +9,8 @@ import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types'
 import { refusedForGood } from '../kube/errors';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
-import { activityPollContext } from './activity-context';
+import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
+import { activityLog, activityPollContext } from './activity-context';
 import { applyObject } from './apply-object';
 import { describeError, nonRetryable } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
@@ -17,6 +18,7 @@ import { noopMetrics, type ActivityMetrics } from './metrics';
 import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes';
 import { StepTimer, statusClient, withRecordedZones, writeStatus } from './status';
 import { takeOverObject } from './take-over';
+import { decideInput } from './verify-input';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
 import { waitQueueDrained, watchQueue } from './vmagent-drain';
 import { waitCarriersReady } from './carriers';
@@ -28,6 +30,8 @@ import { waitOperational } from './wait-operational';
 export interface ActivityDeps {
   kubeConfig: KubeConfig;
   temporalClient: Client;
+  /** What a workflow's input may ask for (default: STRICT_TRUST_POLICY, nothing enabled). */
+  policy?: TrustPolicy;
   /** Used to scrape vmagent /metrics (default: global fetch). */
   fetch?: typeof fetch;
   metrics?: ActivityMetrics;
@@ -69,6 +73,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const stepTimer = new StepTimer();
   const switches = new SwitchChecker({ kube, kubeConfig: deps.kubeConfig, pods: queues.pods });
   const vmdcStatus = statusClient(deps.kubeConfig);
+  const policy = deps.policy ?? STRICT_TRUST_POLICY;
 
   const sample = async (target: QueueTarget): Promise<QueueSample> => {
     const signal = inActivity() ? Context.current().cancellationSignal : undefined;
@@ -94,6 +99,20 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   };
 
   const activities: RolloutActivities = {
+    async verifyInput(input) {
+      const { namespace, name } = input.object;
+      let live;
+      try {
+        live = await vmdcStatus.get(namespace, name);
+      } catch (err) {
+        if (!refusedForGood(err)) throw err;
+        throw nonRetryable(FailureType.InputRefused, `cannot read ${namespace}/${name} to check the workflow input: ${describeError(err)}`);
+      }
+      const v = decideInput(input, Context.current().info.workflowExecution?.workflowId ?? '', live, policy);
+      if (v.verdict !== 'ok') activityLog('warn', v.message, { namespace, name, generation: input.object.generation });
+      return v;
+    },
+
     takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
 
     async writeStatus({ fromRecords, ...input }) {

@@ -1,12 +1,13 @@
 // The pods behind a Kubernetes service (its EndpointSlices) and their /metrics pages: how vmrollout
 // looks at vmagent, vmauth (and its config-reloader) and vmselect pods. Reading never trusts a page:
-// size-capped, time-bounded, and any problem is reported, never guessed around.
+// size-capped, time-bounded, never redirected, and any problem is reported, never guessed around.
 import { DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { describeError } from './errors';
+import { SERVICE_NAME_LABEL, sliceOwnerProblem, targetRefProblem, type ServiceRef } from './service-ownership';
 import { formatBytes } from './vmagent-match';
+import type { Scheme } from './vmagent-service';
 
-export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 /** The port every VictoriaMetrics component's service names `http` (its /metrics is there too). */
 export const HTTP_PORT_NAME = 'http';
 /** Default time for one scrape: connecting, the headers and the whole body. */
@@ -80,23 +81,29 @@ export interface ServicePod {
 /**
  * Pure: the pods listed by a service's EndpointSlices. An endpoint is one pod (deduplicated
  * across slices, e.g. dual-stack, by targetRef uid/name, preferring IPv4); `conditions.ready === false`
- * or a slice without a port named `http` makes it unscrapeable.
+ * or a slice without a port named `http` makes it unscrapeable. With `owner` (the pods are to get
+ * credentials), so does an endpoint that is not a Pod of `owner`'s namespace listed by the
+ * EndpointSlice controller for `owner`'s Service (./service-ownership.ts).
  */
-export function podsFromEndpointSlices(slices: V1EndpointSlice[]): ServicePod[] {
+export function podsFromEndpointSlices(slices: V1EndpointSlice[], owner?: ServiceRef): ServicePod[] {
   const byKey = new Map<string, ServicePod & { ipv4: boolean }>();
   for (const slice of slices) {
     const port = slice.ports?.find((p) => p.name === HTTP_PORT_NAME)?.port;
     const ipv4 = slice.addressType === 'IPv4';
+    const sliceProblem = owner && sliceOwnerProblem(slice, owner);
     for (const ep of slice.endpoints ?? []) {
       const address = ep.addresses?.[0];
       const name = ep.targetRef?.name ?? address ?? '?';
       const key = ep.targetRef?.uid ?? ep.targetRef?.name ?? address ?? `${slice.metadata?.name}/${byKey.size}`;
       const pod: ServicePod & { ipv4: boolean } = { name, address, port, ready: ep.conditions?.ready !== false, ipv4 };
+      const ownerProblem = owner && (sliceProblem ?? targetRefProblem(ep, owner.namespace));
       if (!address) pod.problem = 'endpoint has no address';
+      else if (ownerProblem) pod.problem = `credentials withheld: ${ownerProblem}`;
       else if (port === undefined) pod.problem = `EndpointSlice ${slice.metadata?.name ?? ''} has no port named ${HTTP_PORT_NAME}`;
       else if (!pod.ready) pod.problem = 'endpoint not ready';
       const prev = byKey.get(key);
-      // One pod in several slices (dual-stack): prefer a scrapeable view, then the IPv4 one.
+      // One pod in several slices (dual-stack): prefer a scrapeable view, then the IPv4 one. A
+      // foreign slice naming a Service's pod thus never displaces the controller's own view of it.
       const better = !prev || (!!prev.problem !== !!pod.problem ? !pod.problem : pod.ipv4 && !prev.ipv4);
       if (better) byKey.set(key, pod);
     }
@@ -105,9 +112,9 @@ export function podsFromEndpointSlices(slices: V1EndpointSlice[]): ServicePod[] 
 }
 
 /** The pod's /metrics URL, on its `http` port or on `port` (a sidecar's). */
-export function metricsURL(pod: ServicePod, port = pod.port): string {
+export function metricsURL(pod: ServicePod, port = pod.port, scheme: Scheme = 'http'): string {
   const host = pod.address!.includes(':') ? `[${pod.address}]` : pod.address!;
-  return `http://${host}:${port}/metrics`;
+  return `${scheme}://${host}:${port}/metrics`;
 }
 
 export interface ServicePodsDeps {
@@ -128,21 +135,29 @@ export class ServicePods {
     this.fetchFn = deps.fetch ?? fetch;
   }
 
-  /** The pods of service `service` (by its EndpointSlices' service-name label). */
-  async list(namespace: string, service: string): Promise<ServicePod[]> {
+  /**
+   * The pods of service `service` (by its EndpointSlices' service-name label); with `verifyOwner`
+   * (the pods are to get credentials) only the Service's own pods are scrapeable.
+   */
+  async list(namespace: string, service: string, opts: { verifyOwner?: boolean } = {}): Promise<ServicePod[]> {
     const list = await this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `${SERVICE_NAME_LABEL}=${service}` }, withRequestTimeout(REQUEST_TIMEOUT_MS));
-    return podsFromEndpointSlices(list.items);
+    return podsFromEndpointSlices(list.items, opts.verifyOwner ? { namespace, service } : undefined);
   }
 
-  /** The pod's /metrics page (on `opts.port`, default its `http` port); the timeout bounds the whole exchange, the body read included. */
-  async scrape(pod: ServicePod, opts: { headers?: Record<string, string>; signal?: AbortSignal; port?: number } = {}): Promise<string> {
+  /**
+   * The pod's /metrics page (on `opts.port`, default its `http` port; `opts.scheme`, default http).
+   * The timeout bounds the whole exchange: connecting, the headers and the body. A redirect is
+   * never followed: it could take the request, and its credentials, to another host or to http.
+   */
+  async scrape(pod: ServicePod, opts: { headers?: Record<string, string>; signal?: AbortSignal; port?: number; scheme?: Scheme } = {}): Promise<string> {
     const timeout = AbortSignal.timeout(this.deps.scrapeTimeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS);
     const both = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
-    const url = metricsURL(pod, opts.port);
-    const res = await this.fetchFn(url, { headers: opts.headers ?? {}, signal: both });
+    const url = metricsURL(pod, opts.port, opts.scheme);
+    const res = await this.fetchFn(url, { headers: opts.headers ?? {}, signal: both, redirect: 'manual' });
     if (!res.ok) {
       await res.body?.cancel().catch(() => {});
-      throw new Error(`HTTP ${res.status} from ${url}`);
+      const redirect = res.status >= 300 && res.status < 400 ? ' (a redirect: not followed)' : '';
+      throw new Error(`HTTP ${res.status} from ${url}${redirect}`);
     }
     return await readBodyCapped(res, this.deps.maxPageBytes ?? MAX_METRICS_PAGE_BYTES, both);
   }

@@ -103,7 +103,7 @@ export class StepTimer {
 }
 
 /** The VMDistributedCluster, as much of it as writeStatus reads. */
-export type CurrentObject = { metadata?: { uid?: unknown; generation?: unknown; resourceVersion?: string }; status?: unknown };
+export type CurrentObject = { metadata?: { uid?: unknown; generation?: unknown; resourceVersion?: string }; spec?: unknown; status?: unknown };
 
 /** The client writeStatus writes through: the shared status writer's, with the activities' field manager. */
 export function statusClient(kc: KubeConfig): VmdcStatusClient<CurrentObject> {

@@ -1,5 +1,7 @@
-// One queue sample: the VMAgent's remoteWrite list → the zone's queues; its EndpointSlices → the
-// pods; each pod's /metrics → pending bytes. Anything unknown or unreadable is "not drained".
+// One queue sample: the VMAgent's remoteWrite list → the zone's queues; its Service's EndpointSlices
+// → the pods; each pod's /metrics (https when the VMAgent serves TLS) → pending bytes. Anything
+// unknown or unreadable is "not drained". Credentials, when configured, go only to the pods the
+// EndpointSlice controller lists for the VMAgent's own Service (./service-ownership.ts).
 import type { QueueSample, QueueTarget } from '../workflows/activity-types';
 import { describeError } from './errors';
 import { vmKind, type KubeObjects } from './kube-objects';
@@ -7,6 +9,7 @@ import { ServicePods, type ServicePod, type ServicePodsDeps } from './service-po
 import { buildQueueSample, readZoneQueues, type PodReading } from './vmagent-match';
 import { findZoneQueues, type RemoteWriteQueue } from './vmagent-url';
 import type { VmagentAuth } from './vmagent-auth';
+import { vmagentScheme, vmagentServiceName, type Scheme } from './vmagent-service';
 
 export interface QueueReaderDeps extends ServicePodsDeps {
   kube: KubeObjects;
@@ -21,8 +24,9 @@ export class QueueReader {
     this.pods = new ServicePods(deps);
   }
 
-  listPods(namespace: string, vmagentName: string): Promise<ServicePod[]> {
-    return this.pods.list(namespace, `vmagent-${vmagentName}`);
+  /** The VMAgent's pods; with `verifyOwner` (credentials go to them) only its own Service's are scrapeable. */
+  listPods(namespace: string, vmagentName: string, verifyOwner = false): Promise<ServicePod[]> {
+    return this.pods.list(namespace, vmagentServiceName(vmagentName), { verifyOwner });
   }
 
   /** Never throws for a read problem (it becomes a not-drained sample); rethrows only an abort by `signal`. */
@@ -31,17 +35,21 @@ export class QueueReader {
     const opts = { queueEmptyBytes: target.queueEmptyBytes };
     let queues: RemoteWriteQueue[];
     let pods: ServicePod[];
+    let scheme: Scheme;
     let headers: Record<string, string> = {};
     try {
       const vmagent = await this.deps.kube.get(vmKind('VMAgent'), target.namespace, target.vmagentName);
       if (!vmagent) {
         return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.namespace}/${target.vmagentName} not found` });
       }
-      const spec = (vmagent.spec ?? {}) as { remoteWrite?: unknown };
+      const spec = (vmagent.spec ?? {}) as { remoteWrite?: unknown; extraArgs?: unknown };
       const found = await findZoneQueues(spec.remoteWrite, target);
       if (!found.ok) return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.vmagentName}: ${found.message}` });
       queues = found.queues;
-      pods = await this.listPods(target.namespace, target.vmagentName);
+      const schemeFound = vmagentScheme(spec.extraArgs);
+      if (!schemeFound.ok) return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.vmagentName}: ${schemeFound.message}` });
+      scheme = schemeFound.scheme;
+      pods = await this.listPods(target.namespace, target.vmagentName, this.deps.auth !== undefined);
       if (this.deps.auth) headers = await this.deps.auth.headers(target.namespace);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
@@ -51,7 +59,7 @@ export class QueueReader {
       pods.map(async (pod): Promise<PodReading> => {
         if (pod.problem) return { pod: pod.name, reading: { ok: false, message: pod.problem } };
         try {
-          const text = await this.pods.scrape(pod, { headers, signal });
+          const text = await this.pods.scrape(pod, { headers, signal, scheme });
           return { pod: pod.name, reading: readZoneQueues(text, queues) };
         } catch (err) {
           return { pod: pod.name, reading: { ok: false, message: this.pods.describeScrapeError(err) } };

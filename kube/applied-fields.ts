@@ -6,6 +6,7 @@
 // created from a full spec is recognised as this VMDistributedCluster's when it carries no
 // ownerReference (spec.retainOnDelete). Hashes, not values: a VMUser spec may hold a password.
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../api/canonical-json';
 import type { JsonObject, JsonValue } from '../api/types';
 
 export const APPLIED_ANNOTATION = 'vmrollout.io/applied';
@@ -23,15 +24,8 @@ export interface AppliedRecord {
 
 const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** JSON with object keys sorted: equal values hash equally whatever their key order. */
-function canonical(v: JsonValue): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (isObject(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k]!)}`).join(',')}}`;
-  return JSON.stringify(v);
-}
-
 export function valueHash(v: JsonValue): string {
-  return createHash('sha256').update(canonical(v)).digest('hex').slice(0, 16);
+  return createHash('sha256').update(canonicalJson(v)).digest('hex').slice(0, 16);
 }
 
 /**

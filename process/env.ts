@@ -7,6 +7,9 @@ import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
 import { parseDuration } from '../api/duration';
 import { DEFAULT_TASK_QUEUE } from '../api/rollout-contract';
+import { PayloadKeysError, readPayloadKeys, type PayloadKeys } from './payload-codec';
+import { DNS1123_LABEL_PATTERN } from '../api/schema';
+import type { TrustPolicy } from '../api/trust-policy';
 
 /** One LOG_LEVEL vocabulary for both processes; the variable is read case-insensitively (`WARN` = `warn`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -70,6 +73,24 @@ export const readableFile = z.preprocess(
     .optional(),
 );
 
+/** A payload keys file (process/payload-codec), read and checked at start; unset → payloads in plaintext. */
+export const payloadKeysFile = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .trim()
+    .transform((path, ctx) => {
+      try {
+        return readPayloadKeys(path);
+      } catch (err) {
+        if (!(err instanceof PayloadKeysError)) throw err;
+        for (const message of err.problems) ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
+);
+
 const formatMin = (ms: number) => (ms > 0 && ms % 1000 === 0 ? `${ms / 1000}s` : `${ms} ms`);
 
 /** A duration (`30s`, `1m30s`, …) in ms, at least `minMs`; unset → `dflt`. */
@@ -109,6 +130,15 @@ export const bool = z.preprocess(
   z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((s) => ['true', '1', 'yes'].includes(s)),
 );
 
+/** A comma-separated list of namespaces (blanks and repeats dropped); unset → empty. */
+export const namespaceList = withDefault(
+  '',
+  z
+    .string()
+    .transform((s) => [...new Set(s.split(',').map((n) => n.trim()).filter((n) => n !== ''))])
+    .pipe(z.array(z.string().max(63).regex(new RegExp(DNS1123_LABEL_PATTERN), 'each namespace must be a DNS-1123 label'))),
+);
+
 /** LOG_LEVEL: any case, unset → info; parsed to the lower-case vocabulary. */
 export const logLevel = z.preprocess(
   (v) => (typeof v === 'string' ? v.trim().toLowerCase() : v) || 'info',
@@ -125,8 +155,12 @@ export const commonEnvShape = {
   TEMPORAL_TLS_CA: readableFile,
   TEMPORAL_TLS_SERVER_NAME: optionalString,
   TEMPORAL_API_KEY: optionalString,
+  TEMPORAL_PAYLOAD_KEYS_FILE: payloadKeysFile,
   TASK_QUEUE: withDefault(DEFAULT_TASK_QUEUE, z.string().min(1)),
   LOG_LEVEL: logLevel,
+  /** The trust policy (api/trust-policy.ts): both processes enforce it, so both read it. */
+  CREATE_NAMESPACES: namespaceList,
+  ALLOW_CROSS_NAMESPACE_TARGET_REFS: bool,
 };
 
 type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
@@ -142,12 +176,18 @@ export function refineCommonEnv(env: CommonEnv, ctx: z.RefinementCtx): void {
   }
 }
 
+export function trustPolicy(e: CommonEnv): TrustPolicy {
+  return { createNamespaces: e.CREATE_NAMESPACES, crossNamespaceTargetRefs: e.ALLOW_CROSS_NAMESPACE_TARGET_REFS };
+}
+
 export interface TemporalConnectionConfig {
   address: string;
   namespace: string;
   /** TLS to the frontend: mTLS client cert/key and/or a CA; `{}` = TLS with system roots. */
   tls?: { certPath?: string; keyPath?: string; caPath?: string; serverName?: string };
   apiKey?: string;
+  /** Encrypts every payload the process's clients and worker send (TEMPORAL_PAYLOAD_KEYS_FILE); undefined → plaintext. */
+  payloadKeys?: PayloadKeys;
 }
 
 export function temporalConfig(e: CommonEnv): TemporalConnectionConfig {
@@ -155,7 +195,7 @@ export function temporalConfig(e: CommonEnv): TemporalConnectionConfig {
     e.TEMPORAL_TLS || e.TEMPORAL_TLS_CERT || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS_SERVER_NAME
       ? { certPath: e.TEMPORAL_TLS_CERT, keyPath: e.TEMPORAL_TLS_KEY, caPath: e.TEMPORAL_TLS_CA, serverName: e.TEMPORAL_TLS_SERVER_NAME }
       : undefined;
-  return { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, tls, apiKey: e.TEMPORAL_API_KEY };
+  return { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, tls, apiKey: e.TEMPORAL_API_KEY, payloadKeys: e.TEMPORAL_PAYLOAD_KEYS_FILE };
 }
 
 /**

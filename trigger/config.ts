@@ -1,7 +1,8 @@
 // Trigger configuration from the environment, validated once at start with a clear error.
 // The Temporal connection, TASK_QUEUE and LOG_LEVEL are the common block of process/env.
 import { z } from 'zod';
-import { commonEnvShape, duration, parseEnv, port, refineCommonEnv, temporalConfig, withDefault, type LogLevel, type TemporalConnectionConfig } from '../process/env';
+import type { TrustPolicy } from '../api/trust-policy';
+import { commonEnvShape, duration, emptyToUndefined, namespaceList, parseEnv, port, refineCommonEnv, temporalConfig, trustPolicy, type LogLevel, type TemporalConnectionConfig } from '../process/env';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';
 
@@ -10,6 +11,10 @@ export interface TriggerConfig {
   taskQueue: string;
   /** Empty: every namespace (cluster-wide watch). */
   watchNamespaces: string[];
+  /** What a VMDistributedCluster may ask for; a spec beyond it is Invalid. */
+  policy: TrustPolicy;
+  /** Address the metrics server binds (METRICS_HOST); undefined: every interface (0.0.0.0). The chart sets the pod IP. */
+  metricsHost?: string;
   /** 0 picks a free port (tests). */
   metricsPort: number;
   logLevel: LogLevel;
@@ -27,18 +32,11 @@ export interface TriggerConfig {
 
 export const DEFAULT_FINALIZER_RECHECK_INTERVAL_MS = 30_000;
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 const envSchema = z
   .object({
     ...commonEnvShape,
-    WATCH_NAMESPACES: withDefault(
-      '',
-      z
-        .string()
-        .transform((s) => [...new Set(s.split(',').map((n) => n.trim()).filter((n) => n !== ''))])
-        .pipe(z.array(z.string().max(63).regex(DNS1123_LABEL, 'each namespace must be a DNS-1123 label'))),
-    ),
+    WATCH_NAMESPACES: namespaceList,
+    METRICS_HOST: z.preprocess(emptyToUndefined, z.string().trim().optional()),
     METRICS_PORT: port('9464'),
     RELIST_INTERVAL: duration('5m', 1000),
     WATCH_IDLE_TIMEOUT: duration('2m', 1000),
@@ -53,6 +51,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TriggerConfig 
     temporal: temporalConfig(e),
     taskQueue: e.TASK_QUEUE,
     watchNamespaces: e.WATCH_NAMESPACES,
+    policy: trustPolicy(e),
+    metricsHost: e.METRICS_HOST,
     metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,
     relistIntervalMs: e.RELIST_INTERVAL,

@@ -5,8 +5,10 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { PLURAL, VM_KINDS } from '../api/constants';
 import { temporalConnectionOptions } from '../process/env';
+import { payloadDataConverter } from '../process/payload-codec';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
-import { formatIssues, validateSpec } from '../api/schema';
+import { formatIssues } from '../api/schema';
+import { validateUnderPolicy, type TrustPolicy } from '../api/trust-policy';
 import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, loadConfig, type TriggerConfig } from './config';
 import { DRIFT_KINDS } from './drift';
 import { DriftReporter } from './drift-reporter';
@@ -19,7 +21,8 @@ import { Reconciler, objectKey, type SpecValidator, type WatchEventType } from '
 import type { VmdcObject } from './vmdc-object';
 import { startWatch, type WatchHandle, type WatchSettings } from './watch';
 
-export const defaultValidator: SpecValidator = { validate: validateSpec, format: formatIssues };
+/** The spec's own rules, then what `policy` allows in the object's namespace. */
+export const validatorFor = (policy: TrustPolicy): SpecValidator => ({ validate: (spec, namespace) => validateUnderPolicy(spec, namespace, policy), format: formatIssues });
 
 export interface TriggerDeps {
   /** Default: KubeConfig.loadFromDefault(). */
@@ -70,9 +73,9 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
   let temporal = deps.temporalClient;
   if (!temporal) {
     connection = await connectTemporal(config.temporal);
-    temporal = new Client({ connection, namespace: config.temporal.namespace });
+    temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: payloadDataConverter(config.temporal.payloadKeys) });
   }
-  const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? defaultValidator, taskQueue: config.taskQueue, log, metrics });
+  const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? validatorFor(config.policy), taskQueue: config.taskQueue, log, metrics });
   const retryBackoff = deps.retryBackoff ?? { initialMs: 1000, maxMs: 60_000 };
 
   let stopped = false;
@@ -237,7 +240,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
   if (deps.serveMetrics ?? true) {
     try {
       server = await startMetricsServer({
-        host: '0.0.0.0',
+        host: config.metricsHost ?? '0.0.0.0',
         port: config.metricsPort,
         metrics: () => metrics.registry.metrics(),
         contentType: metrics.registry.contentType,
@@ -289,6 +292,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
 export async function main(): Promise<void> {
   const config = loadConfigOrExit(() => loadConfig());
   const log = createLogger(config.logLevel).child({ component: 'trigger' });
+  if (!config.temporal.payloadKeys) log.warn('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext');
   const trigger = await startTrigger(config, { log });
   stopOnSignals(() => trigger.stop(), {
     stopping: (signal) => log.info('shutting down', { signal }),

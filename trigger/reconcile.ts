@@ -1,7 +1,6 @@
 // Per-object trigger logic. `decide()` is a pure function from what the watch saw (plus what the
 // trigger last sent) to a list of actions; `Reconciler` gathers the facts decide() needs and
 // executes the actions against Temporal and the Kubernetes API.
-import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { mergeConditions } from '../api/conditions';
@@ -24,7 +23,8 @@ import {
   type RolloutInput,
   type SupersedeSignal,
 } from '../api/rollout-contract';
-import type { Condition, JsonValue, NormalizedSpec, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
+import type { Condition, NormalizedSpec, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
+import { specHash } from '../api/spec-hash';
 import { recordedZones, type RecordedRoute } from '../kube/route-records';
 import { tryCreateEvent, type EventType, type KubeOps } from './kube';
 import type { Logger } from './log';
@@ -41,7 +41,8 @@ export interface ValidationIssue {
 export type SpecValidation = { success: true; spec: NormalizedSpec } | { success: false; issues: ReadonlyArray<ValidationIssue> };
 
 export interface SpecValidator {
-  validate(spec: unknown): SpecValidation;
+  /** `namespace`: the object's (what the spec may ask for depends on it). */
+  validate(spec: unknown, namespace: string): SpecValidation;
   format(issues: ReadonlyArray<ValidationIssue>): string;
 }
 
@@ -120,24 +121,6 @@ export function objectGeneration(obj: VmdcObject): ObjectGeneration | undefined 
   return { namespace: m.namespace, name: m.name, uid: m.uid, generation: m.generation };
 }
 
-function canonical(v: unknown): JsonValue {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const k of Object.keys(v).sort()) {
-      const x = (v as Record<string, unknown>)[k];
-      if (x !== undefined) out[k] = canonical(x);
-    }
-    return out;
-  }
-  return (v ?? null) as JsonValue;
-}
-
-/** Hash of the normalized spec without `paused`: equal hashes mean "same rollout". */
-export function specHash(spec: NormalizedSpec): string {
-  const { paused: _paused, ...rest } = spec;
-  return createHash('sha256').update(JSON.stringify(canonical(rest))).digest('hex').slice(0, 32);
-}
 
 /** Whether the object carries the trigger's finalizer. */
 export function hasFinalizer(obj: VmdcObject): boolean {
@@ -224,7 +207,7 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
     if (prev) return [...known, ...pauseSignal(obj, prev.id, ctx)];
   }
 
-  const v = ctx.validator.validate(obj.spec);
+  const v = ctx.validator.validate(obj.spec, og.namespace);
   if (!v.success) {
     const superseded = prev && prev.id !== workflowIdFor(og) ? prev.id : undefined;
     const actions: Action[] = [...known, { type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues, supersededWorkflowId: superseded }];

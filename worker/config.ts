@@ -11,17 +11,21 @@ import {
   readableFile,
   refineCommonEnv,
   temporalConfig,
+  trustPolicy,
   withDefault,
   type LogLevel,
   type TemporalConnectionConfig,
 } from '../process/env';
 import type { VmagentAuthConfig } from '../activities/vmagent-auth';
+import type { TrustPolicy } from '../api/trust-policy';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';
 
 export interface WorkerConfig {
   temporal: TemporalConnectionConfig;
   taskQueue: string;
+  /** What a workflow's input may ask for (checked again on the object before anything is done). */
+  policy: TrustPolicy;
   /** Path of a kubeconfig; undefined → in-cluster service account (or the default kubeconfig outside a cluster). */
   kubeconfig?: string;
   metrics: {
@@ -83,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
   return {
     temporal: temporalConfig(e),
     taskQueue: e.TASK_QUEUE,
+    policy: trustPolicy(e),
     kubeconfig: e.KUBECONFIG,
     metrics: {
       host: e.METRICS_HOST,

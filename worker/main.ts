@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type LogLevel as SdkLogLevel, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { temporalConnectionOptions } from '../process/env';
+import { payloadDataConverter } from '../process/payload-codec';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { loadConfig, type WorkerConfig } from './config';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
@@ -63,7 +64,9 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
 
   const nativeConnection = await NativeConnection.connect(connectionOptions);
   const clientConnection = await Connection.connect(connectionOptions);
-  const temporalClient = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  // The activities' client (take-over signals and queries) reads and writes the same encrypted payloads.
+  const dataConverter = payloadDataConverter(config.temporal.payloadKeys);
+  const temporalClient = new Client({ connection: clientConnection, namespace: config.temporal.namespace, dataConverter });
 
   const activities = createActivities({
     kubeConfig,
@@ -85,6 +88,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
       taskQueue: config.taskQueue,
       ...workflows,
       activities,
+      dataConverter,
       shutdownGraceTime: config.shutdownGraceTimeMs,
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
     });
@@ -126,6 +130,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
 /** CLI entry point. */
 export async function main(): Promise<void> {
   const config = loadConfigOrExit(() => loadConfig());
+  if (!config.temporal.payloadKeys) process.stderr.write('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext\n');
   const running = await startWorker(config);
   process.stderr.write(
     `vmrollout worker: task queue ${config.taskQueue} on ${config.temporal.address}/${config.temporal.namespace}; ` +

@@ -1,6 +1,6 @@
 // The activities the rollout workflow calls. activities/ implements this interface
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
-import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
+import type { JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
 
@@ -148,7 +148,17 @@ export interface ApplyObjectInput {
   managedBy?: ManagedBy;
 }
 
+/**
+ * Whether a workflow's input is what its object asks for: `ok`; `stale` (an older generation whose
+ * rollout the object no longer asks for: act on nothing); `refused` (the input does not describe the
+ * object, or asks for what the trust policy forbids: act on nothing, fail saying why).
+ */
+export type InputVerdict = { verdict: 'ok' } | { verdict: 'stale'; generation: number; message: string } | { verdict: 'refused'; message: string };
+
 export interface RolloutActivities {
+  /** Reads the object the input names and checks the input against it (activities/verify-input.ts); before anything else. */
+  verifyInput(input: { object: ObjectGeneration; spec: NormalizedSpec; previousWorkflowIds: string[] }): Promise<InputVerdict>;
+
   /**
    * Supersede every other workflow acting on this object (signal + wait until closed, heartbeating).
    * Returns `stale: true` when a workflow of a newer generation exists: this one must not act.

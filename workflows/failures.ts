@@ -29,11 +29,13 @@ export const FailureType = {
   FieldConflict: 'FieldConflict',
   /** A full spec names an object this VMDistributedCluster does not own (adoption not asked for, or another controller's). */
   NotOwned: 'NotOwned',
+  /** The workflow's input does not describe its object, or asks for what the trust policy forbids: nothing was done. */
+  InputRefused: 'InputRefused',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failures that retrying the same activity cannot fix. */
-export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected, FailureType.FieldConflict, FailureType.NotOwned];
+export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected, FailureType.FieldConflict, FailureType.NotOwned, FailureType.InputRefused];
 
 /** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
 export function stepFailure(type: FailureType, message: string): ApplicationFailure {

@@ -69,6 +69,11 @@ export class RolloutRun {
    * step creates missing VMClusters before the VMUsers and the VMAuth that route to them.
    */
   readonly ssa: boolean;
+  /**
+   * From this version on, the input is checked against the object it names before anything is done
+   * (activities/verify-input.ts): a forged or outdated input does nothing.
+   */
+  readonly verifiesInput: boolean;
   /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
   routesDeferred: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
@@ -79,6 +84,7 @@ export class RolloutRun {
     this.preflight = this.records && patched('preflight-dry-run');
     this.realOperator = this.preflight && patched('real-operator');
     this.ssa = this.realOperator && patched('server-side-apply');
+    this.verifiesInput = this.ssa && patched('verify-input');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
@@ -198,6 +204,13 @@ export class RolloutRun {
 
   finishSuperseded(): Promise<RolloutResult> {
     return this.finish('Superseded', `superseded by generation ${this.state.supersededBy}`);
+  }
+
+  /** A newer generation asks for another rollout: act on nothing, not even the status. */
+  endStale(message: string): RolloutResult {
+    this.state.phase = 'Superseded';
+    this.state.message = message;
+    return this.result();
   }
 
   result(): RolloutResult {

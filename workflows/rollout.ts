@@ -11,6 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal } from '../api/rollout-contract';
+import { FailureType, stepFailure } from './failures';
 import { applyDeferredRoutes, prepare } from './prepare';
 import { adoptRecordedZones } from './recorded-zones';
 import { RolloutRun } from './rollout-run';
@@ -47,14 +48,18 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
   setHandler(progressQuery, () => progressOf(state, run.pauseRequested));
 
   try {
+    if (run.verifiesInput) {
+      const v = await run.acts.status.verifyInput({ object: input.object, spec: input.spec, previousWorkflowIds: input.previousWorkflowIds });
+      if (v.verdict === 'refused') throw stepFailure(FailureType.InputRefused, v.message);
+      if (v.verdict === 'stale') {
+        if (!input.carried) return run.endStale(v.message);
+        // Carried over: at a zone boundary, nothing out of reads; end as a supersede signal would.
+        if (state.supersededBy === undefined || v.generation > state.supersededBy) state.supersededBy = v.generation;
+      }
+    }
     if (!input.carried) {
       const t = await run.acts.takeOver.takeOverObject({ object: input.object, ownWorkflowId: info.workflowId, previousWorkflowIds: input.previousWorkflowIds });
-      if (t.stale) {
-        // A newer generation exists: act on nothing, not even the status.
-        state.phase = 'Superseded';
-        state.message = 'a newer generation of the object exists; nothing done';
-        return run.result();
-      }
+      if (t.stale) return run.endStale('a newer generation of the object exists; nothing done');
     }
     if (run.records && (await adoptRecordedZones(run)) === 'superseded') return await run.finishSuperseded();
     if (!input.carried) {

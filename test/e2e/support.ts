@@ -17,6 +17,7 @@ import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
+import type { TrustPolicy } from '../../api/trust-policy';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
@@ -562,6 +563,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const queueSamples: WorkerQueueSample[] = (parts.queueSamples = []);
     const knobs = (parts.knobs = { confirmSwitchInPods: opts.confirmSwitchInPods ?? true });
     const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
+    // As the chart would be configured for this namespace: full specs may create objects here.
+    const policy: TrustPolicy = { createNamespaces: [opts.namespace], crossNamespaceTargetRefs: false };
     const worker = (parts.worker = await Worker.create({
       connection: temporal.nativeConnection,
       namespace: temporal.namespace ?? 'default',
@@ -573,6 +576,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       activities: createActivities({
         kubeConfig: kc,
         temporalClient: temporal.client,
+        policy,
         fetch: podNetworkFetch,
         get confirmSwitchInPods() {
           return knobs.confirmSwitchInPods;
@@ -594,6 +598,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
         taskQueue,
         watchNamespaces: [opts.namespace],
+        policy,
         metricsPort: 0,
         logLevel: 'warn',
         relistIntervalMs: 60_000,

@@ -1,25 +1,63 @@
 // The Helm chart on real parts: `helm lint`, `helm template`, the rendered objects created in a
-// real kube-apiserver, and the ClusterRole checked by the API server's own RBAC authorizer.
+// real kube-apiserver (Pod Security "restricted" enforced by its PodSecurity admission), and the
+// RBAC of each ServiceAccount checked by the API server's own authorizer and with their own tokens.
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT, toolPath } from '../harness/tools';
 import { startKube, installCRDs, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { CHART_DIR, installChartIdentities, renderChart, renderedRbacRules, serviceAccountName, withoutRule } from '../harness/chart-identities';
 
-const CHART = path.join(REPO_ROOT, 'charts', 'vmrollout');
 const NAMESPACE = 'vmrollout-system';
+const WORKER_SA = serviceAccountName('worker');
+const TRIGGER_SA = serviceAccountName('trigger');
+const VM_GROUP = 'operator.victoriametrics.com';
+const VM_RESOURCES = ['vmclusters', 'vmauths', 'vmusers', 'vmagents'];
+const RESTRICTED = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+};
 
 function helm(...args: string[]): string {
   return execFileSync(toolPath('helm'), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-function render(...set: string[]): k8s.KubernetesObject[] {
-  const out = helm('template', 'rel', CHART, '--namespace', NAMESPACE, '--include-crds', ...set.flatMap((s) => ['--set', s]));
-  return parseAllDocuments(out)
-    .map((d) => d.toJS() as k8s.KubernetesObject | null)
-    .filter((o): o is k8s.KubernetesObject => !!o);
+const render = (...values: string[]) => renderChart({ releaseNamespace: NAMESPACE, values, includeCRDs: true });
+
+const find = <T extends k8s.KubernetesObject>(objs: k8s.KubernetesObject[], kind: string, name: string, namespace?: string) =>
+  objs.find((o) => o.kind === kind && o.metadata?.name === name && (namespace === undefined || o.metadata?.namespace === namespace)) as T | undefined;
+
+const deployment = (objs: k8s.KubernetesObject[], component: 'worker' | 'trigger') => find<k8s.V1Deployment>(objs, 'Deployment', `rel-vmrollout-${component}`)!;
+
+const envOf = (d: k8s.V1Deployment) => d.spec!.template.spec!.containers[0]!.env!;
+
+/** The Pod a Deployment's template makes (what PodSecurity admission judges). */
+function podOf(d: k8s.V1Deployment, namespace: string): k8s.V1Pod {
+  const t = JSON.parse(JSON.stringify(d.spec!.template)) as k8s.V1PodTemplateSpec;
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { ...t.metadata, name: `${d.metadata!.name}-probe`, namespace }, spec: t.spec };
 }
+
+/** The same Deployment with no securityContext anywhere (the negative control). */
+function unhardened(d: k8s.V1Deployment): k8s.V1Deployment {
+  const copy = JSON.parse(JSON.stringify(d)) as k8s.V1Deployment;
+  delete copy.spec!.template.spec!.securityContext;
+  for (const c of copy.spec!.template.spec!.containers) delete c.securityContext;
+  return copy;
+}
+
+/** The API server's message of a failed request (the Status in the body). */
+const errorText = (err: unknown): string => {
+  const body = (err as { body?: unknown } | undefined)?.body;
+  try {
+    return (JSON.parse(String(body)) as { message?: string }).message ?? String(body);
+  } catch {
+    return String(body ?? err);
+  }
+};
+
+const warningsOf = (headers: Record<string, string>) => Object.entries(headers).filter(([k]) => k.toLowerCase() === 'warning').map(([, v]) => v);
 
 describe('helm chart', () => {
   let kube: KubeCluster;
@@ -29,19 +67,24 @@ describe('helm chart', () => {
   }, 180_000);
   afterAll(async () => kube?.stop());
 
-  test('passes helm lint', () => {
-    expect(helm('lint', CHART)).toMatch(/0 chart\(s\) failed/);
+  test('passes helm lint, with the defaults and with every RBAC value set', () => {
+    expect(helm('lint', CHART_DIR)).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    const set = ['watchNamespaces={prod,staging}', 'createNamespaces={prod}', 'vmauths={prod/vm-global}', 'vmagentMetricsAuthSecret=vmagent-auth', 'allowCrossNamespaceTargetRefs=true'];
+    expect(helm('lint', CHART_DIR, ...set.flatMap((s) => ['--set', s]))).toMatch(/0 chart\(s\) failed/);
   });
 
-  test('renders the generated CRD, RBAC, and a Deployment + Service per component', () => {
+  test('renders the CRD, one ServiceAccount and one ClusterRole per component, a Deployment + Service per component', () => {
     const objs = render();
     const kinds = objs.map((o) => `${o.kind}/${o.metadata?.name}`);
     expect(kinds).toEqual(
       expect.arrayContaining([
         'CustomResourceDefinition/vmdistributedclusters.vmrollout.io',
-        'ServiceAccount/rel-vmrollout',
-        'ClusterRole/rel-vmrollout',
-        'ClusterRoleBinding/rel-vmrollout',
+        `ServiceAccount/${WORKER_SA}`,
+        `ServiceAccount/${TRIGGER_SA}`,
+        `ClusterRole/${WORKER_SA}`,
+        `ClusterRoleBinding/${WORKER_SA}`,
+        `ClusterRole/${TRIGGER_SA}`,
+        `ClusterRoleBinding/${TRIGGER_SA}`,
         'Deployment/rel-vmrollout-worker',
         'Deployment/rel-vmrollout-trigger',
         'Service/rel-vmrollout-worker',
@@ -49,57 +92,245 @@ describe('helm chart', () => {
         'VMServiceScrape/rel-vmrollout',
       ]),
     );
-    const worker = objs.find((o) => o.metadata?.name === 'rel-vmrollout-worker' && o.kind === 'Deployment') as k8s.V1Deployment;
-    const env = worker.spec!.template.spec!.containers[0]!.env!.map((e) => e.name);
-    expect(env).toEqual(expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TASK_QUEUE', 'METRICS_PORT', 'WORKFLOW_BUNDLE']));
+    // No shared identity any more, no Role in any namespace (createNamespaces, vmauths and
+    // vmagentMetricsAuthSecret are empty by default), and no Secret in any rule.
+    expect(kinds).not.toContain('ServiceAccount/rel-vmrollout');
+    expect(objs.filter((o) => o.kind === 'Role' || o.kind === 'RoleBinding')).toEqual([]);
+    expect(renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'))).toEqual([]);
+    for (const component of ['worker', 'trigger'] as const) {
+      const d = deployment(objs, component);
+      const pod = d.spec!.template.spec!;
+      expect(pod.serviceAccountName).toBe(serviceAccountName(component));
+      expect(pod.automountServiceAccountToken).toBe(true);
+      const env = envOf(d);
+      expect(env.find((e) => e.name === 'METRICS_HOST')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+      expect(env.find((e) => e.name === 'CREATE_NAMESPACES')?.value).toBe('');
+      expect(env.find((e) => e.name === 'ALLOW_CROSS_NAMESPACE_TARGET_REFS')?.value).toBe('false');
+      // The probes go to the pod IP (no host: kubelet uses the pod IP), where the server listens.
+      expect(pod.containers[0]!.livenessProbe?.httpGet?.host).toBeUndefined();
+      // A writable /tmp: the root filesystem is read-only.
+      expect(pod.containers[0]!.securityContext?.readOnlyRootFilesystem).toBe(true);
+      expect(pod.containers[0]!.volumeMounts).toEqual(expect.arrayContaining([expect.objectContaining({ mountPath: '/tmp' })]));
+    }
+    for (const sa of objs.filter((o) => o.kind === 'ServiceAccount') as k8s.V1ServiceAccount[]) expect(sa.automountServiceAccountToken).toBe(false);
+    expect(envOf(deployment(objs, 'worker')).map((e) => e.name)).toEqual(
+      expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TASK_QUEUE', 'METRICS_PORT', 'WORKFLOW_BUNDLE']),
+    );
   });
 
-  test('TLS, API key and vmagent credentials values wire secrets into the pods', () => {
+  test('createNamespaces, allowCrossNamespaceTargetRefs and metricsHost reach both processes', () => {
+    const objs = render('createNamespaces={prod,staging}', 'allowCrossNamespaceTargetRefs=true', 'worker.metricsHost=0.0.0.0');
+    for (const component of ['worker', 'trigger'] as const) {
+      const env = envOf(deployment(objs, component));
+      expect(env.find((e) => e.name === 'CREATE_NAMESPACES')?.value).toBe('prod,staging');
+      expect(env.find((e) => e.name === 'ALLOW_CROSS_NAMESPACE_TARGET_REFS')?.value).toBe('true');
+    }
+    expect(envOf(deployment(objs, 'worker')).find((e) => e.name === 'METRICS_HOST')).toEqual({ name: 'METRICS_HOST', value: '0.0.0.0' });
+    expect(envOf(deployment(objs, 'trigger')).find((e) => e.name === 'METRICS_HOST')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
+    for (const ns of ['prod', 'staging']) {
+      const role = find<k8s.V1Role>(objs, 'Role', `${WORKER_SA}-create`, ns)!;
+      expect(role.rules).toEqual([{ apiGroups: [VM_GROUP], resources: ['vmclusters', 'vmauths', 'vmusers', 'vmagents'], verbs: ['create'] }]);
+      const binding = find<k8s.V1RoleBinding>(objs, 'RoleBinding', `${WORKER_SA}-create`, ns)!;
+      expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: WORKER_SA, namespace: NAMESPACE }]);
+    }
+    // `create` on VM objects nowhere else.
+    const creates = renderedRbacRules(objs).filter((r) => r.rule.apiGroups?.includes(VM_GROUP) && r.rule.verbs.includes('create'));
+    expect(creates.map((r) => `${r.kind} ${r.namespace}/${r.name}`)).toEqual([`Role prod/${WORKER_SA}-create`, `Role staging/${WORKER_SA}-create`]);
+  });
+
+  test('TLS, API key and vmagent credentials values wire secrets into the pods, the credentials readable by name in the release namespace only', () => {
     const objs = render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key', 'vmagentMetricsAuthSecret=vmagent-auth');
-    const worker = objs.find((o) => o.metadata?.name === 'rel-vmrollout-worker' && o.kind === 'Deployment') as k8s.V1Deployment;
-    const pod = worker.spec!.template.spec!;
-    expect(pod.volumes?.[0]?.secret?.secretName).toBe('temporal-tls');
+    const pod = deployment(objs, 'worker').spec!.template.spec!;
+    expect(pod.volumes?.find((v) => v.name === 'temporal-tls')?.secret?.secretName).toBe('temporal-tls');
     const env = pod.containers[0]!.env!;
     expect(env.find((e) => e.name === 'TEMPORAL_API_KEY')?.valueFrom?.secretKeyRef?.name).toBe('temporal-key');
     expect(env.find((e) => e.name === 'VMAGENT_METRICS_AUTH_SECRET')?.value).toBe(`${NAMESPACE}/vmagent-auth`);
-    const role = objs.find((o) => o.kind === 'ClusterRole') as k8s.V1ClusterRole;
-    expect(role.rules!.some((r) => r.resources?.includes('secrets') && r.resourceNames?.includes('vmagent-auth'))).toBe(true);
+    const secretRules = renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'));
+    expect(secretRules).toEqual([
+      {
+        kind: 'Role',
+        namespace: NAMESPACE,
+        name: `${WORKER_SA}-vmagent-metrics-auth`,
+        ruleIndex: 0,
+        rule: { apiGroups: [''], resources: ['secrets'], resourceNames: ['vmagent-auth'], verbs: ['get'] },
+        components: ['worker'],
+      },
+    ]);
   });
 
-  test('the rendered objects are accepted by a real kube-apiserver and RBAC grants what vmrollout does', async () => {
-    const api = k8s.KubernetesObjectApi.makeApiClient(kube.kubeConfig);
-    const core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
-    for (const obj of render()) {
-      if (obj.kind !== 'CustomResourceDefinition' && obj.kind !== 'ClusterRole' && obj.kind !== 'ClusterRoleBinding') {
-        obj.metadata = { ...obj.metadata, namespace: NAMESPACE };
+  test('vmauths: <namespace>/<name> → get on vmauth-config-<name> in that namespace; a bare name or a namespace vmrollout does not watch fails rendering', () => {
+    const objs = render('vmauths={prod/vm-global,prod/vm-other,staging/vm-global}');
+    const secretRules = renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'));
+    expect(secretRules.map((r) => [r.namespace, r.name, r.rule.resourceNames, r.rule.verbs, r.components])).toEqual([
+      ['prod', `${WORKER_SA}-vmauth-config`, ['vmauth-config-vm-global', 'vmauth-config-vm-other'], ['get'], ['worker']],
+      ['staging', `${WORKER_SA}-vmauth-config`, ['vmauth-config-vm-global'], ['get'], ['worker']],
+    ]);
+    expect(() => render('vmauths={vm-global}')).toThrow(/vmauths: "vm-global" must be <namespace>\/<name>/);
+    expect(() => render('vmauths={a/b/c}')).toThrow(/must be <namespace>\/<name>/);
+    expect(() => render('watchNamespaces={prod}', 'vmauths={staging/vm-global}')).toThrow(/vmauths: namespace "staging" is not in watchNamespaces/);
+    expect(() => render('watchNamespaces={prod}', 'createNamespaces={staging}')).toThrow(/createNamespaces: "staging" is not in watchNamespaces/);
+    expect(() => render('createNamespaces={Not_A_Namespace}')).toThrow(/not a namespace name/);
+  });
+
+  test('watchNamespaces=[a,b]: a Role + RoleBinding per component in a and in b, nothing cluster-wide', () => {
+    const objs = render('watchNamespaces={a,b}');
+    for (const ns of ['a', 'b']) {
+      for (const sa of [WORKER_SA, TRIGGER_SA]) {
+        expect(find(objs, 'Role', sa, ns)).toBeDefined();
+        const binding = find<k8s.V1RoleBinding>(objs, 'RoleBinding', sa, ns)!;
+        expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: sa });
+        expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: sa, namespace: NAMESPACE }]);
       }
+    }
+    expect(objs.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')).toEqual([]);
+    expect(renderedRbacRules(objs).filter((r) => r.kind === 'ClusterRole' && r.rule.apiGroups?.includes(VM_GROUP))).toEqual([]);
+    expect(new Set(objs.filter((o) => o.kind === 'Role').map((o) => o.metadata?.namespace))).toEqual(new Set(['a', 'b']));
+  });
+
+  test('the rendered Deployments are accepted under Pod Security "restricted"; without their securityContext they are refused', async () => {
+    const core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const apps = kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
+    const api = k8s.KubernetesObjectApi.makeApiClient(kube.kubeConfig);
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE, labels: RESTRICTED } } });
+    const values = ['temporal.tlsSecret=temporal-tls', 'vmagentMetricsAuthSecret=vmagent-auth', 'vmauths={prod/vm-global}', 'createNamespaces={prod}'];
+    // The identities first (a Pod's ServiceAccount must exist), then everything else rendered.
+    const { rendered } = await installChartIdentities(kube.kubeConfig, { releaseNamespace: NAMESPACE, values });
+    const all = renderChart({ releaseNamespace: NAMESPACE, values, includeCRDs: true });
+    expect(all).toEqual(expect.arrayContaining(rendered));
+    for (const obj of all) {
+      if (['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding', 'Deployment'].includes(obj.kind!)) continue;
       await api.create(obj);
     }
-    const authz = kube.kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
-    const user = `system:serviceaccount:${NAMESPACE}:rel-vmrollout`;
-    const can = async (attrs: k8s.V1ResourceAttributes) =>
-      (await authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes: { namespace: 'prod', ...attrs } } } })).status!.allowed;
-    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'watch' })).toBe(true);
-    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', subresource: 'status', verb: 'patch' })).toBe(true);
-    // The trigger's finalizer: a merge patch of metadata.finalizers (resourceVersion precondition).
-    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'patch' })).toBe(true);
-    // The route records the finalizer waits for: listed on every VMAuth and VMUser of a namespace.
-    for (const resource of ['vmauths', 'vmusers']) expect(await can({ group: 'operator.victoriametrics.com', resource, verb: 'list' })).toBe(true);
-    for (const resource of ['vmclusters', 'vmauths', 'vmusers', 'vmagents']) {
-      expect(await can({ group: 'operator.victoriametrics.com', resource, verb: 'patch' })).toBe(true);
+    for (const component of ['worker', 'trigger'] as const) {
+      const d = deployment(all, component);
+      // PodSecurity enforces on Pods: the template as a Pod (dry run) must be admitted.
+      const pod = await core.createNamespacedPod({ namespace: NAMESPACE, body: podOf(d, NAMESPACE), dryRun: 'All' });
+      expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+      // On Deployments it only warns: none.
+      const created = await apps.createNamespacedDeploymentWithHttpInfo({ namespace: NAMESPACE, body: d });
+      expect(created.httpStatusCode).toBe(201);
+      expect(warningsOf(created.headers)).toEqual([]);
+
+      // Negative control: the same template without its securityContext is refused, and the Deployment warned about.
+      const bare = unhardened(d);
+      let refused: unknown;
+      try {
+        await core.createNamespacedPod({ namespace: NAMESPACE, body: podOf(bare, NAMESPACE), dryRun: 'All' });
+      } catch (err) {
+        refused = err;
+      }
+      expect((refused as { code?: number } | undefined)?.code).toBe(403);
+      expect(errorText(refused)).toMatch(/violates PodSecurity "restricted/);
+      const warned = await apps.createNamespacedDeploymentWithHttpInfo({ namespace: NAMESPACE, body: { ...bare, metadata: { ...bare.metadata, name: `${d.metadata!.name}-bare` } }, dryRun: 'All' });
+      expect(warningsOf(warned.headers).join('\n')).toMatch(/would violate PodSecurity \\?"restricted/); // the Warning header quotes it
     }
-    expect(await can({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'list' })).toBe(true);
-    expect(await can({ group: '', resource: 'events', verb: 'create' })).toBe(true);
-    // Least privilege: no full replace of our own CR (only the finalizer patch above), no deletes,
-    // no Secrets unless configured, no pods.
-    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'update' })).toBe(false);
-    expect(await can({ group: 'vmrollout.io', resource: 'vmdistributedclusters', verb: 'delete' })).toBe(false);
-    expect(await can({ group: '', resource: 'secrets', verb: 'get' })).toBe(false);
-    // The config Secret of each configured VMAuth (read to confirm switches in the vmauth pods), no other.
-    expect(await can({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-vm-global' })).toBe(true);
-    expect(await can({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-other' })).toBe(false);
-    expect(await can({ group: '', resource: 'secrets', verb: 'list' })).toBe(false);
-    expect(await can({ group: '', resource: 'pods', verb: 'delete' })).toBe(false);
+  }, 120_000);
+
+  test('RBAC: each ServiceAccount gets what its process does and nothing more (SubjectAccessReview and its own token)', async () => {
+    const ns = 'rbac-release';
+    const values = ['vmauths={prod/vm-global}', 'createNamespaces={prod}', 'vmagentMetricsAuthSecret=vmagent-auth'];
+    const ids = await installChartIdentities(kube.kubeConfig, { releaseNamespace: ns, values });
+    const authz = kube.kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
+    const can = async (sa: string, attrs: k8s.V1ResourceAttributes) =>
+      (await authz.createSubjectAccessReview({ body: { spec: { user: `system:serviceaccount:${ns}:${sa}`, resourceAttributes: { namespace: 'prod', ...attrs } } } })).status!.allowed;
+    const trigger = (attrs: k8s.V1ResourceAttributes) => can(TRIGGER_SA, attrs);
+    const worker = (attrs: k8s.V1ResourceAttributes) => can(WORKER_SA, attrs);
+    const vmdc = { group: 'vmrollout.io', resource: 'vmdistributedclusters' };
+    const status = { ...vmdc, subresource: 'status' };
+
+    // The trigger: its informer, its finalizer (merge patch), the status, Events, the drift watches.
+    for (const verb of ['get', 'list', 'watch', 'patch']) expect(await trigger({ ...vmdc, verb })).toBe(true);
+    expect(await trigger({ ...vmdc, verb: 'list', namespace: '' })).toBe(true); // cluster-wide watch
+    expect(await trigger({ ...status, verb: 'patch' })).toBe(true);
+    expect(await trigger({ group: '', resource: 'events', verb: 'create' })).toBe(true);
+    for (const resource of VM_RESOURCES) {
+      for (const verb of ['list', 'watch']) expect(await trigger({ group: VM_GROUP, resource, verb })).toBe(true);
+      for (const verb of ['get', 'patch', 'update', 'create', 'delete']) expect(await trigger({ group: VM_GROUP, resource, verb })).toBe(false);
+    }
+    for (const verb of ['update', 'delete', 'create']) expect(await trigger({ ...vmdc, verb })).toBe(false);
+    for (const verb of ['get', 'update']) expect(await trigger({ ...status, verb })).toBe(false);
+    for (const name of [undefined, 'vmauth-config-vm-global', 'vmagent-auth']) {
+      expect(await trigger({ group: '', resource: 'secrets', verb: 'get', name })).toBe(false);
+      expect(await trigger({ group: '', resource: 'secrets', verb: 'get', name, namespace: ns })).toBe(false);
+    }
+    expect(await trigger({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'list' })).toBe(false);
+    expect(await trigger({ group: 'events.k8s.io', resource: 'events', verb: 'create' })).toBe(false);
+    expect(await trigger({ group: '', resource: 'events', verb: 'patch' })).toBe(false);
+
+    // The worker: the object by name and its status, the VM objects (get + patch; list of the
+    // route objects for the records), EndpointSlices, the configured Secrets by name.
+    expect(await worker({ ...vmdc, verb: 'get' })).toBe(true);
+    for (const verb of ['list', 'watch', 'patch', 'update', 'create', 'delete']) expect(await worker({ ...vmdc, verb })).toBe(false);
+    expect(await worker({ ...status, verb: 'patch' })).toBe(true);
+    for (const verb of ['get', 'update']) expect(await worker({ ...status, verb })).toBe(false);
+    for (const resource of VM_RESOURCES) {
+      for (const verb of ['get', 'patch']) expect(await worker({ group: VM_GROUP, resource, verb })).toBe(true);
+      for (const verb of ['watch', 'update', 'delete']) expect(await worker({ group: VM_GROUP, resource, verb })).toBe(false);
+      expect(await worker({ group: VM_GROUP, resource, verb: 'list' })).toBe(resource === 'vmauths' || resource === 'vmusers');
+      // create only in createNamespaces
+      expect(await worker({ group: VM_GROUP, resource, verb: 'create' })).toBe(true);
+      expect(await worker({ group: VM_GROUP, resource, verb: 'create', namespace: 'staging' })).toBe(false);
+    }
+    expect(await worker({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'list' })).toBe(true);
+    expect(await worker({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'get' })).toBe(false);
+    expect(await worker({ group: '', resource: 'events', verb: 'create' })).toBe(false);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-vm-global' })).toBe(true);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-vm-global', namespace: 'staging' })).toBe(false);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-other' })).toBe(false);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'get' })).toBe(false);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'list' })).toBe(false);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'watch', name: 'vmauth-config-vm-global' })).toBe(false);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmagent-auth', namespace: ns })).toBe(true);
+    expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmagent-auth' })).toBe(false);
+    expect(await worker({ group: '', resource: 'pods', verb: 'list' })).toBe(false);
+    expect(await worker({ group: '', resource: 'services', verb: 'list' })).toBe(false);
+
+    // The same with the ServiceAccounts' own tokens against the API server.
+    const admin = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    await admin.createNamespace({ body: { metadata: { name: 'staging' } } }).catch(() => {});
+    for (const n of ['prod', 'staging']) await admin.createNamespacedSecret({ namespace: n, body: { metadata: { name: 'vmauth-config-vm-global' }, stringData: { 'config.yaml.gz': 'x' } } });
+    await admin.createNamespacedSecret({ namespace: 'prod', body: { metadata: { name: 'other' }, stringData: { k: 'v' } } });
+    const asWorker = ids.worker.makeApiClient(k8s.CoreV1Api);
+    const asTrigger = ids.trigger.makeApiClient(k8s.CoreV1Api);
+    const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { code?: number }) => err.code);
+    expect((await asWorker.readNamespacedSecret({ namespace: 'prod', name: 'vmauth-config-vm-global' })).metadata?.name).toBe('vmauth-config-vm-global');
+    expect(await statusOf(asWorker.readNamespacedSecret({ namespace: 'staging', name: 'vmauth-config-vm-global' }))).toBe(403);
+    expect(await statusOf(asWorker.readNamespacedSecret({ namespace: 'prod', name: 'other' }))).toBe(403);
+    expect(await statusOf(asWorker.listNamespacedSecret({ namespace: 'prod' }))).toBe(403);
+    expect(await statusOf(asTrigger.readNamespacedSecret({ namespace: 'prod', name: 'vmauth-config-vm-global' }))).toBe(403);
+    const customAs = (kc: k8s.KubeConfig) => kc.makeApiClient(k8s.CustomObjectsApi);
+    expect(await statusOf(customAs(ids.trigger).listClusterCustomObject({ group: VM_GROUP, version: 'v1beta1', plural: 'vmclusters' }))).toBe(200);
+    expect(await statusOf(customAs(ids.worker).listClusterCustomObject({ group: VM_GROUP, version: 'v1beta1', plural: 'vmclusters' }))).toBe(403);
+  }, 120_000);
+
+  test('RBAC with watchNamespaces: rights in the watched namespaces only', async () => {
+    const ns = 'rbac-scoped';
+    await installChartIdentities(kube.kubeConfig, { releaseNamespace: ns, values: ['watchNamespaces={a,b}', 'createNamespaces={a}'], release: 'scoped' });
+    const authz = kube.kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
+    const can = async (component: 'worker' | 'trigger', attrs: k8s.V1ResourceAttributes) =>
+      (await authz.createSubjectAccessReview({ body: { spec: { user: `system:serviceaccount:${ns}:${serviceAccountName(component, 'scoped')}`, resourceAttributes: attrs } } })).status!
+        .allowed;
+    const vmdc = { group: 'vmrollout.io', resource: 'vmdistributedclusters' };
+    for (const namespace of ['a', 'b']) {
+      expect(await can('trigger', { ...vmdc, verb: 'watch', namespace })).toBe(true);
+      expect(await can('worker', { group: VM_GROUP, resource: 'vmclusters', verb: 'patch', namespace })).toBe(true);
+    }
+    expect(await can('trigger', { ...vmdc, verb: 'watch', namespace: 'c' })).toBe(false);
+    expect(await can('trigger', { ...vmdc, verb: 'list' })).toBe(false); // no cluster-wide list
+    expect(await can('worker', { group: VM_GROUP, resource: 'vmclusters', verb: 'patch', namespace: 'c' })).toBe(false);
+    expect(await can('worker', { group: VM_GROUP, resource: 'vmclusters', verb: 'create', namespace: 'a' })).toBe(true);
+    expect(await can('worker', { group: VM_GROUP, resource: 'vmclusters', verb: 'create', namespace: 'b' })).toBe(false);
   }, 60_000);
+
+  test('withoutRule renders a copy without exactly one rule (for the minimality test)', () => {
+    const objs = render('vmauths={prod/vm-global}');
+    const rules = renderedRbacRules(objs);
+    const target = rules.find((r) => r.kind === 'ClusterRole' && r.name === WORKER_SA && r.ruleIndex === 1)!;
+    const rest = renderedRbacRules(withoutRule(objs, target));
+    expect(rest).toHaveLength(rules.length - 1);
+    expect(rest.filter((r) => r.name === WORKER_SA && r.kind === 'ClusterRole').map((r) => r.rule)).toEqual(
+      rules.filter((r) => r.name === WORKER_SA && r.kind === 'ClusterRole' && r.ruleIndex !== 1).map((r) => r.rule),
+    );
+    expect(() => withoutRule(objs, { ...target, ruleIndex: 99 })).toThrow(/no ClusterRole/);
+  });
 });

@@ -166,6 +166,7 @@ export function triggerEnv(opts: TriggerEnvOptions) {
       temporal: { address: 'unused:7233', namespace: 'default' },
       taskQueue,
       watchNamespaces: namespaces,
+      policy: { createNamespaces: namespaces, crossNamespaceTargetRefs: false },
       metricsPort: 0,
       logLevel: 'debug',
       relistIntervalMs: 120_000,

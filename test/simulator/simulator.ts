@@ -66,9 +66,15 @@
  *      sim.vmrollout.io/delay-ms: "<ms>"     → extra time spent `expanding` before the restart
  *  - VMAgent: `operational` at its generation (the real vmagent's remote writes are fixed at start).
  *  - EndpointSlice `vmagent-<name>` pointing at the real vmagent (what the operator's Service gives).
+ *  - Services `vmagent-<name>`, `vmauth-<vmauth>`, `vmselect-<vmc>` (port `http`, the operator's
+ *    selector labels), and their EndpointSlices as the EndpointSlice controller writes them
+ *    (k8s.io/endpointslice utils.go newEndpointSlice, podToEndpoint): labels
+ *    kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by:
+ *    endpointslice-controller.k8s.io, the Service as controller owner, each endpoint's targetRef
+ *    a Pod of the namespace. No EndpointSlice controller runs: the simulator writes them.
  *
- * Not modelled: the VMAuth Deployment/Service objects and Pods themselves (the EndpointSlices stand
- * for them), user selection across namespaces, the status TTL refresh (60 min), HPA, TLS assets.
+ * Not modelled: the Deployments and Pods themselves (the EndpointSlices stand for them), user
+ * selection across namespaces, the status TTL refresh (60 min), HPA, TLS assets.
  *
  * Everything is recorded so tests can check invariants against what really happened: `configs`
  * (every Secret write), per pod what it served and since when (`pods[i].served`,
@@ -273,6 +279,8 @@ export class ZoneSimulator extends EventEmitter {
   readonly configs: RenderedConfigRecord[] = [];
   /** Ready endpoints in the last EndpointSlice vmauth-<name> written. */
   private vmauthSliceReady = 0;
+  /** Service name → its uid (the owner its EndpointSlice names). */
+  private readonly serviceUids = new Map<string, string>();
   private readonly sliceWrites = new Map<string, Promise<void>>();
   readonly restarts: RestartRecord[] = [];
   readonly statuses: StatusRecord[] = [];
@@ -366,6 +374,7 @@ export class ZoneSimulator extends EventEmitter {
   }
 
   async start(): Promise<void> {
+    await this.ensureServices();
     if (this.opts.vmagentEndpoint) await this.ensureVmagentEndpointSlice();
     for (const zone of Object.keys(this.opts.vmselectPods)) await this.writeVmselectSlice(zone);
     await this.writeVmauthSlice();
@@ -473,17 +482,56 @@ export class ZoneSimulator extends EventEmitter {
     this.record('VMAuth', vmauth, next);
   }
 
-  private endpointSliceBody(name: string, port: number, endpoints: Array<{ ip: string; ready: boolean; pod?: string }>): k8s.V1EndpointSlice {
+  /**
+   * The Services the operator creates for the vmagent, the VMAuth and each zone's vmselect
+   * (factory/build/service.go Service: PrefixedName(), port `http`, selector SelectorLabels()).
+   * Unlike the operator's, they have no owner: the simulator starts before the CRs exist.
+   */
+  private async ensureServices(): Promise<void> {
+    const services: Array<[component: string, instance: string, port: number]> = Object.keys(this.opts.vmselectPods).map((zone) => ['vmselect', zone, VMSELECT_POD_PORT]);
+    services.push(['vmauth', this.opts.vmauthName ?? 'vmauth', VMAUTH_POD_PORT]);
+    if (this.opts.vmagentEndpoint) services.push(['vmagent', this.opts.vmagentEndpoint.vmagentName, this.opts.vmagentEndpoint.port]);
+    for (const [component, instance, port] of services) {
+      const name = `${component}-${instance}`;
+      const body: k8s.V1Service = {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace: this.opts.namespace },
+        spec: {
+          selector: { 'app.kubernetes.io/name': component, 'app.kubernetes.io/instance': instance, 'app.kubernetes.io/component': 'monitoring', 'managed-by': 'vm-operator' },
+          ports: [{ name: 'http', port, protocol: 'TCP' }],
+        },
+      };
+      let svc: k8s.V1Service;
+      try {
+        svc = await this.core.createNamespacedService({ namespace: this.opts.namespace, body });
+      } catch (err) {
+        if (httpCode(err) !== 409) throw err;
+        svc = await this.core.readNamespacedService({ name, namespace: this.opts.namespace });
+      }
+      this.serviceUids.set(name, svc.metadata!.uid!);
+    }
+  }
+
+  /** EndpointSlice `name` of Service `name`, as the EndpointSlice controller writes it. */
+  private endpointSliceBody(name: string, port: number, endpoints: Array<{ ip: string; ready: boolean; pod: string }>): k8s.V1EndpointSlice {
+    const uid = this.serviceUids.get(name);
+    if (!uid) throw new Error(`zone simulator: no Service ${name} for its EndpointSlice`);
     return {
       apiVersion: 'discovery.k8s.io/v1',
       kind: 'EndpointSlice',
-      metadata: { name, namespace: this.opts.namespace, labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'zone-simulator' } },
+      metadata: {
+        name,
+        namespace: this.opts.namespace,
+        labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid, controller: true, blockOwnerDeletion: true }],
+      },
       addressType: 'IPv4',
       ports: [{ name: 'http', port, protocol: 'TCP' }],
       endpoints: endpoints.map((e) => ({
         addresses: [e.ip],
         conditions: { ready: e.ready, serving: e.ready, terminating: false },
-        ...(e.pod ? { targetRef: { kind: 'Pod', name: e.pod, namespace: this.opts.namespace } } : {}),
+        targetRef: { kind: 'Pod', name: e.pod, namespace: this.opts.namespace },
       })),
     };
   }
@@ -510,7 +558,7 @@ export class ZoneSimulator extends EventEmitter {
 
   private async ensureVmagentEndpointSlice(): Promise<void> {
     const ep = this.opts.vmagentEndpoint!;
-    await this.putEndpointSlice(`vmagent-${ep.vmagentName}`, () => this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true }]));
+    await this.putEndpointSlice(`vmagent-${ep.vmagentName}`, () => this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true, pod: `vmagent-${ep.vmagentName}-0` }]));
   }
 
   /** EndpointSlice vmauth-<name>: one endpoint per vmauth pod, ready once it serves a config. */

@@ -19,6 +19,7 @@ describe('trigger config', () => {
       temporal: { address: 'localhost:7233', namespace: 'default', tls: undefined, apiKey: undefined },
       taskQueue: 'vmrollout',
       watchNamespaces: [],
+      policy: { createNamespaces: [], crossNamespaceTargetRefs: false },
       metricsPort: 9464,
       logLevel: 'info',
       relistIntervalMs: 300_000,
@@ -48,6 +49,8 @@ describe('trigger config', () => {
       RELIST_INTERVAL: '10m',
       WATCH_IDLE_TIMEOUT: '1m30s',
       FINALIZER_RECHECK_INTERVAL: '5s',
+      CREATE_NAMESPACES: 'monitoring,team-a',
+      ALLOW_CROSS_NAMESPACE_TARGET_REFS: 'true',
     });
     expect(cfg).toEqual({
       temporal: {
@@ -58,6 +61,7 @@ describe('trigger config', () => {
       },
       taskQueue: 'vmrollout-prod',
       watchNamespaces: ['monitoring', 'vm'],
+      policy: { createNamespaces: ['monitoring', 'team-a'], crossNamespaceTargetRefs: true },
       metricsPort: 0,
       logLevel: 'debug',
       relistIntervalMs: 600_000,
@@ -73,6 +77,8 @@ describe('trigger config', () => {
     [{ METRICS_PORT: '70000' }, 'METRICS_PORT: must be at most 65535'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL: must be one of trace, debug, info, warn, error'],
     [{ WATCH_NAMESPACES: 'ok,Not_A_Namespace' }, 'WATCH_NAMESPACES.1: each namespace must be a DNS-1123 label'],
+    [{ CREATE_NAMESPACES: 'ok,*' }, 'CREATE_NAMESPACES.1: each namespace must be a DNS-1123 label'],
+    [{ ALLOW_CROSS_NAMESPACE_TARGET_REFS: 'maybe' }, 'ALLOW_CROSS_NAMESPACE_TARGET_REFS: must be true or false'],
     [{ RELIST_INTERVAL: '5' }, 'RELIST_INTERVAL: "5" must be a duration'],
     [{ WATCH_IDLE_TIMEOUT: '10ms' }, 'WATCH_IDLE_TIMEOUT: "10ms" must be at least 1s'],
     [{ FINALIZER_RECHECK_INTERVAL: '500ms' }, 'FINALIZER_RECHECK_INTERVAL: "500ms" must be at least 1s'],

@@ -3,7 +3,8 @@ import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { mergeConditions } from '../../api/conditions';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
-import { adoptionCandidate, decide, hasFinalizer, specHash, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
+import { specHash } from '../../api/spec-hash';
+import { adoptionCandidate, decide, hasFinalizer, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
 import type { VmdcObject } from '../../trigger/vmdc-object';
 import { spec, UID, validator } from './trigger-helpers';
 

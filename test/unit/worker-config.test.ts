@@ -26,6 +26,7 @@ describe('worker loadConfig', () => {
     expect(loadConfig({})).toEqual({
       temporal: { address: 'localhost:7233', namespace: 'default', tls: undefined, apiKey: undefined },
       taskQueue: DEFAULT_TASK_QUEUE,
+      policy: { createNamespaces: [], crossNamespaceTargetRefs: false },
       kubeconfig: undefined,
       metrics: { host: '0.0.0.0', port: 9090, sdkBindAddress: '127.0.0.1:9091' },
       logLevel: 'info',
@@ -70,6 +71,7 @@ describe('worker loadConfig', () => {
         apiKey: 'secret-key',
       },
       taskQueue: 'q',
+      policy: { createNamespaces: [], crossNamespaceTargetRefs: false },
       kubeconfig: kc,
       metrics: { host: '127.0.0.1', port: 0, sdkBindAddress: undefined },
       logLevel: 'debug',

@@ -119,7 +119,7 @@ test('spec.paused at start: Paused before acting; resume runs the rollout', asyn
     const h = await r.start(inputOf({ paused: true }));
     const p = await r.progressUntil(h, (p) => p.phase === 'Paused');
     expect(p.zonesOutOfRotation).toEqual([]);
-    expect(fake.calls).toEqual(['takeOverObject:g1', 'readRecords', 'writeStatus:Paused']);
+    expect(fake.calls).toEqual(['verifyInput:g1', 'takeOverObject:g1', 'readRecords', 'writeStatus:Paused']);
     await h.signal('resume');
     expect((await h.result()).phase).toBe('Succeeded');
     expect(r.breaches(true)).toEqual([]);

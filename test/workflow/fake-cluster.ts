@@ -7,7 +7,7 @@ import { SIGNAL_SUPERSEDE, parseWorkflowId } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import { recordKey, recordsOf, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
 import { recordedZones, type RecordedRoute } from '../../kube/route-records';
-import type { ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
+import type { InputVerdict, ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
@@ -69,6 +69,8 @@ export class FakeCluster {
   client?: Client;
   /** The object's current metadata.generation (status writes for other generations are refused). */
   objectGeneration = 1;
+  /** What verifyInput answers (the real decision is activities/verify-input.ts, tested on a real API server). */
+  inputVerdict: InputVerdict = { verdict: 'ok' };
   /** Workflows that took over, by generation (for supersede). */
   private readonly owners: string[] = [];
   private seq = 0;
@@ -167,6 +169,10 @@ export class FakeCluster {
   // ---- RolloutActivities -------------------------------------------------------------------------
   activities(): RolloutActivities {
     return {
+      verifyInput: async ({ object }) => {
+        await this.enter(`verifyInput:g${object.generation}`);
+        return this.inputVerdict;
+      },
       takeOverObject: async ({ object, ownWorkflowId, previousWorkflowIds }) => {
         await this.enter(`takeOverObject:g${object.generation}`);
         if (object.generation < this.objectGeneration) {

@@ -1,11 +1,13 @@
 // Replays the recorded histories of test/fixtures/histories/*.json against the current workflow
 // code: any non-determinism fails. Regenerate them with
 //   RECORD_HISTORIES=1 npx jest --selectProjects workflow   (adds the newest version's histories; see maybeRecord)
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { Worker } from '@temporalio/worker';
-import { createEnv, HISTORY_VERSION, workflowBundle } from './setup';
+import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH, parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
+import { createEnv, HISTORY_VERSION } from './setup';
 
 jest.setTimeout(120_000);
 const DIR = path.resolve(__dirname, '..', 'fixtures', 'histories');
@@ -43,7 +45,12 @@ test('every recorded history replays deterministically', async () => {
   }));
   const failures: string[] = [];
   let n = 0;
-  for await (const r of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
+  // As the image's worker runs them: the bundle of scripts/bundle-workflows.ts (with the failure
+  // converter) and the payload codec, through which these histories, recorded before payloads were
+  // encrypted, pass unchanged.
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), failureConverterPath: FAILURE_CONVERTER_PATH, logger: new DefaultLogger('WARN') });
+  const dataConverter = payloadDataConverter(parsePayloadKeys(`replay:${randomBytes(32).toString('base64')}`));
+  for await (const r of Worker.runReplayHistories({ workflowBundle, dataConverter }, histories)) {
     n++;
     if (r.error) failures.push(`${r.workflowId}: ${r.error.name}: ${r.error.message}`);
   }

@@ -2,7 +2,8 @@
 // Every scenario ends with the invariant checker over the recorded action log.
 import type { Progress } from '../../workflows/state';
 import { WorkflowFailedError } from '@temporalio/client';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { FailureType } from '../../workflows/failures';
 import { planZoneOrder, shuffleSeed } from '../../workflows/plan';
 import {
   NEW_VERSION,
@@ -257,9 +258,40 @@ test('stale generation: takeOver says stale, nothing is touched', async () => {
     const res = await h.result();
     await maybeRecord('stale-generation', h);
     expect(res.phase).toBe('Superseded');
-    expect(fake.calls).toEqual(['takeOverObject:g1']);
+    expect(fake.calls).toEqual(['verifyInput:g1', 'takeOverObject:g1']);
     expect(fake.statuses).toEqual([]);
     expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('refused input (it does not describe its object): the workflow fails InputRefused having called nothing else', async () => {
+  const fake = makeFake();
+  fake.inputVerdict = { verdict: 'refused', message: 'workflow input refused, nothing done: the spec differs' };
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ generation: 1 }));
+    const err = await h.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = (err as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(FailureType.InputRefused);
+    expect((cause as ApplicationFailure).message).toContain('the spec differs');
+    expect(fake.calls).toEqual(['verifyInput:g1']);
+    expect(fake.statuses).toEqual([]);
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+  });
+});
+
+test('outdated input (the object asks for another rollout now): Superseded, nothing done', async () => {
+  const fake = makeFake();
+  fake.inputVerdict = { verdict: 'stale', generation: 2, message: 'at generation 2; nothing done' };
+  await withWorker(env(), fake, async (r) => {
+    const res = await (await r.start(inputOf({ generation: 1 }))).result();
+    expect(res).toMatchObject({ phase: 'Superseded', message: 'at generation 2; nothing done' });
+    expect(fake.calls).toEqual(['verifyInput:g1']);
+    expect(fake.statuses).toEqual([]);
   });
 });
 

@@ -41,20 +41,134 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- end -}}
 
-{{- define "vmrollout.tlsVolume" -}}
-{{- if .Values.temporal.tlsSecret }}
+{{/* The volumes of both pods: a writable /tmp (the root filesystem is read-only) and the Temporal TLS Secret. */}}
+{{- define "vmrollout.volumes" -}}
 volumes:
+  - name: tmp
+    emptyDir:
+      sizeLimit: 64Mi
+{{- if .Values.temporal.tlsSecret }}
   - name: temporal-tls
     secret:
       secretName: {{ .Values.temporal.tlsSecret }}
 {{- end }}
 {{- end -}}
 
-{{- define "vmrollout.tlsMount" -}}
-{{- if .Values.temporal.tlsSecret }}
+{{- define "vmrollout.volumeMounts" -}}
 volumeMounts:
+  - name: tmp
+    mountPath: /tmp
+{{- if .Values.temporal.tlsSecret }}
   - name: temporal-tls
     mountPath: /etc/temporal-tls
     readOnly: true
+{{- end }}
+{{- end -}}
+
+{{/* ServiceAccount of a component ("worker" or "trigger"): <fullname>-<component>. */}}
+{{- define "vmrollout.serviceAccountName" -}}
+{{- printf "%s-%s" (include "vmrollout.fullname" .root) .component -}}
+{{- end -}}
+
+{{- define "vmrollout.dns1123Label" -}}^[a-z0-9]([-a-z0-9]*[a-z0-9])?${{- end -}}
+
+{{/*
+The Kubernetes API requests each process makes, as RBAC rules, in the namespaces it works in (every
+namespace, or each of watchNamespaces). Derived from the code; keep in step with it:
+
+trigger (trigger/kube.ts, trigger/watch.ts, kube/status-writer.ts, kube/route-records.ts):
+  vmdistributedclusters get (status writer and finalizer read, orphan sweep), list + watch
+  (informer), patch (its finalizer: a merge patch of metadata.finalizers);
+  vmdistributedclusters/status patch (merge patch; the read before it is a get of the object);
+  events create (core/v1 createNamespacedEvent);
+  vmclusters, vmauths, vmusers, vmagents list + watch (drift informers; the route records list
+  every VMAuth and VMUser of a namespace).
+worker (activities/*.ts, kube/status-writer.ts, kube/route-records.ts):
+  vmdistributedclusters get (the status writer reads the object by name before each patch);
+  vmdistributedclusters/status patch;
+  vmclusters, vmauths, vmusers, vmagents get + patch (reads, server-side apply, route merge patches);
+  vmauths, vmusers list (readRecords and a zone's restore list the route records of the namespace);
+  endpointslices list (the pods behind the vmagent, vmauth and vmselect services).
+Granted separately: create of VM objects (createNamespaces), the VMAuth config Secrets (vmauths)
+and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in one namespace.
+*/}}
+{{- define "vmrollout.rules.trigger" -}}
+- apiGroups: ["vmrollout.io"]
+  resources: ["vmdistributedclusters"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["vmrollout.io"]
+  resources: ["vmdistributedclusters/status"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
+- apiGroups: ["operator.victoriametrics.com"]
+  resources: ["vmclusters", "vmauths", "vmusers", "vmagents"]
+  verbs: ["list", "watch"]
+{{- end -}}
+
+{{- define "vmrollout.rules.worker" -}}
+- apiGroups: ["vmrollout.io"]
+  resources: ["vmdistributedclusters"]
+  verbs: ["get"]
+- apiGroups: ["vmrollout.io"]
+  resources: ["vmdistributedclusters/status"]
+  verbs: ["patch"]
+- apiGroups: ["operator.victoriametrics.com"]
+  resources: ["vmclusters", "vmagents"]
+  verbs: ["get", "patch"]
+- apiGroups: ["operator.victoriametrics.com"]
+  resources: ["vmauths", "vmusers"]
+  verbs: ["get", "list", "patch"]
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list"]
+{{- end -}}
+
+{{/*
+The config Secrets the worker may read, by namespace: {namespace: [vmauth-config-<name>, ...]},
+from .Values.vmauths (<namespace>/<name>). Fails rendering on anything else. Returned as JSON.
+*/}}
+{{- define "vmrollout.vmauthSecrets" -}}
+{{- $byNs := dict }}
+{{- $label := include "vmrollout.dns1123Label" . }}
+{{- range $ref := .Values.vmauths }}
+{{- $parts := splitList "/" (toString $ref) }}
+{{- if or (ne (len $parts) 2) (not (regexMatch $label (index $parts 0))) (not (regexMatch "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" (index $parts 1))) }}
+{{- fail (printf "vmauths: %q must be <namespace>/<name> (the VMAuth's namespace and name: the worker may read its config Secret vmauth-config-<name> in that namespace only)" (toString $ref)) }}
+{{- end }}
+{{- $ns := index $parts 0 }}
+{{- $names := list }}
+{{- if hasKey $byNs $ns }}{{ $names = get $byNs $ns }}{{ end }}
+{{- $_ := set $byNs $ns (append $names (printf "vmauth-config-%s" (index $parts 1)) | uniq) }}
+{{- end }}
+{{- toJson $byNs }}
+{{- end -}}
+
+{{/* Checks the values RBAC depends on; fails rendering with a clear message. */}}
+{{- define "vmrollout.validate" -}}
+{{- $label := include "vmrollout.dns1123Label" . }}
+{{- range $key := list "watchNamespaces" "createNamespaces" }}
+{{- range $ns := index $.Values $key }}
+{{- if not (regexMatch $label (toString $ns)) }}
+{{- fail (printf "%s: %q is not a namespace name (DNS-1123 label)" $key (toString $ns)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if not (kindIs "bool" .Values.allowCrossNamespaceTargetRefs) }}
+{{- fail (printf "allowCrossNamespaceTargetRefs: must be true or false, not %q" (toString .Values.allowCrossNamespaceTargetRefs)) }}
+{{- end }}
+{{- with .Values.watchNamespaces }}
+{{- $watched := . }}
+{{- range $ns := $.Values.createNamespaces }}
+{{- if not (has $ns $watched) }}
+{{- fail (printf "createNamespaces: %q is not in watchNamespaces (vmrollout never acts there)" $ns) }}
+{{- end }}
+{{- end }}
+{{- range $ns, $_ := include "vmrollout.vmauthSecrets" $ | fromJson }}
+{{- if not (has $ns $watched) }}
+{{- fail (printf "vmauths: namespace %q is not in watchNamespaces (vmrollout never acts there)" $ns) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end -}}
