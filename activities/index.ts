@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { UnreadableRecordsError } from '../api/route-records';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import { refusedForGood } from '../kube/errors';
-import type { QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
+import type { InputVerdict, QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
 import { activityLog, activityPollContext } from './activity-context';
@@ -101,14 +101,13 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const activities: RolloutActivities = {
     async verifyInput(input) {
       const { namespace, name } = input.object;
-      let live;
+      let v: InputVerdict;
       try {
-        live = await vmdcStatus.get(namespace, name);
+        v = decideInput(input, Context.current().info.workflowExecution?.workflowId ?? '', await vmdcStatus.get(namespace, name), policy);
       } catch (err) {
         if (!refusedForGood(err)) throw err;
-        throw nonRetryable(FailureType.InputRefused, `cannot read ${namespace}/${name} to check the workflow input: ${describeError(err)}`);
+        v = { verdict: 'refused', message: `workflow input refused, nothing done: cannot read ${namespace}/${name} to check it: ${describeError(err)}` };
       }
-      const v = decideInput(input, Context.current().info.workflowExecution?.workflowId ?? '', live, policy);
       if (v.verdict !== 'ok') activityLog('warn', v.message, { namespace, name, generation: input.object.generation });
       return v;
     },

@@ -110,19 +110,19 @@ export class EncryptionCodec implements PayloadCodec {
     const key = this.keys.byId.get(id);
     if (!key) {
       throw new Error(
-        `payload encrypted with key id ${JSON.stringify(id)}, which is not in the payload keys file (ids ${[...this.keys.byId.keys()].join(', ')}): ` +
+        `payload encrypted with key id ${JSON.stringify(id)}, which is not in TEMPORAL_PAYLOAD_KEYS_FILE (ids ${[...this.keys.byId.keys()].join(', ')}): ` +
           'keep an old key in the file as long as histories encrypted with it are read',
       );
     }
     const data = Buffer.from(payload.data ?? []);
-    if (data.length < IV_BYTES + TAG_BYTES) throw new Error(`payload encrypted with key id "${id}" is truncated`);
+    if (data.length < IV_BYTES + TAG_BYTES) throw new Error(`payload encrypted with key id ${JSON.stringify(id)} is truncated`);
     const decipher = crypto.createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
     decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
     let plain: Buffer;
     try {
       plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new Error(`payload encrypted with key id "${id}" failed authentication: it was altered, or that id names a different key than it was encrypted with`);
+      throw new Error(`payload encrypted with key id ${JSON.stringify(id)} failed authentication: it was altered, or that id names a different key than it was encrypted with`);
     }
     return temporal.api.common.v1.Payload.decode(plain);
   }

@@ -71,6 +71,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
   const activities = createActivities({
     kubeConfig,
     temporalClient,
+    policy: config.policy,
     metrics,
     fetch: opts.fetch,
     vmagentAuth: config.vmagentAuth,

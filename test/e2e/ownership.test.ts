@@ -17,6 +17,13 @@
  *     deleting it deletes what it owns (the API server's garbage collector) and keeps the references.
  */
 import * as k8s from '@kubernetes/client-node';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, type Payload } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { SA_NAME, WORKFLOW_TYPE, workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
+import { validateSpec } from '../../api/schema';
+import { EncryptionCodec } from '../../process/payload-codec';
+import { FailureType } from '../../workflows/failures';
 import { APPLIED_ANNOTATION, readAppliedRecord } from '../../kube/applied-fields';
 import { isNotFound } from '../../kube/errors';
 import type { VMDistributedClusterStatus } from '../../api/types';
@@ -39,11 +46,14 @@ jest.setTimeout(10 * 60_000);
 
 const NS = 'default';
 const ZONES = ['vm-az-a', 'vm-az-b'];
-const TOKENS = ['token-az-a', 'token-az-b'];
+/** The VMUsers' bearer tokens: secrets of the spec (no log, Event, status or history may show them). */
+const TOKENS = ['e2e-secret-token-az-a', 'e2e-secret-token-az-b'];
 const V1 = 'v1.150.0-cluster';
 const V2 = 'v1.151.0-cluster';
 const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '2m' };
 const PATHS = ['/select/.+/prometheus/api/v1/query.*'];
+
+const TASK_QUEUE = 'vmrollout-e2e-ownership';
 
 let cp: ControlPlane;
 let kc: k8s.KubeConfig;
@@ -53,7 +63,7 @@ const log = (m: string) => {
 };
 
 beforeAll(async () => {
-  cp = await startControlPlane({ namespace: NS, clusters: ZONES, zoneDowntimeMs: 1000, garbageCollector: true, taskQueue: 'vmrollout-e2e-ownership', log });
+  cp = await startControlPlane({ namespace: NS, clusters: ZONES, zoneDowntimeMs: 1000, garbageCollector: true, taskQueue: TASK_QUEUE, log });
   kc = cp.kc;
 }, 6 * 60_000);
 
@@ -138,6 +148,25 @@ async function vmObjects(): Promise<string[]> {
     out.push(...list.items.map((o) => `${kind}/${o.metadata.name}`));
   }
   return out.sort();
+}
+
+/** What a write would change: every VM object's and the VMDistributedClusters' metadata, spec and status. */
+async function snapshot(): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  for (const kind of ['VMCluster', 'VMUser', 'VMAgent', 'VMAuth', 'VMDistributedCluster']) {
+    const list = (await api().listNamespacedCustomObject({ ...resourceOf(kind), namespace: NS })) as { items: KubeObject[] };
+    for (const o of list.items) {
+      const { resourceVersion: _rv, managedFields: _mf, ...metadata } = o.metadata as KubeObject['metadata'] & { managedFields?: unknown };
+      out[`${kind}/${o.metadata.name}`] = { metadata, spec: o.spec, status: o.status };
+    }
+  }
+  return out;
+}
+
+/** `text` followed by the UTF-8 of every base64 string in it (history JSON carries payloads as base64). */
+function withBase64Decoded(text: string): string {
+  const decoded = [...text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)].map((m) => Buffer.from(m[1]!, 'base64').toString('utf8'));
+  return [text, ...decoded].join('\n');
 }
 
 /**
@@ -225,6 +254,73 @@ describe('greenfield: full specs on an empty namespace', () => {
     } finally {
       await traffic.stop();
     }
+  });
+
+  it('a workflow started by hand with a forged input does nothing and fails saying why', async () => {
+    const live = await getObject(kc, 'VMDistributedCluster', NS, OWN);
+    const object = { namespace: NS, name: OWN, uid: live.metadata.uid!, generation: live.metadata.generation! };
+    const before = await snapshot();
+    const evil = vmdcSpec(fullShape('v0.0.1-evil', {}, { image: { repository: 'evil/agent' } }));
+    const normalized = (raw: unknown) => {
+      const v = validateSpec(raw);
+      if (!v.success) throw new Error(JSON.stringify(v.issues));
+      return v.spec;
+    };
+    const forgeries: Array<{ what: string; workflowId: string; input: RolloutInput; reason: RegExp }> = [
+      // the id the trigger gives this generation (its workflow has closed: the id is free again)
+      { what: 'another spec', workflowId: workflowIdFor(object), input: { object, spec: normalized(evil), previousWorkflowIds: [] }, reason: /the spec differs/ },
+      {
+        what: 'another namespace',
+        workflowId: workflowIdFor({ ...object, namespace: 'kube-system' }),
+        input: { object: { ...object, namespace: 'kube-system' }, spec: normalized(evil), previousWorkflowIds: [] },
+        reason: /cannot read kube-system\/greenfield|createNamespaces/,
+      },
+      {
+        what: 'a previous workflow of another object (it would be superseded)',
+        workflowId: workflowIdFor(object),
+        input: { object, spec: normalized(live.spec), previousWorkflowIds: [workflowIdFor({ ...object, name: 'someone-else' })] },
+        reason: /is not a rollout of default\/greenfield/,
+      },
+      { what: 'an id of its own choosing', workflowId: 'my-rollout', input: { object, spec: normalized(live.spec), previousWorkflowIds: [] }, reason: /is not the id of default\/greenfield/ },
+    ];
+    for (const f of forgeries) {
+      const h = await cp.client.workflow.start(WORKFLOW_TYPE, { taskQueue: TASK_QUEUE, workflowId: f.workflowId, args: [f.input] });
+      const err = await h.result().then(() => undefined, (e: unknown) => e);
+      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+      expect([f.what, cause instanceof ApplicationFailure ? cause.type : String(err)]).toEqual([f.what, FailureType.InputRefused]);
+      expect([f.what, (cause as ApplicationFailure).message]).toEqual([f.what, expect.stringMatching(f.reason)]);
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('no fixture secret in Temporal history (payloads encrypted), logs, Events or status', async () => {
+    const found = (haystack: string) => TOKENS.filter((t) => haystack.includes(t));
+    const raw = cp.temporal.client; // no codec: what the server stores and the Web UI shows without the codec server
+    let histories = '';
+    let startInputs: Payload[] = [];
+    for await (const wf of cp.client.workflow.list({ query: `${SA_NAME.name} = '${OWN}'` })) {
+      const history = await raw.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      histories += withBase64Decoded(historyToJSON(history));
+      startInputs.push(...(history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? []));
+    }
+    expect(startInputs.length).toBeGreaterThanOrEqual(2);
+    expect(found(histories)).toEqual([]);
+    // Negative control: the same search over the decrypted inputs finds both tokens.
+    const decrypted = await new EncryptionCodec(cp.payloadKeys).decode(startInputs);
+    expect(found(withBase64Decoded(JSON.stringify(decrypted.map((p) => ({ ...p, data: Buffer.from(p.data ?? []).toString('base64') })))))).toEqual(TOKENS);
+    startInputs = [];
+
+    const logs = cp.logs.join('\n');
+    expect(logs).toContain(OWN); // the logs do talk about this object
+    expect(found(logs)).toEqual([]);
+    const events = await kc.makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace: NS });
+    expect(events.items.length).toBeGreaterThan(0);
+    expect(found(JSON.stringify(events.items))).toEqual([]);
+    const status = (await getObject(kc, 'VMDistributedCluster', NS, OWN)).status;
+    expect(status).toMatchObject({ phase: 'Succeeded' });
+    expect(found(JSON.stringify(status))).toEqual([]);
+    // ...while the VMUsers (the operator's objects) do carry them: the fixture really has these secrets.
+    expect(found(JSON.stringify(await getObject(kc, 'VMUser', NS, 'reads-az-a')))).toEqual([TOKENS[0]]);
   });
 
   it('a key removed from a full spec disappears; retainOnDelete drops the ownerReferences; deleting it leaves everything', async () => {

@@ -102,7 +102,7 @@ async function editSpec(change: { clusterVersion?: string; overlays?: Record<str
 }
 
 const wid = (generation: number) => workflowIdFor({ namespace: NS, name: VMDC, uid, generation });
-const handle = (id: string) => s.temporal.client.workflow.getHandle(id);
+const handle = (id: string) => s.client.workflow.getHandle(id);
 const progress = (id: string) => handle(id).query<Progress>(QUERY_PROGRESS);
 
 async function vmdcStatus(): Promise<VMDistributedClusterStatus> {

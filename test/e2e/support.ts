@@ -4,10 +4,13 @@
  * VMDistributedCluster, and the continuous writer/reader that prove "no failed and no stale read".
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
+import { inspect } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { parseAllDocuments } from 'yaml';
@@ -16,12 +19,15 @@ import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../ap
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { startTrigger, type TriggerHandle } from '../../trigger/main';
 import type { TrustPolicy } from '../../api/trust-policy';
+import { parsePayloadKeys, payloadDataConverter, type PayloadKeys } from '../../process/payload-codec';
+import { createLogger } from '../../trigger/log';
+import { startTrigger, type TriggerHandle } from '../../trigger/main';
+import { installChartIdentities } from '../harness/chart-identities';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
+import { onRuntimeLog, startTemporalDevEnv } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
 import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../simulator/environment';
 import type { RenderedConfigRecord } from '../simulator/simulator';
@@ -437,6 +443,9 @@ export type ZoneProbe = ReturnType<typeof startZoneProbe>;
 // real worker and trigger, read/write traffic and the per-zone probe)
 
 /** The VMClusters and the VMUsers' bearer tokens of the demo manifests (examples/demo/). */
+/** Where the e2e installs the chart's ServiceAccounts and roles. */
+export const CHART_RELEASE_NAMESPACE = 'vmrollout-system';
+
 export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
 export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 
@@ -480,6 +489,12 @@ export interface E2EStack {
   kube: KubeCluster;
   kc: k8s.KubeConfig;
   temporal: TestWorkflowEnvironment;
+  /** The client of the worker and the trigger: it encrypts and decrypts payloads (temporal.client does not). */
+  client: Client;
+  /** The payload keys of this run. */
+  payloadKeys: PayloadKeys;
+  /** Every log line of the worker (SDK Runtime, INFO and up) and of the trigger (debug and up), in order. */
+  logs: string[];
   vm: VmEnvironment;
   worker: Worker;
   trigger: TriggerHandle;
@@ -519,7 +534,7 @@ export type ControlPlaneOptions = Pick<
   garbageCollector?: boolean;
 };
 
-export type ControlPlane = Pick<E2EStack, 'kube' | 'kc' | 'temporal' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'stop'>;
+export type ControlPlane = Pick<E2EStack, 'kube' | 'kc' | 'temporal' | 'client' | 'payloadKeys' | 'logs' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'stop'>;
 
 /**
  * kube-apiserver + CRDs (and with `garbageCollector` its garbage collector), Temporal dev server, the
@@ -545,7 +560,21 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
     // The garbage collector discovers resources every 30 s: restarted, it watches the new CRDs at once.
     await kube.controllerManager?.restart();
+    // The worker and the trigger run as the chart's ServiceAccounts, with the rights the chart gives
+    // them for this namespace (the test itself, and the zone simulator playing the VM operator, stay admin).
+    const identities = await installChartIdentities(kc, {
+      releaseNamespace: CHART_RELEASE_NAMESPACE,
+      values: [`watchNamespaces={${opts.namespace}}`, `createNamespaces={${opts.namespace}}`, `vmauths={${opts.namespace}/vm-global}`],
+    });
     const temporal = (parts.temporal = await startTemporalDevEnv());
+    // Every log line of the worker (the SDK Runtime's: worker, workflow, activity logs) and the trigger.
+    const logs: string[] = (parts.logs = []);
+    const stopRuntimeLog = onRuntimeLog((e) => logs.push(`${e.level} ${e.message} ${inspect(e.meta, { depth: 8, breakLength: Infinity })}`));
+    before.push(async () => void stopRuntimeLog());
+    // Payloads encrypted as in production (a fresh key per run): history holds no spec in plaintext.
+    const payloadKeys = (parts.payloadKeys = parsePayloadKeys(`e2e:${randomBytes(32).toString('base64')}\n`));
+    const dataConverter = payloadDataConverter(payloadKeys);
+    const client = (parts.client = new Client({ connection: temporal.connection, namespace: temporal.namespace ?? 'default', dataConverter }));
     parts.vm = await startVmEnvironment({
       kubeConfig: kc,
       namespace: opts.namespace,
@@ -570,12 +599,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       namespace: temporal.namespace ?? 'default',
       taskQueue,
       workflowsPath: require.resolve('../../workflows'),
+      dataConverter,
       // EndpointSlices carry TEST-NET-2 pod addresses (the API server refuses loopback endpoints);
       // podNetworkFetch maps them to 127.0.0.1, where the real vmagent, vmauth pods (and their
       // config-reloaders) and vmselect fronts listen.
       activities: createActivities({
-        kubeConfig: kc,
-        temporalClient: temporal.client,
+        kubeConfig: identities.worker,
+        temporalClient: client,
         policy,
         fetch: podNetworkFetch,
         get confirmSwitchInPods() {
@@ -600,12 +630,20 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         watchNamespaces: [opts.namespace],
         policy,
         metricsPort: 0,
-        logLevel: 'warn',
+        logLevel: 'debug',
         relistIntervalMs: 60_000,
         watchIdleTimeoutMs: 60_000,
         ...(opts.finalizerRecheckIntervalMs !== undefined ? { finalizerRecheckIntervalMs: opts.finalizerRecheckIntervalMs } : {}),
       },
-      { kubeConfig: kc, temporalClient: temporal.client, serveMetrics: false },
+      {
+        kubeConfig: identities.trigger,
+        temporalClient: client,
+        serveMetrics: false,
+        log: createLogger('debug', (line) => {
+          logs.push(line);
+          if (/"level":"(warn|error)"/.test(line)) process.stdout.write(`${line}\n`);
+        }),
+      },
     ));
     await trigger.synced;
     return Object.assign(parts as ControlPlane, { kc, stop, onStop: (f: () => Promise<void>) => void before.push(f) });

@@ -7,7 +7,7 @@ import { SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import type { SearchAttributeKey } from '@temporalio/common/lib/search-attributes';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 import { freePort } from './ports';
 import { childPidsMatching, guardPid, harnessTempDir, startProcess, type ManagedProcess } from './processes';
 import { toolPath } from './tools';
@@ -18,15 +18,31 @@ export function searchAttributeFlags(keys: SearchAttributeKey<SearchAttributeTyp
 }
 
 let runtimeInstalled = false;
+/** Receivers of every SDK Runtime log entry (worker, workflow and activity logs) at INFO and above. */
+const runtimeLogSinks = new Set<(entry: LogEntry) => void>();
+
+/** Calls `sink` with every Runtime log entry of this test file (INFO and above) until the returned function is called. */
+export function onRuntimeLog(sink: (entry: LogEntry) => void): () => void {
+  runtimeLogSinks.add(sink);
+  return () => runtimeLogSinks.delete(sink);
+}
+
 /**
  * Installs the SDK Runtime with a quieter logger (default WARN, or $VMROLLOUT_TEMPORAL_LOG_LEVEL)
- * so test output is not flooded with worker state changes. No-op if a Runtime already exists.
+ * so test output is not flooded with worker state changes; entries from INFO up still reach the
+ * onRuntimeLog sinks (e.g. a test that greps the logs). No-op if a Runtime already exists.
  */
 export function installQuietRuntime(level: LogLevel = (process.env.VMROLLOUT_TEMPORAL_LOG_LEVEL as LogLevel | undefined) ?? 'WARN'): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
+  const printed = new DefaultLogger(level);
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({
+      logger: new DefaultLogger('INFO', (entry) => {
+        for (const sink of runtimeLogSinks) sink(entry);
+        printed.log(entry.level, entry.message, entry.meta);
+      }),
+    });
   } catch {
     /* a Runtime was already instantiated by other code: keep it */
   }

@@ -139,10 +139,18 @@ describe('helm chart', () => {
   });
 
   test('TLS, API key and vmagent credentials values wire secrets into the pods, the credentials readable by name in the release namespace only', () => {
-    const objs = render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key', 'vmagentMetricsAuthSecret=vmagent-auth');
+    const objs = render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key', 'temporal.payloadKeysSecret=payload-keys', 'vmagentMetricsAuthSecret=vmagent-auth');
     const pod = deployment(objs, 'worker').spec!.template.spec!;
     expect(pod.volumes?.find((v) => v.name === 'temporal-tls')?.secret?.secretName).toBe('temporal-tls');
     const env = pod.containers[0]!.env!;
+    // both processes encrypt payloads with the same keys, mounted from the Secret
+    for (const component of ['worker', 'trigger'] as const) {
+      const spec = deployment(objs, component).spec!.template.spec!;
+      const keysFile = spec.containers[0]!.env!.find((e) => e.name === 'TEMPORAL_PAYLOAD_KEYS_FILE')?.value;
+      const mount = spec.containers[0]!.volumeMounts!.find((m) => m.name === 'payload-keys')!;
+      expect(keysFile).toBe(`${mount.mountPath}/keys`);
+      expect(spec.volumes?.find((v) => v.name === 'payload-keys')?.secret?.secretName).toBe('payload-keys');
+    }
     expect(env.find((e) => e.name === 'TEMPORAL_API_KEY')?.valueFrom?.secretKeyRef?.name).toBe('temporal-key');
     expect(env.find((e) => e.name === 'VMAGENT_METRICS_AUTH_SECRET')?.value).toBe(`${NAMESPACE}/vmagent-auth`);
     const secretRules = renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'));

@@ -78,7 +78,7 @@ describe('EncryptionCodec', () => {
     expect(text(fresh!.metadata?.[METADATA_KEY_ID])).toBe('k2');
     expect((await rotated.decode([old!, fresh!])).map((p) => defaultPayloadConverter.fromPayload(p))).toEqual(['written with k1', 'written with k2']);
     await expect(new EncryptionCodec(keysOf(`k2:${k2}`)).decode([old!])).rejects.toThrow(
-      'payload encrypted with key id "k1", which is not in the payload keys file (ids k2)',
+      'payload encrypted with key id "k1", which is not in TEMPORAL_PAYLOAD_KEYS_FILE (ids k2)',
     );
   });
 

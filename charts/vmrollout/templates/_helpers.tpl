@@ -24,6 +24,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.temporal.taskQueue | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
+{{- if .Values.temporal.payloadKeysSecret }}
+- name: TEMPORAL_PAYLOAD_KEYS_FILE
+  value: /etc/vmrollout-payload-keys/keys
+{{- end }}
 {{- if .Values.temporal.tlsSecret }}
 - name: TEMPORAL_TLS_CERT
   value: /etc/temporal-tls/tls.crt
@@ -52,12 +56,22 @@ volumes:
     secret:
       secretName: {{ .Values.temporal.tlsSecret }}
 {{- end }}
+{{- if .Values.temporal.payloadKeysSecret }}
+  - name: payload-keys
+    secret:
+      secretName: {{ .Values.temporal.payloadKeysSecret }}
+{{- end }}
 {{- end -}}
 
 {{- define "vmrollout.volumeMounts" -}}
 volumeMounts:
   - name: tmp
     mountPath: /tmp
+{{- if .Values.temporal.payloadKeysSecret }}
+  - name: payload-keys
+    mountPath: /etc/vmrollout-payload-keys
+    readOnly: true
+{{- end }}
 {{- if .Values.temporal.tlsSecret }}
   - name: temporal-tls
     mountPath: /etc/temporal-tls
