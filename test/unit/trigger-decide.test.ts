@@ -6,6 +6,7 @@ import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
 import { specHash } from '../../api/spec-hash';
 import { adoptionCandidate, decide, hasFinalizer, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
 import type { VmdcObject } from '../../trigger/vmdc-object';
+import { validatorFor } from '../../trigger/main';
 import { spec, UID, validator } from './trigger-helpers';
 
 
@@ -313,6 +314,15 @@ describe('decide', () => {
     expect(r.supersededWorkflowId).toBe(id(2)); // removed from status.workflow: it may no longer write
     expect(r.message).toContain('spec.zones');
     expect(r.issues.length).toBeGreaterThan(0);
+  });
+
+  it("a full spec in a namespace the trust policy does not enable → reportInvalid naming the field and the chart value; enabled → start", () => {
+    const full = spec({ vmagent: { name: 'vm-global', spec: { remoteWrite: [{ url: 'http://x:8480/insert/0/prometheus/api/v1/write' }] } } });
+    const strict = ctx({ validator: validatorFor({ createNamespaces: ['other'], crossNamespaceTargetRefs: false }) });
+    const refused = decide('add', obj(1, full), strict);
+    expect(refused).toEqual([expect.objectContaining({ type: 'reportInvalid', message: expect.stringMatching(/spec\.vmagent\.spec: .*createNamespaces/) })]);
+    const allowed = decide('add', obj(1, full), ctx({ validator: validatorFor({ createNamespaces: ['ns'], crossNamespaceTargetRefs: false }) }));
+    expect(allowed.map((a) => a.type)).toEqual(['start']);
   });
 
   it('invalid spec on a new object → reportInvalid only', () => {
