@@ -6,7 +6,7 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help bench tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
+.PHONY: help bench bench-queue-reading bench-rollout bench-trigger bench-scale tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
@@ -16,7 +16,9 @@ help:
 	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
 	@echo "make test-unit | test-workflow | test-integration | test-e2e  [ARGS=<pattern>]"
-	@echo "make typecheck | lint | crd | bench"
+	@echo "make typecheck | lint | crd"
+	@echo "make bench             every benchmark (JSON in .tmp/bench/, figures in docs/benchmarks.md); one: make bench-<name>"
+	@echo "                        (queue-reading, rollout, trigger, scale); BENCH_ARGS=--quick for short runs"
 
 tools:
 	scripts/install-tools.sh
@@ -60,5 +62,13 @@ demo: deps tools
 clean-results:
 	rm -rf $(RESULTS)
 
-bench: deps
-	@for f in bench/*.ts; do $(NPX) tsx $$f; done
+# Benchmarks print one JSON document each (also written to .tmp/bench/<name>.json); bench/*.ts are
+# pure, bench/stack/*.ts start the real stack (tools needed).
+BENCH_ARGS ?=
+bench: bench-queue-reading bench-rollout bench-trigger bench-scale
+
+bench-queue-reading: deps
+	@mkdir -p .tmp/bench && $(NPX) tsx bench/queue-reading.ts $(BENCH_ARGS) | tee .tmp/bench/queue-reading.json
+
+bench-rollout bench-trigger bench-scale: bench-%: deps tools
+	@$(NPX) tsx bench/stack/$*.ts $(BENCH_ARGS)

@@ -9,6 +9,7 @@ import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types'
 import { refusedForGood } from '../kube/errors';
 import type { InputVerdict, QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
+import { queueProgressMessage } from '../workflows/status';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
 import { activityLog, activityPollContext } from './activity-context';
 import { applyObject } from './apply-object';
@@ -98,6 +99,11 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     }
   };
 
+  const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }, fromRecords?: boolean) => {
+    const status = fromRecords ? await statusFromRecords(input.object, input.status) : input.status;
+    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer });
+  };
+
   const activities: RolloutActivities = {
     async verifyInput(input) {
       const { namespace, name } = input.object;
@@ -114,10 +120,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
 
-    async writeStatus({ fromRecords, ...input }) {
-      const status = fromRecords ? await statusFromRecords(input.object, input.status) : input.status;
-      return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer });
-    },
+    writeStatus: ({ fromRecords, ...input }) => writeStatusOf(input, fromRecords),
 
     async readObject(input) {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
@@ -141,7 +144,15 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     sampleQueue: (input) => sample(input),
 
-    watchQueue: (input) => watchQueue(activityPollContext(), sample, input),
+    watchQueue: ({ report, ...input }) =>
+      watchQueue(activityPollContext(), sample, input, Date.now, report && {
+        everyMs: report.everyMs,
+        // As the workflow would write it after a slice: its status with the zone's latest progress.
+        write: async (streak) => {
+          const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage(streak, input.queueDrainedForMs) } : z));
+          await writeStatusOf({ object: report.object, status: { ...report.status, zones } }, true);
+        },
+      }),
 
     waitCarriersReady: (input) => waitCarriersReady(kube, sample, activityPollContext(), input),
 

@@ -65,9 +65,11 @@ export async function watchQueue(
   sample: (target: QueueTarget) => Promise<QueueSample>,
   input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs?: number; from?: DrainHeartbeat },
   now: () => number = Date.now,
+  report?: { everyMs: number; write(streak: DrainHeartbeat): Promise<void> },
 ): Promise<QueueWatch> {
   const poll = Math.max(50, input.pollIntervalMs);
   const started = now();
+  let reported = started;
   let state = resumeStreak(ctx.heartbeatDetails() ?? input.from, started, poll);
   for (;;) {
     const s = await sample(input);
@@ -75,6 +77,10 @@ export async function watchQueue(
     ctx.heartbeat(state);
     const lasted = streakMs(state);
     if (state.emptySince && lasted >= input.queueDrainedForMs) return { streak: state, drained: true };
+    if (report && now() - reported >= report.everyMs) {
+      await report.write(state);
+      reported = now();
+    }
     // Sleep one poll interval, or just what the streak still needs when that is shorter.
     const wait = state.emptySince ? Math.min(poll, Math.max(50, input.queueDrainedForMs - lasted)) : poll;
     if (input.reportAfterMs !== undefined && now() + wait - started > input.reportAfterMs) return { streak: state, drained: false };

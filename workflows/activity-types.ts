@@ -114,6 +114,14 @@ export interface DrainHeartbeat {
 }
 
 /** Where a queue watch stands: the streak so far, and whether it lasted queueDrainedFor. */
+/** What the queue wait writes into the status while it waits: `status` with zone `zone`'s message replaced by the latest progress. */
+export interface QueueReport {
+  object: ObjectGeneration;
+  status: VMDistributedClusterStatus;
+  zone: string;
+  everyMs: number;
+}
+
 export interface QueueWatch {
   streak: DrainHeartbeat;
   drained: boolean;
@@ -238,10 +246,13 @@ export interface RolloutActivities {
   sampleQueue(input: QueueTarget): Promise<QueueSample>;
 
   /**
-   * waitQueueDrained in slices: returns when drained, or after about `reportAfterMs` with the streak
-   * so far, which the next call continues (`from`), so the status can show the latest sample.
+   * waitQueueDrained that shows its progress. With `report` (from the queue-heartbeats version on):
+   * to the end in this one activity, writing the latest sample into the zone's status message itself
+   * every `report.everyMs` (a long drain costs heartbeats, not history events). Without (older
+   * versions): in slices, returning after about `reportAfterMs` with the streak so far, which the
+   * next call continues (`from`), for the workflow to write the status.
    */
-  watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs: number; from?: DrainHeartbeat }): Promise<QueueWatch>;
+  watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs?: number; from?: DrainHeartbeat; report?: QueueReport }): Promise<QueueWatch>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;

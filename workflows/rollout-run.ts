@@ -2,7 +2,7 @@
 // the rollout shares (status writes, safe points, the read switch, failure holds). Workflow code:
 // only workflow APIs (the sandbox's Date is the deterministic workflow clock).
 import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
-import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
+import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase, Strategy, VMDistributedClusterStatus, WorkflowRef, ZoneSpec } from '../api/types';
 import type { VMKind } from '../api/constants';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
 import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
@@ -74,6 +74,11 @@ export class RolloutRun {
    * (activities/verify-input.ts): a forged or outdated input does nothing.
    */
   readonly verifiesInput: boolean;
+  /**
+   * From this version on, the queue wait runs whole in one heartbeating activity that writes its
+   * progress into the status itself: a long drain costs heartbeats, not history events.
+   */
+  readonly queueHeartbeats: boolean;
   /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
   routesDeferred: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
@@ -85,6 +90,7 @@ export class RolloutRun {
     this.realOperator = this.preflight && patched('real-operator');
     this.ssa = this.realOperator && patched('server-side-apply');
     this.verifiesInput = this.ssa && patched('verify-input');
+    this.queueHeartbeats = this.verifiesInput && patched('queue-heartbeats');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
@@ -146,10 +152,15 @@ export class RolloutRun {
    * rejects (an error that will not go away, e.g. an older CRD) is reported in the progress query
    * and the worker log, and tried again every pollInterval.
    */
+  /** The CR status as of now. */
+  status(): VMDistributedClusterStatus {
+    return buildStatus(this.state, this.object, this.workflow, this.now());
+  }
+
   async writeStatus(): Promise<{ written: boolean }> {
     for (;;) {
       try {
-        const r = await this.acts.status.writeStatus({ object: this.object, status: buildStatus(this.state, this.object, this.workflow, this.now()), fromRecords: this.records });
+        const r = await this.acts.status.writeStatus({ object: this.object, status: this.status(), fromRecords: this.records });
         this.state.statusError = undefined;
         return r;
       } catch (err) {

@@ -170,15 +170,27 @@ async function waitForQueue(c: ZoneContext): Promise<void> {
 /** How often the queue wait shows its latest sample in the status and the progress query. */
 const QUEUE_REPORT_INTERVAL_MS = 10_000;
 
-/** 5, reporting: the wait in slices, each ending with the latest sample written to the status; bounded by zoneTimeout. */
+const lastSample = (streak: DrainHeartbeat, zone: string) => ({ ...streak.last, zone, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) });
+
+/**
+ * 5, reporting: the latest sample shown in the status as the wait goes, bounded by zoneTimeout: by
+ * the activity itself (queue-heartbeats), or in slices, each ending with the workflow's status write.
+ */
 async function watchQueueLive({ run, z, zs }: ZoneContext): Promise<void> {
   const { st } = run;
+  if (run.queueHeartbeats) {
+    const report = { object: run.object, status: run.status(), zone: z.name, everyMs: QUEUE_REPORT_INTERVAL_MS };
+    const w = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, report });
+    run.state.lastQueueSample = lastSample(w.streak, z.name);
+    z.drainedConfirmed = true;
+    return;
+  }
   const deadline = Date.now() + st.zoneTimeoutMs;
   let from: DrainHeartbeat | undefined;
   for (;;) {
     const w = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, reportAfterMs: QUEUE_REPORT_INTERVAL_MS, ...(from ? { from } : {}) });
     from = w.streak;
-    run.state.lastQueueSample = { ...w.streak.last, zone: z.name, ...(w.streak.emptySince ? { emptySince: w.streak.emptySince } : {}) };
+    run.state.lastQueueSample = lastSample(w.streak, z.name);
     if (w.drained) break;
     z.message = queueProgressMessage(w.streak, st.queueDrainedForMs);
     await run.writeStatus();

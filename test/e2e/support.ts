@@ -159,6 +159,8 @@ export interface ReadRecord {
   status: number;
   /** age of the newest sample seen, ms (undefined when the read failed or was empty) */
   ageMs?: number;
+  /** how long the read took, request sent → answer read (or failed), ms */
+  latencyMs?: number;
   error?: string;
 }
 
@@ -245,15 +247,16 @@ export function startTraffic(opts: TrafficOptions) {
               headers: route.headers,
               timeoutMs: 3000,
             });
-            if (r.status !== 200) reads.push({ at, route: route.name, status: r.status, error: r.body.slice(0, 300) });
+            const latencyMs = Date.now() - at;
+            if (r.status !== 200) reads.push({ at, route: route.name, status: r.status, latencyMs, error: r.body.slice(0, 300) });
             else {
               const body = JSON.parse(r.body) as { data?: { result?: Array<{ value: [number, string] }> } };
               const v = body.data?.result?.[0]?.value?.[1];
-              if (v === undefined) reads.push({ at, route: route.name, status: 200, error: 'empty result' });
-              else reads.push({ at, route: route.name, status: 200, ageMs: at - Number(v) });
+              if (v === undefined) reads.push({ at, route: route.name, status: 200, latencyMs, error: 'empty result' });
+              else reads.push({ at, route: route.name, status: 200, latencyMs, ageMs: at - Number(v) });
             }
           } catch (err) {
-            reads.push({ at, route: route.name, status: 0, error: String(err) });
+            reads.push({ at, route: route.name, status: 0, latencyMs: Date.now() - at, error: String(err) });
           }
           await sleep(opts.readIntervalMs ?? 100);
         }

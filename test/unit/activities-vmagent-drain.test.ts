@@ -156,6 +156,22 @@ describe('watchQueue (the wait in reporting slices)', () => {
     expect(f.now()).toBe(T0 + 13_000);
   });
 
+  it('with a report: to the end in one call, the latest streak written every everyMs while not drained', async () => {
+    const f = fakeCtx();
+    // pending for 35 s, then drained for good
+    const sample = async () => sampleAt(f.now(), f.now() >= T0 + 35_000);
+    const written: Array<{ at: number; streak: DrainHeartbeat }> = [];
+    const w = await watchQueue(f.ctx, sample, target, f.now, { everyMs: 10_000, write: async (streak) => void written.push({ at: f.now() - T0, streak }) });
+    expect(w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 35_000) } });
+    expect(f.now()).toBe(T0 + 45_000);
+    // at 10, 20, 30 s (pending), and at 40 s (empty, the streak not long enough yet): never once drained
+    expect(written.map((x) => x.at)).toEqual([10_000, 20_000, 30_000, 40_000]);
+    expect(written.map((x) => x.streak.emptySince)).toEqual([undefined, undefined, undefined, iso(T0 + 35_000)]);
+    // Negative control: without a report, nothing is written and the call still goes to the end.
+    const g = fakeCtx();
+    expect(await watchQueue(g.ctx, async () => sampleAt(g.now(), g.now() >= T0 + 35_000), target, g.now)).toMatchObject({ drained: true });
+  });
+
   it('a carried streak too old to continue starts over', async () => {
     const f = fakeCtx();
     const stale: DrainHeartbeat = { last: sampleAt(T0 - 10 * 60_000, true), emptySince: iso(T0 - 11 * 60_000) };

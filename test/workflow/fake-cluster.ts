@@ -10,6 +10,7 @@ import { recordedZones, type RecordedRoute } from '../../kube/route-records';
 import type { InputVerdict, ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
+import { queueProgressMessage } from '../../workflows/status';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
 import { OPERATOR_RULES, applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
@@ -76,6 +77,14 @@ export class FakeCluster {
   private seq = 0;
 
   constructor(readonly namespace: string) {}
+
+  /** A status write as the API server would take it: only at the object's current generation. */
+  private recordStatus(object: ObjectGeneration, status: VMDistributedClusterStatus): { written: boolean } {
+    const written = object.generation === this.objectGeneration;
+    if (written) this.statuses.push(clone(status));
+    this.record({ type: 'status', written, status: clone(status) });
+    return { written };
+  }
 
   // ---- setup -------------------------------------------------------------------------------------
   addObject(kind: string, name: string, spec: JsonObject, generation = 1): void {
@@ -204,10 +213,7 @@ export class FakeCluster {
           this.rejectStatusWrites--;
           throw ApplicationFailure.nonRetryable('status rejected by the API server: HTTP 422: status.phase: Unsupported value', FailureType.StatusRejected);
         }
-        const written = object.generation === this.objectGeneration;
-        if (written) this.statuses.push(clone(status));
-        this.record({ type: 'status', written, status: clone(status) });
-        return { written };
+        return this.recordStatus(object, status);
       },
 
       readObject: async ({ kind, name }) => {
@@ -330,11 +336,19 @@ export class FakeCluster {
       // queue polls through Temporal's retries, as waitQueueDrained does here.
       watchQueue: async (t) => {
         await this.enter(`watchQueue:${t.vmclusterName}`);
-        const s = this.sample(t.vmclusterName, true);
-        if (!s.drained && s.unreadablePods > 0) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
-        if (!s.drained) return { streak: { last: s }, drained: false };
-        this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
-        return { streak: { last: s, emptySince: s.at }, drained: true };
+        for (;;) {
+          const s = this.sample(t.vmclusterName, true);
+          if (!s.drained && s.unreadablePods > 0) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
+          if (s.drained) {
+            this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
+            return { streak: { last: s, emptySince: s.at }, drained: true };
+          }
+          if (!t.report) return { streak: { last: s }, drained: false };
+          // The activity shows each sample in the zone's status itself (every report.everyMs in the real one).
+          const { report } = t;
+          const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage({ last: s }, t.queueDrainedForMs) } : z));
+          this.recordStatus(report.object, { ...report.status, zones });
+        }
       },
 
       waitCarriersReady: async ({ carriers }) => {

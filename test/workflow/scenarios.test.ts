@@ -224,8 +224,9 @@ test('a slow queue drains after a few polls: the zone waits, showing each sample
     const h = await r.start(inputOf());
     const res = await h.result();
     expect(res.phase).toBe('Succeeded');
-    expect(fake.calls.filter((c) => c === 'watchQueue:vm-az-a')).toHaveLength(4);
-    // Every not-drained slice reached the status before the next one started.
+    // One activity for the whole wait (a long drain costs heartbeats, not history events)...
+    expect(fake.calls.filter((c) => c === 'watchQueue:vm-az-a')).toHaveLength(1);
+    // ...which showed every not-drained sample in the status as it went.
     const live = fake.statuses.filter((s) => /waiting for the vmagent backlog .*4 KiB pending on 2\/2 vmagent pods \[vmagent-0 3072 B, vmagent-1 1024 B\]; not empty/.test(s.zones?.find((z) => z.name === 'az-a')?.message ?? ''));
     expect(live).toHaveLength(3);
     // The progress query keeps the last sample of the last zone, with its empty streak.

@@ -1,0 +1,818 @@
+// Rollout overhead, drain detection and query latency on the real e2e bed (issue 13, items 1, 2, 5).
+// Prints ONE JSON document on stdout (also written to .tmp/bench/rollout.json); compares ratios within
+// one run, never asserts timings. Progress goes to stderr.
+//
+// Run: npx tsx bench/stack/rollout.ts [--quick]
+//   --quick: a 30 s baseline and one rollout (3 zones); full: a 60 s baseline, then two rollouts
+//   (clusterVersion bumped twice), so the figures cover six zones.
+//
+// The bed is startE2EStack (test/e2e/support.ts): kube-apiserver, Temporal dev server, three real
+// VictoriaMetrics zones, vmagent, two vmauth pods with the demo's 3 s Secret propagation delay, the
+// zone simulator playing the VM operator, the real worker and trigger in this process, and the read
+// traffic. The strategy is the demo's (examples/demo/05-vmdistributedcluster.yaml), the zone downtime
+// the demo's (test/e2e/demo-stack.ts DEMO_ZONE_DOWNTIME_MS).
+//
+// 1. Orchestration overhead per zone = the zone's time (status startedAt → finishedAt, as the workflow
+//    wrote it) ÷ the waits nobody can avoid, each measured from the processes themselves:
+//      leave reload   the config Secret without the zone written → every vmauth pod serves it (simulator)
+//      readDrainDelay the strategy's
+//      downtime       the zone process down → back (simulator restart startedAt → finishedAt)
+//      backlog        zone back → vmagent's backlog for it truly gone (vmagent's own series, scraped
+//                     here every 100 ms: pending bytes at 0 for good and no more send retries)
+//      queueDrainedFor the strategy's
+//      rejoin reload  the config Secret with the zone again written → every vmauth pod serves it
+//    and where the rest goes: a contiguous timeline of the zone (each interval ideal or overhead), and the
+//    critical path from the workflow history (workflow task round trips, activity schedule-to-start,
+//    status writes, other activities, waits) with each wait's lateness against what it waits for.
+// 2. Drain detection latency: backlog truly gone → the rollout's decision (the last watchQueue
+//    activity completing), minus queueDrainedFor, in pollIntervals; against the VM operator's
+//    VMDistributed queue wait replayed on the same recorded series (see replayOperator).
+// 3. Read latency through vmauth (the stack's readers) during the rollouts vs a baseline of the same
+//    load without a rollout, measured first.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { readZoneQueues } from '../../activities/vmagent-match';
+import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent-url';
+import { validateSpec } from '../../api/schema';
+import { ZONE_STEPS, type Strategy, type VMDistributedClusterStatus } from '../../api/types';
+import { EncryptionCodec } from '../../process/payload-codec';
+import { DEMO_CONFIG_PROPAGATION_DELAY_MS, DEMO_VMAUTH_PODS, DEMO_ZONE_DOWNTIME_MS } from '../../test/e2e/demo-stack';
+import { DEMO_CLUSTERS, DEMO_MANIFESTS_DIR, DEMO_TOKENS, loadManifests, mergePatch, REPO_ROOT, startE2EStack, waitVmdcPhase, writeUrlVar, type E2EStack } from '../../test/e2e/support';
+import { httpRequest } from '../../test/harness/processes';
+import type { RenderedConfigRecord } from '../../test/simulator/simulator';
+import type { ServedConfigRecord } from '../../test/simulator/vmauth-pod';
+
+const quick = process.argv.includes('--quick');
+const NS = 'default';
+const VMDC = 'bench';
+const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster'];
+const ROLLOUTS = quick ? 1 : 2;
+const SCRAPE_INTERVAL_MS = 100;
+/** The VM operator's VMDistributed waits (see replayOperator). */
+const OPERATOR_METRICS_CHECK_INTERVAL_MS = 50_000;
+const OPERATOR_VM_WAIT_READY_INTERVAL_MS = 5_000;
+
+// stdout carries the JSON document only: everything else (the trigger's warnings, SDK logs) to stderr.
+const writeStdout = process.stdout.write.bind(process.stdout);
+process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+const t0 = Date.now();
+const progress = (m: string) => process.stderr.write(`[bench rollout +${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// small statistics
+
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const mean = (xs: number[]) => (xs.length ? sum(xs) / xs.length : NaN);
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const i = (s.length - 1) * q;
+  const lo = Math.floor(i);
+  const hi = Math.ceil(i);
+  return s[lo]! + (s[hi]! - s[lo]!) * (i - lo);
+}
+
+// ---------------------------------------------------------------------------------------------
+// vmagent's own pending bytes per zone, scraped every 100 ms
+
+interface QueuePoint {
+  at: number;
+  bytes: number;
+  retries: number;
+}
+
+function startVmagentRecorder(vmagentURL: string, queues: Record<string, RemoteWriteQueue>) {
+  const series: Record<string, QueuePoint[]> = Object.fromEntries(Object.keys(queues).map((z) => [z, []]));
+  const scrapeMs: number[] = [];
+  let errors = 0;
+  let stopped = false;
+  const loop = (async () => {
+    let next = Date.now();
+    while (!stopped) {
+      const start = Date.now();
+      try {
+        const text = (await httpRequest('GET', `${vmagentURL}/metrics`, { timeoutMs: 2000 })).body;
+        const end = Date.now();
+        scrapeMs.push(end - start);
+        const at = Math.round((start + end) / 2);
+        for (const [zone, q] of Object.entries(queues)) {
+          const r = readZoneQueues(text, [q]);
+          if (r.ok) series[zone]!.push({ at, bytes: r.bytes, retries: r.retries ?? 0 });
+          else errors++;
+        }
+      } catch {
+        errors++;
+      }
+      next += SCRAPE_INTERVAL_MS;
+      const now = Date.now();
+      if (next < now) next = now;
+      await sleep(next - now);
+    }
+  })();
+  return {
+    series,
+    scrapeMs,
+    get errors() {
+      return errors;
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/**
+ * When the zone's backlog was truly gone: the first point at 0 pending bytes after the last point,
+ * in [from, until], that had pending bytes or a send retry (a block a remote-write worker retries is
+ * not in the pending bytes). Undefined when no backlog was seen.
+ */
+function trulyDrainedAt(points: QueuePoint[], from: number, until: number): { at: number; lastBacklogAt: number; peakBytes: number } | undefined {
+  const win = points.filter((p) => p.at >= from && p.at <= until);
+  let last = -1;
+  let peak = 0;
+  for (let i = 0; i < win.length; i++) {
+    const p = win[i]!;
+    const retried = i > 0 && p.retries > win[i - 1]!.retries;
+    if (p.bytes > 0 || retried) last = i;
+    peak = Math.max(peak, p.bytes);
+  }
+  if (last < 0) return undefined;
+  const zero = win.slice(last + 1).find((p) => p.bytes === 0);
+  if (!zero) return undefined;
+  return { at: zero.at, lastBacklogAt: win[last]!.at, peakBytes: peak };
+}
+
+/** The value of the series at time t (the last point at or before t); `extrapolated` past its end. */
+function valueAt(points: QueuePoint[], t: number): { bytes: number; extrapolated: boolean } | undefined {
+  let cur: QueuePoint | undefined;
+  for (const p of points) {
+    if (p.at > t) break;
+    cur = p;
+  }
+  if (!cur) return undefined;
+  return { bytes: cur.bytes, extrapolated: t > points[points.length - 1]!.at };
+}
+
+/**
+ * The VM operator's VMDistributed upgrade of one zone, replayed on the recorded series. Source:
+ * VictoriaMetrics/operator (master, d0d258c8, v0.74.1-31), internal/controller/operator/factory/vmdistributed/zone.go
+ * `(*zones).upgrade` and `waitForEmptyPQ`, vmdistributed.go `defaultMetricsCheckInterval = 50 * time.Second`,
+ * reconcile/vmcluster.go + reconcile.go `waitForStatus` (vmWaitReadyInterval, config default 5 s):
+ *   - reconcile.VMCluster updates the VMCluster (here: when vmrollout's patch landed), then
+ *     wait.PollUntilContextCancel(5 s, immediate) until updateStatus operational at that generation;
+ *   - reconcile.VMAgent (nothing changed: returns at once);
+ *   - waitForEmptyPQ: per vmagent pod, wait.PollUntilContextCancel(50 s, immediate=true) over
+ *     vmagent_remotewrite_pending_data_bytes of the zone's url: the first poll where it reads 0 ends
+ *     that pod's wait (no streak, send retries not looked at); the zone rejoins vmauth when every
+ *     pod's wait ended. (The operator matches the `url` label to the backend URL exactly, so it sees
+ *     the series only with -remoteWrite.showURL=true; without it no series matches and the wait ends
+ *     at the first poll. The replay gives it the series, as vmrollout's attribution finds it.)
+ * One vmagent pod here.
+ */
+function replayOperator(points: QueuePoint[], patchedAt: number, operationalAt: number): { decisionAt: number; readyDetectedAt: number; polls: number; extrapolated: boolean } | undefined {
+  const k = Math.max(0, Math.ceil((operationalAt - patchedAt) / OPERATOR_VM_WAIT_READY_INTERVAL_MS));
+  const readyDetectedAt = patchedAt + k * OPERATOR_VM_WAIT_READY_INTERVAL_MS;
+  for (let i = 0; i < 100; i++) {
+    const t = readyDetectedAt + i * OPERATOR_METRICS_CHECK_INTERVAL_MS;
+    const v = valueAt(points, t);
+    if (!v) return undefined;
+    if (v.bytes <= 0) return { decisionAt: t, readyDetectedAt, polls: i + 1, extrapolated: v.extrapolated };
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the workflow history: every activity with its scheduled / started / completed times and input
+
+interface ActivityCall {
+  id: number;
+  type: string;
+  input: unknown;
+  scheduled: number;
+  started?: number;
+  closed?: number;
+  outcome?: 'completed' | 'failed' | 'timedOut' | 'canceled';
+  /** The workflow task that scheduled it: scheduled / started / completed. */
+  wft?: { scheduled: number; started: number; completed: number };
+  zone?: string;
+  step?: string;
+}
+
+interface RunHistory {
+  workflowId: string;
+  input: { spec?: { strategy?: Strategy; zones?: Array<{ name: string; vmcluster: { name: string } }> } };
+  activities: ActivityCall[];
+  statusWrites: Array<{ at: number; status: VMDistributedClusterStatus }>;
+  workflowTasks: number;
+}
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : typeof v === 'number' ? v : Number(String(v)));
+const tsMs = (t: temporal.api.history.v1.IHistoryEvent['eventTime']): number => num(t?.seconds) * 1000 + Math.floor(num(t?.nanos) / 1e6);
+
+async function decodePayload(codec: EncryptionCodec, p: temporal.api.common.v1.IPayload | undefined | null): Promise<unknown> {
+  if (!p) return undefined;
+  const [d] = await codec.decode([p as Payload]);
+  return defaultPayloadConverter.fromPayload(d!);
+}
+
+async function readHistory(stack: E2EStack, workflowId: string): Promise<RunHistory> {
+  const codec = new EncryptionCodec(stack.payloadKeys);
+  const E = temporal.api.enums.v1.EventType;
+  // Every run of the workflow (continue-as-new), oldest first.
+  const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
+  let runId: string | undefined;
+  for (let i = 0; i < 20; i++) {
+    const h = await stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const events = h.events ?? [];
+    runs.unshift(events);
+    const prev = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!prev) break;
+    runId = prev;
+  }
+  const out: RunHistory = { workflowId, input: {}, activities: [], statusWrites: [], workflowTasks: 0 };
+  for (const events of runs) {
+    const byId = new Map<number, ActivityCall>();
+    const wftScheduled = new Map<number, number>();
+    const wftStarted = new Map<number, number>();
+    const wftCompleted = new Map<number, { scheduled: number; started: number; completed: number }>();
+    for (const e of events) {
+      const at = tsMs(e.eventTime);
+      const id = num(e.eventId);
+      switch (e.eventType) {
+        case E.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+          if (!out.input.spec) out.input = ((await decodePayload(codec, e.workflowExecutionStartedEventAttributes?.input?.payloads?.[0])) ?? {}) as RunHistory['input'];
+          break;
+        case E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+          wftScheduled.set(id, at);
+          break;
+        case E.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+          wftStarted.set(id, at);
+          break;
+        case E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: {
+          const a = e.workflowTaskCompletedEventAttributes!;
+          wftCompleted.set(id, { scheduled: wftScheduled.get(num(a.scheduledEventId)) ?? at, started: wftStarted.get(num(a.startedEventId)) ?? at, completed: at });
+          out.workflowTasks++;
+          break;
+        }
+        case E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
+          const a = e.activityTaskScheduledEventAttributes!;
+          const call: ActivityCall = {
+            id,
+            type: a.activityType?.name ?? '?',
+            input: await decodePayload(codec, a.input?.payloads?.[0]),
+            scheduled: at,
+            wft: wftCompleted.get(num(a.workflowTaskCompletedEventId)),
+          };
+          byId.set(id, call);
+          out.activities.push(call);
+          if (call.type === 'writeStatus') out.statusWrites.push({ at, status: (call.input as { status: VMDistributedClusterStatus }).status });
+          break;
+        }
+        case E.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
+          const c = byId.get(num(e.activityTaskStartedEventAttributes?.scheduledEventId));
+          if (c) c.started = at;
+          break;
+        }
+        case E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+        case E.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+        case E.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        case E.EVENT_TYPE_ACTIVITY_TASK_CANCELED: {
+          const sid =
+            e.activityTaskCompletedEventAttributes?.scheduledEventId ??
+            e.activityTaskFailedEventAttributes?.scheduledEventId ??
+            e.activityTaskTimedOutEventAttributes?.scheduledEventId ??
+            e.activityTaskCanceledEventAttributes?.scheduledEventId;
+          const c = byId.get(num(sid));
+          if (c) {
+            c.closed = at;
+            c.outcome =
+              e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED ? 'completed' : e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_FAILED ? 'failed' : e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT ? 'timedOut' : 'canceled';
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  // Which zone and step each activity ran for: the context of the latest status write at or before it.
+  let zone: string | undefined;
+  let step: string | undefined;
+  for (const a of out.activities) {
+    if (a.type === 'writeStatus') {
+      const st = (a.input as { status: VMDistributedClusterStatus }).status;
+      zone = st.currentZone ?? zone;
+      step = st.zones?.find((z) => z.name === zone)?.phase;
+    }
+    a.zone = zone;
+    a.step = step;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// per zone analysis
+
+type Interval = { from: number; to: number };
+const dur = (i: Interval | undefined) => (i ? i.to - i.from : NaN);
+
+interface ZoneTimes {
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** The zone's startedAt / finishedAt as the workflow last wrote them. */
+function zoneTimes(h: RunHistory, zone: string): ZoneTimes | undefined {
+  let started: string | undefined;
+  let finished: string | undefined;
+  for (const w of h.statusWrites) {
+    const z = w.status.zones?.find((x) => x.name === zone);
+    if (z?.startedAt) started = z.startedAt;
+    if (z?.finishedAt) finished = z.finishedAt;
+  }
+  if (!started || !finished) return undefined;
+  return { startedAt: Date.parse(started), finishedAt: Date.parse(finished) };
+}
+
+const absentEverywhere = (routes: Record<string, string[]>, vmc: string) => Object.values(routes).every((zs) => !zs.includes(vmc));
+const presentEverywhere = (routes: Record<string, string[]>, baseline: Record<string, string[]>, vmc: string) =>
+  Object.entries(baseline).every(([rt, zs]) => !zs.includes(vmc) || (routes[rt] ?? []).includes(vmc));
+
+/** The config Secret write that completed a switch, and when every vmauth pod served such a config. */
+function switchReload(configs: RenderedConfigRecord[], pods: ServedConfigRecord[][], since: number, done: (routes: Record<string, string[]>) => boolean): { written: number; firstWrite: number; served: number } | undefined {
+  const writes = configs.filter((c) => c.at >= since);
+  const w = writes.find((c) => done(c.routes));
+  if (!w || writes.length === 0) return undefined;
+  const servedPerPod = pods.map((served) => served.find((s) => s.at >= since && done(s.routes))?.at);
+  if (servedPerPod.some((x) => x === undefined)) return undefined;
+  return { written: w.at, firstWrite: writes[0]!.at, served: Math.max(...(servedPerPod as number[])) };
+}
+
+const WAIT_TYPES = new Set(['confirmSwitch', 'waitOperational', 'waitReadsDrained', 'watchQueue', 'waitQueueDrained', 'waitCarriersReady']);
+
+interface CriticalPath {
+  wftScheduleToStartMs: number;
+  wftProcessingMs: number;
+  serverOtherMs: number;
+  activityScheduleToStartMs: number;
+  statusWritesMs: number;
+  statusWrites: number;
+  shortActivitiesMs: number;
+  waitsMs: number;
+  tailMs: number;
+  activities: number;
+  workflowTasks: number;
+  byType: Record<string, { count: number; runMs: number; scheduleToStartMs: number; roundTripBeforeMs: number }>;
+  byStep: Record<string, { ms: number; activities: number; statusWrites: number; statusWritesMs: number; roundTripsMs: number; scheduleToStartMs: number; waitsMs: number }>;
+}
+
+/** The zone's time as the sum of what happened on the critical path, from the history. */
+function criticalPath(acts: ActivityCall[], times: ZoneTimes): CriticalPath {
+  const cp: CriticalPath = {
+    wftScheduleToStartMs: 0,
+    wftProcessingMs: 0,
+    serverOtherMs: 0,
+    activityScheduleToStartMs: 0,
+    statusWritesMs: 0,
+    statusWrites: 0,
+    shortActivitiesMs: 0,
+    waitsMs: 0,
+    tailMs: 0,
+    activities: acts.length,
+    workflowTasks: 0,
+    byType: {},
+    byStep: {},
+  };
+  let prevEnd = times.startedAt;
+  const wfts = new Set<number>();
+  for (const a of acts) {
+    const started = a.started ?? a.scheduled;
+    const closed = a.closed ?? started;
+    const gap = Math.max(0, a.scheduled - prevEnd);
+    let wftS2S = 0;
+    let wftRun = 0;
+    if (a.wft && a.wft.completed <= a.scheduled + 1 && a.wft.scheduled >= prevEnd - 1) {
+      wftS2S = a.wft.started - a.wft.scheduled;
+      wftRun = a.wft.completed - a.wft.started;
+      if (!wfts.has(a.wft.completed)) wfts.add(a.wft.completed);
+      else wftS2S = wftRun = 0; // the same task scheduled several activities: counted once
+    }
+    const s2s = started - a.scheduled;
+    const run = closed - started;
+    cp.wftScheduleToStartMs += wftS2S;
+    cp.wftProcessingMs += wftRun;
+    cp.serverOtherMs += Math.max(0, gap - wftS2S - wftRun);
+    cp.activityScheduleToStartMs += s2s;
+    if (a.type === 'writeStatus') {
+      cp.statusWritesMs += run;
+      cp.statusWrites++;
+    } else if (WAIT_TYPES.has(a.type)) cp.waitsMs += run;
+    else cp.shortActivitiesMs += run;
+    const t = (cp.byType[a.type] ??= { count: 0, runMs: 0, scheduleToStartMs: 0, roundTripBeforeMs: 0 });
+    t.count++;
+    t.runMs += run;
+    t.scheduleToStartMs += s2s;
+    t.roundTripBeforeMs += gap;
+    const s = (cp.byStep[a.step ?? '?'] ??= { ms: 0, activities: 0, statusWrites: 0, statusWritesMs: 0, roundTripsMs: 0, scheduleToStartMs: 0, waitsMs: 0 });
+    s.ms += gap + s2s + run;
+    s.activities++;
+    if (a.type === 'writeStatus') {
+      s.statusWrites++;
+      s.statusWritesMs += run;
+    }
+    if (WAIT_TYPES.has(a.type)) s.waitsMs += run;
+    s.roundTripsMs += gap;
+    s.scheduleToStartMs += s2s;
+    prevEnd = Math.max(prevEnd, closed);
+  }
+  cp.tailMs = Math.max(0, times.finishedAt - prevEnd);
+  cp.workflowTasks = wfts.size;
+  return cp;
+}
+
+interface ZoneFigures {
+  rollout: number;
+  zone: string;
+  vmcluster: string;
+  actualMs: number;
+  idealMs: number;
+  overhead: number;
+  /** The same ratio with the reads-drain wait as measured (vmselect quiet) instead of readDrainDelay. */
+  overheadMeasuredReadDrain: number;
+  ideal: { leaveReloadMs: number; readDrainDelayMs: number; downtimeMs: number; backlogMs: number; queueDrainedForMs: number; rejoinReloadMs: number };
+  /** Contiguous: startedAt → finishedAt, in order; `ideal` marks the unavoidable intervals. */
+  timeline: Array<{ what: string; ms: number; ideal?: boolean }>;
+  /** How late each wait ended after what it waits for happened. */
+  waitLateness: Record<string, number>;
+  drain: {
+    backlogPeakBytes: number;
+    trulyDrainedAfterZoneUpMs: number;
+    decisionLatencyMs: number;
+    decisionLatencyOverPoll: number;
+    watchQueueCalls: number;
+    operator: { decisionLatencyMs: number; overPoll: number; readyDetectedAfterOperationalMs: number; polls: number; extrapolated: boolean; acceptedBeforeDrained: boolean } | undefined;
+  };
+  criticalPath: CriticalPath;
+}
+
+function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: string, vmc: string, st: Strategy, series: QueuePoint[]): ZoneFigures {
+  const times = zoneTimes(h, zone);
+  if (!times) throw new Error(`zone ${zone}: no startedAt/finishedAt in the status writes of ${h.workflowId}`);
+  const acts = h.activities.filter((a) => a.zone === zone && a.scheduled >= times.startedAt - 1 && (a.closed ?? a.scheduled) <= times.finishedAt + 1);
+  const inStep = (step: string, type: string, pred: (a: ActivityCall) => boolean = () => true) => acts.filter((a) => a.step === step && a.type === type && pred(a));
+  const one = (what: string, xs: ActivityCall[], which: 'first' | 'last' = 'last') => {
+    const a = which === 'first' ? xs[0] : xs[xs.length - 1];
+    if (!a || a.started === undefined || a.closed === undefined) throw new Error(`zone ${zone}: no ${what} in the history`);
+    return a as ActivityCall & { started: number; closed: number };
+  };
+  const editRemove = one('editRoutes (remove)', inStep('LeavingReads', 'editRoutes'));
+  const confirmAbsent = one('confirmSwitch (absent)', inStep('WaitingForSwitch', 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === 'absent'));
+  const readsDrained = one('waitReadsDrained', inStep('WaitingForSwitch', 'waitReadsDrained'));
+  const apply = one('applyObject (Upgrading)', inStep('Upgrading', 'applyObject'));
+  const waitOp = one('waitOperational (VMCluster)', inStep('WaitingOperational', 'waitOperational'));
+  const watches = acts.filter((a) => a.step === 'WaitingForQueue' && (a.type === 'watchQueue' || a.type === 'waitQueueDrained'));
+  const decision = one('watchQueue', watches);
+  const editRestore = one('editRoutes (restore)', inStep('RejoiningReads', 'editRoutes'));
+  const confirmPresent = one('confirmSwitch (present, rejoin)', inStep('RejoiningReads', 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === 'present'));
+
+  const sim = stack.vm.simulator;
+  const pods = stack.vm.vmauthPods.map((p) => p.served);
+  const baselineRoutes = stack.baseline.config.routes;
+  const leave = switchReload(sim.configs, pods, editRemove.started, (r) => absentEverywhere(r, vmc));
+  const back = switchReload(sim.configs, pods, editRestore.started, (r) => presentEverywhere(r, baselineRoutes, vmc));
+  if (!leave || !back) throw new Error(`zone ${zone}: the config switches were not found in the simulator's records`);
+  const restart = sim.restarts.find((r) => r.zone === vmc && r.startedAt >= apply.started - 50 && r.finishedAt !== undefined);
+  if (!restart) throw new Error(`zone ${zone}: no restart of ${vmc} after the patch`);
+  const operational = sim.statuses.find((s) => s.kind === 'VMCluster' && s.name === vmc && s.updateStatus === 'operational' && s.at >= restart.finishedAt!);
+  if (!operational) throw new Error(`zone ${zone}: no operational status of ${vmc} after its restart`);
+  const drained = trulyDrainedAt(series, restart.startedAt, decision.closed);
+  if (!drained) throw new Error(`zone ${zone}: no vmagent backlog seen for ${vmc} between its restart and the rollout's decision`);
+
+  const ideal = {
+    leaveReloadMs: leave.served - leave.written,
+    readDrainDelayMs: st.readDrainDelayMs,
+    downtimeMs: restart.finishedAt! - restart.startedAt,
+    backlogMs: drained.at - restart.finishedAt!,
+    queueDrainedForMs: st.queueDrainedForMs,
+    rejoinReloadMs: back.served - back.written,
+  };
+  const idealMs = sum(Object.values(ideal));
+  const actualMs = times.finishedAt - times.startedAt;
+  const drainTarget = drained.at + st.queueDrainedForMs;
+  const seg = (what: string, from: number, to: number, isIdeal = false) => ({ what, ms: to - from, ...(isIdeal ? { ideal: true } : {}) });
+  const timeline = [
+    seg('startedAt → config Secret without the zone written (status writes, preflight dry run, carriers wait, pre-leave pod confirmation, route edits, operator render)', times.startedAt, leave.written),
+    seg('leave reload: Secret written → every vmauth pod serves it', leave.written, leave.served, true),
+    seg('pods switched → waitReadsDrained starts (confirmSwitch poll lateness, waitOperational VMAuth/VMUser, status writes, round trips)', leave.served, readsDrained.started),
+    seg('waitReadsDrained (measured quiet; ideal counts readDrainDelay)', readsDrained.started, readsDrained.closed, true),
+    seg('reads drained → zone process stops (status write, applyObject, operator reaction)', readsDrained.closed, restart.startedAt),
+    seg('zone downtime', restart.startedAt, restart.finishedAt!, true),
+    seg('zone up → backlog truly gone', restart.finishedAt!, drained.at, true),
+    seg('queueDrainedFor', drained.at, drainTarget, true),
+    seg('drain detection latency (backlog gone + queueDrainedFor → last watchQueue completes)', drainTarget, decision.closed),
+    seg('decision → config Secret with the zone written (status write, route edits, operator render)', decision.closed, back.written),
+    seg('rejoin reload: Secret written → every vmauth pod serves it', back.written, back.served, true),
+    seg('pods switched back → finishedAt (confirmSwitch poll lateness, waitOperational VMAuth/VMUser, round trips)', back.served, times.finishedAt),
+  ];
+  const timelineSum = sum(timeline.map((s) => s.ms));
+  if (Math.abs(timelineSum - actualMs) > 2) progress(`warning: zone ${zone} timeline sums to ${timelineSum} ms, zone time ${actualMs} ms`);
+
+  const op = replayOperator(series, apply.closed, operational.at);
+  const decisionLatencyMs = decision.closed - drainTarget;
+  return {
+    rollout,
+    zone,
+    vmcluster: vmc,
+    actualMs,
+    idealMs,
+    overhead: actualMs / idealMs,
+    overheadMeasuredReadDrain: actualMs / (idealMs - st.readDrainDelayMs + (readsDrained.closed - readsDrained.started)),
+    ideal,
+    timeline,
+    waitLateness: {
+      confirmSwitchLeaveAfterPodsServed: confirmAbsent.closed - leave.served,
+      leaveSecretAfterEditStarted: leave.written - editRemove.started,
+      leaveFirstSecretWriteToCompletingWrite: leave.written - leave.firstWrite,
+      waitReadsDrainedVsReadDrainDelay: dur({ from: readsDrained.started, to: readsDrained.closed }) - st.readDrainDelayMs,
+      restartAfterPatch: restart.startedAt - apply.closed,
+      waitOperationalAfterOperationalStatus: waitOp.closed - operational.at,
+      operationalStatusAfterZoneUp: operational.at - restart.finishedAt!,
+      watchQueueStartAfterBacklogGone: (watches[0]!.started ?? watches[0]!.scheduled) - drained.at,
+      watchQueueDecisionAfterTarget: decisionLatencyMs,
+      rejoinSecretAfterEditStarted: back.written - editRestore.started,
+      rejoinFirstSecretWriteToCompletingWrite: back.written - back.firstWrite,
+      confirmSwitchRejoinAfterPodsServed: confirmPresent.closed - back.served,
+    },
+    drain: {
+      backlogPeakBytes: drained.peakBytes,
+      trulyDrainedAfterZoneUpMs: drained.at - restart.finishedAt!,
+      decisionLatencyMs,
+      decisionLatencyOverPoll: decisionLatencyMs / st.pollIntervalMs,
+      watchQueueCalls: watches.length,
+      operator: op && {
+        decisionLatencyMs: op.decisionAt - drained.at,
+        overPoll: (op.decisionAt - drained.at) / st.pollIntervalMs,
+        readyDetectedAfterOperationalMs: op.readyDetectedAt - operational.at,
+        polls: op.polls,
+        extrapolated: op.extrapolated,
+        acceptedBeforeDrained: op.decisionAt < drained.at,
+      },
+    },
+    criticalPath: criticalPath(acts, times),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function readStats(stack: E2EStack, windows: Interval[]) {
+  const reads = stack.traffic.reads.filter((r) => r.latencyMs !== undefined && windows.some((w) => r.at >= w.from && r.at <= w.to));
+  const lat = reads.map((r) => r.latencyMs!);
+  return {
+    reads: reads.length,
+    failed: reads.filter((r) => r.error !== undefined).length,
+    durationMs: sum(windows.map(dur)),
+    p50Ms: round(quantile(lat, 0.5), 2),
+    p90Ms: round(quantile(lat, 0.9), 2),
+    p99Ms: round(quantile(lat, 0.99), 2),
+    maxMs: Math.max(...lat),
+  };
+}
+
+function zoneNames(): { zone: string; vmcluster: string }[] {
+  // The demo's zones: az-a → vm-az-a ... (examples/demo/05-vmdistributedcluster.yaml).
+  return DEMO_CLUSTERS.map((c) => ({ zone: c.replace(/^vm-/, ''), vmcluster: c }));
+}
+
+/** The demo's strategy, as written and normalized. */
+function demoStrategy(): { raw: Record<string, unknown>; normalized: Strategy } {
+  const vars: Record<string, string> = { NAMESPACE: NS, INITIAL_VERSION: VERSIONS[0]! };
+  for (const [i, c] of DEMO_CLUSTERS.entries()) vars[writeUrlVar(c)] = `http://127.0.0.1:${18_000 + i}/api/v1/write`;
+  const vmdc = loadManifests(DEMO_MANIFESTS_DIR, vars).find((o) => o.kind === 'VMDistributedCluster')!;
+  const v = validateSpec(vmdc.spec);
+  if (!v.success) throw new Error(`the demo's VMDistributedCluster does not validate: ${JSON.stringify(v.issues)}`);
+  return { raw: vmdc.spec!.strategy as Record<string, unknown>, normalized: v.spec.strategy };
+}
+
+async function main(): Promise<void> {
+  const strategy = demoStrategy();
+  const st0 = strategy.normalized;
+  // Percentiles, not counts, are compared: the baseline is shorter than the rollouts (~100 s each)
+  // to keep the full run near 6 minutes; with 4 readers at ~9 reads/s each, 60 s is ~2000 reads.
+  const baselineMs = quick ? 30_000 : 60_000;
+  progress(`starting the e2e stack (${quick ? 'quick' : 'full'}: baseline ${baselineMs / 1000} s, ${ROLLOUTS} rollout(s))`);
+  const stack = await startE2EStack({
+    namespace: NS,
+    vmdcName: VMDC,
+    clusters: DEMO_CLUSTERS,
+    tokens: DEMO_TOKENS,
+    initialVersion: VERSIONS[0]!,
+    zoneDowntimeMs: DEMO_ZONE_DOWNTIME_MS,
+    strategy: strategy.raw,
+    vmauthPods: DEMO_VMAUTH_PODS,
+    configPropagationDelayMs: DEMO_CONFIG_PROPAGATION_DELAY_MS,
+    taskQueue: `vmrollout-bench-${process.pid}`,
+  });
+  let failed = false;
+  try {
+    progress('stack up, generation 1 Succeeded');
+    const queues: Record<string, RemoteWriteQueue> = {};
+    for (const [i, c] of DEMO_CLUSTERS.entries()) {
+      const url = stack.vm.remoteWriteURLs[c]!;
+      queues[c] = { index: i, url, dirName: await queueDirName(i, url) };
+    }
+    const recorder = startVmagentRecorder(stack.vm.vmagent.url, queues);
+    await sleep(2_000);
+
+    // The baseline: the same readers, writer, probes and scraper, no rollout.
+    const baseline: Interval = { from: Date.now(), to: 0 };
+    progress(`baseline: ${baselineMs / 1000} s of reads without a rollout`);
+    await sleep(baselineMs);
+    baseline.to = Date.now();
+
+    const rollouts: Array<{ generation: number; window: Interval; workflowId: string }> = [];
+    for (let r = 1; r <= ROLLOUTS; r++) {
+      const generation = r + 1;
+      const from = Date.now();
+      await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: VERSIONS[r]! } });
+      progress(`rollout ${r}: clusterVersion → ${VERSIONS[r]} (generation ${generation})`);
+      const status = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'], { timeoutMs: 6 * 60_000 });
+      const to = Date.now();
+      if (status.phase !== 'Succeeded') throw new Error(`rollout ${r} ended ${status.phase}: ${status.message}`);
+      progress(`rollout ${r}: Succeeded in ${((to - from) / 1000).toFixed(1)} s`);
+      rollouts.push({ generation, window: { from, to }, workflowId: status.workflow!.id });
+    }
+    await sleep(500);
+    await recorder.stop();
+
+    // ------------------------------------------------------------------ analysis
+    const zones: ZoneFigures[] = [];
+    let st: Strategy = st0;
+    for (const [i, r] of rollouts.entries()) {
+      const h = await readHistory(stack, r.workflowId);
+      st = h.input.spec?.strategy ?? st0;
+      const specZones = h.input.spec?.zones?.map((z) => ({ zone: z.name, vmcluster: z.vmcluster.name })) ?? zoneNames();
+      for (const z of specZones) zones.push(analyzeZone(stack, h, i + 1, z.zone, z.vmcluster, st, recorder.series[z.vmcluster] ?? []));
+    }
+
+    const readsBaseline = readStats(stack, [baseline]);
+    const readsDuring = readStats(stack, rollouts.map((r) => r.window));
+    const operatorZones = zones.filter((z) => z.drain.operator && !z.drain.operator.acceptedBeforeDrained);
+
+    // Where the rest goes, over every zone.
+    const overheadMs = zones.map((z) => z.actualMs - z.idealMs);
+    const segmentNames = zones[0]!.timeline.map((s) => s.what);
+    const bySegment = segmentNames.map((what, i) => ({
+      what,
+      ideal: zones[0]!.timeline[i]!.ideal === true,
+      meanMs: round(mean(zones.map((z) => z.timeline[i]!.ms))),
+    }));
+    const cps = zones.map((z) => z.criticalPath);
+    const meanOf = (f: (c: CriticalPath) => number) => round(mean(cps.map(f)));
+    const types = [...new Set(cps.flatMap((c) => Object.keys(c.byType)))].sort();
+    const steps = [...ZONE_STEPS];
+    const latenessKeys = Object.keys(zones[0]!.waitLateness);
+    const scrape = recorder.scrapeMs;
+    const steadyNonZero = Object.fromEntries(
+      Object.entries(recorder.series).map(([z, pts]) => {
+        const inBase = pts.filter((p) => p.at >= baseline.from && p.at <= baseline.to);
+        return [z, round(inBase.filter((p) => p.bytes > 0).length / Math.max(1, inBase.length), 4)];
+      }),
+    );
+
+    const overheadMean = mean(zones.map((z) => z.overhead));
+    const ratios = {
+      overheadMean,
+      overheadMax: Math.max(...zones.map((z) => z.overhead)),
+      drainLatencyOverPoll: mean(zones.map((z) => z.drain.decisionLatencyOverPoll)),
+      operatorDrainLatencyOverPoll: mean((operatorZones.length ? operatorZones : zones.filter((z) => z.drain.operator)).map((z) => Math.abs(z.drain.operator!.overPoll))),
+      readP99DuringVsBaseline: readsDuring.p99Ms / readsBaseline.p99Ms,
+      readP50DuringVsBaseline: readsDuring.p50Ms / readsBaseline.p50Ms,
+    };
+    const targets = {
+      overheadMean: { target: '<= 1.05', met: ratios.overheadMean <= 1.05 },
+      drainLatencyOverPoll: { target: '<= 1 (one pollInterval after queueDrainedFor)', met: ratios.drainLatencyOverPoll <= 1 },
+      readP99DuringVsBaseline: { target: '<= 1.2', met: ratios.readP99DuringVsBaseline <= 1.2 },
+    };
+    const problems = Object.entries(ratios)
+      .filter(([, v]) => !Number.isFinite(v) || v <= 0)
+      .map(([k, v]) => `ratio ${k} is ${v}`);
+
+    const result = {
+      benchmark: 'rollout',
+      mode: quick ? 'quick' : 'full',
+      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg().map((x) => round(x, 2)) },
+      setup: {
+        zones: DEMO_CLUSTERS.length,
+        rollouts: ROLLOUTS,
+        strategy: strategy.raw,
+        zoneDowntimeMs: DEMO_ZONE_DOWNTIME_MS,
+        vmauthPods: DEMO_VMAUTH_PODS,
+        configPropagationDelayMs: DEMO_CONFIG_PROPAGATION_DELAY_MS,
+        scrapeIntervalMs: SCRAPE_INTERVAL_MS,
+        scrapes: scrape.length,
+        scrapeErrors: recorder.errors,
+        scrapeP50Ms: round(quantile(scrape, 0.5), 2),
+        scrapeP99Ms: round(quantile(scrape, 0.99), 2),
+        rolloutDurationsMs: rollouts.map((r) => dur(r.window)),
+        operatorModel: {
+          source: 'github.com/VictoriaMetrics/operator d0d258c8 (v0.74.1-31): internal/controller/operator/factory/vmdistributed/zone.go (upgrade, waitForEmptyPQ), vmdistributed.go (defaultMetricsCheckInterval 50s), reconcile/reconcile.go (waitForStatus, vmWaitReadyInterval 5s)',
+          metricsCheckIntervalMs: OPERATOR_METRICS_CHECK_INTERVAL_MS,
+          vmWaitReadyIntervalMs: OPERATOR_VM_WAIT_READY_INTERVAL_MS,
+          rule: 'after the VMCluster patch: poll status immediately and every 5 s until operational; then poll each vmagent pod immediately and every 50 s, done at the first reading of 0 pending bytes for the zone (no streak, no retry check)',
+          zonesAcceptedBeforeBacklogGone: zones.filter((z) => z.drain.operator?.acceptedBeforeDrained).length,
+          zonesExtrapolated: zones.filter((z) => z.drain.operator?.extrapolated).length,
+        },
+      },
+      zones: zones.map((z) => ({
+        rollout: z.rollout,
+        zone: z.zone,
+        actualMs: z.actualMs,
+        idealMs: z.idealMs,
+        overhead: round(z.overhead, 3),
+        overheadMeasuredReadDrain: round(z.overheadMeasuredReadDrain, 3),
+        overheadMs: z.actualMs - z.idealMs,
+        ideal: z.ideal,
+        drain: { ...z.drain, decisionLatencyOverPoll: round(z.drain.decisionLatencyOverPoll, 2), operator: z.drain.operator && { ...z.drain.operator, overPoll: round(z.drain.operator.overPoll, 1) } },
+        waitLateness: z.waitLateness,
+        timeline: z.timeline,
+        criticalPath: {
+          activities: z.criticalPath.activities,
+          workflowTasks: z.criticalPath.workflowTasks,
+          statusWrites: z.criticalPath.statusWrites,
+          statusWritesMs: z.criticalPath.statusWritesMs,
+          wftRoundTripsMs: z.criticalPath.wftScheduleToStartMs + z.criticalPath.wftProcessingMs + z.criticalPath.serverOtherMs,
+          activityScheduleToStartMs: z.criticalPath.activityScheduleToStartMs,
+          shortActivitiesMs: z.criticalPath.shortActivitiesMs,
+          waitsMs: z.criticalPath.waitsMs,
+        },
+      })),
+      reads: { baseline: readsBaseline, duringRollouts: readsDuring },
+      ratios: Object.fromEntries(Object.entries(ratios).map(([k, v]) => [k, round(v, 3)])),
+      breakdown: {
+        meanZoneMs: round(mean(zones.map((z) => z.actualMs))),
+        meanIdealMs: round(mean(zones.map((z) => z.idealMs))),
+        meanOverheadMs: round(mean(overheadMs)),
+        overheadMeanMeasuredReadDrain: round(mean(zones.map((z) => z.overheadMeasuredReadDrain)), 3),
+        timelineMeanMs: bySegment,
+        criticalPathMeanMs: {
+          note: 'the zone time = round trips + schedule-to-start + activity run times + tail, activities being sequential',
+          workflowTaskScheduleToStart: meanOf((c) => c.wftScheduleToStartMs),
+          workflowTaskProcessing: meanOf((c) => c.wftProcessingMs),
+          serverBetweenActivities: meanOf((c) => c.serverOtherMs),
+          activityScheduleToStart: meanOf((c) => c.activityScheduleToStartMs),
+          statusWrites: meanOf((c) => c.statusWritesMs),
+          statusWritesCount: meanOf((c) => c.statusWrites),
+          shortActivities: meanOf((c) => c.shortActivitiesMs),
+          waits: meanOf((c) => c.waitsMs),
+          tail: meanOf((c) => c.tailMs),
+          activities: meanOf((c) => c.activities),
+          workflowTasks: meanOf((c) => c.workflowTasks),
+        },
+        byActivityTypeMeanPerZone: Object.fromEntries(
+          types.map((t) => {
+            const of = (f: (x: CriticalPath['byType'][string]) => number) => round(mean(cps.map((c) => (c.byType[t] ? f(c.byType[t]) : 0))));
+            return [t, { count: of((x) => x.count), runMs: of((x) => x.runMs), scheduleToStartMs: of((x) => x.scheduleToStartMs), roundTripBeforeMs: of((x) => x.roundTripBeforeMs) }];
+          }),
+        ),
+        byStepMeanPerZone: Object.fromEntries(
+          steps.map((s) => {
+            const of = (f: (x: CriticalPath['byStep'][string]) => number) => round(mean(cps.map((c) => (c.byStep[s] ? f(c.byStep[s]) : 0))));
+            return [s, { ms: of((x) => x.ms), activities: of((x) => x.activities), statusWrites: of((x) => x.statusWrites), statusWritesMs: of((x) => x.statusWritesMs), roundTripsMs: of((x) => x.roundTripsMs), scheduleToStartMs: of((x) => x.scheduleToStartMs), waitsMs: of((x) => x.waitsMs) }];
+          }),
+        ),
+        waitLatenessMeanMs: Object.fromEntries(latenessKeys.map((k) => [k, round(mean(zones.map((z) => z.waitLateness[k]!)))])),
+        pollIntervalMs: st.pollIntervalMs,
+        steadyStatePendingNonZeroFraction: steadyNonZero,
+      },
+      targets,
+      ...(problems.length ? { problems } : {}),
+    };
+    const text = JSON.stringify(result, null, 2);
+    const out = path.join(REPO_ROOT, '.tmp', 'bench', 'rollout.json');
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, `${text}\n`);
+    writeStdout(`${text}\n`);
+    if (problems.length) {
+      progress(`problems: ${problems.join('; ')}`);
+      failed = true;
+    }
+  } catch (err) {
+    failed = true;
+    progress(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  } finally {
+    progress('stopping the stack');
+    await stack.stop().catch((err: unknown) => progress(`stop: ${String(err)}`));
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((err: unknown) => {
+  progress(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

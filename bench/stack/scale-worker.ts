@@ -1,0 +1,144 @@
+// The worker process of bench/stack/scale.ts: ONE Temporal worker (prebuilt workflow bundle, as the
+// production image runs it) whose activities are fast in-memory fakes, one FakeCluster
+// (test/workflow/fake-cluster.ts, built as test/workflow/setup.ts makeFake builds it) per
+// VMDistributedCluster, chosen by the calling workflow's id. Run as a child process (fork with IPC)
+// so that its RSS is its own.
+//   env: SCALE_TEMPORAL_ADDRESS, SCALE_NAMESPACE, SCALE_TASK_QUEUE, SCALE_BUNDLE (a bundle file),
+//        SCALE_HOLD_MS: how long the two long waits of a zone (its VMCluster's waitOperational after
+//        the upgrade, and watchQueue) hold their activity slot, heartbeating, before the fake answers
+//        (the real ones last minutes; the fake answers at once otherwise)
+// IPC in:  { type: 'reset' } | { type: 'stats' } | { type: 'shutdown' }
+// IPC out: { type: 'ready' } | { type: 'stats', stats: WorkerStats } | { type: 'error', message }
+import * as v8 from 'node:v8';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { RolloutActivities } from '../../workflows/activity-types';
+import { installQuietRuntime } from '../../test/harness/temporal';
+import { makeFake } from '../../test/workflow/setup';
+
+export interface WorkerStats {
+  /** Activity executions in flight at once, counted around every fake activity call. */
+  activitiesInFlightPeak: number;
+  /** The SDK's own view (worker.getStatus(), sampled every 50 ms). */
+  sdkActivitiesInFlightPeak: number;
+  sdkWorkflowActivationsInFlightPeak: number;
+  sdkCachedWorkflowsPeak: number;
+  activityCalls: number;
+  /** Distinct workflows (one fake cluster each) served since the start. */
+  fakes: number;
+  heapUsedPeakMB: number;
+  /** V8's heap limit: the SDK sizes its workflow cache from it (maxCachedWorkflows ≈ (limit − 200 MiB) × 600/1024). */
+  heapLimitMB: number;
+}
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+}
+
+async function main(): Promise<void> {
+  installQuietRuntime('ERROR');
+  const byWorkflow = new Map<string, RolloutActivities>();
+  const fakeFor = (): RolloutActivities => {
+    const id = Context.current().info.workflowExecution?.workflowId ?? '';
+    let acts = byWorkflow.get(id);
+    if (!acts) {
+      acts = makeFake().activities();
+      byWorkflow.set(id, acts);
+    }
+    return acts;
+  };
+
+  let inFlight = 0;
+  const fresh = (): WorkerStats => ({
+    activitiesInFlightPeak: 0,
+    sdkActivitiesInFlightPeak: 0,
+    sdkWorkflowActivationsInFlightPeak: 0,
+    sdkCachedWorkflowsPeak: 0,
+    activityCalls: 0,
+    fakes: 0,
+    heapUsedPeakMB: 0,
+    heapLimitMB: Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20),
+  });
+  let stats = fresh();
+
+  const holdMs = Number(process.env.SCALE_HOLD_MS ?? 0);
+  const holds = (name: string, arg: unknown) =>
+    holdMs > 0 && (name === 'watchQueue' || (name === 'waitOperational' && (arg as { kind?: string }).kind === 'VMCluster'));
+  const hold = async () => {
+    const ctx = Context.current();
+    for (let left = holdMs; left > 0; left -= 1000) {
+      ctx.heartbeat();
+      await ctx.sleep(Math.min(1000, left));
+    }
+  };
+
+  const names = Object.keys(makeFake().activities()) as Array<keyof RolloutActivities>;
+  const activities: Record<string, (arg: unknown) => Promise<unknown>> = {};
+  for (const name of names) {
+    activities[name] = async (arg: unknown) => {
+      inFlight++;
+      stats.activityCalls++;
+      stats.activitiesInFlightPeak = Math.max(stats.activitiesInFlightPeak, inFlight);
+      try {
+        if (holds(name, arg)) await hold();
+        return await (fakeFor()[name] as (a: unknown) => Promise<unknown>)(arg);
+      } finally {
+        inFlight--;
+      }
+    };
+  }
+
+  const connection = await NativeConnection.connect({ address: env('SCALE_TEMPORAL_ADDRESS') });
+  // Production options (worker/main.ts): the SDK defaults but for the activity slots, which the
+  // chart leaves at the SDK default too (MAX_CONCURRENT_ACTIVITIES unset).
+  const worker = await Worker.create({
+    connection,
+    namespace: env('SCALE_NAMESPACE'),
+    taskQueue: env('SCALE_TASK_QUEUE'),
+    workflowBundle: { codePath: env('SCALE_BUNDLE') },
+    activities,
+  });
+
+  const sampler = setInterval(() => {
+    const s = worker.getStatus();
+    stats.sdkActivitiesInFlightPeak = Math.max(stats.sdkActivitiesInFlightPeak, s.numInFlightNonLocalActivities);
+    stats.sdkWorkflowActivationsInFlightPeak = Math.max(stats.sdkWorkflowActivationsInFlightPeak, s.numInFlightWorkflowActivations);
+    stats.sdkCachedWorkflowsPeak = Math.max(stats.sdkCachedWorkflowsPeak, s.numCachedWorkflows);
+    stats.heapUsedPeakMB = Math.max(stats.heapUsedPeakMB, process.memoryUsage().heapUsed / 2 ** 20);
+  }, 50);
+  sampler.unref();
+
+  const send = (m: unknown) => process.send?.(m);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    if (worker.getState() === 'RUNNING' || worker.getState() === 'INITIALIZED') worker.shutdown();
+  };
+  process.on('message', (m: { type?: string }) => {
+    if (m.type === 'reset') stats = fresh();
+    else if (m.type === 'stats') send({ type: 'stats', stats: { ...stats, fakes: byWorkflow.size } });
+    else if (m.type === 'shutdown') stop();
+  });
+  // The parent went away: stop too.
+  process.on('disconnect', stop);
+  process.on('SIGTERM', stop);
+
+  const running = worker.run();
+  send({ type: 'ready' });
+  await running;
+  clearInterval(sampler);
+  await connection.close();
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    process.stderr.write(`scale-worker: ${message}\n`);
+    process.send?.({ type: 'error', message });
+    process.exit(1);
+  },
+);

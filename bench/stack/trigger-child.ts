@@ -1,0 +1,146 @@
+// The trigger as its own process for bench/stack/trigger.ts (part 2: memory and resync): what
+// trigger/main.ts main() does — config from the environment, startTrigger — with its Temporal
+// Connection and KubeOps recorded (trigger-instrument.ts), driven over the fork IPC channel:
+//   parent → { cmd: 'stats', gc?: boolean } | { cmd: 'relist' } | { cmd: 'stop' }
+//   child  → { type: 'ready' | 'synced' | 'idle' | 'stats' | 'relisted' | 'stopped' | 'error', ... }
+// The parent reads this process's VmRSS from /proc. Run compiled (node, as in the image) or with tsx.
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { temporalConnectionOptions } from '../../process/env';
+import { payloadDataConverter } from '../../process/payload-codec';
+import { loadConfig } from '../../trigger/config';
+import { createKubeOps } from '../../trigger/kube';
+import { createLogger } from '../../trigger/log';
+import { startTrigger, type TriggerHandle } from '../../trigger/main';
+import { CallCounter, instrumentReconciler, limitReconcileConcurrency, recordedKubeOps, temporalRecorder, withKeepAliveAgent } from './trigger-instrument';
+
+type Msg = { cmd: 'stats'; gc?: boolean } | { cmd: 'relist' } | { cmd: 'stop' };
+
+const send = (m: Record<string, unknown>): void => {
+  process.send?.(m);
+};
+const tick = () => new Promise<void>((r) => setImmediate(r));
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  const config = loadConfig();
+  const counter = new CallCounter();
+  const reconciles = { ok: 0, failed: 0, ms: 0, handled: new Set<string>() };
+  let sweeping = 0;
+  let sweeps = 0;
+  instrumentReconciler({
+    onReconcile(r) {
+      if (r.ok) reconciles.ok++;
+      else reconciles.failed++;
+      reconciles.ms += r.end - r.begin;
+      // A generation not yet observed, reconciled without error: its workflow was started and recorded.
+      if (r.ok && r.type !== 'delete' && r.generation !== undefined && r.observedGeneration !== r.generation) reconciles.handled.add(r.key);
+    },
+    onOrphans(phase) {
+      if (phase === 'begin') sweeping++;
+      else {
+        sweeping--;
+        sweeps++;
+      }
+    },
+  });
+  // WHAT-IFs of the fixes the benchmark reports on (off unless the parent sets them).
+  const concurrency = Number(process.env.BENCH_RECONCILE_CONCURRENCY ?? 0);
+  if (concurrency > 0) limitReconcileConcurrency(concurrency);
+  const connection = await Connection.connect({
+    ...temporalConnectionOptions(config.temporal),
+    interceptors: [temporalRecorder(counter), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  });
+  const temporalClient = new Client({ connection, namespace: config.temporal.namespace, dataConverter: payloadDataConverter(config.temporal.payloadKeys) });
+  const kubeConfig = new k8s.KubeConfig();
+  kubeConfig.loadFromDefault();
+  if (process.env.BENCH_KUBE_KEEPALIVE === '1') withKeepAliveAgent(kubeConfig);
+  let listDone: (() => void) | undefined;
+  const kubeOps = recordedKubeOps(createKubeOps(kubeConfig), counter);
+  const kube = {
+    ...kubeOps,
+    list: async (namespace?: string) => {
+      const l = await kubeOps.list(namespace);
+      const d = listDone;
+      listDone = undefined;
+      // The informer emits its add events right after the list returns.
+      if (d) setImmediate(d);
+      return l;
+    },
+  };
+  counter.reset();
+  const log = createLogger(config.logLevel).child({ component: 'trigger' });
+  const listed = new Promise<void>((r) => (listDone = r));
+  const trigger: TriggerHandle = await startTrigger(config, { kubeConfig, temporalClient, kube, log });
+  send({ type: 'ready', ms: Date.now() - t0 });
+
+  /** Until no reconciliation is queued or running, no orphan sweep runs and no recorded call is in flight. */
+  const settle = async (): Promise<void> => {
+    for (;;) {
+      await trigger.idle();
+      await tick();
+      if (sweeping === 0 && counter.inFlight === 0) {
+        await new Promise((r) => setTimeout(r, 50));
+        if (sweeping === 0 && counter.inFlight === 0) return;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const stats = () => ({
+    calls: counter.snapshot(),
+    reconciles: { ok: reconciles.ok, failed: reconciles.failed, ms: reconciles.ms, handled: reconciles.handled.size },
+    sweeps,
+    watchRestarts: trigger.watch.restarts,
+    mem: process.memoryUsage(),
+  });
+
+  void (async () => {
+    await trigger.synced;
+    await listed;
+    send({ type: 'synced', ms: Date.now() - t0 });
+    await settle();
+    send({ type: 'idle', ms: Date.now() - t0, ...stats() });
+  })();
+
+  process.on('message', (m: Msg) => {
+    void (async () => {
+      try {
+        if (m.cmd === 'stats') {
+          if (m.gc && typeof global.gc === 'function') {
+            global.gc();
+            global.gc();
+          }
+          send({ type: 'stats', ...stats() });
+        } else if (m.cmd === 'relist') {
+          await settle();
+          counter.reset();
+          reconciles.ok = reconciles.failed = reconciles.ms = 0;
+          const before = sweeps;
+          const start = Date.now();
+          const relisted = new Promise<void>((r) => (listDone = r));
+          trigger.watch.restartAll('relist');
+          await relisted;
+          const listMs = Date.now() - start;
+          // The orphan sweep runs after the list's add events: wait until it has run and ended.
+          while (sweeps === before) await new Promise((r) => setTimeout(r, 10));
+          await settle();
+          send({ type: 'relisted', listMs, ms: Date.now() - start, ...stats() });
+        } else if (m.cmd === 'stop') {
+          await trigger.stop();
+          await connection.close();
+          send({ type: 'stopped' });
+          process.exit(0);
+        }
+      } catch (err) {
+        send({ type: 'error', message: String((err as Error)?.stack ?? err) });
+      }
+    })();
+  });
+  // The parent went away: nothing is left to drive this process.
+  process.on('disconnect', () => process.exit(1));
+}
+
+main().catch((err: unknown) => {
+  send({ type: 'error', message: String((err as Error)?.stack ?? err) });
+  process.exit(1);
+});

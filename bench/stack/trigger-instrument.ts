@@ -1,0 +1,204 @@
+// Instrumentation of the real trigger for bench/stack/trigger.ts, from the outside: nothing in
+// trigger/ changes. Every reconciliation runs in an AsyncLocalStorage context, and every Temporal
+// RPC (a gRPC interceptor on the trigger's Connection) and every Kubernetes call of its KubeOps
+// (a wrapper) is recorded as a span of the reconciliation that made it (or of none: the watch's
+// orphan sweep, the drift reporter). Used in-process (part 1) and by the child (trigger-child.ts).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import * as https from 'node:https';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import type { KubeOps } from '../../trigger/kube';
+import { Reconciler, objectKey, type WatchEventType } from '../../trigger/reconcile';
+import type { VmdcObject } from '../../trigger/vmdc-object';
+
+export interface Span {
+  /** `temporal:StartWorkflowExecution`, `kube:patchStatus`, … */
+  op: string;
+  start: number;
+  end: number;
+  ok: boolean;
+}
+
+export interface ReconcileRecord {
+  key: string;
+  type: WatchEventType;
+  generation?: number;
+  /** status.observedGeneration of the object reconciled. */
+  observedGeneration?: number;
+  begin: number;
+  end: number;
+  ok: boolean;
+  spans: Span[];
+}
+
+const als = new AsyncLocalStorage<ReconcileRecord>();
+
+/** Calls by operation, outside and inside reconciliations; reset between phases. */
+export class CallCounter {
+  counts: Record<string, number> = {};
+  failures: Record<string, number> = {};
+  inFlight = 0;
+  add(op: string, ok: boolean): void {
+    this.counts[op] = (this.counts[op] ?? 0) + 1;
+    if (!ok) this.failures[op] = (this.failures[op] ?? 0) + 1;
+  }
+  reset(): void {
+    this.counts = {};
+    this.failures = {};
+  }
+  snapshot(): { counts: Record<string, number>; failures: Record<string, number> } {
+    return { counts: { ...this.counts }, failures: { ...this.failures } };
+  }
+}
+
+function record(counter: CallCounter, op: string, start: number, ok: boolean, rec: ReconcileRecord | undefined): void {
+  counter.add(op, ok);
+  rec?.spans.push({ op, start, end: Date.now(), ok });
+}
+
+/**
+ * A gRPC interceptor recording each Temporal RPC once (put it first: outside the SDK's retry
+ * interceptor, so a retried call is one call with its whole duration).
+ */
+export function temporalRecorder(counter: CallCounter): Interceptor {
+  return (options, nextCall) => {
+    const op = `temporal:${options.method_definition.path.split('/').pop()}`;
+    const start = Date.now();
+    const rec = als.getStore();
+    counter.inFlight++;
+    let done = false;
+    const finish = (ok: boolean) => {
+      if (done) return;
+      done = true;
+      counter.inFlight--;
+      record(counter, op, start, ok, rec);
+    };
+    return new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        next(metadata, {
+          onReceiveStatus(status, nxt) {
+            finish(status.code === 0);
+            nxt(status);
+          },
+        });
+      },
+    });
+  };
+}
+
+/** KubeOps whose every call is counted (and recorded as a span of the current reconciliation). */
+export function recordedKubeOps(kube: KubeOps, counter: CallCounter): KubeOps {
+  const wrap =
+    <A extends unknown[], R>(name: string, f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      const start = Date.now();
+      const rec = als.getStore();
+      counter.inFlight++;
+      try {
+        const r = await f(...a);
+        record(counter, `kube:${name}`, start, true, rec);
+        return r;
+      } catch (err) {
+        record(counter, `kube:${name}`, start, false, rec);
+        throw err;
+      } finally {
+        counter.inFlight--;
+      }
+    };
+  return {
+    list: wrap('list', kube.list.bind(kube)),
+    get: wrap('get', kube.get.bind(kube)),
+    patchStatus: wrap('patchStatus', kube.patchStatus.bind(kube)),
+    addFinalizer: wrap('addFinalizer', kube.addFinalizer.bind(kube)),
+    removeFinalizer: wrap('removeFinalizer', kube.removeFinalizer.bind(kube)),
+    listRouteRecords: wrap('listRouteRecords', kube.listRouteRecords.bind(kube)),
+    createEvent: wrap('createEvent', kube.createEvent.bind(kube)),
+  };
+}
+
+export interface ReconcilerHooks {
+  onReconcile(r: ReconcileRecord): void;
+  /** The orphan sweep of each list (Reconciler.orphans): begun / ended. */
+  onOrphans?(phase: 'begin' | 'end'): void;
+}
+
+/**
+ * Wraps Reconciler.prototype.reconcile and .orphans (every Reconciler of this process) until the
+ * returned function is called.
+ */
+export function instrumentReconciler(hooks: ReconcilerHooks): () => void {
+  const proto = Reconciler.prototype;
+  const reconcile = proto.reconcile;
+  const orphans = proto.orphans;
+  proto.reconcile = function (this: Reconciler, type: WatchEventType, obj: VmdcObject) {
+    const rec: ReconcileRecord = {
+      key: objectKey(obj),
+      type,
+      generation: obj.metadata?.generation,
+      observedGeneration: obj.status?.observedGeneration,
+      begin: Date.now(),
+      end: 0,
+      ok: false,
+      spans: [],
+    };
+    return als.run(rec, () => reconcile.call(this, type, obj)).then(
+      (r) => {
+        rec.end = Date.now();
+        rec.ok = true;
+        hooks.onReconcile(rec);
+        return r;
+      },
+      (err: unknown) => {
+        rec.end = Date.now();
+        hooks.onReconcile(rec);
+        throw err;
+      },
+    );
+  };
+  proto.orphans = function (this: Reconciler, ...args: Parameters<Reconciler['orphans']>) {
+    hooks.onOrphans?.('begin');
+    return orphans.apply(this, args).finally(() => hooks.onOrphans?.('end'));
+  };
+  return () => {
+    proto.reconcile = reconcile;
+    proto.orphans = orphans;
+  };
+}
+
+/**
+ * WHAT-IF (not what the trigger does today): `kc` answering every request with ONE keep-alive
+ * https.Agent instead of client-node 1.4's new Agent (so a new TLS connection) per request.
+ */
+export function withKeepAliveAgent<K extends object>(kc: K): K {
+  type AgentFactory = { createAgent(cluster: unknown, options: https.AgentOptions): https.Agent };
+  const target = kc as unknown as AgentFactory;
+  const original = target.createAgent.bind(kc);
+  let agent: https.Agent | undefined;
+  target.createAgent = (cluster, options) => {
+    if ((cluster as { proxyUrl?: string } | null)?.proxyUrl) return original(cluster, options);
+    return (agent ??= new https.Agent({ ...options, keepAlive: true }));
+  };
+  return kc;
+}
+
+/** WHAT-IF: at most `limit` reconciliations run at once (the trigger runs every object's at once). */
+export function limitReconcileConcurrency(limit: number): () => void {
+  const proto = Reconciler.prototype;
+  const reconcile = proto.reconcile;
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  proto.reconcile = async function (this: Reconciler, type: WatchEventType, obj: VmdcObject) {
+    // A finishing reconciliation hands its slot straight to the next waiting one.
+    if (running >= limit) await new Promise<void>((r) => waiting.push(r));
+    else running++;
+    try {
+      return await reconcile.call(this, type, obj);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+  return () => {
+    proto.reconcile = reconcile;
+  };
+}

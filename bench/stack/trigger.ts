@@ -1,0 +1,784 @@
+// The trigger on the real stack (issue 13, items 3 and the trigger part of 4): a real
+// kube-apiserver + etcd, a real Temporal dev server, the real trigger; no worker (workflows are
+// only started). Prints ONE JSON document and writes it to .tmp/bench/trigger.json; compares within
+// one run and never asserts a timing.
+//
+// 1. CR edit → workflow started: the trigger in this process; spec edits (clusterVersion, so each
+//    is a new generation) of one busy object (the supersede path) and round-robin over many
+//    objects. t0 = this process receiving the API server's answer to the edit, t1 = the workflow's
+//    start time as Temporal records it (describe().startTime): the same machine clock. An edit whose
+//    generation got no workflow of its own (a newer one overtook it while it was queued: the trigger
+//    is level-triggered) is done when a newer generation's workflow started. Where the time goes:
+//    every Temporal RPC and Kubernetes call of each reconciliation (trigger-instrument.ts).
+// 2. Memory and resync with N objects: the trigger as its own process (trigger-child.ts, compiled
+//    with tsc and run by node as in the image; `--tsx` runs it through tsx instead): VmRSS from
+//    /proc (what an SRE sees), heap after GC, time to the first list (`synced`) and until idle, the
+//    backlog of N never-handled objects, a relist (the watch's `relist` restart) and a restart, and
+//    the Temporal and Kubernetes calls of each.
+//
+// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N]
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import * as k8s from '@kubernetes/client-node';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, WorkflowNotFoundError } from '@temporalio/client';
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../api/constants';
+import { validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
+import { workflowIdFor } from '../../api/rollout-contract';
+import type { VMDistributedClusterStatus } from '../../api/types';
+import { driftReport, type ObjectDrift } from '../../trigger/drift';
+import { createKubeOps } from '../../trigger/kube';
+import type { Logger, LogFields } from '../../trigger/log';
+import { startTrigger } from '../../trigger/main';
+import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../../test/harness/kube';
+import { guardPid, harnessTempDir, stopAll, waitFor } from '../../test/harness/processes';
+import { startTemporalDevServer } from '../../test/harness/temporal';
+import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder, withKeepAliveAgent, type ReconcileRecord, type Span } from './trigger-instrument';
+
+const REPO_ROOT = path.resolve(__dirname, '..', '..');
+const OUT_DIR = path.join(REPO_ROOT, '.tmp', 'bench');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const useTsx = argv.includes('--tsx');
+const num = (flag: string, dflt: number): number => {
+  const i = argv.indexOf(flag);
+  return i >= 0 && argv[i + 1] ? Number(argv[i + 1]) : dflt;
+};
+const EDITS = num('--edits', quick ? 20 : 200);
+const MANY_OBJECTS = quick ? 5 : 20;
+const OBJECTS = num('--objects', quick ? 500 : 5000);
+/** Open loop: one edit every this many ms (single object: 10 edits/s; many objects: 40/s in all). */
+const SINGLE_INTERVAL_MS = 100;
+const MANY_INTERVAL_MS = 25;
+/** Every tenth scale object is paused (spec.paused: true). */
+const PAUSED_EVERY = 10;
+const CREATE_CONCURRENCY = 16;
+const TARGET_P99_MS = 1000;
+/** charts/vmrollout/values.yaml trigger.resources. */
+const TRIGGER_MEMORY_LIMIT_MB = 512;
+const TRIGGER_MEMORY_REQUEST_MB = 128;
+const EDIT_NS = 'bench-edit';
+const EDIT_WHATIF_NS = 'bench-edit-keepalive';
+const SCALE_NS = 'bench-scale';
+const SCALE_WHATIF_NS = 'bench-scale-whatif';
+const WHATIF_CONCURRENCY = 32;
+const POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: false };
+
+const progress = (msg: string) => process.stderr.write(`[bench trigger +${((Date.now() - T_START) / 1000).toFixed(1)}s] ${msg}\n`);
+const T_START = Date.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+// ---------------------------------------------------------------------------------------
+// objects
+
+/** A spec like examples/vmdc-basic.yaml (three zones, overlays): a realistic object size. */
+function vmdcSpec(name: string, clusterVersion: string, paused = false): Record<string, unknown> {
+  return {
+    clusterVersion,
+    ...(paused ? { paused: true } : {}),
+    overrideSpec: { retentionPeriod: '30d', vmselect: { extraArgs: { 'search.maxConcurrentRequests': '16' } } },
+    zones: ['a', 'b', 'c'].map((z) => ({
+      name: `az-${z}`,
+      vmcluster: { name: `${name}-${z}`, overrideSpec: { vmstorage: { replicaCount: 3 } } },
+      vmuser: { name: `${name}-reads-${z}` },
+      remoteWriteURL: `http://vminsert-${name}-${z}.monitoring.svc:8480/insert/0/prometheus/api/v1/write`,
+    })),
+    vmauth: { name: `${name}-global` },
+    vmagent: { name: `${name}-global` },
+    strategy: { order: 'Declared', readDrainDelay: '45s', queueDrainedFor: '2m', queueEmptyBytes: 65536, pollInterval: '10s', zoneTimeout: '1h30m' },
+  };
+}
+const versionOf = (i: number) => `v1.${200 + i}.0-cluster`;
+
+interface Vmdc {
+  metadata: { name: string; namespace: string; uid: string; generation: number; resourceVersion: string };
+  status?: VMDistributedClusterStatus;
+}
+
+function vmdcApi(kc: k8s.KubeConfig) {
+  const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+  const base = { group: GROUP, version: VERSION, plural: PLURAL };
+  return {
+    create: async (namespace: string, name: string, spec: Record<string, unknown>) =>
+      (await custom.createNamespacedCustomObject({ ...base, namespace, body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec } })) as Vmdc,
+    get: async (namespace: string, name: string) => (await custom.getNamespacedCustomObject({ ...base, namespace, name })) as Vmdc,
+    list: async (namespace: string) => (await custom.listNamespacedCustomObject({ ...base, namespace })) as { items: Vmdc[] },
+  };
+}
+
+/**
+ * Spec merge patches over one keep-alive connection pool: the edits of part 1 are sent from the
+ * trigger's own process, and client-node opens a new TLS connection per request (a new
+ * https.Agent each time), which would load the event loop the trigger is measured on.
+ */
+async function keepAlivePatcher(kc: k8s.KubeConfig): Promise<(namespace: string, name: string, spec: Record<string, unknown>) => Promise<Vmdc>> {
+  const opts: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 8, ca: opts.ca, cert: opts.cert, key: opts.key });
+  const server = new URL(kc.getCurrentCluster()!.server);
+  return (namespace, name, spec) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ spec });
+      const req = https.request(
+        {
+          agent,
+          host: server.hostname,
+          port: server.port,
+          method: 'PATCH',
+          path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}/${name}`,
+          headers: { 'content-type': 'application/merge-patch+json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            if ((res.statusCode ?? 0) >= 300) reject(new Error(`PATCH ${namespace}/${name}: HTTP ${res.statusCode}: ${text}`));
+            else resolve(JSON.parse(text) as Vmdc);
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+}
+
+async function pool<T>(items: T[], concurrency: number, f: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await f(items[next++]!);
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------
+// statistics
+
+interface Summary {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+/** Nearest-rank percentiles. */
+function summarize(xs: number[]): Summary {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]! : NaN);
+  return { n: s.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: s.length ? s[s.length - 1]! : NaN, mean: s.length ? round(s.reduce((a, b) => a + b, 0) / s.length) : NaN };
+}
+const brief = (s: Summary) => ({ p50: s.p50, p95: s.p95, max: s.max });
+
+// ---------------------------------------------------------------------------------------
+// part 1: CR edit → workflow started (trigger in this process)
+
+interface Edit {
+  key: string;
+  name: string;
+  uid: string;
+  generation: number;
+  sentAt: number;
+  answeredAt: number;
+}
+
+/** A Logger that records when each watch event arrived and writes warnings and errors to a file. */
+function recordingLogger(file: string, onWatchEvent: (object: string, generation: number, at: number) => void, base: LogFields = {}): Logger {
+  const write = (level: string) => (msg: string, fields?: LogFields) => {
+    const f = { ...base, ...fields };
+    if (msg === 'watch event' && typeof f.object === 'string' && typeof f.generation === 'number') onWatchEvent(f.object, f.generation, Date.now());
+    if (level === 'warn' || level === 'error') {
+      let line: string;
+      try {
+        line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...f });
+      } catch {
+        line = JSON.stringify({ level, msg });
+      }
+      fs.appendFileSync(file, line + '\n');
+    }
+  };
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (f) => recordingLogger(file, onWatchEvent, { ...base, ...f }) };
+}
+
+interface EditRun {
+  namespace: string;
+  /** WHAT-IF: the trigger's KubeConfig answers with one keep-alive https.Agent (withKeepAliveAgent). */
+  keepAliveKube: boolean;
+}
+
+async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, run: EditRun) {
+  const EDIT_NS = run.namespace;
+  const api = vmdcApi(kc);
+  let triggerKc = kc;
+  if (run.keepAliveKube) {
+    triggerKc = new k8s.KubeConfig();
+    triggerKc.loadFromFile(kubeconfigPath);
+    withKeepAliveAgent(triggerKc);
+  }
+  const patchSpec = await keepAlivePatcher(kc);
+  const counter = new CallCounter();
+  const connection = await Connection.connect({ address: temporalAddress, interceptors: [temporalRecorder(counter), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
+  const client = new Client({ connection, namespace: 'default' });
+  const records: ReconcileRecord[] = [];
+  const restore = instrumentReconciler({ onReconcile: (r) => records.push(r) });
+  const watchEvents = new Map<string, number>();
+  const warnFile = path.join(logDir, `trigger-inprocess-${EDIT_NS}-warnings.log`);
+  const trigger = await startTrigger(
+    {
+      temporal: { address: temporalAddress, namespace: 'default' },
+      taskQueue: `bench-edit-${randomUUID()}`,
+      watchNamespaces: [EDIT_NS],
+      policy: { ...POLICY, createNamespaces: [EDIT_NS] },
+      metricsPort: 0,
+      logLevel: 'debug',
+      relistIntervalMs: 600_000,
+      watchIdleTimeoutMs: 120_000,
+    },
+    {
+      kubeConfig: triggerKc,
+      temporalClient: client,
+      kube: recordedKubeOps(createKubeOps(triggerKc), counter),
+      serveMetrics: false,
+      log: recordingLogger(warnFile, (object, generation, at) => {
+        const k = `${object}#${generation}`;
+        if (!watchEvents.has(k)) watchEvents.set(k, at);
+      }),
+    },
+  );
+  await trigger.synced;
+
+  const scenario = async (label: string, objects: number, intervalMs: number, offset: number) => {
+    const names = Array.from({ length: objects }, (_, i) => `${label}-${i}`);
+    const created: Vmdc[] = [];
+    for (const n of names) created.push(await api.create(EDIT_NS, n, vmdcSpec(n, versionOf(offset))));
+    // Generation 1 of each has its workflow and the finalizer: the steady state an edit starts from.
+    for (const n of names) {
+      await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === 1, { timeoutMs: 30_000, intervalMs: 50, description: `${n} generation 1 handled` });
+    }
+    await trigger.idle();
+    counter.reset();
+    const recordsFrom = records.length;
+    const edits: Edit[] = [];
+    const t0 = Date.now();
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; i < EDITS; i++) {
+      const at = t0 + i * intervalMs;
+      const wait = at - Date.now();
+      if (wait > 0) await sleep(wait);
+      const idx = i % objects;
+      const name = names[idx]!;
+      inFlight.push(
+        (async () => {
+          const sentAt = Date.now();
+          const o = await patchSpec(EDIT_NS, name, { clusterVersion: versionOf(offset + 1 + i) });
+          edits.push({ key: `${EDIT_NS}/${name}`, name, uid: o.metadata.uid, generation: o.metadata.generation, sentAt, answeredAt: Date.now() });
+        })(),
+      );
+    }
+    await Promise.all(inFlight);
+    const editSpanMs = Date.now() - t0;
+    // Done when each object's last generation is recorded (its workflow started, status written).
+    for (const n of names) {
+      const last = Math.max(...edits.filter((e) => e.name === n).map((e) => e.generation));
+      await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === last, { timeoutMs: 60_000, intervalMs: 50, description: `${n} generation ${last} handled` });
+    }
+    await trigger.idle();
+    const calls = counter.snapshot();
+    const recs = records.slice(recordsFrom);
+
+    // t1 of every generation edited, as Temporal recorded it.
+    const startedAt = new Map<string, number | null>();
+    for (const e of edits) {
+      const id = workflowIdFor({ namespace: EDIT_NS, name: e.name, uid: e.uid, generation: e.generation });
+      try {
+        startedAt.set(`${e.key}#${e.generation}`, (await client.workflow.getHandle(id).describe()).startTime.getTime());
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        startedAt.set(`${e.key}#${e.generation}`, null);
+      }
+    }
+    const latencies: number[] = [];
+    const own: number[] = [];
+    let coalesced = 0;
+    const parts: Record<string, number[]> = { patchRoundTrip: [], apiToWatchEvent: [], queued: [], beforeStart: [], startRpc: [], serverStartInRpc: [], afterStart: [], statusWrite: [], event: [], supersedeSignal: [], reconcile: [] };
+    const spanMs = (spans: Span[], op: string) => spans.filter((s) => s.op === op).reduce((a, s) => a + s.end - s.start, 0);
+    for (const e of edits) {
+      parts.patchRoundTrip!.push(e.answeredAt - e.sentAt);
+      let t1 = startedAt.get(`${e.key}#${e.generation}`);
+      if (t1 == null) {
+        coalesced++;
+        const later = edits.filter((x) => x.key === e.key && x.generation > e.generation).map((x) => startedAt.get(`${x.key}#${x.generation}`)).filter((t): t is number => typeof t === 'number');
+        t1 = later.length ? Math.min(...later) : null;
+      } else own.push(t1 - e.answeredAt);
+      if (t1 == null) continue;
+      latencies.push(t1 - e.answeredAt);
+      const ev = watchEvents.get(`${e.key}#${e.generation}`);
+      const rec = recs.find((r) => r.key === e.key && r.generation === e.generation && r.spans.some((s) => s.op === 'temporal:StartWorkflowExecution'));
+      const start = rec?.spans.find((s) => s.op === 'temporal:StartWorkflowExecution');
+      if (ev === undefined || !rec || !start || startedAt.get(`${e.key}#${e.generation}`) == null) continue;
+      const wf = startedAt.get(`${e.key}#${e.generation}`)!;
+      parts.apiToWatchEvent!.push(ev - e.answeredAt);
+      parts.queued!.push(rec.begin - ev);
+      parts.beforeStart!.push(start.start - rec.begin);
+      parts.startRpc!.push(start.end - start.start);
+      parts.serverStartInRpc!.push(wf - start.start);
+      parts.afterStart!.push(rec.end - start.end);
+      parts.statusWrite!.push(spanMs(rec.spans, 'kube:patchStatus'));
+      parts.event!.push(spanMs(rec.spans, 'kube:createEvent'));
+      parts.supersedeSignal!.push(spanMs(rec.spans, 'temporal:SignalWorkflowExecution'));
+      parts.reconcile!.push(rec.end - rec.begin);
+    }
+    const s = summarize(latencies);
+    return {
+      objects,
+      edits: edits.length,
+      intervalMs,
+      editsPerSecond: round((edits.length * 1000) / editSpanMs),
+      ...s,
+      ownWorkflow: brief(summarize(own)),
+      coalesced,
+      /** ms; p50/p95/max of each step, over the edits whose own generation got a workflow. */
+      breakdown: Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, brief(summarize(v))])),
+      reconciles: recs.length,
+      reconcilesPerEdit: round(recs.length / edits.length, 2),
+      calls: calls.counts,
+      callsPerEdit: Object.fromEntries(Object.entries(calls.counts).map(([k, v]) => [k, round(v / edits.length, 2)])),
+      failedCalls: calls.failures,
+    };
+  };
+
+  try {
+    progress(`edit → start (${EDIT_NS}): one busy object, ${EDITS} edits every ${SINGLE_INTERVAL_MS} ms`);
+    const single = await scenario('single', 1, SINGLE_INTERVAL_MS, 0);
+    progress(`edit → start (${EDIT_NS}): ${MANY_OBJECTS} objects, ${EDITS} edits every ${MANY_INTERVAL_MS} ms round-robin`);
+    const many = await scenario('many', MANY_OBJECTS, MANY_INTERVAL_MS, 1000);
+    const warnings = fs.existsSync(warnFile) ? fs.readFileSync(warnFile, 'utf8').split('\n').filter(Boolean).length : 0;
+    return { single, many, triggerWarnings: warnings, reconcileErrors: (await trigger.metrics.reconcileErrors.get()).values[0]?.value ?? 0 };
+  } finally {
+    await trigger.stop();
+    restore();
+    await connection.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// part 2: the trigger as a process, N objects
+
+type ChildMsg = { type: string; [k: string]: unknown };
+interface ChildStats {
+  calls: { counts: Record<string, number>; failures: Record<string, number> };
+  reconciles: { ok: number; failed: number; ms: number; handled: number };
+  sweeps: number;
+  watchRestarts: number;
+  mem: NodeJS.MemoryUsage;
+}
+
+class ChildTrigger {
+  private readonly inbox: ChildMsg[] = [];
+  private readonly waiters: Array<{ type: string; resolve: (m: ChildMsg) => void; reject: (e: Error) => void }> = [];
+  private exited = false;
+  readonly forkedAt = Date.now();
+  private release: () => void;
+
+  private constructor(readonly proc: ChildProcess) {
+    this.release = guardPid(proc.pid!, 'bench trigger child');
+    proc.on('message', (m: ChildMsg) => {
+      if (m.type === 'error') {
+        progress(`trigger child ${proc.pid}: ${String(m.message)}`);
+        for (const w of this.waiters.splice(0)) w.reject(new Error(`trigger child: ${String(m.message)}`));
+        return;
+      }
+      const i = this.waiters.findIndex((w) => w.type === m.type);
+      if (i >= 0) this.waiters.splice(i, 1)[0]!.resolve(m);
+      else this.inbox.push(m);
+    });
+    proc.on('exit', (code, signal) => {
+      this.exited = true;
+      this.release();
+      for (const w of this.waiters.splice(0)) w.reject(new Error(`trigger child exited (${code ?? signal}) waiting for ${w.type}`));
+    });
+  }
+
+  static start(entry: string, execArgv: string[], env: NodeJS.ProcessEnv, logFile: string): ChildTrigger {
+    const fd = fs.openSync(logFile, 'a');
+    const proc = fork(entry, [], { cwd: REPO_ROOT, env, execArgv, stdio: ['ignore', fd, fd, 'ipc'] });
+    fs.closeSync(fd);
+    return new ChildTrigger(proc);
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  next(type: string, timeoutMs = 120_000): Promise<ChildMsg> {
+    const i = this.inbox.findIndex((m) => m.type === type);
+    if (i >= 0) return Promise.resolve(this.inbox.splice(i, 1)[0]!);
+    if (this.exited) return Promise.reject(new Error(`trigger child has exited; no ${type}`));
+    return new Promise((resolve, reject) => {
+      const w = {
+        type,
+        resolve: (m: ChildMsg) => {
+          clearTimeout(t);
+          resolve(m);
+        },
+        reject: (e: Error) => {
+          clearTimeout(t);
+          reject(e);
+        },
+      };
+      const t = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for the trigger child's ${type}`));
+      }, timeoutMs);
+      this.waiters.push(w);
+    });
+  }
+
+  request(cmd: Record<string, unknown>, reply: string, timeoutMs?: number): Promise<ChildMsg> {
+    const p = this.next(reply, timeoutMs);
+    this.proc.send(cmd);
+    return p;
+  }
+
+  async stats(gc = false): Promise<ChildStats> {
+    return (await this.request({ cmd: 'stats', gc }, 'stats')) as unknown as ChildStats;
+  }
+
+  /** VmRSS and VmHWM (peak) of the process, MB. */
+  memory(): { rssMB: number; peakMB: number } {
+    const st = fs.readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(st)?.[1] ?? NaN);
+    return { rssMB: round(kb('VmRSS') / 1024), peakMB: round(kb('VmHWM') / 1024) };
+  }
+
+  /** RSS after a quiet moment: the median of samples over ~1.5 s. */
+  async settledRss(): Promise<number> {
+    await sleep(1500);
+    const xs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      xs.push(this.memory().rssMB);
+      await sleep(300);
+    }
+    return summarize(xs).p50;
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((r) => this.proc.once('exit', () => r()));
+    this.proc.send({ cmd: 'stop' });
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(t);
+  }
+}
+
+/** Compiles trigger-child.ts and what it imports with tsc (as the image does); the entry's path. */
+async function compileChild(): Promise<{ entry: string; ms: number }> {
+  const dir = path.join(OUT_DIR, 'trigger-build');
+  fs.mkdirSync(dir, { recursive: true });
+  const rel = path.relative(dir, REPO_ROOT);
+  fs.writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        extends: path.join(rel, 'tsconfig.build.json'),
+        compilerOptions: { outDir: 'dist', rootDir: rel, sourceMap: false, declaration: false, incremental: false },
+        // Everything the image builds (process/ resolves workflows/ files at run time), and the child.
+        files: [path.join(rel, 'bench', 'stack', 'trigger-child.ts')],
+        include: ['api', 'kube', 'process', 'workflows', 'activities', 'worker', 'trigger'].map((d) => path.join(rel, d)),
+        exclude: [path.join(rel, 'node_modules'), path.join(rel, '**', '*.test.ts')],
+      },
+      null,
+      2,
+    ),
+  );
+  const start = Date.now();
+  const tsc = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const out: string[] = [];
+  const code = await new Promise<number | null>((resolve) => {
+    const p = spawn(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    p.stdout.on('data', (d: Buffer) => out.push(d.toString()));
+    p.stderr.on('data', (d: Buffer) => out.push(d.toString()));
+    p.on('exit', resolve);
+  });
+  if (code !== 0) throw new Error(`tsc failed (${code}):\n${out.join('')}`);
+  return { entry: path.join(dir, 'dist', 'bench', 'stack', 'trigger-child.js'), ms: Date.now() - start };
+}
+
+/**
+ * What the drift reporter does per VMDistributedCluster event (driftReport over every VM object the
+ * watches hold), once per object of a relist: M = 6 VM objects per VMDistributedCluster (3
+ * VMClusters, 3 VMUsers; VMAuth and VMAgent shared), one in six carrying an applied record.
+ * In-process and pure: the stack run has no VM objects, so its resync does not show this cost.
+ */
+function driftModel(n: number): { vmdcs: number; vmObjects: number; msPerRelist: number } {
+  const objects: ObjectDrift[] = [];
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < 6; j++) {
+      const o: ObjectDrift = { kind: j < 3 ? 'VMCluster' : 'VMUser', namespace: SCALE_NS, name: `s${i}-${j}`, resourceVersion: String(i * 6 + j) };
+      if (j === 0) o.applied = { vmdc: { name: `s${i}`, uid: `uid-${i}` }, fields: [], outOfReads: false };
+      objects.push(o);
+    }
+  }
+  const start = process.hrtime.bigint();
+  let checked = 0;
+  for (let i = 0; i < n; i++) checked += driftReport({ namespace: SCALE_NS, name: `s${i}`, uid: `uid-${i}` }, objects).checked.length;
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (checked !== n) throw new Error(`drift model: ${checked} reports`);
+  return { vmdcs: n, vmObjects: objects.length, msPerRelist: round(ms) };
+}
+
+async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, child: { entry: string; execArgv: string[]; runtime: string }) {
+  const api = vmdcApi(kc);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    KUBECONFIG: kubeconfigPath,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    // No worker polls it: the workflows are started and stay running.
+    TASK_QUEUE: `bench-scale-${randomUUID()}`,
+    WATCH_NAMESPACES: SCALE_NS,
+    CREATE_NAMESPACES: SCALE_NS,
+    METRICS_HOST: '127.0.0.1',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'warn',
+    // Relists are driven by the benchmark (the same restart the timer does).
+    RELIST_INTERVAL: '1h',
+    WATCH_IDLE_TIMEOUT: '2m',
+  };
+  let seq = 0;
+  const startChild = (extra: NodeJS.ProcessEnv = {}) => ChildTrigger.start(child.entry, child.execArgv, { ...env, ...extra }, path.join(logDir, `trigger-child-${++seq}.log`));
+  const createObjects = async (namespace: string) => {
+    const start = Date.now();
+    await pool(names, CREATE_CONCURRENCY, async (n) => {
+      await api.create(namespace, n, vmdcSpec(n, versionOf(0), Number(n.slice(1)) % PAUSED_EVERY === 0));
+    });
+    return Date.now() - start;
+  };
+  const names = Array.from({ length: OBJECTS }, (_, i) => `s${String(i).padStart(5, '0')}`);
+  /** Fork → every object handled (its workflow started, status written); samples the RSS meanwhile. */
+  const awaitBacklog = async (c: ChildTrigger) => {
+    let st = await c.stats();
+    let peakMB = 0;
+    while (st.reconciles.handled < OBJECTS) {
+      if (Date.now() - c.forkedAt > 20 * 60_000) throw new Error(`backlog: ${st.reconciles.handled}/${OBJECTS} handled after 20 minutes`);
+      await sleep(1000);
+      peakMB = Math.max(peakMB, c.memory().rssMB);
+      st = await c.stats();
+    }
+    return { ms: Date.now() - c.forkedAt, peakMB };
+  };
+
+  // T0: no object: the baseline.
+  progress('scale: baseline trigger process (no object)');
+  const t0 = startChild();
+  await t0.next('idle');
+  const rssBaselineMB = await t0.settledRss();
+  const baselineHeap = (await t0.stats(true)).mem.heapUsed;
+  await t0.stop();
+
+  // N objects, created while no trigger runs.
+  progress(`scale: creating ${OBJECTS} VMDistributedClusters`);
+  const createMs = await createObjects(SCALE_NS);
+  const paused = names.filter((n) => Number(n.slice(1)) % PAUSED_EVERY === 0).length;
+
+  // T1: a trigger meets N objects it never handled: finalizer, start, status for each.
+  progress('scale: trigger process with the backlog of every object');
+  const t1 = startChild();
+  const t1Ready = (await t1.next('ready')).ms as number;
+  const t1Synced = (await t1.next('synced', 300_000)).ms as number;
+  const { ms: backlogMs, peakMB: peakMidBacklogMB } = await awaitBacklog(t1);
+  await t1.next('idle', 600_000);
+  const backlog = await t1.stats();
+  const afterBacklog = { rssMB: await t1.settledRss(), peakMB: t1.memory().peakMB };
+  progress(`scale: backlog handled in ${backlogMs} ms; relisting`);
+  const relists: ChildMsg[] = [];
+  for (let i = 0; i < 2; i++) relists.push(await t1.request({ cmd: 'relist' }, 'relisted', 600_000));
+  const afterRelist = { rssMB: await t1.settledRss(), peakMB: t1.memory().peakMB, heapUsedAfterGcMB: round((await t1.stats(true)).mem.heapUsed / 2 ** 20) };
+  await t1.stop();
+
+  // T2: a restart: every object's generation is already handled.
+  progress('scale: restarted trigger process (every generation already handled)');
+  const t2 = startChild();
+  const t2Ready = (await t2.next('ready')).ms as number;
+  const t2Synced = (await t2.next('synced', 300_000)).ms as number;
+  const t2IdleMsg = (await t2.next('idle', 600_000)) as unknown as ChildStats & { ms: number };
+  const restartedRss = await t2.settledRss();
+  const restartedHeap = (await t2.stats(true)).mem.heapUsed;
+  const restartedPeak = t2.memory().peakMB;
+  await t2.stop();
+
+  // WHAT-IF: the same backlog (fresh objects in another namespace) with the trigger's Kubernetes
+  // requests on one keep-alive agent and at most 32 reconciliations at once.
+  let whatIf: Record<string, unknown> | undefined;
+  if (!argv.includes('--no-what-if')) {
+    progress(`scale: WHAT-IF backlog (keep-alive agent, ${WHATIF_CONCURRENCY} reconciliations at once)`);
+    await createObjects(SCALE_WHATIF_NS);
+    const t3 = startChild({ WATCH_NAMESPACES: SCALE_WHATIF_NS, CREATE_NAMESPACES: SCALE_WHATIF_NS, BENCH_KUBE_KEEPALIVE: '1', BENCH_RECONCILE_CONCURRENCY: String(WHATIF_CONCURRENCY) });
+    const r = await awaitBacklog(t3);
+    await t3.next('idle', 600_000);
+    const s3 = await t3.stats();
+    whatIf = {
+      keepAliveKube: true,
+      reconcileConcurrency: WHATIF_CONCURRENCY,
+      ms: r.ms,
+      objectsPerSecond: round((OBJECTS * 1000) / r.ms),
+      calls: s3.calls.counts,
+      failedCalls: s3.calls.failures,
+      reconciles: s3.reconciles,
+      peakRssMB: Math.max(r.peakMB, t3.memory().peakMB),
+    };
+    await t3.stop();
+  }
+
+  const observed = (await api.list(SCALE_NS)).items.filter((o) => o.status?.observedGeneration === o.metadata.generation && o.status.workflow?.id).length;
+  const lastRelist = relists[relists.length - 1]! as unknown as ChildStats & { ms: number; listMs: number };
+  const resyncMs = lastRelist.ms;
+  const initialSyncMs = t2IdleMsg.ms - t2Ready;
+  const callsOf = (c: ChildStats['calls']) => c.counts;
+  const sum = (c: Record<string, number>, prefix: string) => Object.entries(c).filter(([k]) => k.startsWith(prefix)).reduce((a, [, v]) => a + v, 0);
+  return {
+    objects: OBJECTS,
+    pausedObjects: paused,
+    runtime: child.runtime,
+    createMs,
+    rssBaselineMB,
+    rssMB: restartedRss,
+    heapUsedBaselineMB: round(baselineHeap / 2 ** 20),
+    heapUsedAfterGcMB: round(restartedHeap / 2 ** 20),
+    peakRssMB: Math.max(afterRelist.peakMB, restartedPeak),
+    /** The trigger restarted with N objects, every generation handled: start → first list done / idle. */
+    initialSyncMs,
+    restart: { processStartMs: t2Ready, syncedMs: t2Synced - t2Ready, idleMs: t2IdleMsg.ms - t2Ready, calls: callsOf(t2IdleMsg.calls), reconciles: t2IdleMsg.reconciles, peakRssMB: restartedPeak },
+    /** The watch's relist (restart, fresh list, every object reconciled again, orphan sweep) in the trigger that handled the backlog. */
+    resyncMs,
+    resync: relists.map((r) => {
+      const x = r as unknown as ChildStats & { ms: number; listMs: number };
+      return { ms: x.ms, listMs: x.listMs, calls: callsOf(x.calls), temporalCalls: sum(x.calls.counts, 'temporal:'), kubeCalls: sum(x.calls.counts, 'kube:'), reconciles: x.reconciles.ok, failed: x.reconciles.failed };
+    }),
+    rssAfterRelistMB: afterRelist.rssMB,
+    heapUsedAfterRelistAfterGcMB: afterRelist.heapUsedAfterGcMB,
+    /** A trigger meeting N never-handled objects at once. */
+    backlog: {
+      processStartMs: t1Ready,
+      syncedMs: t1Synced - t1Ready,
+      /** Fork → every object's workflow started and status written. */
+      ms: backlogMs,
+      objectsPerSecond: round((OBJECTS * 1000) / backlogMs),
+      calls: callsOf(backlog.calls),
+      failedCalls: backlog.calls.failures,
+      reconciles: backlog.reconciles,
+      rssMB: afterBacklog.rssMB,
+      peakRssMB: Math.max(afterBacklog.peakMB, peakMidBacklogMB),
+      startsPerObject: round((backlog.calls.counts['temporal:StartWorkflowExecution'] ?? 0) / OBJECTS, 3),
+    },
+    backlogWhatIf: whatIf,
+    observedAtEnd: observed,
+    driftReportModel: driftModel(OBJECTS),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  for (const [name, paused] of [['s00000', true], ['single-0', false]] as const) {
+    const v = validateUnderPolicy(vmdcSpec(name, versionOf(0), paused), SCALE_NS, POLICY);
+    if (!v.success) throw new Error(`the benchmark's spec is invalid: ${JSON.stringify(v.issues)}`);
+  }
+  const logDir = harnessTempDir('bench-trigger');
+  const loadBefore = os.loadavg();
+  progress(`logs in ${logDir}`);
+  const compiling = useTsx ? undefined : compileChild();
+  compiling?.catch(() => undefined);
+  const [kube, temporal] = await Promise.all([startKube({ dir: path.join(logDir, 'kube') }), startTemporalDevServer({ ui: false, logDir })]);
+  try {
+    const kc = kube.kubeConfig;
+    await installCRDs(kc, [VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds')]);
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    for (const name of [EDIT_NS, EDIT_WHATIF_NS, SCALE_NS, SCALE_WHATIF_NS]) await core.createNamespace({ body: { metadata: { name } } });
+    progress(`kube-apiserver ${kube.server}, Temporal ${temporal.address}`);
+
+    // Compiled before any measurement: tsc must not compete with the trigger for the CPU.
+    let child: { entry: string; execArgv: string[]; runtime: string; compileMs?: number };
+    if (compiling) {
+      const c = await compiling;
+      child = { entry: c.entry, execArgv: ['--expose-gc'], runtime: 'node (tsc-compiled, as in the image)', compileMs: c.ms };
+    } else {
+      child = { entry: path.join(__dirname, 'trigger-child.ts'), execArgv: ['--expose-gc', '--import', 'tsx'], runtime: 'node --import tsx' };
+    }
+
+    const edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_NS, keepAliveKube: false });
+    const editKeepAlive = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_WHATIF_NS, keepAliveKube: true });
+    const sc = await scale(kc, kube.kubeconfigPath, temporal.address, logDir, child);
+
+    const rssPerThousand = (sc.rssMB - sc.rssBaselineMB) / (OBJECTS / 1000);
+    const resyncTemporal = sc.resync[sc.resync.length - 1]!.temporalCalls;
+    const result = {
+      benchmark: 'trigger',
+      quick,
+      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: os.loadavg().map((x) => round(x, 2)) },
+      editToStart: {
+        ...edit,
+        /** WHAT-IF, the same run with the trigger's Kubernetes requests on one keep-alive https.Agent. */
+        whatIfKeepAliveKube: { single: editKeepAlive.single, many: editKeepAlive.many, reconcileErrors: editKeepAlive.reconcileErrors },
+      },
+      scale: sc,
+      ratios: {
+        p99OverTarget: Math.max(edit.single.p99, edit.many.p99) / TARGET_P99_MS,
+        singleP99OverTarget: edit.single.p99 / TARGET_P99_MS,
+        manyP99OverTarget: edit.many.p99 / TARGET_P99_MS,
+        singleP99OverP50: edit.single.p99 / edit.single.p50,
+        manyP99OverP50: edit.many.p99 / edit.many.p50,
+        keepAliveVsNowManyP99: editKeepAlive.many.p99 / edit.many.p99,
+        keepAliveVsNowSingleP99: editKeepAlive.single.p99 / edit.single.p99,
+        keepAliveVsNowReconcileP50Single: (editKeepAlive.single.breakdown.reconcile?.p50 ?? NaN) / (edit.single.breakdown.reconcile?.p50 ?? NaN),
+        startRpcShareOfP50Single: (edit.single.breakdown.startRpc?.p50 ?? NaN) / edit.single.p50,
+        resyncVsInitialSync: sc.resyncMs / sc.initialSyncMs,
+        rssPerThousandObjectsMB: rssPerThousand,
+        rssOverLimit: sc.rssMB / TRIGGER_MEMORY_LIMIT_MB,
+        peakRssOverLimit: sc.peakRssMB / TRIGGER_MEMORY_LIMIT_MB,
+        rssOverRequest: sc.rssMB / TRIGGER_MEMORY_REQUEST_MB,
+        rssOverBaseline: sc.rssMB / sc.rssBaselineMB,
+        resyncTemporalCallsPerObject: resyncTemporal / OBJECTS,
+        resyncTemporalCallsPerPausedObject: resyncTemporal / Math.max(1, sc.pausedObjects),
+        backlogMsPerObject: sc.backlog.ms / OBJECTS,
+        backlogVsResync: sc.backlog.ms / sc.resyncMs,
+        ...(sc.backlogWhatIf ? { backlogWhatIfVsNow: (sc.backlogWhatIf.ms as number) / sc.backlog.ms } : {}),
+        driftModelVsResync: sc.driftReportModel.msPerRelist / sc.resyncMs,
+      },
+      targets: {
+        editToStartP99Ms: TARGET_P99_MS,
+        triggerMemoryLimitMB: TRIGGER_MEMORY_LIMIT_MB,
+        triggerMemoryRequestMB: TRIGGER_MEMORY_REQUEST_MB,
+        resyncStartsPerObject: 0,
+        resyncDescribesPerObject: 0,
+      },
+      childCompileMs: child.compileMs,
+      logs: logDir,
+    };
+    const json = JSON.stringify(result, null, 2);
+    fs.writeFileSync(path.join(OUT_DIR, 'trigger.json'), json + '\n');
+    console.log(json);
+  } finally {
+    await temporal.stop().catch(() => undefined);
+    await kube.stop().catch(() => undefined);
+    await stopAll().catch(() => undefined);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`bench trigger failed: ${String((err as Error)?.stack ?? err)}\n`);
+    void stopAll().finally(() => process.exit(1));
+  },
+);
