@@ -6,7 +6,8 @@
 //   env: SCALE_TEMPORAL_ADDRESS, SCALE_NAMESPACE, SCALE_TASK_QUEUE, SCALE_BUNDLE (a bundle file),
 //        SCALE_HOLD_MS: how long the two long waits of a zone (its VMCluster's waitOperational after
 //        the upgrade, and watchQueue) hold their activity slot, heartbeating, before the fake answers
-//        (the real ones last minutes; the fake answers at once otherwise)
+//        (the real ones last minutes; the fake answers at once otherwise),
+//        SCALE_MAX_CACHED_WORKFLOWS (optional: the worker's maxCachedWorkflows; default the SDK's)
 // IPC in:  { type: 'reset' } | { type: 'stats' } | { type: 'shutdown' }
 // IPC out: { type: 'ready' } | { type: 'stats', stats: WorkerStats } | { type: 'error', message }
 import * as v8 from 'node:v8';
@@ -29,6 +30,9 @@ export interface WorkerStats {
   heapUsedPeakMB: number;
   /** V8's heap limit: the SDK sizes its workflow cache from it (maxCachedWorkflows ≈ (limit − 200 MiB) × 600/1024). */
   heapLimitMB: number;
+  /** process.memoryUsage() (MB) at the highest RSS seen by the 50 ms sampler: how much of it V8 holds. */
+  atRssPeakMB: { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
+  maxCachedWorkflows: number | 'default';
 }
 
 function env(name: string): string {
@@ -50,6 +54,7 @@ async function main(): Promise<void> {
     return acts;
   };
 
+  const maxCached = process.env.SCALE_MAX_CACHED_WORKFLOWS ? Number(process.env.SCALE_MAX_CACHED_WORKFLOWS) : undefined;
   let inFlight = 0;
   const fresh = (): WorkerStats => ({
     activitiesInFlightPeak: 0,
@@ -60,6 +65,8 @@ async function main(): Promise<void> {
     fakes: 0,
     heapUsedPeakMB: 0,
     heapLimitMB: Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20),
+    atRssPeakMB: { rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 },
+    maxCachedWorkflows: maxCached ?? 'default',
   });
   let stats = fresh();
 
@@ -99,6 +106,7 @@ async function main(): Promise<void> {
     taskQueue: env('SCALE_TASK_QUEUE'),
     workflowBundle: { codePath: env('SCALE_BUNDLE') },
     activities,
+    ...(maxCached !== undefined ? { maxCachedWorkflows: maxCached } : {}),
   });
 
   const sampler = setInterval(() => {
@@ -106,7 +114,12 @@ async function main(): Promise<void> {
     stats.sdkActivitiesInFlightPeak = Math.max(stats.sdkActivitiesInFlightPeak, s.numInFlightNonLocalActivities);
     stats.sdkWorkflowActivationsInFlightPeak = Math.max(stats.sdkWorkflowActivationsInFlightPeak, s.numInFlightWorkflowActivations);
     stats.sdkCachedWorkflowsPeak = Math.max(stats.sdkCachedWorkflowsPeak, s.numCachedWorkflows);
-    stats.heapUsedPeakMB = Math.max(stats.heapUsedPeakMB, process.memoryUsage().heapUsed / 2 ** 20);
+    const m = process.memoryUsage();
+    const mb = (n: number) => Math.round(n / 2 ** 20);
+    stats.heapUsedPeakMB = Math.max(stats.heapUsedPeakMB, m.heapUsed / 2 ** 20);
+    if (mb(m.rss) > stats.atRssPeakMB.rss) {
+      stats.atRssPeakMB = { rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) };
+    }
   }, 50);
   sampler.unref();
 

@@ -16,6 +16,7 @@
 //
 // Prints ONE JSON document on stdout (also written to .tmp/bench/scale.json); compares within one
 // run, never asserts timings. Run: npx tsx bench/stack/scale.ts [--quick] [--hold-ms=5000]
+// Variants of the worker: [--max-cached=N] [--malloc-arena-max=N] (output .tmp/bench/scale-<variant>.json).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -47,6 +48,10 @@ const EventType = temporal.api.enums.v1.EventType;
 const quick = process.argv.includes('--quick');
 const ROLLOUTS = quick ? 20 : 200;
 /** How long each zone's two long waits (upgrade's waitOperational, watchQueue) hold an activity slot. */
+const flag = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+/** Worker variants (to find what its RSS is made of): its maxCachedWorkflows, glibc's MALLOC_ARENA_MAX. */
+const MAX_CACHED = flag('max-cached');
+const MALLOC_ARENA_MAX = flag('malloc-arena-max');
 const HOLD_MS = Number(/^--hold-ms=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--hold-ms=')) ?? '')?.[1] ?? 5_000);
 const TARGETS = { workerRssMB: 500, eventsPerZone: 100 } as const;
 const REPO = path.resolve(__dirname, '..', '..');
@@ -253,6 +258,8 @@ async function runScale(): Promise<ScaleResult> {
     SCALE_TASK_QUEUE: taskQueue,
     SCALE_BUNDLE: bundlePath,
     SCALE_HOLD_MS: String(HOLD_MS),
+    ...(MAX_CACHED ? { SCALE_MAX_CACHED_WORKFLOWS: MAX_CACHED } : {}),
+    ...(MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX } : {}),
   });
   try {
     await child.next('ready');
@@ -518,6 +525,7 @@ async function main(): Promise<void> {
     activityScheduleToStartMs: scale.activityScheduleToStartMs,
     waitActivityScheduleToStartMs: scale.waitActivityScheduleToStartMs,
     holdMs: HOLD_MS,
+    workerVariant: { maxCachedWorkflows: MAX_CACHED ? Number(MAX_CACHED) : 'default', mallocArenaMax: MALLOC_ARENA_MAX ? Number(MALLOC_ARENA_MAX) : 'default' },
     eventsPerZone: scale.eventsPerZone,
     continuedAsNew: scale.continuedAsNew,
     single: { eventsPerZone: scale.singleEventsPerZone, activitiesPerZone: scale.singleActivitiesPerZone, eventTypes: scale.singleEventTypes },
@@ -542,7 +550,8 @@ async function main(): Promise<void> {
   };
   const text = JSON.stringify(result, null, 2);
   fs.mkdirSync(OUT_DIR, { recursive: true });
-  fs.writeFileSync(path.join(OUT_DIR, 'scale.json'), text + '\n');
+  const variant = [MAX_CACHED && `max-cached-${MAX_CACHED}`, MALLOC_ARENA_MAX && `malloc-arena-max-${MALLOC_ARENA_MAX}`].filter(Boolean).join('-');
+  fs.writeFileSync(path.join(OUT_DIR, variant ? `scale-${variant}.json` : 'scale.json'), text + '\n');
   console.log(text);
 }
 

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const config = loadConfig();
   const counter = new CallCounter();
-  const reconciles = { ok: 0, failed: 0, ms: 0, handled: new Set<string>() };
+  const reconciles = { ok: 0, failed: 0, ms: 0, maxMs: 0, handled: new Set<string>() };
   let sweeping = 0;
   let sweeps = 0;
   instrumentReconciler({
@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       if (r.ok) reconciles.ok++;
       else reconciles.failed++;
       reconciles.ms += r.end - r.begin;
+      reconciles.maxMs = Math.max(reconciles.maxMs, r.end - r.begin);
       // A generation not yet observed, reconciled without error: its workflow was started and recorded.
       if (r.ok && r.type !== 'delete' && r.generation !== undefined && r.observedGeneration !== r.generation) reconciles.handled.add(r.key);
     },
@@ -56,11 +57,13 @@ async function main(): Promise<void> {
   kubeConfig.loadFromDefault();
   if (process.env.BENCH_KUBE_KEEPALIVE === '1') withKeepAliveAgent(kubeConfig);
   let listDone: (() => void) | undefined;
+  let listedAt = 0;
   const kubeOps = recordedKubeOps(createKubeOps(kubeConfig), counter);
   const kube = {
     ...kubeOps,
     list: async (namespace?: string) => {
       const l = await kubeOps.list(namespace);
+      listedAt = Date.now();
       const d = listDone;
       listDone = undefined;
       // The informer emits its add events right after the list returns.
@@ -88,7 +91,13 @@ async function main(): Promise<void> {
   };
   const stats = () => ({
     calls: counter.snapshot(),
-    reconciles: { ok: reconciles.ok, failed: reconciles.failed, ms: reconciles.ms, handled: reconciles.handled.size },
+    reconciles: {
+      ok: reconciles.ok,
+      failed: reconciles.failed,
+      meanMs: Math.round(reconciles.ms / Math.max(1, reconciles.ok + reconciles.failed)),
+      maxMs: reconciles.maxMs,
+      handled: reconciles.handled.size,
+    },
     sweeps,
     watchRestarts: trigger.watch.restarts,
     mem: process.memoryUsage(),
@@ -97,7 +106,9 @@ async function main(): Promise<void> {
   void (async () => {
     await trigger.synced;
     await listed;
-    send({ type: 'synced', ms: Date.now() - t0 });
+    // `ms`: once the list's add events were emitted and the event loop got to this (the
+    // reconciliations they started ran their synchronous part first); `listedMs`: the list answered.
+    send({ type: 'synced', ms: Date.now() - t0, listedMs: listedAt - t0 });
     await settle();
     send({ type: 'idle', ms: Date.now() - t0, ...stats() });
   })();
@@ -114,7 +125,7 @@ async function main(): Promise<void> {
         } else if (m.cmd === 'relist') {
           await settle();
           counter.reset();
-          reconciles.ok = reconciles.failed = reconciles.ms = 0;
+          reconciles.ok = reconciles.failed = reconciles.ms = reconciles.maxMs = 0;
           const before = sweeps;
           const start = Date.now();
           const relisted = new Promise<void>((r) => (listDone = r));

@@ -36,22 +36,29 @@ const als = new AsyncLocalStorage<ReconcileRecord>();
 export class CallCounter {
   counts: Record<string, number> = {};
   failures: Record<string, number> = {};
+  /** Failed calls by `op reason` (error code, HTTP status or error name). */
+  reasons: Record<string, number> = {};
   inFlight = 0;
-  add(op: string, ok: boolean): void {
+  add(op: string, ok: boolean, reason?: string): void {
     this.counts[op] = (this.counts[op] ?? 0) + 1;
-    if (!ok) this.failures[op] = (this.failures[op] ?? 0) + 1;
+    if (!ok) {
+      this.failures[op] = (this.failures[op] ?? 0) + 1;
+      const r = `${op} ${reason ?? 'error'}`;
+      this.reasons[r] = (this.reasons[r] ?? 0) + 1;
+    }
   }
   reset(): void {
     this.counts = {};
     this.failures = {};
+    this.reasons = {};
   }
-  snapshot(): { counts: Record<string, number>; failures: Record<string, number> } {
-    return { counts: { ...this.counts }, failures: { ...this.failures } };
+  snapshot(): { counts: Record<string, number>; failures: Record<string, number>; reasons: Record<string, number> } {
+    return { counts: { ...this.counts }, failures: { ...this.failures }, reasons: { ...this.reasons } };
   }
 }
 
-function record(counter: CallCounter, op: string, start: number, ok: boolean, rec: ReconcileRecord | undefined): void {
-  counter.add(op, ok);
+function record(counter: CallCounter, op: string, start: number, ok: boolean, rec: ReconcileRecord | undefined, reason?: string): void {
+  counter.add(op, ok, reason);
   rec?.spans.push({ op, start, end: Date.now(), ok });
 }
 
@@ -66,17 +73,17 @@ export function temporalRecorder(counter: CallCounter): Interceptor {
     const rec = als.getStore();
     counter.inFlight++;
     let done = false;
-    const finish = (ok: boolean) => {
+    const finish = (ok: boolean, reason: string) => {
       if (done) return;
       done = true;
       counter.inFlight--;
-      record(counter, op, start, ok, rec);
+      record(counter, op, start, ok, rec, reason);
     };
     return new InterceptingCall(nextCall(options), {
       start(metadata, listener, next) {
         next(metadata, {
           onReceiveStatus(status, nxt) {
-            finish(status.code === 0);
+            finish(status.code === 0, `grpc-${status.code}`);
             nxt(status);
           },
         });
@@ -98,7 +105,9 @@ export function recordedKubeOps(kube: KubeOps, counter: CallCounter): KubeOps {
         record(counter, `kube:${name}`, start, true, rec);
         return r;
       } catch (err) {
-        record(counter, `kube:${name}`, start, false, rec);
+        const e = err as { code?: unknown; name?: string; message?: string };
+        // client-node: ApiException carries the HTTP status as `code`; node-fetch errors a socket code; a timeout is an AbortError.
+        record(counter, `kube:${name}`, start, false, rec, String(e?.code ?? e?.name ?? 'error'));
         throw err;
       } finally {
         counter.inFlight--;

@@ -16,7 +16,7 @@
 //    backlog of N never-handled objects, a relist (the watch's `relist` restart) and a restart, and
 //    the Temporal and Kubernetes calls of each.
 //
-// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N]
+// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N] [--no-what-if] [--cpu-prof]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
@@ -65,6 +65,8 @@ const EDIT_WHATIF_NS = 'bench-edit-keepalive';
 const SCALE_NS = 'bench-scale';
 const SCALE_WHATIF_NS = 'bench-scale-whatif';
 const WHATIF_CONCURRENCY = 32;
+/** How long the as-is trigger gets for the backlog of N objects before it is reported as not handling it. */
+const BACKLOG_BUDGET_MS = (quick ? 5 : 8) * 60_000;
 const POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: false };
 
 const progress = (msg: string) => process.stderr.write(`[bench trigger +${((Date.now() - T_START) / 1000).toFixed(1)}s] ${msg}\n`);
@@ -177,6 +179,26 @@ function summarize(xs: number[]): Summary {
 const brief = (s: Summary) => ({ p50: s.p50, p95: s.p95, max: s.max });
 
 // ---------------------------------------------------------------------------------------
+// CPU seconds of the stack's processes (utime + stime from /proc/<pid>/stat), per phase
+
+const CLK_TCK = 100;
+type Pids = Record<string, number>;
+function cpuSeconds(pid: number): number {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+  } catch {
+    return NaN;
+  }
+}
+/** Starts measuring; the returned function gives each process's CPU seconds since. */
+function cpuMeter(pids: Pids): () => Record<string, number> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  return () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round(cpuSeconds(pid) - before[k]!, 2)]));
+}
+
+// ---------------------------------------------------------------------------------------
 // part 1: CR edit → workflow started (trigger in this process)
 
 interface Edit {
@@ -212,7 +234,7 @@ interface EditRun {
   keepAliveKube: boolean;
 }
 
-async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, run: EditRun) {
+async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, run: EditRun, stackPids: Pids) {
   const EDIT_NS = run.namespace;
   const api = vmdcApi(kc);
   let triggerKc = kc;
@@ -265,6 +287,7 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
     counter.reset();
     const recordsFrom = records.length;
     const edits: Edit[] = [];
+    const cpu = cpuMeter({ ...stackPids, benchAndTrigger: process.pid });
     const t0 = Date.now();
     const inFlight: Promise<void>[] = [];
     for (let i = 0; i < EDITS; i++) {
@@ -289,6 +312,7 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
       await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === last, { timeoutMs: 60_000, intervalMs: 50, description: `${n} generation ${last} handled` });
     }
     await trigger.idle();
+    const cpuSecondsUsed = cpu();
     const calls = counter.snapshot();
     const recs = records.slice(recordsFrom);
 
@@ -350,6 +374,8 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
       calls: calls.counts,
       callsPerEdit: Object.fromEntries(Object.entries(calls.counts).map(([k, v]) => [k, round(v / edits.length, 2)])),
       failedCalls: calls.failures,
+      /** CPU seconds from the first edit until every last generation was recorded; benchAndTrigger = this process. */
+      cpuSeconds: cpuSecondsUsed,
     };
   };
 
@@ -372,8 +398,8 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
 
 type ChildMsg = { type: string; [k: string]: unknown };
 interface ChildStats {
-  calls: { counts: Record<string, number>; failures: Record<string, number> };
-  reconciles: { ok: number; failed: number; ms: number; handled: number };
+  calls: { counts: Record<string, number>; failures: Record<string, number>; reasons: Record<string, number> };
+  reconciles: { ok: number; failed: number; meanMs: number; maxMs: number; handled: number };
   sweeps: number;
   watchRestarts: number;
   mem: NodeJS.MemoryUsage;
@@ -534,7 +560,7 @@ function driftModel(n: number): { vmdcs: number; vmObjects: number; msPerRelist:
   return { vmdcs: n, vmObjects: objects.length, msPerRelist: round(ms) };
 }
 
-async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, child: { entry: string; execArgv: string[]; runtime: string }) {
+async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, child: { entry: string; execArgv: string[]; runtime: string }, stackPids: Pids) {
   const api = vmdcApi(kc);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -564,17 +590,50 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
     return Date.now() - start;
   };
   const names = Array.from({ length: OBJECTS }, (_, i) => `s${String(i).padStart(5, '0')}`);
-  /** Fork → every object handled (its workflow started, status written); samples the RSS meanwhile. */
-  const awaitBacklog = async (c: ChildTrigger) => {
+  const sum = (c: Record<string, number>, prefix: string) => Object.entries(c).filter(([k]) => k.startsWith(prefix)).reduce((a, [, v]) => a + v, 0);
+  /**
+   * Fork → every object handled (its workflow started, status written), within `budgetMs`; samples
+   * the RSS meanwhile. A trigger that has not handled them all by then is reported as such.
+   */
+  const runBacklog = async (c: ChildTrigger, budgetMs: number) => {
+    const cpu = cpuMeter({ ...stackPids, trigger: c.pid });
+    const ready = (await c.next('ready')).ms as number;
+    const synced = await c.next('synced', budgetMs);
     let st = await c.stats();
     let peakMB = 0;
-    while (st.reconciles.handled < OBJECTS) {
-      if (Date.now() - c.forkedAt > 20 * 60_000) throw new Error(`backlog: ${st.reconciles.handled}/${OBJECTS} handled after 20 minutes`);
+    const progressAt: Array<[number, number]> = [];
+    while (st.reconciles.handled < OBJECTS && Date.now() - c.forkedAt < budgetMs) {
       await sleep(1000);
       peakMB = Math.max(peakMB, c.memory().rssMB);
       st = await c.stats();
+      if (progressAt.length === 0 || Date.now() - c.forkedAt >= progressAt[progressAt.length - 1]![0] + 30_000) progressAt.push([Date.now() - c.forkedAt, st.reconciles.handled]);
     }
-    return { ms: Date.now() - c.forkedAt, peakMB };
+    const completed = st.reconciles.handled >= OBJECTS;
+    const ms = Date.now() - c.forkedAt;
+    if (completed) await c.next('idle', 600_000);
+    st = await c.stats();
+    const mem = c.memory();
+    return {
+      completed,
+      handled: st.reconciles.handled,
+      /** Fork → every object handled (or the budget spent). */
+      ms,
+      objectsPerSecond: round((st.reconciles.handled * 1000) / ms),
+      processStartMs: ready,
+      listedMs: (synced.listedMs as number) - ready,
+      syncedMs: (synced.ms as number) - ready,
+      calls: st.calls.counts,
+      failedCalls: st.calls.failures,
+      failureReasons: st.calls.reasons,
+      reconciles: st.reconciles,
+      startsPerObject: round((st.calls.counts['temporal:StartWorkflowExecution'] ?? 0) / OBJECTS, 3),
+      rssMB: mem.rssMB,
+      peakRssMB: Math.max(peakMB, mem.peakMB),
+      openFds: fs.readdirSync(`/proc/${c.pid}/fd`).length,
+      cpuSeconds: cpu(),
+      /** [ms since fork, objects handled], every 30 s. */
+      progress: progressAt,
+    };
   };
 
   // T0: no object: the baseline.
@@ -585,103 +644,99 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
   const baselineHeap = (await t0.stats(true)).mem.heapUsed;
   await t0.stop();
 
-  // N objects, created while no trigger runs.
+  // T1: the trigger as it is meets N objects it never handled (created while no trigger ran):
+  // finalizer, start, status for each.
   progress(`scale: creating ${OBJECTS} VMDistributedClusters`);
   const createMs = await createObjects(SCALE_NS);
   const paused = names.filter((n) => Number(n.slice(1)) % PAUSED_EVERY === 0).length;
-
-  // T1: a trigger meets N objects it never handled: finalizer, start, status for each.
-  progress('scale: trigger process with the backlog of every object');
+  progress(`scale: trigger process with the backlog of ${OBJECTS} objects (budget ${BACKLOG_BUDGET_MS / 60_000} min)`);
   const t1 = startChild();
-  const t1Ready = (await t1.next('ready')).ms as number;
-  const t1Synced = (await t1.next('synced', 300_000)).ms as number;
-  const { ms: backlogMs, peakMB: peakMidBacklogMB } = await awaitBacklog(t1);
-  await t1.next('idle', 600_000);
-  const backlog = await t1.stats();
-  const afterBacklog = { rssMB: await t1.settledRss(), peakMB: t1.memory().peakMB };
-  progress(`scale: backlog handled in ${backlogMs} ms; relisting`);
-  const relists: ChildMsg[] = [];
-  for (let i = 0; i < 2; i++) relists.push(await t1.request({ cmd: 'relist' }, 'relisted', 600_000));
-  const afterRelist = { rssMB: await t1.settledRss(), peakMB: t1.memory().peakMB, heapUsedAfterGcMB: round((await t1.stats(true)).mem.heapUsed / 2 ** 20) };
+  const backlog = await runBacklog(t1, BACKLOG_BUDGET_MS);
+  progress(`scale: backlog ${backlog.completed ? 'handled' : `NOT handled (${backlog.handled}/${OBJECTS})`} after ${backlog.ms} ms`);
   await t1.stop();
 
-  // T2: a restart: every object's generation is already handled.
-  progress('scale: restarted trigger process (every generation already handled)');
-  const t2 = startChild();
-  const t2Ready = (await t2.next('ready')).ms as number;
-  const t2Synced = (await t2.next('synced', 300_000)).ms as number;
-  const t2IdleMsg = (await t2.next('idle', 600_000)) as unknown as ChildStats & { ms: number };
-  const restartedRss = await t2.settledRss();
-  const restartedHeap = (await t2.stats(true)).mem.heapUsed;
-  const restartedPeak = t2.memory().peakMB;
-  await t2.stop();
-
-  // WHAT-IF: the same backlog (fresh objects in another namespace) with the trigger's Kubernetes
-  // requests on one keep-alive agent and at most 32 reconciliations at once.
-  let whatIf: Record<string, unknown> | undefined;
+  // WHAT-IF: the same backlog, fresh objects in another namespace, with the trigger's Kubernetes
+  // requests on one keep-alive agent and at most WHATIF_CONCURRENCY reconciliations at once.
+  let whatIf: Awaited<ReturnType<typeof runBacklog>> | undefined;
   if (!argv.includes('--no-what-if')) {
-    progress(`scale: WHAT-IF backlog (keep-alive agent, ${WHATIF_CONCURRENCY} reconciliations at once)`);
     await createObjects(SCALE_WHATIF_NS);
+    progress(`scale: WHAT-IF backlog (keep-alive agent, ${WHATIF_CONCURRENCY} reconciliations at once)`);
     const t3 = startChild({ WATCH_NAMESPACES: SCALE_WHATIF_NS, CREATE_NAMESPACES: SCALE_WHATIF_NS, BENCH_KUBE_KEEPALIVE: '1', BENCH_RECONCILE_CONCURRENCY: String(WHATIF_CONCURRENCY) });
-    const r = await awaitBacklog(t3);
-    await t3.next('idle', 600_000);
-    const s3 = await t3.stats();
-    whatIf = {
-      keepAliveKube: true,
-      reconcileConcurrency: WHATIF_CONCURRENCY,
-      ms: r.ms,
-      objectsPerSecond: round((OBJECTS * 1000) / r.ms),
-      calls: s3.calls.counts,
-      failedCalls: s3.calls.failures,
-      reconciles: s3.reconciles,
-      peakRssMB: Math.max(r.peakMB, t3.memory().peakMB),
-    };
+    whatIf = await runBacklog(t3, 20 * 60_000);
+    progress(`scale: WHAT-IF backlog ${whatIf.completed ? 'handled' : 'NOT handled'} after ${whatIf.ms} ms`);
     await t3.stop();
   }
 
-  const observed = (await api.list(SCALE_NS)).items.filter((o) => o.status?.observedGeneration === o.metadata.generation && o.status.workflow?.id).length;
-  const lastRelist = relists[relists.length - 1]! as unknown as ChildStats & { ms: number; listMs: number };
-  const resyncMs = lastRelist.ms;
-  const initialSyncMs = t2IdleMsg.ms - t2Ready;
-  const callsOf = (c: ChildStats['calls']) => c.counts;
-  const sum = (c: Record<string, number>, prefix: string) => Object.entries(c).filter(([k]) => k.startsWith(prefix)).reduce((a, [, v]) => a + v, 0);
+  // T2: the trigger as it is, restarted on N objects whose generations are all handled (the
+  // namespace the as-is trigger completed, else the one the what-if trigger completed); then relists.
+  const steadyNs = backlog.completed ? SCALE_NS : whatIf?.completed ? SCALE_WHATIF_NS : undefined;
+  let steady: Record<string, unknown> | undefined;
+  let resyncMs = NaN;
+  let initialSyncMs = NaN;
+  let rssMB = NaN;
+  let resyncTemporalCalls = NaN;
+  if (steadyNs) {
+    progress(`scale: restarted trigger process on ${steadyNs} (every generation already handled), then relists`);
+    const t2 = startChild({ WATCH_NAMESPACES: steadyNs, CREATE_NAMESPACES: steadyNs });
+    const restartCpu = cpuMeter({ ...stackPids, trigger: t2.pid });
+    const ready = (await t2.next('ready')).ms as number;
+    const synced = await t2.next('synced', 300_000);
+    const idle = (await t2.next('idle', 600_000)) as unknown as ChildStats & { ms: number };
+    const restartCpuSeconds = restartCpu();
+    rssMB = await t2.settledRss();
+    const heap = (await t2.stats(true)).mem.heapUsed;
+    const restartPeak = t2.memory().peakMB;
+    const relists: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < 2; i++) {
+      const cpu = cpuMeter({ ...stackPids, trigger: t2.pid });
+      const x = (await t2.request({ cmd: 'relist' }, 'relisted', 600_000)) as unknown as ChildStats & { ms: number; listMs: number };
+      const temporalCalls = sum(x.calls.counts, 'temporal:');
+      relists.push({ ms: x.ms, listMs: x.listMs, calls: x.calls.counts, temporalCalls, kubeCalls: sum(x.calls.counts, 'kube:'), reconciles: x.reconciles, cpuSeconds: cpu() });
+      resyncMs = x.ms;
+      resyncTemporalCalls = temporalCalls;
+    }
+    const afterRelist = { rssMB: await t2.settledRss(), peakMB: t2.memory().peakMB, heapUsedAfterGcMB: round((await t2.stats(true)).mem.heapUsed / 2 ** 20) };
+    await t2.stop();
+    initialSyncMs = idle.ms - ready;
+    steady = {
+      namespace: steadyNs,
+      rssMB,
+      heapUsedAfterGcMB: round(heap / 2 ** 20),
+      restart: {
+        processStartMs: ready,
+        listedMs: (synced.listedMs as number) - ready,
+        syncedMs: (synced.ms as number) - ready,
+        idleMs: idle.ms - ready,
+        calls: idle.calls.counts,
+        reconciles: idle.reconciles,
+        peakRssMB: restartPeak,
+        cpuSeconds: restartCpuSeconds,
+      },
+      resync: relists,
+      rssAfterRelistMB: afterRelist.rssMB,
+      peakRssAfterRelistsMB: afterRelist.peakMB,
+      heapUsedAfterRelistAfterGcMB: afterRelist.heapUsedAfterGcMB,
+    };
+  }
+
   return {
     objects: OBJECTS,
     pausedObjects: paused,
     runtime: child.runtime,
     createMs,
     rssBaselineMB,
-    rssMB: restartedRss,
     heapUsedBaselineMB: round(baselineHeap / 2 ** 20),
-    heapUsedAfterGcMB: round(restartedHeap / 2 ** 20),
-    peakRssMB: Math.max(afterRelist.peakMB, restartedPeak),
-    /** The trigger restarted with N objects, every generation handled: start → first list done / idle. */
+    /** Steady state: the restarted trigger with N handled objects, after a quiet moment. */
+    rssMB,
+    /** The restarted trigger with N objects, every generation handled: start → list, every object reconciled, orphan sweep done. */
     initialSyncMs,
-    restart: { processStartMs: t2Ready, syncedMs: t2Synced - t2Ready, idleMs: t2IdleMsg.ms - t2Ready, calls: callsOf(t2IdleMsg.calls), reconciles: t2IdleMsg.reconciles, peakRssMB: restartedPeak },
-    /** The watch's relist (restart, fresh list, every object reconciled again, orphan sweep) in the trigger that handled the backlog. */
+    /** A relist of that trigger (the watch's `relist` restart: fresh list, every object reconciled again, orphan sweep). */
     resyncMs,
-    resync: relists.map((r) => {
-      const x = r as unknown as ChildStats & { ms: number; listMs: number };
-      return { ms: x.ms, listMs: x.listMs, calls: callsOf(x.calls), temporalCalls: sum(x.calls.counts, 'temporal:'), kubeCalls: sum(x.calls.counts, 'kube:'), reconciles: x.reconciles.ok, failed: x.reconciles.failed };
-    }),
-    rssAfterRelistMB: afterRelist.rssMB,
-    heapUsedAfterRelistAfterGcMB: afterRelist.heapUsedAfterGcMB,
-    /** A trigger meeting N never-handled objects at once. */
-    backlog: {
-      processStartMs: t1Ready,
-      syncedMs: t1Synced - t1Ready,
-      /** Fork → every object's workflow started and status written. */
-      ms: backlogMs,
-      objectsPerSecond: round((OBJECTS * 1000) / backlogMs),
-      calls: callsOf(backlog.calls),
-      failedCalls: backlog.calls.failures,
-      reconciles: backlog.reconciles,
-      rssMB: afterBacklog.rssMB,
-      peakRssMB: Math.max(afterBacklog.peakMB, peakMidBacklogMB),
-      startsPerObject: round((backlog.calls.counts['temporal:StartWorkflowExecution'] ?? 0) / OBJECTS, 3),
-    },
+    resyncTemporalCalls,
+    steady,
+    /** The trigger as it is meeting N never-handled objects at once. */
+    backlog,
     backlogWhatIf: whatIf,
-    observedAtEnd: observed,
     driftReportModel: driftModel(OBJECTS),
   };
 }
@@ -715,13 +770,61 @@ async function main(): Promise<void> {
     } else {
       child = { entry: path.join(__dirname, 'trigger-child.ts'), execArgv: ['--expose-gc', '--import', 'tsx'], runtime: 'node --import tsx' };
     }
+    // --cpu-prof: each trigger child writes a V8 CPU profile into <logs>/prof (it slows the child down:
+    // for finding where its CPU goes, not for the figures).
+    if (argv.includes('--cpu-prof')) {
+      child.execArgv.push('--cpu-prof', `--cpu-prof-dir=${path.join(logDir, 'prof')}`);
+      child.runtime += ' --cpu-prof';
+    }
 
-    const edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_NS, keepAliveKube: false });
-    const editKeepAlive = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_WHATIF_NS, keepAliveKube: true });
-    const sc = await scale(kc, kube.kubeconfigPath, temporal.address, logDir, child);
+    const stackPids: Pids = { apiserver: kube.apiserver.pid, etcd: kube.etcd.process.pid, temporal: temporal.process.pid };
+    const edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_NS, keepAliveKube: false }, stackPids);
+    const editKeepAlive = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_WHATIF_NS, keepAliveKube: true }, stackPids);
+    const sc = await scale(kc, kube.kubeconfigPath, temporal.address, logDir, child, stackPids);
 
     const rssPerThousand = (sc.rssMB - sc.rssBaselineMB) / (OBJECTS / 1000);
-    const resyncTemporal = sc.resync[sc.resync.length - 1]!.temporalCalls;
+    const allRatios: Record<string, number> = {
+      p99OverTarget: Math.max(edit.single.p99, edit.many.p99) / TARGET_P99_MS,
+      singleP99OverTarget: edit.single.p99 / TARGET_P99_MS,
+      manyP99OverTarget: edit.many.p99 / TARGET_P99_MS,
+      singleP99OverP50: edit.single.p99 / edit.single.p50,
+      manyP99OverP50: edit.many.p99 / edit.many.p50,
+      keepAliveVsNowManyP99: editKeepAlive.many.p99 / edit.many.p99,
+      keepAliveVsNowSingleP99: editKeepAlive.single.p99 / edit.single.p99,
+      keepAliveVsNowReconcileP50Single: (editKeepAlive.single.breakdown.reconcile?.p50 ?? NaN) / (edit.single.breakdown.reconcile?.p50 ?? NaN),
+      keepAliveVsNowStatusWriteP50Many: (editKeepAlive.many.breakdown.statusWrite?.p50 ?? NaN) / (edit.many.breakdown.statusWrite?.p50 ?? NaN),
+      queuedShareOfP95Many: (edit.many.breakdown.queued?.p95 ?? NaN) / edit.many.p95,
+      startRpcShareOfP50Single: (edit.single.breakdown.startRpc?.p50 ?? NaN) / edit.single.p50,
+      resyncVsInitialSync: sc.resyncMs / sc.initialSyncMs,
+      rssPerThousandObjectsMB: rssPerThousand,
+      rssOverLimit: sc.rssMB / TRIGGER_MEMORY_LIMIT_MB,
+      rssOverRequest: sc.rssMB / TRIGGER_MEMORY_REQUEST_MB,
+      rssBaselineOverRequest: sc.rssBaselineMB / TRIGGER_MEMORY_REQUEST_MB,
+      rssOverBaseline: sc.rssMB / sc.rssBaselineMB,
+      backlogPeakRssOverLimit: sc.backlog.peakRssMB / TRIGGER_MEMORY_LIMIT_MB,
+      resyncTemporalCallsPerObject: sc.resyncTemporalCalls / OBJECTS,
+      resyncTemporalCallsPerPausedObject: sc.resyncTemporalCalls / Math.max(1, sc.pausedObjects),
+      backlogHandledShare: sc.backlog.handled / OBJECTS,
+      backlogMsPerHandledObject: sc.backlog.ms / sc.backlog.handled,
+      backlogStartsPerObject: sc.backlog.startsPerObject,
+      backlogTriggerCpuVsApiserverCpu: sc.backlog.cpuSeconds.trigger! / sc.backlog.cpuSeconds.apiserver!,
+      backlogVsResync: sc.backlog.ms / sc.resyncMs,
+      driftModelVsResync: sc.driftReportModel.msPerRelist / sc.resyncMs,
+    };
+    if (sc.backlogWhatIf) {
+      const w = sc.backlogWhatIf;
+      Object.assign(allRatios, {
+        whatIfBacklogPeakRssOverLimit: w.peakRssMB / TRIGGER_MEMORY_LIMIT_MB,
+        whatIfBacklogHandledShare: w.handled / OBJECTS,
+        whatIfVsNowBacklogMsPerHandledObject: w.ms / w.handled / (sc.backlog.ms / sc.backlog.handled),
+        whatIfVsNowBacklogPeakRss: w.peakRssMB / sc.backlog.peakRssMB,
+        whatIfVsNowBacklogTriggerCpuPerHandledObject: w.cpuSeconds.trigger! / w.handled / (sc.backlog.cpuSeconds.trigger! / sc.backlog.handled),
+        whatIfBacklogStartsPerObject: w.startsPerObject,
+      });
+    }
+    // Every ratio is finite and > 0; one that cannot be (a phase that did not happen) is named instead.
+    const ratios = Object.fromEntries(Object.entries(allRatios).filter(([, v]) => Number.isFinite(v) && v > 0));
+    const ratiosNotApplicable = Object.keys(allRatios).filter((k) => !(k in ratios));
     const result = {
       benchmark: 'trigger',
       quick,
@@ -732,29 +835,8 @@ async function main(): Promise<void> {
         whatIfKeepAliveKube: { single: editKeepAlive.single, many: editKeepAlive.many, reconcileErrors: editKeepAlive.reconcileErrors },
       },
       scale: sc,
-      ratios: {
-        p99OverTarget: Math.max(edit.single.p99, edit.many.p99) / TARGET_P99_MS,
-        singleP99OverTarget: edit.single.p99 / TARGET_P99_MS,
-        manyP99OverTarget: edit.many.p99 / TARGET_P99_MS,
-        singleP99OverP50: edit.single.p99 / edit.single.p50,
-        manyP99OverP50: edit.many.p99 / edit.many.p50,
-        keepAliveVsNowManyP99: editKeepAlive.many.p99 / edit.many.p99,
-        keepAliveVsNowSingleP99: editKeepAlive.single.p99 / edit.single.p99,
-        keepAliveVsNowReconcileP50Single: (editKeepAlive.single.breakdown.reconcile?.p50 ?? NaN) / (edit.single.breakdown.reconcile?.p50 ?? NaN),
-        startRpcShareOfP50Single: (edit.single.breakdown.startRpc?.p50 ?? NaN) / edit.single.p50,
-        resyncVsInitialSync: sc.resyncMs / sc.initialSyncMs,
-        rssPerThousandObjectsMB: rssPerThousand,
-        rssOverLimit: sc.rssMB / TRIGGER_MEMORY_LIMIT_MB,
-        peakRssOverLimit: sc.peakRssMB / TRIGGER_MEMORY_LIMIT_MB,
-        rssOverRequest: sc.rssMB / TRIGGER_MEMORY_REQUEST_MB,
-        rssOverBaseline: sc.rssMB / sc.rssBaselineMB,
-        resyncTemporalCallsPerObject: resyncTemporal / OBJECTS,
-        resyncTemporalCallsPerPausedObject: resyncTemporal / Math.max(1, sc.pausedObjects),
-        backlogMsPerObject: sc.backlog.ms / OBJECTS,
-        backlogVsResync: sc.backlog.ms / sc.resyncMs,
-        ...(sc.backlogWhatIf ? { backlogWhatIfVsNow: (sc.backlogWhatIf.ms as number) / sc.backlog.ms } : {}),
-        driftModelVsResync: sc.driftReportModel.msPerRelist / sc.resyncMs,
-      },
+      ratios,
+      ratiosNotApplicable,
       targets: {
         editToStartP99Ms: TARGET_P99_MS,
         triggerMemoryLimitMB: TRIGGER_MEMORY_LIMIT_MB,
