@@ -6,16 +6,16 @@
 //    per VMDistributedCluster: zones operational at once, queues drained at the first sample), short
 //    strategy durations; only each zone's two long waits (its VMCluster's waitOperational after the
 //    upgrade, and watchQueue) hold their activity slot for --hold-ms (default 5 s), heartbeating, as
-//    the real waits hold one for minutes. Measures the time of N rollouts of 3 zones at once against one rollout
-//    alone, the worker's peak RSS, the activity slots in use, workflow-task latency, and the
-//    history events per zone of every rollout.
+//    the real waits hold one for minutes. Measures the time of N rollouts of 3 zones at once
+//    against one rollout alone, the worker's peak RSS, the activity slots in use, workflow-task
+//    latency, and the history events per zone of every rollout.
 // 2. History events per zone against the length of the queue wait (step 5): the time-skipping test
 //    server, the FakeCluster with a queue whose backlog lasts (virtual time) so that the wait takes
 //    1 min or 30 min per zone, polled by the real watchQueue loop of activities/vmagent-drain.ts
 //    (its slicing or reporting is what decides the number of activities).
 //
-// Prints ONE JSON document on stdout (also written to .tmp/bench/scale.json); compares within one
-// run, never asserts timings. Run: npx tsx bench/stack/scale.ts [--quick] [--hold-ms=5000]
+// Prints ONE JSON document on stdout (also written to .tmp/bench/scale.json; the work runs in a child
+// process whose stdout is our stderr); compares within one run, never asserts timings. Run: npx tsx bench/stack/scale.ts [--quick] [--hold-ms=5000]
 // Variants of the worker: [--max-cached=N] [--malloc-arena-max=N] (output .tmp/bench/scale-<variant>.json).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -23,7 +23,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Context } from '@temporalio/activity';
-import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { ServiceError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -138,6 +138,18 @@ function taskLatencies(events: HistoryEvent[]): { workflowTask: number[]; activi
 }
 
 // ---- 1. many rollouts on one worker (dev server) ---------------------------------------------------
+
+/** The workflow's result; a long poll the overloaded server drops (ServiceError) is asked again. */
+async function resultOf(h: WorkflowHandle): Promise<RolloutResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await h.result()) as RolloutResult;
+    } catch (err) {
+      if (!(err instanceof ServiceError) || attempt >= 5) throw err;
+      log(`result of ${h.workflowId}: ${err.message}; asking again`);
+    }
+  }
+}
 
 /** The spec of the scale runs: the workflow tests' 3 zones, strategy durations short. */
 function fastSpec(): NormalizedSpec {
@@ -270,7 +282,7 @@ async function runScale(): Promise<ScaleResult> {
         inputs.map((input) => client.workflow.start('rolloutWorkflow', { taskQueue, workflowId: workflowIdFor(input.object), args: [input] })),
       );
       const startMs = performance.now() - t0;
-      const results = await Promise.all(handles.map((h) => h.result() as Promise<RolloutResult>));
+      const results = await Promise.all(handles.map((h) => resultOf(h)));
       const ms = performance.now() - t0;
       for (const r of results) if (r.phase !== 'Succeeded') throw new Error(`a rollout ended ${r.phase}: ${JSON.stringify(r)}`);
       return { ms, startMs, handles: handles.map((h, i) => ({ id: h.workflowId, runId: h.firstExecutionRunId, result: results[i]! })) };
@@ -548,17 +560,44 @@ async function main(): Promise<void> {
     },
     targets: TARGETS,
   };
-  const text = JSON.stringify(result, null, 2);
   fs.mkdirSync(OUT_DIR, { recursive: true });
-  const variant = [MAX_CACHED && `max-cached-${MAX_CACHED}`, MALLOC_ARENA_MAX && `malloc-arena-max-${MALLOC_ARENA_MAX}`].filter(Boolean).join('-');
-  fs.writeFileSync(path.join(OUT_DIR, variant ? `scale-${variant}.json` : 'scale.json'), text + '\n');
-  console.log(text);
+  fs.writeFileSync(resultFile(), JSON.stringify(result, null, 2) + '\n');
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`scale: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+/** Where the JSON document of this invocation goes. */
+function resultFile(): string {
+  const variant = [MAX_CACHED && `max-cached-${MAX_CACHED}`, MALLOC_ARENA_MAX && `malloc-arena-max-${MALLOC_ARENA_MAX}`].filter(Boolean).join('-');
+  return path.join(OUT_DIR, variant ? `scale-${variant}.json` : 'scale.json');
+}
+
+/**
+ * The benchmark runs in a child process whose stdout is our stderr: the SDK's Rust core logs and the
+ * Temporal servers' banners write to file descriptor 1 directly, and stdout must carry only the JSON.
+ */
+async function outer(): Promise<number> {
+  const file = resultFile();
+  fs.rmSync(file, { force: true });
+  const child = fork(__filename, process.argv.slice(2), {
+    cwd: REPO,
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, SCALE_INNER: '1' },
+    stdio: ['ignore', 2, 2, 'ipc'],
+  });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
+  const code = await new Promise<number>((resolve) => child.once('exit', (c, signal) => resolve(c ?? (signal ? 1 : 0))));
+  if (code !== 0) return code;
+  process.stdout.write(fs.readFileSync(file, 'utf8'));
+  return 0;
+}
+
+const fail = (err: unknown) => {
+  process.stderr.write(`scale: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+};
+if (process.env.SCALE_INNER === '1') {
+  // The outer process went away: stop (the harness's watchdog ends the servers and the worker).
+  process.on('disconnect', () => process.exit(1));
+  main().then(() => process.exit(0), fail);
+} else {
+  outer().then((code) => process.exit(code), fail);
+}

@@ -16,7 +16,7 @@
 //    backlog of N never-handled objects, a relist (the watch's `relist` restart) and a restart, and
 //    the Temporal and Kubernetes calls of each.
 //
-// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N] [--no-what-if] [--cpu-prof]
+// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N] [--part edit|scale] [--no-what-if] [--cpu-prof]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
@@ -48,6 +48,15 @@ const num = (flag: string, dflt: number): number => {
   return i >= 0 && argv[i + 1] ? Number(argv[i + 1]) : dflt;
 };
 const EDITS = num('--edits', quick ? 20 : 200);
+/** `--part edit` or `--part scale`: only that part (default both). */
+const PART = argv.includes('--part') ? argv[argv.indexOf('--part') + 1] : 'all';
+/** What is known so far, rewritten after each phase (.tmp/bench/trigger.partial.json): a run cut short still tells. */
+const partial: Record<string, unknown> = {};
+function savePartial(key: string, value: unknown): void {
+  partial[key] = value;
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  fs.writeFileSync(path.join(OUT_DIR, 'trigger.partial.json'), JSON.stringify(partial, null, 2) + '\n');
+}
 const MANY_OBJECTS = quick ? 5 : 20;
 const OBJECTS = num('--objects', quick ? 500 : 5000);
 /** Open loop: one edit every this many ms (single object: 10 edits/s; many objects: 40/s in all). */
@@ -66,7 +75,7 @@ const SCALE_NS = 'bench-scale';
 const SCALE_WHATIF_NS = 'bench-scale-whatif';
 const WHATIF_CONCURRENCY = 32;
 /** How long the as-is trigger gets for the backlog of N objects before it is reported as not handling it. */
-const BACKLOG_BUDGET_MS = (quick ? 5 : 8) * 60_000;
+const BACKLOG_BUDGET_MS = (quick ? 5 : 6) * 60_000;
 const POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: false };
 
 const progress = (msg: string) => process.stderr.write(`[bench trigger +${((Date.now() - T_START) / 1000).toFixed(1)}s] ${msg}\n`);
@@ -653,6 +662,8 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
   const t1 = startChild();
   const backlog = await runBacklog(t1, BACKLOG_BUDGET_MS);
   progress(`scale: backlog ${backlog.completed ? 'handled' : `NOT handled (${backlog.handled}/${OBJECTS})`} after ${backlog.ms} ms`);
+  savePartial('scale.baseline', { rssBaselineMB, heapUsedBaselineMB: round(baselineHeap / 2 ** 20), createMs });
+  savePartial('scale.backlog', backlog);
   await t1.stop();
 
   // WHAT-IF: the same backlog, fresh objects in another namespace, with the trigger's Kubernetes
@@ -663,6 +674,7 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
     progress(`scale: WHAT-IF backlog (keep-alive agent, ${WHATIF_CONCURRENCY} reconciliations at once)`);
     const t3 = startChild({ WATCH_NAMESPACES: SCALE_WHATIF_NS, CREATE_NAMESPACES: SCALE_WHATIF_NS, BENCH_KUBE_KEEPALIVE: '1', BENCH_RECONCILE_CONCURRENCY: String(WHATIF_CONCURRENCY) });
     whatIf = await runBacklog(t3, 20 * 60_000);
+    savePartial('scale.backlogWhatIf', whatIf);
     progress(`scale: WHAT-IF backlog ${whatIf.completed ? 'handled' : 'NOT handled'} after ${whatIf.ms} ms`);
     await t3.stop();
   }
@@ -717,6 +729,7 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
       peakRssAfterRelistsMB: afterRelist.peakMB,
       heapUsedAfterRelistAfterGcMB: afterRelist.heapUsedAfterGcMB,
     };
+    savePartial('scale.steady', steady);
   }
 
   return {
@@ -778,48 +791,63 @@ async function main(): Promise<void> {
     }
 
     const stackPids: Pids = { apiserver: kube.apiserver.pid, etcd: kube.etcd.process.pid, temporal: temporal.process.pid };
-    const edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_NS, keepAliveKube: false }, stackPids);
-    const editKeepAlive = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_WHATIF_NS, keepAliveKube: true }, stackPids);
-    const sc = await scale(kc, kube.kubeconfigPath, temporal.address, logDir, child, stackPids);
-
-    const rssPerThousand = (sc.rssMB - sc.rssBaselineMB) / (OBJECTS / 1000);
-    const allRatios: Record<string, number> = {
-      p99OverTarget: Math.max(edit.single.p99, edit.many.p99) / TARGET_P99_MS,
-      singleP99OverTarget: edit.single.p99 / TARGET_P99_MS,
-      manyP99OverTarget: edit.many.p99 / TARGET_P99_MS,
-      singleP99OverP50: edit.single.p99 / edit.single.p50,
-      manyP99OverP50: edit.many.p99 / edit.many.p50,
-      keepAliveVsNowManyP99: editKeepAlive.many.p99 / edit.many.p99,
-      keepAliveVsNowSingleP99: editKeepAlive.single.p99 / edit.single.p99,
-      keepAliveVsNowReconcileP50Single: (editKeepAlive.single.breakdown.reconcile?.p50 ?? NaN) / (edit.single.breakdown.reconcile?.p50 ?? NaN),
-      keepAliveVsNowStatusWriteP50Many: (editKeepAlive.many.breakdown.statusWrite?.p50 ?? NaN) / (edit.many.breakdown.statusWrite?.p50 ?? NaN),
-      queuedShareOfP95Many: (edit.many.breakdown.queued?.p95 ?? NaN) / edit.many.p95,
-      startRpcShareOfP50Single: (edit.single.breakdown.startRpc?.p50 ?? NaN) / edit.single.p50,
-      resyncVsInitialSync: sc.resyncMs / sc.initialSyncMs,
-      rssPerThousandObjectsMB: rssPerThousand,
-      rssOverLimit: sc.rssMB / TRIGGER_MEMORY_LIMIT_MB,
-      rssOverRequest: sc.rssMB / TRIGGER_MEMORY_REQUEST_MB,
-      rssBaselineOverRequest: sc.rssBaselineMB / TRIGGER_MEMORY_REQUEST_MB,
-      rssOverBaseline: sc.rssMB / sc.rssBaselineMB,
-      backlogPeakRssOverLimit: sc.backlog.peakRssMB / TRIGGER_MEMORY_LIMIT_MB,
-      resyncTemporalCallsPerObject: sc.resyncTemporalCalls / OBJECTS,
-      resyncTemporalCallsPerPausedObject: sc.resyncTemporalCalls / Math.max(1, sc.pausedObjects),
-      backlogHandledShare: sc.backlog.handled / OBJECTS,
-      backlogMsPerHandledObject: sc.backlog.ms / sc.backlog.handled,
-      backlogStartsPerObject: sc.backlog.startsPerObject,
-      backlogTriggerCpuVsApiserverCpu: sc.backlog.cpuSeconds.trigger! / sc.backlog.cpuSeconds.apiserver!,
-      backlogVsResync: sc.backlog.ms / sc.resyncMs,
-      driftModelVsResync: sc.driftReportModel.msPerRelist / sc.resyncMs,
+    let edit: Awaited<ReturnType<typeof editToStart>> | undefined;
+    let editKeepAlive: Awaited<ReturnType<typeof editToStart>> | undefined;
+    if (PART !== 'scale') {
+      edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_NS, keepAliveKube: false }, stackPids);
+      savePartial('editToStart', edit);
+      editKeepAlive = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_WHATIF_NS, keepAliveKube: true }, stackPids);
+      savePartial('editToStart.whatIfKeepAliveKube', editKeepAlive);
+    }
+    const sc = PART !== 'edit' ? await scale(kc, kube.kubeconfigPath, temporal.address, logDir, child, stackPids) : undefined;
+    /** A ratio, or NaN when a part it needs did not run. */
+    const r = (f: () => number): number => {
+      try {
+        return f();
+      } catch {
+        return NaN;
+      }
     };
-    if (sc.backlogWhatIf) {
+
+    const allRatios: Record<string, number> = {
+      p99OverTarget: r(() => Math.max(edit!.single.p99, edit!.many.p99) / TARGET_P99_MS),
+      singleP99OverTarget: r(() => edit!.single.p99 / TARGET_P99_MS),
+      manyP99OverTarget: r(() => edit!.many.p99 / TARGET_P99_MS),
+      singleP99OverP50: r(() => edit!.single.p99 / edit!.single.p50),
+      manyP99OverP50: r(() => edit!.many.p99 / edit!.many.p50),
+      keepAliveVsNowManyP99: r(() => editKeepAlive!.many.p99 / edit!.many.p99),
+      keepAliveVsNowSingleP99: r(() => editKeepAlive!.single.p99 / edit!.single.p99),
+      keepAliveVsNowReconcileP50Single: r(() => (editKeepAlive!.single.breakdown.reconcile?.p50 ?? NaN) / (edit!.single.breakdown.reconcile?.p50 ?? NaN)),
+      keepAliveVsNowStatusWriteP50Many: r(() => (editKeepAlive!.many.breakdown.statusWrite?.p50 ?? NaN) / (edit!.many.breakdown.statusWrite?.p50 ?? NaN)),
+      queuedShareOfP95Many: r(() => (edit!.many.breakdown.queued?.p95 ?? NaN) / edit!.many.p95),
+      startRpcShareOfP50Single: r(() => (edit!.single.breakdown.startRpc?.p50 ?? NaN) / edit!.single.p50),
+      resyncVsInitialSync: r(() => sc!.resyncMs / sc!.initialSyncMs),
+      rssPerThousandObjectsMB: r(() => (sc!.rssMB - sc!.rssBaselineMB) / (OBJECTS / 1000)),
+      rssOverLimit: r(() => sc!.rssMB / TRIGGER_MEMORY_LIMIT_MB),
+      rssOverRequest: r(() => sc!.rssMB / TRIGGER_MEMORY_REQUEST_MB),
+      rssBaselineOverRequest: r(() => sc!.rssBaselineMB / TRIGGER_MEMORY_REQUEST_MB),
+      rssOverBaseline: r(() => sc!.rssMB / sc!.rssBaselineMB),
+      backlogPeakRssOverLimit: r(() => sc!.backlog.peakRssMB / TRIGGER_MEMORY_LIMIT_MB),
+      resyncTemporalCallsPerObject: r(() => sc!.resyncTemporalCalls / OBJECTS),
+      resyncTemporalCallsPerPausedObject: r(() => sc!.resyncTemporalCalls / Math.max(1, sc!.pausedObjects)),
+      backlogHandledShare: r(() => sc!.backlog.handled / OBJECTS),
+      backlogMsPerHandledObject: r(() => sc!.backlog.ms / sc!.backlog.handled),
+      backlogStartsPerObject: r(() => sc!.backlog.startsPerObject),
+      backlogTriggerCpuVsApiserverCpu: r(() => sc!.backlog.cpuSeconds.trigger! / sc!.backlog.cpuSeconds.apiserver!),
+      backlogVsResync: r(() => sc!.backlog.ms / sc!.resyncMs),
+      backlogTriggerCoresBusy: r(() => sc!.backlog.cpuSeconds.trigger! / (sc!.backlog.ms / 1000)),
+      driftModelVsResync: r(() => sc!.driftReportModel.msPerRelist / sc!.resyncMs),
+    };
+    if (sc?.backlogWhatIf) {
       const w = sc.backlogWhatIf;
       Object.assign(allRatios, {
-        whatIfBacklogPeakRssOverLimit: w.peakRssMB / TRIGGER_MEMORY_LIMIT_MB,
-        whatIfBacklogHandledShare: w.handled / OBJECTS,
-        whatIfVsNowBacklogMsPerHandledObject: w.ms / w.handled / (sc.backlog.ms / sc.backlog.handled),
-        whatIfVsNowBacklogPeakRss: w.peakRssMB / sc.backlog.peakRssMB,
-        whatIfVsNowBacklogTriggerCpuPerHandledObject: w.cpuSeconds.trigger! / w.handled / (sc.backlog.cpuSeconds.trigger! / sc.backlog.handled),
-        whatIfBacklogStartsPerObject: w.startsPerObject,
+        whatIfBacklogPeakRssOverLimit: r(() => w.peakRssMB / TRIGGER_MEMORY_LIMIT_MB),
+        whatIfBacklogHandledShare: r(() => w.handled / OBJECTS),
+        whatIfVsNowBacklogMsPerHandledObject: r(() => w.ms / w.handled / (sc!.backlog.ms / sc!.backlog.handled)),
+        whatIfVsNowBacklogPeakRss: r(() => w.peakRssMB / sc!.backlog.peakRssMB),
+        whatIfVsNowBacklogTriggerCpuPerHandledObject: r(() => w.cpuSeconds.trigger! / w.handled / (sc!.backlog.cpuSeconds.trigger! / sc!.backlog.handled)),
+        whatIfBacklogStartsPerObject: r(() => w.startsPerObject),
+        whatIfBacklogMsOverAsIsBudget: r(() => (w.completed ? w.ms : NaN) / BACKLOG_BUDGET_MS),
       });
     }
     // Every ratio is finite and > 0; one that cannot be (a phase that did not happen) is named instead.
@@ -829,10 +857,10 @@ async function main(): Promise<void> {
       benchmark: 'trigger',
       quick,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: os.loadavg().map((x) => round(x, 2)) },
-      editToStart: {
+      editToStart: edit && {
         ...edit,
         /** WHAT-IF, the same run with the trigger's Kubernetes requests on one keep-alive https.Agent. */
-        whatIfKeepAliveKube: { single: editKeepAlive.single, many: editKeepAlive.many, reconcileErrors: editKeepAlive.reconcileErrors },
+        whatIfKeepAliveKube: editKeepAlive && { single: editKeepAlive.single, many: editKeepAlive.many, reconcileErrors: editKeepAlive.reconcileErrors },
       },
       scale: sc,
       ratios,
