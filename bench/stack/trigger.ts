@@ -9,12 +9,20 @@
 //    start time as Temporal records it (describe().startTime): the same machine clock. An edit whose
 //    generation got no workflow of its own (a newer one overtook it while it was queued: the trigger
 //    is level-triggered) is done when a newer generation's workflow started. Where the time goes:
-//    every Temporal RPC and Kubernetes call of each reconciliation (trigger-instrument.ts).
+//    every Temporal RPC and Kubernetes call of each reconciliation (trigger-instrument.ts). Run twice:
+//    as the trigger is, and WHAT-IF its Kubernetes requests shared one keep-alive https.Agent.
 // 2. Memory and resync with N objects: the trigger as its own process (trigger-child.ts, compiled
 //    with tsc and run by node as in the image; `--tsx` runs it through tsx instead): VmRSS from
-//    /proc (what an SRE sees), heap after GC, time to the first list (`synced`) and until idle, the
-//    backlog of N never-handled objects, a relist (the watch's `relist` restart) and a restart, and
-//    the Temporal and Kubernetes calls of each.
+//    /proc (what an SRE sees), heap after GC, CPU seconds of every process of the stack.
+//    - baseline: no object;
+//    - backlog: N objects created while no trigger ran, then the trigger as it is (a time budget:
+//      one that has not handled them all by then is reported so, with its failures);
+//    - WHAT-IF backlog: N fresh objects, keep-alive agent and at most 32 reconciliations at once;
+//    - steady: a restart on N handled objects (time to the first list, `synced`, idle), then two
+//      relists (the watch's `relist` restart), with the Temporal and Kubernetes calls of each;
+//    - the drift reporter's per-relist cost at N VMDistributedClusters × 6N VM objects (pure model:
+//      the stack run has no VM objects).
+//    Each phase is also written to .tmp/bench/trigger.partial.json as it ends.
 //
 // Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N] [--part edit|scale] [--no-what-if] [--cpu-prof]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
