@@ -9,7 +9,7 @@ import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types'
 import { refusedForGood } from '../kube/errors';
 import type { InputVerdict, QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
-import { queueProgressMessage } from '../workflows/status';
+import { queueReportStatus } from '../workflows/status';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
 import { activityLog, activityPollContext } from './activity-context';
 import { applyObject } from './apply-object';
@@ -148,10 +148,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       watchQueue(activityPollContext(), sample, input, Date.now, report && {
         everyMs: report.everyMs,
         // As the workflow would write it after a slice: its status with the zone's latest progress.
-        write: async (streak) => {
-          const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage(streak, input.queueDrainedForMs) } : z));
-          await writeStatusOf({ object: report.object, status: { ...report.status, zones } }, true);
-        },
+        write: async (streak) => void (await writeStatusOf({ object: report.object, status: queueReportStatus(report, streak, input.queueDrainedForMs) }, true)),
       }),
 
     waitCarriersReady: (input) => waitCarriersReady(kube, sample, activityPollContext(), input),

@@ -6,13 +6,13 @@
 // older generation, a rollout the object no longer asks for (stale: do nothing). The spec must also
 // be one the trust policy allows in that namespace.
 import { parseWorkflowId, workflowIdFor, type RolloutInput } from '../api/rollout-contract';
-import { formatIssues } from '../api/schema';
+import { formatIssues, validateSpec } from '../api/schema';
 import { specHash } from '../api/spec-hash';
-import { trustIssues, validateUnderPolicy, type TrustPolicy } from '../api/trust-policy';
+import { trustIssues, type TrustPolicy } from '../api/trust-policy';
 import type { InputVerdict } from '../workflows/activity-types';
 
 export interface LiveObject {
-  metadata?: { uid?: unknown; generation?: unknown; deletionTimestamp?: unknown };
+  metadata?: { uid?: unknown; generation?: unknown };
   spec?: unknown;
 }
 
@@ -37,7 +37,8 @@ export function decideInput(input: VerifyInput, workflowId: string, live: LiveOb
   if (typeof generation !== 'number' || generation < object.generation) {
     return refused(`VMDistributedCluster ${name} is at generation ${String(generation)}, the input names ${object.generation}`);
   }
-  const current = validateUnderPolicy(live.spec, object.namespace, policy);
+  // The policy was checked on the input: only a spec equal to it is accepted.
+  const current = validateSpec(live.spec);
   if (current.success && specHash(current.spec) === specHash(input.spec)) return { verdict: 'ok' };
   if (generation > object.generation) return { verdict: 'stale', generation, message: `${name} is at generation ${generation} and asks for another rollout; nothing done` };
   return refused(current.success ? `the spec differs from ${name}'s at generation ${generation}` : `${name}'s spec is not valid: ${formatIssues(current.issues)}`);

@@ -1,7 +1,7 @@
 // Builds the VMDistributedCluster status from the workflow state. Pure.
 import { mergeConditions } from '../api/conditions';
 import type { Condition, ObjectGeneration, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
-import type { DrainHeartbeat } from './activity-types';
+import type { DrainHeartbeat, QueueReport } from './activity-types';
 import type { RolloutState } from './state';
 import { zonesOutOfRotation } from './state';
 
@@ -57,6 +57,12 @@ export function buildStatus(
   };
   if (state.currentZone) status.currentZone = state.currentZone;
   return status;
+}
+
+/** What the queue wait writes while it waits (QueueReport): the status with the zone's message showing `streak`. */
+export function queueReportStatus(report: QueueReport, streak: DrainHeartbeat, queueDrainedForMs: number): VMDistributedClusterStatus {
+  const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage(streak, queueDrainedForMs) } : z));
+  return { ...report.status, zones };
 }
 
 /** The zone's message while its queue wait goes on: pending bytes per vmagent pod, and the empty streak. */

@@ -21,13 +21,13 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, type Payload } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { SA_NAME, WORKFLOW_TYPE, workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
-import { validateSpec } from '../../api/schema';
 import { EncryptionCodec } from '../../process/payload-codec';
 import { FailureType } from '../../workflows/failures';
 import { APPLIED_ANNOTATION, readAppliedRecord } from '../../kube/applied-fields';
 import { isNotFound } from '../../kube/errors';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { waitFor } from '../harness/processes';
+import { normalizedSpec } from '../unit/api-helpers';
 import {
   createObjects,
   getObject,
@@ -268,27 +268,22 @@ describe('greenfield: full specs on an empty namespace', () => {
     const object = { namespace: NS, name: OWN, uid: live.metadata.uid!, generation: live.metadata.generation! };
     const before = await snapshot();
     const evil = vmdcSpec(fullShape('v0.0.1-evil', {}, { image: { repository: 'evil/agent' } }));
-    const normalized = (raw: unknown) => {
-      const v = validateSpec(raw);
-      if (!v.success) throw new Error(JSON.stringify(v.issues));
-      return v.spec;
-    };
     const forgeries: Array<{ what: string; workflowId: string; input: RolloutInput; reason: RegExp }> = [
       // the id the trigger gives this generation (its workflow has closed: the id is free again)
-      { what: 'another spec', workflowId: workflowIdFor(object), input: { object, spec: normalized(evil), previousWorkflowIds: [] }, reason: /the spec differs/ },
+      { what: 'another spec', workflowId: workflowIdFor(object), input: { object, spec: normalizedSpec(evil), previousWorkflowIds: [] }, reason: /the spec differs/ },
       {
         what: 'another namespace',
         workflowId: workflowIdFor({ ...object, namespace: 'kube-system' }),
-        input: { object: { ...object, namespace: 'kube-system' }, spec: normalized(evil), previousWorkflowIds: [] },
+        input: { object: { ...object, namespace: 'kube-system' }, spec: normalizedSpec(evil), previousWorkflowIds: [] },
         reason: /cannot read kube-system\/greenfield|createNamespaces/,
       },
       {
         what: 'a previous workflow of another object (it would be superseded)',
         workflowId: workflowIdFor(object),
-        input: { object, spec: normalized(live.spec), previousWorkflowIds: [workflowIdFor({ ...object, name: 'someone-else' })] },
+        input: { object, spec: normalizedSpec(live.spec), previousWorkflowIds: [workflowIdFor({ ...object, name: 'someone-else' })] },
         reason: /is not a rollout of default\/greenfield/,
       },
-      { what: 'an id of its own choosing', workflowId: 'my-rollout', input: { object, spec: normalized(live.spec), previousWorkflowIds: [] }, reason: /is not the id of default\/greenfield/ },
+      { what: 'an id of its own choosing', workflowId: 'my-rollout', input: { object, spec: normalizedSpec(live.spec), previousWorkflowIds: [] }, reason: /is not the id of default\/greenfield/ },
     ];
     for (const f of forgeries) {
       const h = await cp.client.workflow.start(WORKFLOW_TYPE, { taskQueue: TASK_QUEUE, workflowId: f.workflowId, args: [f.input] });

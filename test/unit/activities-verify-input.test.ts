@@ -1,26 +1,20 @@
 // decideInput: a workflow's input checked against the object it names (activities/verify-input.ts).
 import { workflowIdFor } from '../../api/rollout-contract';
-import { validateSpec } from '../../api/schema';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../../api/trust-policy';
 import type { NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { decideInput, type LiveObject } from '../../activities/verify-input';
-import { validRawSpec } from './api-helpers';
+import { normalizedSpec, validRawSpec } from './api-helpers';
 
 const POLICY: TrustPolicy = { createNamespaces: ['monitoring'], crossNamespaceTargetRefs: false };
 const OBJ: ObjectGeneration = { namespace: 'monitoring', name: 'metrics', uid: 'aaaaaaaa-1111', generation: 3 };
 
-function normalized(raw: Record<string, unknown>): NormalizedSpec {
-  const v = validateSpec(raw);
-  if (!v.success) throw new Error(JSON.stringify(v.issues));
-  return v.spec;
-}
 const live = (over: { uid?: string; generation?: number; spec?: Record<string, unknown> } = {}): LiveObject => ({
   metadata: { uid: over.uid ?? OBJ.uid, generation: over.generation ?? OBJ.generation },
   spec: over.spec ?? validRawSpec(),
 });
 const input = (over: Partial<{ object: ObjectGeneration; spec: NormalizedSpec; previousWorkflowIds: string[] }> = {}) => ({
   object: OBJ,
-  spec: normalized(validRawSpec()),
+  spec: normalizedSpec(validRawSpec()),
   previousWorkflowIds: [],
   ...over,
 });
@@ -28,7 +22,7 @@ const decide = (i = input(), l: LiveObject | undefined = live(), id = workflowId
 
 test('the input the trigger would give: ok (paused differing too: pausing is not another rollout)', () => {
   expect(decide()).toEqual({ verdict: 'ok' });
-  expect(decide(input({ spec: { ...normalized(validRawSpec()), paused: true } }))).toEqual({ verdict: 'ok' });
+  expect(decide(input({ spec: { ...normalizedSpec(validRawSpec()), paused: true } }))).toEqual({ verdict: 'ok' });
   // a later generation that only paused: still this rollout
   expect(decide(input(), live({ generation: 4, spec: { ...validRawSpec(), paused: true } }))).toEqual({ verdict: 'ok' });
 });
@@ -36,7 +30,7 @@ test('the input the trigger would give: ok (paused differing too: pausing is not
 test('another spec than the object has at that generation: refused', () => {
   const forged = validRawSpec();
   forged.clusterVersion = 'v0.0.1-evil';
-  const v = decide(input({ spec: normalized(forged) }));
+  const v = decide(input({ spec: normalizedSpec(forged) }));
   expect(v).toEqual({ verdict: 'refused', message: expect.stringContaining('spec differs') });
 });
 

@@ -2,6 +2,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { validateSpec } from '../../api/schema';
+import type { NormalizedSpec } from '../../api/types';
 
 export const ROOT = resolve(__dirname, '..', '..');
 export const EXAMPLES_DIR = join(ROOT, 'examples');
@@ -39,6 +41,13 @@ export function validRawSpec(): Record<string, unknown> {
     vmagent: { name: 'vm-global' },
     strategy: { order: 'Declared', readDrainDelay: '10s', queueDrainedFor: '30s', pollInterval: '1s', zoneTimeout: '10m' },
   };
+}
+
+/** validateSpec's normalized spec of `raw`, which must be valid. */
+export function normalizedSpec(raw: unknown): NormalizedSpec {
+  const v = validateSpec(raw);
+  if (!v.success) throw new Error(`expected a valid spec: ${JSON.stringify(v.issues)}`);
+  return v.spec;
 }
 
 /** Every `examples/*.yaml` document: [file, object]. */

@@ -10,7 +10,7 @@ import { recordedZones, type RecordedRoute } from '../../kube/route-records';
 import type { InputVerdict, ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
-import { queueProgressMessage } from '../../workflows/status';
+import { queueReportStatus } from '../../workflows/status';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
 import { OPERATOR_RULES, applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
@@ -345,9 +345,7 @@ export class FakeCluster {
           }
           if (!t.report) return { streak: { last: s }, drained: false };
           // The activity shows each sample in the zone's status itself (every report.everyMs in the real one).
-          const { report } = t;
-          const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage({ last: s }, t.queueDrainedForMs) } : z));
-          this.recordStatus(report.object, { ...report.status, zones });
+          this.recordStatus(t.report.object, queueReportStatus(t.report, { last: s }, t.queueDrainedForMs));
         }
       },
 
