@@ -27,6 +27,7 @@ import { waitReadsDrained } from './reads-drain';
 import { SwitchChecker, confirmSwitch } from './vmauth-switch';
 import { QueueReader } from './vmagent-queue';
 import { waitOperational } from './wait-operational';
+import { awaitSwitch } from './await-switch';
 
 export interface ActivityDeps {
   kubeConfig: KubeConfig;
@@ -159,6 +160,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     },
 
     waitReadsDrained: (input) => waitReadsDrained(queues.pods, activityPollContext(), input),
+
+    awaitSwitch: (input) => awaitSwitch(activities, input),
   };
 
   // An API request the server refuses for good fails the step at once; count failed attempts by

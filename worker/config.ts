@@ -42,10 +42,13 @@ export interface WorkerConfig {
   scrapeTimeoutMs: number;
   shutdownGraceTimeMs: number;
   maxConcurrentActivities?: number;
+  maxCachedWorkflows?: number;
 }
 
 /** Where the Temporal SDK's Prometheus exporter listens unless TEMPORAL_METRICS_BIND says otherwise. */
 export const DEFAULT_SDK_METRICS_BIND = '127.0.0.1:9091';
+
+const positiveInteger = z.preprocess(emptyToUndefined, z.string().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().int().min(1)).optional());
 
 const secretKey = z.preprocess(emptyToUndefined, z.string().trim().regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key').optional());
 
@@ -67,7 +70,8 @@ const envSchema = z
     VMAGENT_AUTH_PASSWORD_KEY: secretKey,
     VMAGENT_SCRAPE_TIMEOUT: duration('5s', 100),
     SHUTDOWN_GRACE_TIME: duration('30s', 0),
-    MAX_CONCURRENT_ACTIVITIES: z.preprocess(emptyToUndefined, z.string().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().int().min(1)).optional()),
+    MAX_CONCURRENT_ACTIVITIES: positiveInteger,
+    MAX_CACHED_WORKFLOWS: positiveInteger,
   })
   .superRefine((env, ctx) => {
     refineCommonEnv(env, ctx);
@@ -109,5 +113,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     scrapeTimeoutMs: e.VMAGENT_SCRAPE_TIMEOUT,
     shutdownGraceTimeMs: e.SHUTDOWN_GRACE_TIME,
     maxConcurrentActivities: e.MAX_CONCURRENT_ACTIVITIES,
+    maxCachedWorkflows: e.MAX_CACHED_WORKFLOWS,
   };
 }

@@ -92,6 +92,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
       dataConverter,
       shutdownGraceTime: config.shutdownGraceTimeMs,
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
+      maxCachedWorkflows: config.maxCachedWorkflows,
     });
   } catch (err) {
     await clientConnection.close().catch(() => {});

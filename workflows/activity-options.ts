@@ -1,5 +1,6 @@
 // How the rollout calls its activities: timeouts, retries and cancellation, per kind of call.
-import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Strategy } from '../api/types';
 import type { RolloutActivities } from './activity-types';
 import { NON_RETRYABLE_TYPES } from './failures';
@@ -10,9 +11,15 @@ export const ms = (n: number): number => Math.max(1, Math.round(n));
 export interface RolloutProxies {
   /** Every step of a zone: retried with backoff until zoneTimeout is exhausted. */
   step: RolloutActivities;
+  /**
+   * The short calls of a step (reads, dry runs, applies), with the step's timeouts and retries. From
+   * the local-calls version on they are local activities: a marker in the history instead of a task
+   * round trip each.
+   */
+  short: RolloutActivities;
   /** The heartbeating waits of a zone, within the same zoneTimeout. */
   wait: RolloutActivities;
-  /** Status writes retry forever: the workflow does not move on without telling the status. */
+  /** Status writes retry forever: the workflow does not move on without telling the status (local activities from local-calls on). */
   status: RolloutActivities;
   /** Taking over waits for older workflows to stop at a safe point: long, heartbeating. */
   takeOver: RolloutActivities;
@@ -22,7 +29,7 @@ export interface RolloutProxies {
   confirmDrain: RolloutActivities;
 }
 
-export function rolloutProxies(st: Strategy): RolloutProxies {
+export function rolloutProxies(st: Strategy, localCalls: boolean): RolloutProxies {
   const retry: ActivityOptions['retry'] = {
     initialInterval: '1s',
     backoffCoefficient: 2,
@@ -33,10 +40,14 @@ export function rolloutProxies(st: Strategy): RolloutProxies {
   // edit or patch that may still land, never race with it.
   const cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
   const heartbeatTimeout = ms(Math.max(30_000, 3 * st.pollIntervalMs));
+  const stepOptions = { scheduleToCloseTimeout: ms(st.zoneTimeoutMs), startToCloseTimeout: '2m', retry, cancellationType };
+  const statusOptions = { startToCloseTimeout: '30s', retry: { ...retry, maximumInterval: '1m' } };
+  const step = proxyActivities<RolloutActivities>(stepOptions);
   return {
-    step: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), startToCloseTimeout: '2m', retry, cancellationType }),
+    step,
+    short: localCalls ? localActivities(stepOptions) : step,
     wait: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry, cancellationType }),
-    status: proxyActivities<RolloutActivities>({ startToCloseTimeout: '30s', retry: { ...retry, maximumInterval: '1m' } }),
+    status: localCalls ? localActivities(statusOptions) : proxyActivities<RolloutActivities>(statusOptions),
     takeOver: proxyActivities<RolloutActivities>({ startToCloseTimeout: '7d', heartbeatTimeout: '1m', retry }),
     cleanup: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(Math.min(st.zoneTimeoutMs, 5 * 60_000)), startToCloseTimeout: '1m', retry }),
     confirmDrain: proxyActivities<RolloutActivities>({
@@ -45,4 +56,26 @@ export function rolloutProxies(st: Strategy): RolloutProxies {
       retry,
     }),
   };
+}
+
+/**
+ * Local activities whose failures read like a regular activity's. The SDK raises a local activity's
+ * own ApplicationFailure unwrapped (only its timeouts come as an ActivityFailure): wrapped here, so
+ * one failureType/failureMessage reads both kinds, and a status names the activity either way.
+ */
+function localActivities(options: LocalActivityOptions): RolloutActivities {
+  const local = proxyLocalActivities<RolloutActivities>(options);
+  return new Proxy(local, {
+    get(target, name: string) {
+      const call = target[name as keyof RolloutActivities] as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        try {
+          return await call(...args);
+        } catch (err) {
+          if (!(err instanceof ApplicationFailure)) throw err;
+          throw new ActivityFailure('Activity task failed', name, undefined, err.nonRetryable ? RetryState.NON_RETRYABLE_FAILURE : RetryState.MAXIMUM_ATTEMPTS_REACHED, undefined, err);
+        }
+      };
+    },
+  });
 }

@@ -75,6 +75,15 @@ export interface SwitchInput {
   fallbackWaitMs: number;
 }
 
+/** A read switch awaited whole: the edited route objects, then (optionally) the pods. */
+export interface AwaitSwitchInput {
+  namespace: string;
+  /** Each awaited operational at its generation after the edit (read afresh when unknown, e.g. after a resume). */
+  routes: Array<{ kind: 'VMAuth' | 'VMUser'; name: string; generation?: number }>;
+  pollIntervalMs: number;
+  confirm?: SwitchInput;
+}
+
 /** How one vmauth pod was found to run the config. */
 export type PodConfirmation = 'content-hash' | 'vmauth-reload' | 'bounded-wait';
 
@@ -262,4 +271,7 @@ export interface RolloutActivities {
 
   /** Wait until the zone's vmselect pods count no new /select/ request for quietMs (at most maxMs). */
   waitReadsDrained(input: ReadsDrainInput): Promise<ReadsDrained>;
+
+  /** waitOperational of each edited route object, then confirmSwitch: one activity per read switch (local-calls version on). */
+  awaitSwitch(input: AwaitSwitchInput): Promise<{ confirmed?: SwitchConfirmed }>;
 }

@@ -38,9 +38,9 @@ function routeApplies(run: RolloutRun): ApplyObjectInput[] {
 }
 
 async function applyAndWait(run: RolloutRun, items: readonly ApplyObjectInput[]): Promise<void> {
-  const { step, wait } = run.acts;
+  const { short, wait } = run.acts;
   for (const it of items) {
-    const r = await step.applyObject(it);
+    const r = await short.applyObject(it);
     await wait.waitOperational({ kind: it.kind, namespace: run.ns, name: it.name, generation: r.generation, pollIntervalMs: run.st.pollIntervalMs });
   }
 }
@@ -53,25 +53,25 @@ export function prepare(run: RolloutRun): Promise<Outcome> {
     state.message = run.ssa ? 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers' : 'applying VMAgent and VMUsers';
     await run.writeStatus();
     if (run.ssa) return prepareApplied(run);
-    const { step } = run.acts;
+    const { short } = run.acts;
     const items = [objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent'), ...userApplies(run)].filter(defined);
     // Nothing is applied unless the API server would take all of it.
-    if (run.preflight) for (const it of items) await step.applyObject({ ...it, dryRun: true });
+    if (run.preflight) for (const it of items) await short.applyObject({ ...it, dryRun: true });
     await applyAndWait(run, items);
     return 'done';
   });
 }
 
 async function prepareApplied(run: RolloutRun): Promise<Outcome> {
-  const { step } = run.acts;
+  const { short } = run.acts;
   const creates: ApplyObjectInput[] = [];
   for (const zs of run.spec.zones) {
     const it = clusterApply(run, zs);
-    if ((await step.applyObject({ ...it, dryRun: true })).created) creates.push(it);
+    if ((await short.applyObject({ ...it, dryRun: true })).created) creates.push(it);
   }
   const agent = objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent');
   const routes = routeApplies(run);
-  for (const it of [agent, ...routes].filter(defined)) await step.applyObject({ ...it, dryRun: true });
+  for (const it of [agent, ...routes].filter(defined)) await short.applyObject({ ...it, dryRun: true });
   await applyAndWait(run, [agent, ...creates].filter(defined));
   run.routesDeferred = run.state.zones.some((z) => z.outOfRotation);
   if (!run.routesDeferred) await applyAndWait(run, routes);

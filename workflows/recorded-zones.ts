@@ -8,7 +8,7 @@ import type { Outcome, RolloutRun } from './rollout-run';
 export function adoptRecordedZones(run: RolloutRun): Promise<Outcome> {
   const { state } = run;
   return run.withFailureHold(async () => {
-    const recorded = await run.acts.step.readRecords({ namespace: run.ns, uid: run.object.uid });
+    const recorded = await run.acts.short.readRecords({ namespace: run.ns, uid: run.object.uid });
     const orphans = recorded.filter((r) => !state.zones.some((z) => z.name === r.zone));
     if (orphans.length > 0) {
       const where = orphans.map((r) => `${r.zone} (${r.removals.map((x) => `${x.route.kind} ${x.route.name}`).join(', ')})`).join('; ');

@@ -6,7 +6,7 @@ import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase
 import type { VMKind } from '../api/constants';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
 import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
-import type { ApplyObjectInput, ManagedBy, QueueTarget, RecordedZone, RolloutActivities } from './activity-types';
+import type { ApplyObjectInput, ManagedBy, QueueTarget, RecordedZone, RolloutActivities, SwitchConfirmed, SwitchInput } from './activity-types';
 import { FailureType, failureMessage, failureType, isStepFailure } from './failures';
 import { createsObject } from './merge';
 import { planZoneOrder, shuffleSeed } from './plan';
@@ -79,6 +79,11 @@ export class RolloutRun {
    * progress into the status itself: a long drain costs heartbeats, not history events.
    */
   readonly queueHeartbeats: boolean;
+  /**
+   * From this version on, status writes, reads and dry runs are local activities: a zone costs a
+   * fraction of the history events, and no task round trip per short call.
+   */
+  readonly localCalls: boolean;
   /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
   routesDeferred: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
@@ -91,11 +96,12 @@ export class RolloutRun {
     this.ssa = this.realOperator && patched('server-side-apply');
     this.verifiesInput = this.ssa && patched('verify-input');
     this.queueHeartbeats = this.verifiesInput && patched('queue-heartbeats');
+    this.localCalls = this.queueHeartbeats && patched('local-calls');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
     this.ns = object.namespace;
-    this.acts = rolloutProxies(spec.strategy);
+    this.acts = rolloutProxies(spec.strategy, this.localCalls);
     this.zoneSpecs = new Map(spec.zones.map((z) => [z.name, z]));
     this.state = {
       phase: 'Pending',
@@ -269,10 +275,11 @@ export class RolloutRun {
    * on) each VMUser the zone's removals changed. A generation unknown after a resume is read fresh.
    */
   async waitSwitch(removals: readonly RouteRemoval[] | undefined, edited: EditedRoutes, confirm?: { zone: ZoneState; expect: 'absent' | 'present' }): Promise<void> {
-    const { step, wait } = this.acts;
+    if (this.localCalls) return this.awaitSwitch(removals ?? [], edited, confirm);
+    const { short, wait } = this.acts;
     const { ns, st } = this;
     const generationOf = async (kind: 'VMAuth' | 'VMUser', name: string, known: number | undefined) =>
-      known ?? (await step.readObject({ kind, namespace: ns, name })).generation ?? 0;
+      known ?? (await short.readObject({ kind, namespace: ns, name })).generation ?? 0;
     const vmauth = this.spec.vmauth.name;
     const vmauthGeneration = await generationOf('VMAuth', vmauth, edited.vmauthGeneration);
     await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: vmauth, generation: vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
@@ -287,10 +294,29 @@ export class RolloutRun {
 
   /** The switch, confirmed where reads happen: the operator's config, and every ready vmauth pod running it. */
   async confirmInPods(z: ZoneState, removals: readonly RouteRemoval[], expect: 'absent' | 'present'): Promise<void> {
+    const input = await this.announceConfirm(z, removals, expect);
+    this.confirmed(z, expect, await this.acts.wait.confirmSwitch(input));
+  }
+
+  /** The whole switch in one activity: each edited route object operational, then (real operator) the pods. */
+  private async awaitSwitch(removals: readonly RouteRemoval[], edited: EditedRoutes, confirm?: { zone: ZoneState; expect: 'absent' | 'present' }): Promise<void> {
+    const users = [...new Set(removals.filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name))];
+    const routes = [
+      { kind: 'VMAuth' as const, name: this.spec.vmauth.name, generation: edited.vmauthGeneration },
+      ...users.map((name) => ({ kind: 'VMUser' as const, name, generation: edited.vmuserGenerations?.[name] })),
+    ];
+    const pods = this.realOperator ? confirm : undefined;
+    const input = pods ? await this.announceConfirm(pods.zone, removals, pods.expect) : undefined;
+    const r = await this.acts.wait.awaitSwitch({ namespace: this.ns, routes, pollIntervalMs: this.st.pollIntervalMs, ...(input ? { confirm: input } : {}) });
+    if (pods && r.confirmed) this.confirmed(pods.zone, pods.expect, r.confirmed);
+  }
+
+  /** Say in the status which switch the zone waits for; the confirmSwitch input for it. */
+  private async announceConfirm(z: ZoneState, removals: readonly RouteRemoval[], expect: 'absent' | 'present'): Promise<SwitchInput> {
     const routes = removals.filter((r) => r.removed.length > 0).map((r) => r.route);
     z.message = `waiting until every ready vmauth pod runs the operator's config ${expect === 'absent' ? 'without' : 'with'} VMCluster ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${this.spec.vmauth.name})`;
     await this.writeStatus();
-    const r = await this.acts.wait.confirmSwitch({
+    return {
       namespace: this.ns,
       vmauthName: this.spec.vmauth.name,
       vmcluster: z.vmcluster,
@@ -298,7 +324,10 @@ export class RolloutRun {
       routes,
       pollIntervalMs: this.st.pollIntervalMs,
       fallbackWaitMs: SECRET_PROPAGATION_BOUND_MS,
-    });
+    };
+  }
+
+  private confirmed(z: ZoneState, expect: 'absent' | 'present', r: SwitchConfirmed): void {
     z.switchConfirmed = r.message;
     log.info('read switch confirmed in the vmauth pods', { zone: z.name, expect, message: r.message });
   }

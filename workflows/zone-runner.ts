@@ -51,7 +51,7 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
 /** A zone whose VMCluster already matches the desired spec and is operational never leaves reads. */
 async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
   const zs = run.zoneSpec(z.name);
-  const cur = await run.acts.step.readObject({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name });
+  const cur = await run.acts.short.readObject({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name });
   if (!(cur.exists && (await upToDate(run, zs, cur)) && isOperationalAt(cur, cur.generation))) {
     z.baseGeneration = cur.exists ? cur.generation : 0;
     return false;
@@ -74,8 +74,8 @@ async function upToDate(run: RolloutRun, zs: ZoneSpec, cur: ObjectState): Promis
   if (!run.ssa) return isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs));
   const it = clusterApply(run, zs);
   try {
-    if ((await run.acts.step.applyObject({ ...it, dryRun: true })).changed) return false;
-    await run.acts.step.applyObject(it);
+    if ((await run.acts.short.applyObject({ ...it, dryRun: true })).changed) return false;
+    await run.acts.short.applyObject(it);
     return true;
   } catch (err) {
     if (isStepFailure(err)) return false;

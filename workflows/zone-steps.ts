@@ -35,7 +35,7 @@ async function planRemovals(run: RolloutRun, zs: ZoneSpec): Promise<RouteRemoval
 }
 
 async function planWithRoutes(run: RolloutRun, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
-  const snaps = await run.acts.step.readRoutes({ namespace: run.ns, routes: run.routes });
+  const snaps = await run.acts.short.readRoutes({ namespace: run.ns, routes: run.routes });
   try {
     return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns }, run.realOperator ? OPERATOR_RULES : {}), snaps };
   } catch (e) {
@@ -98,9 +98,9 @@ async function leaveReads(c: ZoneContext): Promise<void> {
  * the run before any route is touched; after a failed edit the records say what landed.
  */
 async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<void> {
-  const { step } = run.acts;
+  const { step, short } = run.acts;
   // A patch the API server refuses fails the zone here, while it is still in reads.
-  if (run.preflight) await step.applyObject({ ...clusterApply(run, zs), dryRun: true });
+  if (run.preflight) await short.applyObject({ ...clusterApply(run, zs), dryRun: true });
   if (run.realOperator) await waitForCarriers(run, z, zs);
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const plan = await planRemovals(run, zs);
@@ -144,7 +144,10 @@ export function readQuietMs(st: Pick<Strategy, 'pollIntervalMs' | 'readDrainDela
   return Math.min(st.readDrainDelayMs, Math.max(2 * st.pollIntervalMs, 1000));
 }
 
-/** 3. Apply the desired spec to the zone's VMCluster; remember the generation it produced. */
+/**
+ * 3. Apply the desired spec to the zone's VMCluster; remember the generation it produced. A regular
+ * activity, also from local-calls on: a cancel waits for it to finish, so the cleanup sees the patch.
+ */
 async function upgrade({ run, z, zs }: ZoneContext): Promise<void> {
   z.patchAttempted = true;
   z.drainedConfirmed = false;

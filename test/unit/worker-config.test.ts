@@ -35,6 +35,7 @@ describe('worker loadConfig', () => {
       scrapeTimeoutMs: 5000,
       shutdownGraceTimeMs: 30_000,
       maxConcurrentActivities: undefined,
+      maxCachedWorkflows: undefined,
     });
   });
 
@@ -62,6 +63,7 @@ describe('worker loadConfig', () => {
       VMAGENT_SCRAPE_TIMEOUT: '2s',
       SHUTDOWN_GRACE_TIME: '1m',
       MAX_CONCURRENT_ACTIVITIES: '20',
+      MAX_CACHED_WORKFLOWS: '150',
     });
     expect(c).toEqual({
       temporal: {
@@ -80,6 +82,7 @@ describe('worker loadConfig', () => {
       scrapeTimeoutMs: 2000,
       shutdownGraceTimeMs: 60_000,
       maxConcurrentActivities: 20,
+      maxCachedWorkflows: 150,
     });
   });
 
@@ -129,5 +132,6 @@ describe('worker loadConfig', () => {
   it('rejects a scrape timeout under 100 ms and a bad concurrency', () => {
     expect(issues({ VMAGENT_SCRAPE_TIMEOUT: '10ms' })).toEqual([expect.stringMatching(/^VMAGENT_SCRAPE_TIMEOUT: "10ms" must be at least 100 ms/)]);
     expect(issues({ MAX_CONCURRENT_ACTIVITIES: '0' })).toHaveLength(1);
+    expect(issues({ MAX_CACHED_WORKFLOWS: '-1' })).toHaveLength(1);
   });
 });

@@ -58,7 +58,7 @@ describe.each(STEPS)('during %s', (step, key, zone, pausesBefore, after) => {
       const held = fake.hold(key, { after });
       const h = await r.start(inputOf());
       await r.reach(held);
-      await r.cancelAndWaitForActivityCancel(h);
+      await r.cancelAndWaitForActivityCancel(h, held);
       held.release();
       const err = await h.result().catch((e: unknown) => e);
       if (step === 'Upgrading') await maybeRecord('cancel-upgrading', h);
@@ -103,7 +103,7 @@ test.each<[string, (fake: FakeCluster) => void, string, (fake: FakeCluster) => v
     const held = fake.hold(heldCall);
     const h = await r.start(inputOf());
     await r.reach(held);
-    await r.cancelAndWaitForActivityCancel(h);
+    await r.cancelAndWaitForActivityCancel(h, held);
     held.release();
     const err = await h.result().catch((e: unknown) => e);
     expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);

@@ -10,6 +10,7 @@ import { recordedZones, type RecordedRoute } from '../../kube/route-records';
 import type { InputVerdict, ObjectState, QueueSample, RecordedZone, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
+import { awaitSwitch } from '../../activities/await-switch';
 import { queueReportStatus } from '../../workflows/status';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
 import { OPERATOR_RULES, applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
@@ -32,17 +33,38 @@ interface Gate {
   release: () => void;
   markReached: () => void;
   released: Promise<void>;
+  /** Resolves when the held call's activity is asked to cancel (a local activity learns it at once; a regular one only by heartbeating). */
+  cancelled: Promise<void>;
+  markCancelled: () => void;
 }
 
 function gate(): Gate {
   let markReached!: () => void;
   let release!: () => void;
+  let markCancelled!: () => void;
   const reached = new Promise<void>((r) => (markReached = r));
   const released = new Promise<void>((r) => (release = r));
-  return { reached, release, markReached, released };
+  const cancelled = new Promise<void>((r) => (markCancelled = r));
+  return { reached, release, markReached, released, cancelled, markCancelled };
 }
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+/** The cancellation signal of the activity running this call, if it runs in one. */
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A call held at its start until released. */
+export interface Held {
+  reached: Promise<void>;
+  release: () => void;
+  cancelled: Promise<void>;
+}
 
 export class FakeCluster {
   readonly objects = new Map<string, FakeObject>();
@@ -111,10 +133,10 @@ export class FakeCluster {
    * `reached` resolves when the call arrives.
    */
   /** Holds the next call `key` (with `after`: the next one made after a call `after`) until released. */
-  hold(key: string, opts: { after?: string } = {}): { reached: Promise<void>; release: () => void } {
+  hold(key: string, opts: { after?: string } = {}): Held {
     const g = { ...gate(), after: opts.after };
     this.gates.set(key, g);
-    return { reached: g.reached, release: g.release };
+    return { reached: g.reached, release: g.release, cancelled: g.cancelled };
   }
   releaseAll(): void {
     for (const g of this.gates.values()) g.release();
@@ -145,6 +167,7 @@ export class FakeCluster {
     const g = this.gates.get(key);
     if (g && (!g.after || this.calls.includes(g.after))) {
       this.gates.delete(key);
+      cancellationSignal()?.addEventListener('abort', () => g.markCancelled());
       g.markReached();
       await g.released;
     }
@@ -177,7 +200,7 @@ export class FakeCluster {
 
   // ---- RolloutActivities -------------------------------------------------------------------------
   activities(): RolloutActivities {
-    return {
+    const acts: RolloutActivities = {
       verifyInput: async ({ object }) => {
         await this.enter(`verifyInput:g${object.generation}`);
         return this.inputVerdict;
@@ -377,7 +400,10 @@ export class FakeCluster {
         this.record({ type: 'reads-drained', vmcluster });
         return { quiet: true, message: `reads drained: no new /select/ request on 1 vmselect pod` };
       },
+
+      awaitSwitch: (input) => awaitSwitch(acts, input),
     };
+    return acts;
   }
 
   private prune(spec: JsonObject): JsonObject {

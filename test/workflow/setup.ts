@@ -13,7 +13,7 @@ import { installQuietRuntime, startTimeSkippingEnv } from '../harness/temporal';
 import { checkInvariants, type Breach } from '../oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
 import type { Progress } from '../../workflows/state';
-import { FakeCluster } from './fake-cluster';
+import { FakeCluster, type Held } from './fake-cluster';
 
 export const NS = 'default';
 export const ZONES = ['az-a', 'az-b', 'az-c'] as const;
@@ -157,7 +157,8 @@ export interface Running {
    * event ActivityTaskCancelRequested), so that releasing a held activity afterwards does not race
    * with the cancel request.
    */
-  cancelAndWaitForActivityCancel(h: WorkflowHandle<typeof rolloutWorkflow>): Promise<void>;
+  /** Cancels the workflow and waits until its activity in flight (`held`, when it is a local activity) is asked to cancel. */
+  cancelAndWaitForActivityCancel(h: WorkflowHandle<typeof rolloutWorkflow>, held?: Held): Promise<void>;
   /** Waits for a held activity call, letting workflow time advance meanwhile (timers fire). */
   reach(held: { reached: Promise<void> }, stepMs?: number): Promise<void>;
   /** Invariant breaches over the fake's log so far. */
@@ -201,9 +202,12 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
         await env.sleep(stepMs);
       }
     },
-    cancelAndWaitForActivityCancel: async (h) => {
+    cancelAndWaitForActivityCancel: async (h, held) => {
       await h.cancel();
-      await eventually(async () => (await h.fetchHistory()).events?.some((e) => e.activityTaskCancelRequestedEventAttributes));
+      // A regular activity's cancel is in the history; a local activity's reaches the held call only.
+      let cancelled = false;
+      void held?.cancelled.then(() => (cancelled = true));
+      await eventually(async () => cancelled || !!(await h.fetchHistory()).events?.some((e) => e.activityTaskCancelRequestedEventAttributes));
     },
     reach: async (held, stepMs = 5_000) => {
       let reached = false;
@@ -240,7 +244,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
  * suffix. Histories of older versions are never overwritten: the replay test keeps proving that
  * workflows started by an older worker still replay.
  */
-export const HISTORY_VERSION = 'queue-heartbeats';
+export const HISTORY_VERSION = 'local-calls';
 
 /**
  * With RECORD_HISTORIES=1, saves the workflow's history as
