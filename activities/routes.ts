@@ -6,6 +6,10 @@
 // With a record owner (`record`), the route objects themselves carry the record of what was taken
 // out (api/route-records.ts): the patch that removes a zone's entries writes the record, the patch
 // that puts them back deletes it, both under the same resourceVersion precondition.
+//
+// The route objects of one call are independent objects (each its own read-modify-write under its
+// own resourceVersion): with a record owner they are edited at once (settleAll), and every read
+// around the edits is made at once too.
 import type { JsonObject, JsonValue } from '../api/types';
 import {
   formatRecords,
@@ -29,6 +33,36 @@ import { nonRetryable } from './errors';
 import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
 export const MAX_CONFLICT_RETRIES = 10;
+
+// ---------------------------------------------------------------------------------------------
+// Independent API calls made at once, reported as if made one after another.
+//
+// Why every call is waited for, even after one failed: a failed route edit is followed by the
+// workflow reading the records on the route objects (resyncRecorded) to learn what landed. A write
+// still in flight at that moment could land after that read, and the workflow would believe a zone
+// is in reads that a route no longer sends to it. So nothing is reported, result or failure,
+// before every call has settled.
+
+/**
+ * Runs `call` for every item at once and waits until all have settled. Returns the results in the
+ * items' order; when some failed, throws the failure of the first item in `failureOrder` (default:
+ * the items' order, i.e. what a loop over the items would have thrown first).
+ */
+export async function settleAll<T, R>(
+  items: readonly T[],
+  call: (item: T, index: number) => Promise<R>,
+  opts: { failureOrder?: (index: number) => number } = {},
+): Promise<R[]> {
+  // Started inside a promise chain: a call that throws synchronously becomes a failure like any other.
+  const outcomes = await Promise.allSettled(items.map((item, i) => Promise.resolve().then(() => call(item, i))));
+  const rank = opts.failureOrder ?? ((i: number) => i);
+  let first: { rank: number; reason: unknown } | undefined;
+  outcomes.forEach((o, i) => {
+    if (o.status === 'rejected' && (!first || rank(i) < first.rank)) first = { rank: rank(i), reason: o.reason };
+  });
+  if (first) throw first.reason;
+  return outcomes.map((o) => (o as PromiseFulfilledResult<R>).value);
+}
 
 /** Whether a route still serves reads, by the operator's rules (what the activities always check). */
 const hasReadBackend = (targetRefs: readonly JsonObject[]): boolean => hasReadBackendWith(targetRefs, OPERATOR_RULES);
@@ -58,13 +92,11 @@ function notFound(namespace: string, r: RouteRef) {
 }
 
 export async function readRoutes(kube: KubeObjects, input: { namespace: string; routes: RouteRef[] }): Promise<RouteSnapshot[]> {
-  const out: RouteSnapshot[] = [];
-  for (const route of input.routes) {
+  return settleAll(input.routes, async (route): Promise<RouteSnapshot> => {
     const obj = await kube.get(vmKind(route.kind), input.namespace, route.name);
     if (!obj) throw notFound(input.namespace, route);
-    out.push({ route: { kind: route.kind, name: route.name }, targetRefs: routeTargetRefs(route.kind, obj) });
-  }
-  return out;
+    return { route: { kind: route.kind, name: route.name }, targetRefs: routeTargetRefs(route.kind, obj) };
+  });
 }
 
 /** The desired targetRefs of one route: all its removals applied (remove), or undone in reverse (restore). */
@@ -89,7 +121,10 @@ export interface EditRoutesHooks {
   beforeWrite?(route: RouteRef, attempt: number): Promise<void> | void;
   /** Called on every attempt (activities heartbeat here). */
   onAttempt?(route: RouteRef, attempt: number): void;
-  /** Called after a route was written (tests inject an edit between two routes here). */
+  /**
+   * Called after a route was written (tests inject edits here). With a record owner the routes are
+   * edited at once: another route's read may come before or after this call.
+   */
   afterWrite?(route: RouteRef): Promise<void> | void;
 }
 
@@ -166,8 +201,8 @@ export async function editRoutes(
   if (input.record) return editRoutesRecorded(kube, { ...input, record: input.record }, hooks);
   const groups = groupByRoute(input.removals);
   if (input.direction === 'remove') {
-    // Refuse before touching anything: check every route first against a fresh read.
-    for (const [route, removals] of groups) {
+    // Refuse before touching anything: check every route first against a fresh read (read at once).
+    await settleAll(groups, async ([route, removals]) => {
       const obj = await kube.get(vmKind(route.kind), input.namespace, route.name);
       if (!obj) throw notFound(input.namespace, route);
       const current = routeTargetRefs(route.kind, obj);
@@ -175,8 +210,11 @@ export async function editRoutes(
       if (!jsonEqual(desired, current) && !hasReadBackend(desired)) {
         throw nonRetryable(FailureType.EmptyRoute, `refusing to edit ${routeLabel(route)}: the removal would leave it with no read backend`, { route });
       }
-    }
+    });
   }
+  // Without a record owner (workflows older than the route records) the edits stay one after
+  // another: nothing on the objects says what landed, and those workflows take an EmptyRoute as
+  // "nothing was edited"; editing the other routes at the same time would make that wrong more often.
   const written: RouteRef[] = [];
   for (const [route, removals] of groups) {
     if (await editRoute(kube, input.namespace, route, removals, input.direction, hooks)) written.push(route);
@@ -209,13 +247,18 @@ async function generations(
     }
     return typeof obj.metadata.generation === 'number' ? obj.metadata.generation : 0;
   };
+  const users = [...new Set(routes.filter((r) => r.kind === 'VMUser').map((r) => r.name))];
+  // Read at once; the VMUsers' failures first, then the VMAuth's, as when read one after another.
+  const [vmauthGeneration, ...userGenerations] = await settleAll([{ kind: 'VMAuth' as const, name: vmauthName }, ...users.map((name) => ({ kind: 'VMUser' as const, name }))], (route) =>
+    generationOf(route, route.kind === 'VMUser' && opts.skipMissingVMUsers ? 'skip' : undefined),
+    { failureOrder: (i) => (i === 0 ? Number.MAX_SAFE_INTEGER : i) },
+  );
   const vmuserGenerations: Record<string, number> = {};
-  for (const route of routes) {
-    if (route.kind !== 'VMUser' || route.name in vmuserGenerations) continue;
-    const g = await generationOf(route, opts.skipMissingVMUsers ? 'skip' : undefined);
-    if (g !== undefined) vmuserGenerations[route.name] = g;
-  }
-  return { vmauthGeneration: (await generationOf({ kind: 'VMAuth', name: vmauthName }))!, vmuserGenerations };
+  users.forEach((name, i) => {
+    const g = userGenerations[i];
+    if (g !== undefined) vmuserGenerations[name] = g;
+  });
+  return { vmauthGeneration: vmauthGeneration!, vmuserGenerations };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,9 +395,8 @@ export async function restoreRecordedZone(
 ): Promise<RestoredRoute[]> {
   const key = recordKey(input.uid, input.zone);
   const carrying = (await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT)).filter((r) => r.record.zone === input.zone);
-  const out: RestoredRoute[] = [];
-  for (const { route } of carrying) out.push(await restoreRecorded(kube, input.namespace, route, key, hooks));
-  return out;
+  // Each route object at once; results in the listing's order.
+  return settleAll(carrying, ({ route }) => restoreRecorded(kube, input.namespace, route, key, hooks));
 }
 
 /** The zones of one VMDistributedCluster recorded out of reads on the namespace's routes. */
@@ -373,18 +415,20 @@ async function editRoutesRecorded(
   if (input.direction === 'remove') {
     const routes = removalRoutes(input.removals);
     const key = recordKey(owner.vmdc.uid, owner.zone);
-    // Refuse before touching anything: check every route first against a fresh read.
-    for (const { route, vmcluster } of routes) {
+    // Refuse before touching anything: check every route first against a fresh read (read at once).
+    await settleAll(routes, async ({ route, vmcluster }) => {
       const obj = await kube.get(vmKind(route.kind), namespace, route.name);
       if (!obj) throw notFound(namespace, route);
-      if (recordsOn(route, namespace, obj)[key]) continue;
+      if (recordsOn(route, namespace, obj)[key]) return;
       const current = routeTargetRefs(route.kind, obj);
       const removal = freshRemoval(route, current, vmcluster);
       if (removal.removed.length > 0 && !hasReadBackend(applyRemoval(current, removal))) throw emptyRoute(route, vmcluster);
-    }
-    for (const { route, vmcluster } of routes) {
-      if (await removeRecorded(kube, namespace, route, vmcluster, owner, hooks)) written.push(route);
-    }
+    });
+    // Every route at once. Each write carries its own record, and settleAll returns (or throws the
+    // first failure in edit order) only once every edit has landed or failed: the records the
+    // workflow reads after a failed edit (resyncRecorded) are exactly what landed.
+    const wrote = await settleAll(routes, ({ route, vmcluster }) => removeRecorded(kube, namespace, route, vmcluster, owner, hooks));
+    routes.forEach(({ route }, i) => wrote[i] && written.push(route));
     edited = routes.map((r) => r.route);
   } else {
     // What is put back comes from the records alone; `removals` only add VMUsers to report (a
@@ -393,9 +437,14 @@ async function editRoutesRecorded(
     for (const r of restored) if (r.record) written.push(r.route);
     edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
   }
-  const recorded = await readRecords(kube, { namespace, uid: owner.vmdc.uid });
-  const gens = await generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' });
-  return { ...gens, written, recorded };
+  // Both read after every edit settled, at once; an unreadable record is reported before a missing route.
+  const [recordedRead, gensRead] = await Promise.allSettled([
+    readRecords(kube, { namespace, uid: owner.vmdc.uid }),
+    generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' }),
+  ]);
+  if (recordedRead.status === 'rejected') throw recordedRead.reason;
+  if (gensRead.status === 'rejected') throw gensRead.reason;
+  return { ...gensRead.value, written, recorded: recordedRead.value };
 }
 
 /** One line per removed entry: where it was and what it is. */

@@ -36,6 +36,27 @@ export function podsRetriedSince(prev: QueueSample | undefined, sample: QueueSam
 /**
  * Pure: the streak after a new sample. A not-drained sample, a send retry since `prev.last` (data in
  * flight is not in the pending bytes), or a gap too long since `prev.last`, breaks it.
+ *
+ * A sample that saw a retry does not start the streak itself; the next retry-free sample does. Why
+ * (vmagent v1.150.0 app/vmagent/remotewrite/client.go):
+ *  - `sendBlockHTTP` increments vmagent_remotewrite_retries_count_total after the backoff wait and
+ *    right before the next attempt (`c.retriesCount.Inc(); goto again`): a counter that grew says an
+ *    attempt began since the previous sample, not that it succeeded. At this sample the block may be
+ *    in that request, or back in a backoff of up to -remoteWrite.retryMaxInterval (1m) after it.
+ *  - Nothing on the page proves that block was delivered. vmagent_remotewrite_requests_total
+ *    {status_code="2XX"} and _blocks_sent_total are per URL, summed over -remoteWrite.queues workers
+ *    (default 2 × CPUs) that each hold one block: another worker's success grows them too, and one
+ *    scrape cannot order the increments. vmagent_remotewrite_pending_data_bytes
+ *    (FastQueue.GetPendingBytes) excludes every block a worker holds. (vmrollout reads neither the
+ *    request counters nor the worker count today.)
+ * Starting at the next sample keeps the retry-free window at queueDrainedFor plus the sampling gap
+ * after the retry, not queueDrainedFor alone.
+ *
+ * Known limit (not handled here): while a block waits out a backoff between two attempts, neither
+ * the pending bytes nor the retries counter move (the failure itself grows only
+ * vmagent_remotewrite_errors_total or requests_total{status_code!="2XX"}, which are not read). A
+ * backoff longer than queueDrainedFor (up to retryMaxInterval + 10% jitter, 66 s by default, vs the
+ * default queueDrainedFor of 1m) can outlast a whole streak unseen.
  */
 export function advanceStreak(prev: DrainHeartbeat | undefined, sample: QueueSample, pollIntervalMs: number): DrainHeartbeat {
   const retried = sample.drained ? podsRetriedSince(prev?.last, sample) : [];
@@ -55,6 +76,25 @@ export function streakMs(h: DrainHeartbeat): number {
   return Math.max(0, Date.parse(h.last.at) - Date.parse(h.emptySince));
 }
 
+/** How soon the sample after one that saw only a retry comes (at most pollInterval). */
+export const RETRY_RESAMPLE_MS = 250;
+
+/**
+ * Pure: when the sample after one that started at `sampleStartedMs` is due. At a fixed rate: one
+ * poll after the previous sample STARTED (its own duration does not stretch the period), or, while
+ * a streak runs, as soon as a sample can complete it (a sample's `at` is taken when it ends, so one
+ * that starts at emptySince + queueDrainedFor is stamped at or after that) when that is sooner.
+ * After a sample whose pending bytes were empty but which saw a send retry (`retried`), the next
+ * comes after RETRY_RESAMPLE_MS: the streak can only start at a retry-free sample, and waiting a whole
+ * poll for it would add that poll to every drain that ends with a retry. The caller never waits
+ * less than 0: a sample slower than the poll is followed at once.
+ */
+export function nextSampleDue(sampleStartedMs: number, state: DrainHeartbeat, pollMs: number, queueDrainedForMs: number, retried = false): number {
+  const byRate = sampleStartedMs + (retried ? Math.min(pollMs, RETRY_RESAMPLE_MS) : pollMs);
+  if (!state.emptySince) return byRate;
+  return Math.min(byRate, Date.parse(state.emptySince) + queueDrainedForMs);
+}
+
 /**
  * Poll until the zone's queues have been empty for queueDrainedForMs without a break, or (with
  * `reportAfterMs`) until that long has passed, to let the caller show the latest sample. The streak
@@ -72,6 +112,7 @@ export async function watchQueue(
   let reported = started;
   let state = resumeStreak(ctx.heartbeatDetails() ?? input.from, started, poll);
   for (;;) {
+    const sampleStarted = now();
     const s = await sample(input);
     state = advanceStreak(state, s, poll);
     ctx.heartbeat(state);
@@ -81,8 +122,9 @@ export async function watchQueue(
       await report.write(state);
       reported = now();
     }
-    // Sleep one poll interval, or just what the streak still needs when that is shorter.
-    const wait = state.emptySince ? Math.min(poll, Math.max(50, input.queueDrainedForMs - lasted)) : poll;
+    // advanceStreak turned an empty sample into a not-drained one: it saw a retry.
+    const retried = s.drained && !state.last.drained;
+    const wait = Math.max(0, nextSampleDue(sampleStarted, state, poll, input.queueDrainedForMs, retried) - now());
     if (input.reportAfterMs !== undefined && now() + wait - started > input.reportAfterMs) return { streak: state, drained: false };
     await sleepHeartbeating(ctx, wait, state);
   }

@@ -11,6 +11,15 @@ import { findZoneQueues, type RemoteWriteQueue } from './vmagent-url';
 import type { VmagentAuth } from './vmagent-auth';
 import { vmagentScheme, vmagentServiceName, type Scheme } from './vmagent-service';
 
+/** `f()` as a promise, a synchronous throw included (it then rejects like any other failure). */
+const later = <T>(f: () => Promise<T>): Promise<T> => Promise.resolve().then(f);
+
+/** The value of a settled promise, or its rejection thrown. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
+}
+
 export interface QueueReaderDeps extends ServicePodsDeps {
   kube: KubeObjects;
   auth?: VmagentAuth;
@@ -37,8 +46,24 @@ export class QueueReader {
     let pods: ServicePod[];
     let scheme: Scheme;
     let headers: Record<string, string> = {};
+    // The VMAgent, its Service's EndpointSlices and the credentials are independent reads: made at
+    // once (one round trip of latency instead of three), all fresh on every sample (a remoteWrite
+    // edit, a pod added or removed, rotated credentials are seen at the next sample: nothing is
+    // cached between samples, see below), then judged in the order of the checks, the VMAgent's
+    // first, so a sample says what it said when they were made one after another.
+    //
+    // Not cached within a wait, although it rarely changes: the Kubernetes API has no conditional
+    // GET, so seeing a change still costs the read, and a VMAgent read once per wait would keep
+    // matching the queues of a remoteWrite list someone has since edited (an index-based `url`
+    // label match can then be another zone's queue). In parallel, the read costs no latency.
+    const { auth } = this.deps;
+    const [vmagentRead, podsRead, headersRead] = await Promise.allSettled([
+      later(() => this.deps.kube.get(vmKind('VMAgent'), target.namespace, target.vmagentName)),
+      later(() => this.listPods(target.namespace, target.vmagentName, auth !== undefined)),
+      later(async () => (auth ? auth.headers(target.namespace) : headers)),
+    ]);
     try {
-      const vmagent = await this.deps.kube.get(vmKind('VMAgent'), target.namespace, target.vmagentName);
+      const vmagent = settled(vmagentRead);
       if (!vmagent) {
         return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.namespace}/${target.vmagentName} not found` });
       }
@@ -49,8 +74,8 @@ export class QueueReader {
       const schemeFound = vmagentScheme(spec.extraArgs);
       if (!schemeFound.ok) return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.vmagentName}: ${schemeFound.message}` });
       scheme = schemeFound.scheme;
-      pods = await this.listPods(target.namespace, target.vmagentName, this.deps.auth !== undefined);
-      if (this.deps.auth) headers = await this.deps.auth.headers(target.namespace);
+      pods = settled(podsRead);
+      headers = settled(headersRead);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       return buildQueueSample([], { ...opts, at: now(), problem: `cannot read vmagent queues: ${describeError(err)}` });

@@ -31,8 +31,26 @@ import {
   type ManagedRoute,
 } from './vmauth-config';
 
-/** One look at the switch: done with the pods' confirmations, or what is still awaited. */
-export type SwitchCheck = { done: true; confirmed: SwitchConfirmed } | { done: false; waitingFor: string };
+/**
+ * What a pods-only look needs once a check found the operator's config right: the Secret content's
+ * hash and when the Secret changed (for the fallback), as that check read them.
+ */
+export interface KnownConfig {
+  hash: number;
+  changedAt: number | undefined;
+}
+
+/**
+ * One look at the switch: done with the pods' confirmations, or what is still awaited; `config` when
+ * only the pods were still awaited (the Secret says what we wait for).
+ */
+export type SwitchCheck = { done: true; confirmed: SwitchConfirmed } | { done: false; waitingFor: string; config?: KnownConfig };
+
+/** A pods-only look: whether every ready vmauth pod runs the known config now, or what is awaited. */
+export type PodsCheck = { ready: true } | { ready: false; waitingFor: string };
+
+/** Never above: the pods-only look once the config is known (see confirmSwitch). */
+export const POD_POLL_MAX_MS = 250;
 
 export interface SwitchDeps {
   kube: KubeObjects;
@@ -126,15 +144,36 @@ export class SwitchChecker {
       const what = input.expect === 'absent' ? 'still routes' : 'does not yet route';
       return { done: false, waitingFor: `the operator's config (Secret ${secretName}) ${what} ${pending.map(routeLabel).join(', ')} to VMCluster ${input.vmcluster}` };
     }
+    const known: KnownConfig = { hash, changedAt: secretChangedAt(secret) };
+    const pods = await this.podsSwitch(known, input, signal);
+    if (!pods.ok) return { done: false, waitingFor: pods.waitingFor, config: known };
+    return { done: true, confirmed: { hash, pods: pods.pods, message: describeConfirmed(input, hash, pods.pods) } };
+  }
+
+  /** Every ready vmauth pod, confirmed running `config`, or what is still awaited. */
+  private async podsSwitch(
+    config: KnownConfig,
+    input: SwitchInput,
+    signal?: AbortSignal,
+  ): Promise<{ ok: true; pods: SwitchConfirmed['pods'] } | { ok: false; waitingFor: string }> {
+    const { hash, changedAt } = config;
     const service = vmauthServiceName(input.vmauthName);
     const ready = (await this.deps.pods.list(input.namespace, service)).filter((p) => !p.problem);
-    if (ready.length === 0) return { done: false, waitingFor: `no ready vmauth pod (EndpointSlices of service ${service})` };
-    const changedAt = secretChangedAt(secret);
+    if (ready.length === 0) return { ok: false, waitingFor: `no ready vmauth pod (EndpointSlices of service ${service})` };
     const results = await Promise.all(ready.map((p) => this.podSwitch(p, hash, changedAt, input, signal)));
     const waiting = results.filter((r) => !isConfirmation(r));
-    if (waiting.length > 0) return { done: false, waitingFor: `${ready.length - waiting.length}/${ready.length} vmauth pods run config ${hex(hash)}; ${waiting.slice(0, 3).join('; ')}` };
-    const pods = ready.map((p, i) => ({ pod: p.name, via: results[i] as PodConfirmation }));
-    return { done: true, confirmed: { hash, pods, message: describeConfirmed(input, hash, pods) } };
+    if (waiting.length > 0) return { ok: false, waitingFor: `${ready.length - waiting.length}/${ready.length} vmauth pods run config ${hex(hash)}; ${waiting.slice(0, 3).join('; ')}` };
+    return { ok: true, pods: ready.map((p, i) => ({ pod: p.name, via: results[i] as PodConfirmation })) };
+  }
+
+  /**
+   * Only the pods (their EndpointSlices and config-reloaders, with the same fallback), against a
+   * config a check found right: no Secret read, no VMUser read. It only says when to check again;
+   * the switch is confirmed by a whole check.
+   */
+  async checkPods(config: KnownConfig, input: SwitchInput, signal?: AbortSignal): Promise<PodsCheck> {
+    const r = await this.podsSwitch(config, input, signal);
+    return r.ok ? { ready: true } : { ready: false, waitingFor: r.waitingFor };
   }
 }
 
@@ -153,22 +192,55 @@ function describeConfirmed(input: SwitchInput, hash: number, pods: SwitchConfirm
   return `${pods.length} vmauth pod${pods.length === 1 ? '' : 's'} run config ${hex(hash)} ${state} VMCluster ${input.vmcluster}: ${how.join(', ')}`;
 }
 
-/** Poll until the switch is confirmed in every ready vmauth pod (heartbeating what is awaited). */
-export async function confirmSwitch(checker: SwitchChecker, ctx: PollContext, input: SwitchInput): Promise<SwitchConfirmed> {
-  for (;;) {
-    let waitingFor: string;
+/**
+ * Poll until the switch is confirmed in every ready vmauth pod (heartbeating what is awaited).
+ *
+ * A whole check (the Secret, the config it holds, the VMUsers, the pods) runs a pollInterval after
+ * the previous one ended, as it always has. Once a check found the config right and only the
+ * pods behind, they are what changes next (kubelet delivering the Secret, the config-reloader
+ * reloading): until the next whole check is due, only the pods are looked at, every
+ * min(pollInterval, POD_POLL_MAX_MS), and the moment they all run that config a whole check runs at
+ * once. Only a whole check confirms: the Secret is read again then, so a config changed meanwhile
+ * is never confirmed in its stead, and every check (config, pods, the fallback) decides as before.
+ */
+export async function confirmSwitch(
+  checker: Pick<SwitchChecker, 'check' | 'checkPods'>,
+  ctx: PollContext,
+  input: SwitchInput,
+  now: () => number = Date.now,
+): Promise<SwitchConfirmed> {
+  const poll = Math.max(100, input.pollIntervalMs);
+  const podPoll = Math.min(poll, POD_POLL_MAX_MS);
+  /** Runs `look`; a failure the API server does not refuse for good becomes what is awaited. */
+  const guarded = async <T>(look: () => Promise<T>): Promise<T | { failed: string }> => {
     try {
-      const c = await checker.check(input, ctx.signal);
-      if (c.done) return c.confirmed;
-      waitingFor = c.waitingFor;
+      return await look();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       // A read the API server refuses for good fails the step; anything else is polled again.
       if (refusedForGood(err)) throw err;
-      waitingFor = `cannot check the switch: ${describeError(err)}`;
+      return { failed: `cannot check the switch: ${describeError(err)}` };
     }
-    const details = { waitingFor };
-    ctx.heartbeat(details);
-    await sleepHeartbeating(ctx, Math.max(100, input.pollIntervalMs), details);
+  };
+  for (;;) {
+    const c = await guarded(() => checker.check(input, ctx.signal));
+    if ('done' in c && c.done) return c.confirmed;
+    let waitingFor = 'failed' in c ? c.failed : c.waitingFor;
+    const config = 'config' in c ? c.config : undefined;
+    const details = () => ({ waitingFor });
+    ctx.heartbeat(details());
+    const nextCheck = now() + poll;
+    let podsReady = false;
+    // Until the next whole check: the pods only, and a whole check as soon as they are ready.
+    while (config && !podsReady && nextCheck - now() > podPoll) {
+      await sleepHeartbeating(ctx, podPoll, details());
+      const p = await guarded(() => checker.checkPods(config, input, ctx.signal));
+      podsReady = 'ready' in p && p.ready;
+      if (!podsReady) {
+        waitingFor = 'failed' in p ? p.failed : (p as { waitingFor: string }).waitingFor;
+        ctx.heartbeat(details());
+      }
+    }
+    if (!podsReady) await sleepHeartbeating(ctx, Math.max(0, nextCheck - now()), details());
   }
 }

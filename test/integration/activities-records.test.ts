@@ -347,9 +347,18 @@ describe('editRoutes with a record owner', () => {
     expect(removals.map((r) => r.route.name)).toEqual(['gp', 'up']);
     const rec = owner(ns, 'uid-4444', 'az-a');
 
+    // The route objects are edited at once: the VMUser's first write waits for the VMAuth's, then
+    // someone empties the VMUser (its write gets 409, the re-read finds it would be empty).
+    let vmauthWritten!: () => void;
+    const vmauthDone = new Promise<void>((r) => (vmauthWritten = r));
     const err = await editRoutes(objects, { namespace: ns, vmauthName: 'gp', removals, direction: 'remove', record: rec }, {
-      afterWrite: async (route) => {
-        if (route.kind === 'VMAuth') await patchRefs(ns, 'VMUser', 'up', [single(ns, 'vm-az-a')]);
+      afterWrite: (route) => {
+        if (route.kind === 'VMAuth') vmauthWritten();
+      },
+      beforeWrite: async (route, attempt) => {
+        if (route.kind !== 'VMUser' || attempt !== 1) return;
+        await vmauthDone;
+        await patchRefs(ns, 'VMUser', 'up', [single(ns, 'vm-az-a')]);
       },
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);

@@ -144,6 +144,26 @@ describe('confirmSwitch', () => {
     await setRoutes(['vm-az-a', 'vm-az-b']);
     await waitFor(() => vm.simulator.allPodsServeCurrent(), { timeoutMs: 20_000, description: 'both pods back on the current config' });
   });
+
+  it('with a long pollInterval: once the Secret is right only the pods are polled (every 250 ms), and the switch is confirmed soon after the last reload, not at the next poll', async () => {
+    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = DELAY_MS));
+    await setRoutes(['vm-az-a']);
+    await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === 1, { timeoutMs: 20_000, description: 'the operator to write the Secret without vm-az-b' });
+    const started = Date.now();
+    const confirmed = await confirm(input('absent', { pollIntervalMs: 15_000 })).run;
+    const done = Date.now();
+    const servedAt = Math.max(...vm.vmauthPods.map((p) => p.currentConfig!.at));
+    expect(done).toBeGreaterThanOrEqual(servedAt);
+    for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a']);
+    expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['content-hash', 'vmauth-reload']);
+    // Negative control: looking again only every pollInterval, the second look (the first after the
+    // pods' reload, DELAY_MS after the Secret) would come 15 s after the start.
+    expect(done - servedAt).toBeLessThan(2_500);
+    expect(done - started).toBeLessThan(10_000);
+    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = 0));
+    await setRoutes(['vm-az-a', 'vm-az-b']);
+    await waitFor(() => vm.simulator.allPodsServeCurrent(), { timeoutMs: 20_000, description: 'both pods back on the current config' });
+  });
 });
 
 /** Reads through vmauth pod 0 (balanced over the zones it routes) until stopped. */

@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { activityPollContext, type PollContext } from '../../activities/activity-context';
-import { advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent-drain';
+import { RETRY_RESAMPLE_MS, advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent-drain';
 import type { DrainHeartbeat } from '../../workflows/activity-types';
 import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
 
@@ -177,5 +177,120 @@ describe('watchQueue (the wait in reporting slices)', () => {
     const stale: DrainHeartbeat = { last: sampleAt(T0 - 10 * 60_000, true), emptySince: iso(T0 - 11 * 60_000) };
     const w = await watchQueue(f.ctx, async () => sampleAt(f.now(), true), { ...target, reportAfterMs: 5_000, from: stale }, f.now);
     expect(w).toMatchObject({ drained: false, streak: { emptySince: iso(T0) } });
+  });
+});
+
+describe('fixed-rate sampling', () => {
+  /** A fake clock whose samples take `durationMs` each (the clock advances inside the sample). */
+  function timedRig(durationMs: number, drainedAt: (startMs: number) => boolean) {
+    const f = fakeCtx();
+    let now = T0;
+    f.ctx.sleep = async (ms) => void (now += ms);
+    const starts: number[] = [];
+    const sample = async () => {
+      starts.push(now - T0);
+      const drained = drainedAt(now);
+      now += durationMs;
+      return sampleAt(now, drained);
+    };
+    return { ctx: f.ctx, sample, starts, now: () => now };
+  }
+
+  it('the next sample is due one poll after the previous one STARTED, whatever the sample took', async () => {
+    const r = timedRig(300, (t) => t >= T0 + 2_500);
+    const w = await watchQueue(r.ctx, r.sample, { ...target, reportAfterMs: 6_000 }, r.now);
+    expect(w.drained).toBe(false);
+    // Negative control of the old loop (sleep a poll after each sample ENDED): 0, 1300, 2600, ...
+    expect(r.starts).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000]);
+  });
+
+  it('a sample slower than the poll is followed at once, never earlier than now', async () => {
+    const r = timedRig(1_500, () => false);
+    await watchQueue(r.ctx, r.sample, { ...target, reportAfterMs: 5_000 }, r.now);
+    expect(r.starts).toEqual([0, 1_500, 3_000, 4_500]);
+  });
+
+  it('keeps the shortening: the sample that completes the streak starts when the streak can be complete', async () => {
+    // Drained from the sample that starts at 3 s (stamped 3.3 s): with 9.5 s to wait the streak can be
+    // complete at 12.8 s, before the 13 s tick.
+    const r = timedRig(300, (t) => t >= T0 + 3_000);
+    const w = await watchQueue(r.ctx, r.sample, { ...target, queueDrainedForMs: 9_500 }, r.now);
+    expect(w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 3_300) } });
+    expect(r.starts.slice(-3)).toEqual([11_000, 12_000, 12_800]);
+    expect(Date.parse(w.streak.last.at) - T0).toBe(13_100);
+  });
+
+  it('decides at most one poll (plus the sample itself) after queueDrainedFor once the backlog is gone (no retry)', async () => {
+    const latencies: number[] = [];
+    for (const goneAt of [2_000, 2_001, 2_500, 2_999]) {
+      const r = timedRig(300, (t) => t >= T0 + goneAt);
+      const w = await watchQueue(r.ctx, r.sample, target, r.now);
+      // A sample is stamped when it ends: the decision is the end of the sample that completes the streak.
+      latencies.push(Date.parse(w.streak.last.at) - T0 - goneAt - target.queueDrainedForMs);
+    }
+    expect(latencies).toEqual([300, 1_299, 800, 301]);
+    for (const l of latencies) expect(l).toBeLessThanOrEqual(target.pollIntervalMs + 300);
+  });
+});
+
+describe('a retry seen in a sample', () => {
+  const withRetries = (ms: number, retries: number, drained = true): QueueSample => ({ ...sampleAt(ms, drained), sendRetries: { p0: retries } });
+
+  it('does not start the streak itself: the next retry-free sample does (the retried block may still be in flight)', () => {
+    // Retries 5 → 6 between the samples at 1 s and 2 s, pending 0 throughout.
+    let h = advanceStreak(undefined, withRetries(T0 + 1_000, 5, false), 1_000);
+    h = advanceStreak(h, withRetries(T0 + 2_000, 6), 1_000);
+    expect(h.emptySince).toBeUndefined();
+    expect(h.last.drained).toBe(false);
+    h = advanceStreak(h, withRetries(T0 + 3_000, 6), 1_000);
+    expect(h.emptySince).toBe(iso(T0 + 3_000));
+    // Negative control: without the retry, the same drained sample at 2 s starts the streak.
+    let c = advanceStreak(undefined, withRetries(T0 + 1_000, 5, false), 1_000);
+    c = advanceStreak(c, withRetries(T0 + 2_000, 5), 1_000);
+    expect(c.emptySince).toBe(iso(T0 + 2_000));
+  });
+
+  it('a retry in the middle of a streak restarts it at the next retry-free sample; the wait ends queueDrainedFor after that', async () => {
+    const f = fakeCtx();
+    const retriesAt = (t: number) => (t >= T0 + 4_000 ? 6 : 5); // the last retry between 3 s and 4 s
+    const w = await watchQueue(f.ctx, async () => withRetries(f.now(), retriesAt(f.now())), target, f.now);
+    // The sample at 4 s saw the retry; the next, RETRY_RESAMPLE_MS later, starts the streak.
+    expect(w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 4_000 + RETRY_RESAMPLE_MS) } });
+    expect(f.now()).toBe(T0 + 14_000 + RETRY_RESAMPLE_MS);
+    // Negative control: no retry, the streak from the first sample ends at 10 s.
+    const g = fakeCtx();
+    expect(await watchQueue(g.ctx, async () => withRetries(g.now(), 5), target, g.now)).toMatchObject({ drained: true, streak: { emptySince: iso(T0) } });
+    expect(g.now()).toBe(T0 + 10_000);
+  });
+
+  it('the sample after a retry comes RETRY_RESAMPLE_MS later, so the streak starts well within a poll of the retry', async () => {
+    const run = async (resampleFaster: boolean) => {
+      const f = fakeCtx();
+      const starts: number[] = [];
+      const sample = async () => {
+        starts.push(f.now() - T0);
+        return withRetries(f.now(), f.now() >= T0 + 4_000 ? 6 : 5); // the last retry between 3 s and 4 s
+      };
+      // The negative control samples a whole poll after the retry, as before this rule.
+      const ctx = resampleFaster ? f.ctx : { ...f.ctx, sleep: (ms: number) => f.ctx.sleep(ms === RETRY_RESAMPLE_MS ? target.pollIntervalMs : ms) };
+      const w = await watchQueue(ctx, sample, target, f.now);
+      return { w, starts };
+    };
+    const fast = await run(true);
+    expect(fast.w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 4_250) } });
+    expect(fast.starts.slice(0, 7)).toEqual([0, 1_000, 2_000, 3_000, 4_000, 4_250, 5_250]);
+    const slow = await run(false);
+    expect(slow.w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 5_000) } });
+  });
+
+  it('pending bytes above the threshold are sampled at the normal rate (no fast sampling while the backlog drains)', async () => {
+    const f = fakeCtx();
+    const starts: number[] = [];
+    const sample = async () => {
+      starts.push(f.now() - T0);
+      return withRetries(f.now(), Math.floor((f.now() - T0) / 1_000), f.now() >= T0 + 3_000);
+    };
+    await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 2_500 }, f.now);
+    expect(starts).toEqual([0, 1_000, 2_000]);
   });
 });

@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObjects } from '../../activities/kube-objects';
 import { MAX_METRICS_PAGE_BYTES, type ServicePod } from '../../activities/service-pods';
 import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent-queue';
+import type { VmagentAuth } from '../../activities/vmagent-auth';
 import type { QueueTarget } from '../../workflows/activity-types';
 
 const PAGE = fs.readFileSync(`${__dirname}/../fixtures/vmagent/vmagent-v1.150.0-metrics.txt`, 'utf8');
@@ -158,4 +159,50 @@ it('an abort by the caller while the body is read is rethrown (the activity was 
   const ac = new AbortController();
   setTimeout(() => ac.abort(new Error('cancelled')), 100);
   await expect(reader(s.port).sample(target, ac.signal)).rejects.toThrow('cancelled');
+});
+
+describe('the lookups of one sample', () => {
+  /** Resolves once `n` calls have started; each call waits for it (a call never overlapping the others would hang). */
+  function barrier(n: number) {
+    let started = 0;
+    let open!: () => void;
+    const all = new Promise<void>((r) => (open = r));
+    return async <T>(value: T): Promise<T> => {
+      if (++started === n) open();
+      await Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${started} of ${n} lookups started`)), 2_000))]);
+      return value;
+    };
+  }
+
+  it('the VMAgent, its EndpointSlices and the credentials are read at once, and afresh on every sample', async () => {
+    const s = await started(serve(async (res) => void res.end(PAGE)));
+    let gets = 0;
+    let pods: ServicePod[] = [{ name: 'vmagent-va-0', address: '127.0.0.1', port: s.port, ready: true }];
+    let wait = barrier(3);
+    const r = reader(s.port, {
+      kube: { get: async () => (gets++, wait({ spec: { remoteWrite: [{ url: U1 }] } })) } as unknown as KubeObjects,
+      auth: { headers: async () => wait({ authorization: 'Bearer t' }) } as unknown as VmagentAuth,
+    });
+    r.listPods = async () => wait(pods);
+    expect(await r.sample(target)).toMatchObject({ drained: true, totalPods: 1 });
+    // A pod added since: seen at the next sample (nothing cached), the VMAgent read again.
+    wait = barrier(3);
+    pods = [...pods, { name: 'vmagent-va-1', ready: false, problem: 'endpoint not ready' }];
+    expect(await r.sample(target)).toMatchObject({ drained: false, totalPods: 2, unreadablePods: 1 });
+    expect(gets).toBe(2);
+    // Negative control: a lookup that waits for the others to start fails when they run one by one.
+    const one = barrier(2);
+    await expect(one(1).then(() => one(2))).rejects.toThrow('only 1 of 2 lookups started');
+  });
+
+  it('judged in the order of the checks: the VMAgent first, then the pods, then the credentials', async () => {
+    const missing = reader(1, { kube: { get: async () => undefined } as unknown as KubeObjects, auth: { headers: async () => { throw new Error('no Secret'); } } as unknown as VmagentAuth });
+    missing.listPods = async () => { throw new Error('EndpointSlices: 503'); };
+    expect((await missing.sample(target)).message).toBe('VMAgent ns/va not found');
+    const noPods = reader(1, { auth: { headers: async () => { throw new Error('no Secret'); } } as unknown as VmagentAuth });
+    noPods.listPods = async () => { throw new Error('EndpointSlices: 503'); };
+    expect((await noPods.sample(target)).message).toBe('cannot read vmagent queues: EndpointSlices: 503');
+    const noSecret = reader(1, { auth: { headers: async () => { throw new Error('no Secret'); } } as unknown as VmagentAuth });
+    expect(await noSecret.sample(target)).toMatchObject({ drained: false, message: 'cannot read vmagent queues: no Secret' });
+  });
 });

@@ -16,7 +16,10 @@ import {
   vmselectHosts,
   type ManagedRoute,
 } from '../../activities/vmauth-config';
-import { metricValue, secretChangedAt } from '../../activities/vmauth-switch';
+import { KubeConfig } from '@kubernetes/client-node';
+import { SwitchChecker, confirmSwitch, metricValue, secretChangedAt } from '../../activities/vmauth-switch';
+import type { KubeObjects } from '../../activities/kube-objects';
+import type { SwitchInput } from '../../workflows/activity-types';
 import { selectRequests, waitReadsDrained } from '../../activities/reads-drain';
 import type { PollContext } from '../../activities/activity-context';
 import type { ServicePods } from '../../activities/service-pods';
@@ -204,5 +207,87 @@ describe('waitReadsDrained (virtual clock)', () => {
     expect(d.quiet).toBe(false);
     expect(d.message).toMatch(/vmselect pod vmselect-0: scrape error: connection refused/);
     expect(r.now()).toBeGreaterThanOrEqual(10_000);
+  });
+});
+
+describe('confirmSwitch: the pods polled faster once the config is known (virtual clock)', () => {
+  const T0 = Date.parse('2026-12-01T10:00:00Z');
+  const right = gzipSync(Buffer.from(stringify({ unauthorized_user: { url_prefix: [A] } }))); // without vm-az-b
+  const rightToo = gzipSync(Buffer.from(stringify({ unauthorized_user: { url_prefix: [A], retry_status_codes: [502] } })));
+  const wrong = gzipSync(Buffer.from(stringify({ unauthorized_user: { url_prefix: [A, B] } })));
+
+  /**
+   * A SwitchChecker on a virtual clock: `secretAt(t)` is the Secret's config, `podHash(pod, t)` what
+   * each pod's config-reloader reports (undefined: no content-hash metric); counts every read.
+   */
+  function rig(secretAt: (t: number) => Buffer, podHash: (pod: number, t: number) => Buffer | undefined) {
+    let t = 0;
+    const counts = { secretReads: 0, podLists: 0, scrapes: 0 };
+    const ctx: PollContext = { heartbeat: () => {}, sleep: async (ms) => void (t += ms), heartbeatDetails: () => undefined, signal: new AbortController().signal };
+    const pods = {
+      list: async () => (counts.podLists++, [0, 1].map((i) => ({ name: `vmauth-${i}`, address: `10.0.0.${i}`, port: 8427, ready: true }))),
+      scrape: async (pod: { name: string }, opts: { port?: number } = {}) => {
+        counts.scrapes++;
+        const h = podHash(Number(pod.name.slice(-1)), t);
+        if (opts.port === undefined) return 'vmauth_config_last_reload_successful 0\n';
+        return h ? `configreloader_reload_content_hash{key="main"} ${contentHash(h)}\n` : '';
+      },
+      describeScrapeError: (e: unknown) => String(e),
+    } as unknown as ServicePods;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const checker = new SwitchChecker({ kube: {} as KubeObjects, kubeConfig: kc, pods, now: () => T0 + t });
+    (checker as unknown as { core: unknown }).core = {
+      readNamespacedSecret: async () => {
+        counts.secretReads++;
+        return { metadata: { creationTimestamp: new Date(T0) }, data: { 'config.yaml.gz': secretAt(t).toString('base64') } };
+      },
+    };
+    const input: SwitchInput = { namespace: NS, vmauthName: 'global', vmcluster: 'vm-az-b', expect: 'absent', routes: [{ kind: 'VMAuth', name: 'global' }], pollIntervalMs: 5_000, fallbackWaitMs: 3_000 };
+    return { run: (o: Partial<SwitchInput> = {}) => confirmSwitch(checker, ctx, { ...input, ...o }, () => T0 + t), now: () => t, counts };
+  }
+
+  it('once the Secret holds the right config, only the pods are looked at, every 250 ms; confirmed by a whole check as soon as they run it', async () => {
+    // pod 1 reloads at 1.3 s: seen at 1.5 s, not at the next 5 s poll.
+    const r = rig(() => right, (pod, t) => (pod === 0 || t >= 1_300 ? right : wrong));
+    const c = await r.run();
+    expect(c.pods.map((p) => p.via)).toEqual(['content-hash', 'content-hash']);
+    expect(r.now()).toBe(1_500);
+    // Two whole checks (at 0 and 1.5 s) read the Secret; six pods-only looks (0.25 … 1.5 s) did not.
+    expect(r.counts.secretReads).toBe(2);
+    expect(r.counts.podLists).toBe(2 + 6);
+  });
+
+  it('negative control: while the Secret still routes the zone, nothing is polled faster (the Secret every pollInterval)', async () => {
+    // The operator writes the right config at 1.3 s, the pods run it at once.
+    const r = rig((t) => (t >= 1_300 ? right : wrong), (_pod, t) => (t >= 1_300 ? right : wrong));
+    await r.run();
+    expect(r.now()).toBe(5_000);
+    expect(r.counts.secretReads).toBe(2);
+    expect(r.counts.podLists).toBe(1); // only the check that confirmed
+  });
+
+  it('pods that never catch up: the Secret is still re-read at the normal pollInterval', async () => {
+    const r = rig(() => right, (pod, t) => (pod === 0 || t >= 12_000 ? right : wrong));
+    await r.run();
+    // Whole checks at 0, 5 s, 10 s (one poll after each ended), then at 12 s when the pods caught up.
+    expect(r.counts.secretReads).toBe(4);
+    expect(r.now()).toBe(12_000);
+  });
+
+  it('a Secret changed meanwhile is never confirmed in its stead: pods running the old right config are not enough', async () => {
+    // At 1 s the operator writes other (also right) bytes; the pods reach the first at 1.3 s, the second at 3.1 s.
+    const r = rig((t) => (t >= 1_000 ? rightToo : right), (_pod, t) => (t >= 3_100 ? rightToo : t >= 1_300 ? right : wrong));
+    const c = await r.run();
+    expect(c.hash).toBe(contentHash(rightToo));
+    expect(r.now()).toBe(1_500 + 250 * 7); // the whole check at 1.5 s found the new hash; the pods ran it at 3.25 s
+  });
+
+  it('keeps the fallback: a pod without the content hash is taken as switched after the bounded wait, seen within 250 ms', async () => {
+    const r = rig(() => right, (pod) => (pod === 0 ? right : undefined));
+    const c = await r.run();
+    expect(c.pods.map((p) => p.via)).toEqual(['content-hash', 'bounded-wait']);
+    expect(r.now()).toBe(3_000);
+    expect(r.counts.secretReads).toBe(2);
   });
 });
