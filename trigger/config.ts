@@ -2,7 +2,8 @@
 // The Temporal connection, TASK_QUEUE and LOG_LEVEL are the common block of process/env.
 import { z } from 'zod';
 import type { TrustPolicy } from '../api/trust-policy';
-import { commonEnvShape, duration, emptyToUndefined, namespaceList, parseEnv, port, refineCommonEnv, temporalConfig, trustPolicy, type LogLevel, type TemporalConnectionConfig } from '../process/env';
+import { commonEnvShape, duration, emptyToUndefined, namespaceList, parseEnv, port, refineCommonEnv, temporalConfig, trustPolicy, withDefault, type LogLevel, type TemporalConnectionConfig } from '../process/env';
+import { DEFAULT_CONCURRENCY } from './queue';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';
 
@@ -28,9 +29,18 @@ export interface TriggerConfig {
    * objects, not the VMDistributedCluster, so no watch event would tell. Default 30 s.
    */
   finalizerRecheckIntervalMs?: number;
+  /**
+   * At most this many reconciliations (and drift reports) run at once; the others wait, each
+   * object's still in order. Without a cap a trigger meeting thousands of objects calls the API
+   * server for all of them at once and falls over (docs/benchmarks.md). Default 32.
+   */
+  reconcileConcurrency?: number;
 }
 
 export const DEFAULT_FINALIZER_RECHECK_INTERVAL_MS = 30_000;
+export const DEFAULT_RECONCILE_CONCURRENCY = DEFAULT_CONCURRENCY;
+/** A cap beyond this is no cap at all (the failure it prevents starts well below it). */
+export const MAX_RECONCILE_CONCURRENCY = 1000;
 
 const envSchema = z
   .object({
@@ -41,6 +51,10 @@ const envSchema = z
     RELIST_INTERVAL: duration('5m', 1000),
     WATCH_IDLE_TIMEOUT: duration('2m', 1000),
     FINALIZER_RECHECK_INTERVAL: duration('30s', 1000),
+    RECONCILE_CONCURRENCY: withDefault(
+      String(DEFAULT_RECONCILE_CONCURRENCY),
+      z.string().trim().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().int().min(1, 'must be at least 1').max(MAX_RECONCILE_CONCURRENCY, `must be at most ${MAX_RECONCILE_CONCURRENCY}`)),
+    ),
   })
   .superRefine(refineCommonEnv);
 
@@ -58,5 +72,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TriggerConfig 
     relistIntervalMs: e.RELIST_INTERVAL,
     watchIdleTimeoutMs: e.WATCH_IDLE_TIMEOUT,
     finalizerRecheckIntervalMs: e.FINALIZER_RECHECK_INTERVAL,
+    reconcileConcurrency: e.RECONCILE_CONCURRENCY,
   };
 }

@@ -8,7 +8,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { mergeConditions } from '../api/conditions';
 import type { VMKind } from '../api/constants';
-import { conditionChanges, driftedFieldCount, driftReport, objectDrift, planDrift, type DriftEvent, type ObjectDrift, type ObjectLabel } from './drift';
+import { conditionChanges, driftedFieldCount, driftReport, objectDrift, ObjectDriftIndex, planDrift, type DriftEvent, type ObjectLabel } from './drift';
 import { tryCreateEvent, type KubeOps } from './kube';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
@@ -28,7 +28,8 @@ export interface DriftReporterDeps {
 const vmObjectKey = (kind: VMKind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
 
 export class DriftReporter {
-  private readonly objects = new Map<string, ObjectDrift>();
+  /** What the object watches last saw, indexed by the VMDistributedCluster each record names. */
+  private readonly objects = new ObjectDriftIndex();
   private readonly vmdcs = new Map<string, VmdcObject>();
   /** What Events reported, per VMDistributedCluster uid (planDrift's memory). */
   private readonly reported = new Map<string, Map<ObjectLabel, string[]>>();
@@ -62,7 +63,7 @@ export class DriftReporter {
     const before = this.objects.get(key);
     if (type === 'delete') this.objects.delete(key);
     else this.objects.set(key, now);
-    for (const o of [before, now]) if (o?.applied) this.schedule(`${o.namespace}/${o.applied.vmdc.name}`);
+    for (const o of [before, now]) if (o?.applied) this.schedule(ObjectDriftIndex.vmdcKey(o.namespace, o.applied.vmdc.name));
   }
 
   /**
@@ -105,7 +106,7 @@ export class DriftReporter {
     const og = vmdc && objectGeneration(vmdc);
     // Being deleted: its objects go (owned) or stay as they are (retained); no rollout will take anything back.
     if (!og || vmdc.metadata?.deletionTimestamp) return;
-    const report = driftReport(og, this.objects.values());
+    const report = driftReport(og, this.objects.of(og.namespace, og.name));
     const plan = planDrift(report, driftedCondition(vmdc), this.reported.get(og.uid));
     const condition = plan.condition;
     if (!condition) return;

@@ -70,6 +70,56 @@ export interface VmdcRef {
   uid: string;
 }
 
+/**
+ * Every VM object's ObjectDrift, also indexed by the VMDistributedCluster (namespace/name) its record
+ * names. A report reads only that VMDistributedCluster's objects: scanning every object for each of
+ * N VMDistributedClusters made a relist cost N × (their objects) — quadratic (docs/benchmarks.md).
+ */
+export class ObjectDriftIndex {
+  private readonly byObject = new Map<string, ObjectDrift>();
+  private readonly byVmdc = new Map<string, Map<string, ObjectDrift>>();
+
+  /** The key a VMDistributedCluster is indexed under (its `namespace/name`, as objectKey). */
+  static vmdcKey(namespace: string, name: string): string {
+    return `${namespace}/${name}`;
+  }
+
+  private static vmdcOf(o: ObjectDrift): string | undefined {
+    return o.applied ? ObjectDriftIndex.vmdcKey(o.namespace, o.applied.vmdc.name) : undefined;
+  }
+
+  get(objectKey: string): ObjectDrift | undefined {
+    return this.byObject.get(objectKey);
+  }
+
+  /** Stores `o` under `objectKey` (a VM object's own key), replacing what was there. */
+  set(objectKey: string, o: ObjectDrift): void {
+    this.delete(objectKey);
+    this.byObject.set(objectKey, o);
+    const v = ObjectDriftIndex.vmdcOf(o);
+    if (v === undefined) return;
+    let objects = this.byVmdc.get(v);
+    if (!objects) this.byVmdc.set(v, (objects = new Map()));
+    objects.set(objectKey, o);
+  }
+
+  delete(objectKey: string): void {
+    const before = this.byObject.get(objectKey);
+    if (!before) return;
+    this.byObject.delete(objectKey);
+    const v = ObjectDriftIndex.vmdcOf(before);
+    if (v === undefined) return;
+    const objects = this.byVmdc.get(v);
+    objects?.delete(objectKey);
+    if (objects?.size === 0) this.byVmdc.delete(v);
+  }
+
+  /** The objects whose record names a VMDistributedCluster `name` in `namespace` (any uid: driftReport picks). */
+  of(namespace: string, name: string): Iterable<ObjectDrift> {
+    return this.byVmdc.get(ObjectDriftIndex.vmdcKey(namespace, name))?.values() ?? [];
+  }
+}
+
 /** What the objects of one VMDistributedCluster add up to. */
 export interface DriftReport {
   /** The objects checked, in report order, each with its drifted fields (none: as applied). */

@@ -1,6 +1,7 @@
-// The trigger process: config → Temporal client + KubeConfig → watch → per-object serial
-// reconciliation, and watches of the VM operator's objects → drift reports; /metrics and /healthz;
-// graceful shutdown on SIGTERM/SIGINT.
+// The trigger process: config → Temporal client + KubeConfig (keep-alive agents) → watch →
+// per-object serial reconciliation (at most RECONCILE_CONCURRENCY at once, failures retried with
+// jittered backoff), and watches of the VM operator's objects → drift reports; /metrics and
+// /healthz; graceful shutdown on SIGTERM/SIGINT.
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { PLURAL, VM_KINDS } from '../api/constants';
@@ -9,14 +10,17 @@ import { payloadDataConverter } from '../process/payload-codec';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { formatIssues } from '../api/schema';
 import { validateUnderPolicy, type TrustPolicy } from '../api/trust-policy';
-import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, loadConfig, type TriggerConfig } from './config';
+import { DEFAULT_RETRY_BACKOFF, type Backoff, type Random } from './backoff';
+import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, DEFAULT_RECONCILE_CONCURRENCY, loadConfig, type TriggerConfig } from './config';
 import { DRIFT_KINDS } from './drift';
 import { DriftReporter } from './drift-reporter';
+import { defaultKubeConfig } from '../kube/keep-alive';
 import { createKubeOps, createVmObjectLister, vmdcPath, vmObjectPath, type KubeOps } from './kube';
 import { createLogger, type Logger } from './log';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createMetrics, type TriggerMetrics } from './metrics';
 import { KeyedSerialQueue } from './queue';
+import { RetrySchedule } from './retries';
 import { Reconciler, objectKey, type SpecValidator, type WatchEventType } from './reconcile';
 import type { VmdcObject } from './vmdc-object';
 import { startWatch, type WatchHandle, type WatchSettings } from './watch';
@@ -25,7 +29,10 @@ import { startWatch, type WatchHandle, type WatchSettings } from './watch';
 export const validatorFor = (policy: TrustPolicy): SpecValidator => ({ validate: (spec, namespace) => validateUnderPolicy(spec, namespace, policy), format: formatIssues });
 
 export interface TriggerDeps {
-  /** Default: KubeConfig.loadFromDefault(). */
+  /**
+   * Default: KubeConfig.loadFromDefault() on shared keep-alive agents (keep-alive.ts). A given one
+   * is used as it is (withKeepAliveAgent makes it keep connections too).
+   */
   kubeConfig?: k8s.KubeConfig;
   /** Default: a client on a new Connection from config.temporal (closed on stop). */
   temporalClient?: Client;
@@ -35,8 +42,10 @@ export interface TriggerDeps {
   kube?: KubeOps;
   /** Serve /metrics and /healthz (default true). */
   serveMetrics?: boolean;
-  /** Backoff of failed reconciliations (default 1 s doubling to 60 s). */
-  retryBackoff?: { initialMs: number; maxMs: number };
+  /** Backoff of failed reconciliations (default 1 s doubling to 60 s), fully jittered. */
+  retryBackoff?: Backoff;
+  /** The jitter's random source (default Math.random; tests pass a seeded one). */
+  random?: Random;
   watchBackoff?: { initialMs: number; maxMs: number };
 }
 
@@ -63,11 +72,7 @@ export async function connectTemporal(cfg: TriggerConfig['temporal']): Promise<C
 export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}): Promise<TriggerHandle> {
   const log = deps.log ?? createLogger(config.logLevel).child({ component: 'trigger' });
   const metrics = deps.metrics ?? createMetrics({ defaultMetrics: true });
-  let kubeConfig = deps.kubeConfig;
-  if (!kubeConfig) {
-    kubeConfig = new k8s.KubeConfig();
-    kubeConfig.loadFromDefault();
-  }
+  const kubeConfig = deps.kubeConfig ?? defaultKubeConfig();
   const kube = deps.kube ?? createKubeOps(kubeConfig);
   let connection: Connection | undefined;
   let temporal = deps.temporalClient;
@@ -76,13 +81,15 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: payloadDataConverter(config.temporal.payloadKeys) });
   }
   const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? validatorFor(config.policy), taskQueue: config.taskQueue, log, metrics });
-  const retryBackoff = deps.retryBackoff ?? { initialMs: 1000, maxMs: 60_000 };
+  const concurrency = config.reconcileConcurrency ?? DEFAULT_RECONCILE_CONCURRENCY;
 
   let stopped = false;
-  const queue = new KeyedSerialQueue((key, err) => log.error('unexpected error in reconciliation queue', { object: key, err }));
+  // Every reconciliation, drift report and orphan cancel goes through this queue: serial per object,
+  // at most `concurrency` at once over all objects.
+  const queue = new KeyedSerialQueue((key, err) => log.error('unexpected error in reconciliation queue', { object: key, err }), concurrency);
   const latestUpsert = new Map<string, VmdcObject>();
   const scheduled = new Set<string>();
-  const retries = new Map<string, { attempt: number; timer?: NodeJS.Timeout }>();
+  const retries = new RetrySchedule(deps.retryBackoff ?? DEFAULT_RETRY_BACKOFF, deps.random ?? Math.random);
   const rechecks = new Map<string, NodeJS.Timeout>();
   const recheckMs = config.finalizerRecheckIntervalMs ?? DEFAULT_FINALIZER_RECHECK_INTERVAL_MS;
 
@@ -132,26 +139,20 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
         scheduleRecheck(key);
         recheckOnClose(key, outcome.running);
       }
-      const r = retries.get(key);
-      if (r && !r.timer) retries.delete(key);
+      retries.succeeded(key);
     } catch (err) {
       if (stopped) return;
       metrics.reconcileErrors.inc();
-      const r = retries.get(key) ?? { attempt: 0 };
-      retries.set(key, r);
-      const delay = Math.min(retryBackoff.maxMs, retryBackoff.initialMs * 2 ** Math.min(r.attempt, 20));
-      r.attempt++;
-      log.warn('reconciliation failed; will retry', { object: key, event: type, attempt: r.attempt, delayMs: delay, err });
-      if (r.timer) clearTimeout(r.timer);
-      r.timer = setTimeout(() => {
-        r.timer = undefined;
+      // Jittered: objects that failed together (an overloaded API server) must not retry together.
+      const { attempt, delayMs } = retries.failed(key, () => {
         if (stopped) return;
         if (type === 'delete') enqueueDelete(key, obj);
         else {
           const latest = latestUpsert.get(key);
           if (latest) enqueueUpsert(key, latest);
         }
-      }, delay);
+      });
+      log.warn('reconciliation failed; will retry', { object: key, event: type, attempt, delayMs, err });
     }
   };
 
@@ -260,6 +261,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     temporalNamespace: config.temporal.namespace,
     metricsPort: server?.port,
     finalizerRecheckIntervalMs: recheckMs,
+    reconcileConcurrency: concurrency,
   });
 
   let stopping: Promise<void> | undefined;
@@ -274,7 +276,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     stop() {
       stopping ??= (async () => {
         stopped = true;
-        for (const r of retries.values()) if (r.timer) clearTimeout(r.timer);
+        retries.stop();
         for (const t of rechecks.values()) clearTimeout(t);
         stopWaiting.abort();
         await stopWatches();

@@ -147,17 +147,25 @@ export function adoptionCandidate(obj: VmdcObject): string | undefined {
 }
 
 /**
- * Forward `spec.paused` to the workflow in charge, without storms: `pause` when the spec says paused
- * and it was not sent to this workflow yet (so once more after a trigger restart or relist);
- * `resume` only when this trigger sent `pause` before, or the workflow reports `Paused`. Never a
- * gratuitous `resume`: it would also retry a Failed zone.
+ * Forward `spec.paused` to the workflow in charge, without storms: `pause` when the spec says paused,
+ * it was not sent to this workflow yet (so once more after a trigger restart or relist) and the
+ * status does not show this workflow paused already; `resume` only when this trigger sent `pause`
+ * before, or the workflow reports `Paused`. Never a gratuitous `resume`: it would also retry a
+ * Failed zone.
+ *
+ * Why the status counts: after a relist nothing is remembered, and re-sending `pause` to every
+ * paused object cost one signal per paused object per relist (docs/benchmarks.md). The workflow
+ * writes phase `Paused` (with status.workflow = itself) only once it has received `pause` and
+ * stopped at a safe point, so that status proves the pause landed. A pause still on its way (phase
+ * not yet `Paused`, or the status naming another workflow) is sent; so is one after this trigger
+ * sent `resume` (the status may not show that resume yet).
  */
 function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory, statusIsThisWorkflow = true): Action[] {
   if (statusIsThisWorkflow && obj.status?.phase && ENDED_PHASES.has(obj.status.phase)) return [];
   const paused = rawPaused(obj);
   const last = mem.lastPaused.get(workflowId);
-  if (paused) return last === true ? [] : [{ type: 'signal', workflowId, signal: SIGNAL_PAUSE }];
-  const reportsPaused = statusIsThisWorkflow && obj.status?.phase === 'Paused';
+  const reportsPaused = statusIsThisWorkflow && obj.status?.workflow?.id === workflowId && obj.status?.phase === 'Paused';
+  if (paused) return last === true || (last === undefined && reportsPaused) ? [] : [{ type: 'signal', workflowId, signal: SIGNAL_PAUSE }];
   if (last === true || (last === undefined && reportsPaused)) return [{ type: 'signal', workflowId, signal: SIGNAL_RESUME }];
   return [];
 }

@@ -5,6 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type LogLevel as SdkLogLevel, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import { withKeepAliveAgent } from '../kube/keep-alive';
 import { temporalConnectionOptions } from '../process/env';
 import { payloadDataConverter } from '../process/payload-codec';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
@@ -58,7 +59,8 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
     });
     runtimeInstalled = true;
   }
-  const kubeConfig = opts.kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  // Keep-alive connections: an activity makes several Kubernetes calls, each would open its own TLS connection.
+  const kubeConfig = withKeepAliveAgent(opts.kubeConfig ?? loadKubeConfig(config.kubeconfig));
   const metrics = createWorkerMetrics();
   const connectionOptions = temporalConnectionOptions(config.temporal);
 

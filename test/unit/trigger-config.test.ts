@@ -25,6 +25,7 @@ describe('trigger config', () => {
       relistIntervalMs: 300_000,
       watchIdleTimeoutMs: 120_000,
       finalizerRecheckIntervalMs: 30_000,
+      reconcileConcurrency: 32,
     });
   });
 
@@ -49,6 +50,7 @@ describe('trigger config', () => {
       RELIST_INTERVAL: '10m',
       WATCH_IDLE_TIMEOUT: '1m30s',
       FINALIZER_RECHECK_INTERVAL: '5s',
+      RECONCILE_CONCURRENCY: ' 8 ',
       CREATE_NAMESPACES: 'monitoring,team-a',
       ALLOW_CROSS_NAMESPACE_TARGET_REFS: 'true',
     });
@@ -67,6 +69,7 @@ describe('trigger config', () => {
       relistIntervalMs: 600_000,
       watchIdleTimeoutMs: 90_000,
       finalizerRecheckIntervalMs: 5_000,
+      reconcileConcurrency: 8,
     });
   });
 
@@ -83,6 +86,11 @@ describe('trigger config', () => {
     [{ WATCH_IDLE_TIMEOUT: '10ms' }, 'WATCH_IDLE_TIMEOUT: "10ms" must be at least 1s'],
     [{ FINALIZER_RECHECK_INTERVAL: '500ms' }, 'FINALIZER_RECHECK_INTERVAL: "500ms" must be at least 1s'],
     [{ FINALIZER_RECHECK_INTERVAL: 'soon' }, 'FINALIZER_RECHECK_INTERVAL: "soon" must be a duration'],
+    [{ RECONCILE_CONCURRENCY: '0' }, 'RECONCILE_CONCURRENCY: must be at least 1'],
+    [{ RECONCILE_CONCURRENCY: '-4' }, 'RECONCILE_CONCURRENCY: must be a positive integer'],
+    [{ RECONCILE_CONCURRENCY: '2.5' }, 'RECONCILE_CONCURRENCY: must be a positive integer'],
+    [{ RECONCILE_CONCURRENCY: 'many' }, 'RECONCILE_CONCURRENCY: must be a positive integer'],
+    [{ RECONCILE_CONCURRENCY: '100000' }, 'RECONCILE_CONCURRENCY: must be at most 1000'],
     [{ TEMPORAL_TLS_CA: '/does/not/exist.pem' }, 'TEMPORAL_TLS_CA: file does not exist or is not readable'],
     [{ TEMPORAL_TLS_CERT: __filename }, 'TEMPORAL_TLS_KEY: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together'],
   ])('rejects %j with a clear message', (env, message) => {

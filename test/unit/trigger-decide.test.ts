@@ -350,3 +350,50 @@ describe("the trigger's Valid condition (mergeConditions, stable order)", () => 
     expect(c[0]).toMatchObject({ status: 'True', lastTransitionTime: t1.toISOString() });
   });
 });
+
+describe('decide: no pause storm on relist', () => {
+  // A relist forgets what was sent (Reconciler.forgetSignals): only the status tells whether the
+  // pause landed. The workflow writes phase Paused (naming itself in status.workflow) only once it
+  // has received `pause` and stopped at a safe point.
+  const relisted = ctx(); // nothing remembered
+  const pausedStatus = (phase: VMDistributedClusterStatus['phase'], workflowId = id(2)): VMDistributedClusterStatus => ({ observedGeneration: 2, workflow: { id: workflowId, runId: 'r' }, phase });
+
+  it('paused, and the status shows this workflow Paused → no signal', () => {
+    expect(decide('update', obj(2, spec({ paused: true }), pausedStatus('Paused')), relisted)).toEqual([]);
+  });
+
+  it('paused, but the pause has not landed yet (phase still Progressing or Pending) → pause is sent', () => {
+    for (const phase of ['Progressing', 'Pending', 'Failed'] as const) {
+      expect(decide('update', obj(2, spec({ paused: true }), pausedStatus(phase)), relisted)).toEqual([{ type: 'signal', workflowId: id(2), signal: 'pause' }]);
+    }
+  });
+
+  it('this trigger sent resume last, the status still shows Paused (the resume not written yet), paused again → pause is sent', () => {
+    const actions = decide('update', obj(2, spec({ paused: true }), pausedStatus('Paused')), ctx({ lastPaused: new Map([[id(2), false]]) }));
+    expect(actions).toEqual([{ type: 'signal', workflowId: id(2), signal: 'pause' }]);
+  });
+
+  it('a new paused generation gets its own workflow: Paused of the previous workflow does not count, the new one is paused', () => {
+    const o = obj(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), pausedStatus('Paused'));
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec({ paused: true })) }));
+    expect(actions.map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
+    expect(actions[2]).toEqual({ type: 'signal', workflowId: id(3), signal: 'pause' });
+  });
+
+  it('a paused-only generation adopted by a workflow that shows Paused → adopt, no signal', () => {
+    const o = obj(3, spec({ paused: true }), pausedStatus('Paused'));
+    const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()) }));
+    expect(actions).toEqual([{ type: 'adopt', object: og(3), workflow: { id: id(2), runId: 'r' } }]);
+  });
+
+  it('5,000 objects, 500 paused and showing Paused: a relist sends no pause; 50 whose pause has not landed get one each', () => {
+    let signals = 0;
+    for (let i = 0; i < 5000; i++) {
+      const paused = i % 10 === 0;
+      const landed = i % 100 !== 0;
+      const o = obj(2, spec({ paused }), pausedStatus(paused && landed ? 'Paused' : 'Progressing'));
+      signals += decide('update', o, relisted).filter((a) => a.type === 'signal').length;
+    }
+    expect(signals).toBe(50);
+  });
+});

@@ -7,7 +7,7 @@ import type { VMKind } from '../../api/constants';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import { APPLIED_ANNOTATION, appliedRecord } from '../../kube/applied-fields';
-import { conditionChanges, driftCondition, driftReport, objectDrift, OBJECTS_MESSAGE_MAX, planDrift, type DriftReport, type ObjectDrift } from '../../trigger/drift';
+import { conditionChanges, driftCondition, driftReport, objectDrift, ObjectDriftIndex, OBJECTS_MESSAGE_MAX, planDrift, type DriftReport, type ObjectDrift } from '../../trigger/drift';
 import { DriftReporter } from '../../trigger/drift-reporter';
 import type { KubeOps } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
@@ -100,6 +100,61 @@ describe('driftReport', () => {
       ],
       skipped: ['VMUser reads-a'],
     });
+  });
+});
+
+describe('ObjectDriftIndex', () => {
+  const labels = (it: Iterable<ObjectDrift>) => [...it].map((o) => `${o.namespace}/${o.name}`).sort();
+
+  it('gives a VMDistributedCluster only the objects whose record names it (by namespace and name; driftReport checks the uid)', () => {
+    const index = new ObjectDriftIndex();
+    index.set('VMCluster/ns/vm-a', drift('VMCluster', 'vm-a', { clusterVersion: 'v1' }, {}));
+    index.set('VMCluster/ns/vm-stale', drift('VMCluster', 'vm-stale', { clusterVersion: 'v1' }, {}, { vmdc: { name: 'c1', uid: OTHER_UID } }));
+    index.set('VMCluster/ns/vm-other', drift('VMCluster', 'vm-other', { clusterVersion: 'v1' }, {}, { vmdc: { name: 'c2', uid: UID } }));
+    index.set('VMCluster/ns2/vm-a', drift('VMCluster', 'vm-a', { clusterVersion: 'v1' }, {}, { namespace: 'ns2' }));
+    index.set('VMCluster/ns/vm-none', drift('VMCluster', 'vm-none', undefined, {}));
+    expect(labels(index.of('ns', 'c1'))).toEqual(['ns/vm-a', 'ns/vm-stale']);
+    expect(labels(index.of('ns', 'c2'))).toEqual(['ns/vm-other']);
+    expect(labels(index.of('ns2', 'c1'))).toEqual(['ns2/vm-a']);
+    expect(labels(index.of('ns', 'nobody'))).toEqual([]);
+    expect(index.get('VMCluster/ns/vm-none')?.name).toBe('vm-none');
+  });
+
+  it('follows an object whose record moves to another VMDistributedCluster, loses its record, or is deleted', () => {
+    const index = new ObjectDriftIndex();
+    const key = 'VMUser/ns/u';
+    index.set(key, drift('VMUser', 'u', { targetRefs: [1] }, {}));
+    index.set(key, drift('VMUser', 'u', { targetRefs: [1] }, {}, { vmdc: { name: 'c2', uid: UID } }));
+    expect(labels(index.of('ns', 'c1'))).toEqual([]);
+    expect(labels(index.of('ns', 'c2'))).toEqual(['ns/u']);
+    index.set(key, drift('VMUser', 'u', undefined, {}));
+    expect(labels(index.of('ns', 'c2'))).toEqual([]);
+    expect(index.get(key)).toBeDefined();
+    index.set(key, drift('VMUser', 'u', { targetRefs: [1] }, {}));
+    index.delete(key);
+    index.delete(key);
+    expect(labels(index.of('ns', 'c1'))).toEqual([]);
+    expect(index.get(key)).toBeUndefined();
+  });
+
+  it('a report over the index equals one over every object (1,000 VMDistributedClusters × 6 objects)', () => {
+    const index = new ObjectDriftIndex();
+    const all: ObjectDrift[] = [];
+    for (let c = 0; c < 1000; c++) {
+      for (let z = 0; z < 6; z++) {
+        const kind: VMKind = z < 3 ? 'VMCluster' : 'VMUser';
+        const o = drift(kind, `c${c}-${z}`, { clusterVersion: 'v1' }, { clusterVersion: z % 2 ? 'v2' : 'v1' }, { vmdc: { name: `c${c}`, uid: z === 5 ? OTHER_UID : UID } });
+        index.set(`${kind}/ns/c${c}-${z}`, o);
+        all.push(o);
+      }
+    }
+    for (const c of [0, 1, 499, 999]) {
+      const vmdc = { namespace: 'ns', name: `c${c}`, uid: UID };
+      const viaIndex = [...index.of('ns', vmdc.name)];
+      expect(viaIndex).toHaveLength(6);
+      expect(driftReport(vmdc, viaIndex)).toEqual(driftReport(vmdc, all));
+      expect(driftReport(vmdc, viaIndex).checked).toHaveLength(5);
+    }
   });
 });
 

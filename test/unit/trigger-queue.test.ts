@@ -73,3 +73,94 @@ describe('KeyedSerialQueue', () => {
     expect(order).toEqual([1, 2]);
   });
 });
+
+describe('KeyedSerialQueue: at most `concurrency` tasks at once', () => {
+  /** Pushes one task per key, each held until `gate` opens; records how many ran at once. */
+  function burst(q: KeyedSerialQueue, keys: number, gate: Promise<void>) {
+    const seen = { running: 0, maxRunning: 0, done: 0, order: [] as string[] };
+    for (let i = 0; i < keys; i++) {
+      void q.push(`k${i}`, async () => {
+        seen.running++;
+        seen.maxRunning = Math.max(seen.maxRunning, seen.running);
+        seen.order.push(`k${i}`);
+        await gate;
+        seen.running--;
+        seen.done++;
+      });
+    }
+    return seen;
+  }
+  const ticks = async (n = 20) => {
+    for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('a burst of 5,000 objects runs 32 at a time by default (every one of them, in the end)', async () => {
+    const q = new KeyedSerialQueue();
+    const gate = deferred();
+    const seen = burst(q, 5000, gate.promise);
+    await ticks();
+    expect(seen.running).toBe(32);
+    expect(q.running).toBe(32);
+    expect(q.waiting).toBe(5000 - 32);
+    gate.resolve();
+    await q.drain();
+    expect(seen.maxRunning).toBe(32);
+    expect(seen.done).toBe(5000);
+    expect(q.running).toBe(0);
+    expect(q.waiting).toBe(0);
+  });
+
+  it('takes its cap from the constructor, and hands slots out first come, first served', async () => {
+    const q = new KeyedSerialQueue(undefined, 3);
+    const gate = deferred();
+    const seen = burst(q, 10, gate.promise);
+    await ticks();
+    expect(seen.order).toEqual(['k0', 'k1', 'k2']);
+    gate.resolve();
+    await q.drain();
+    expect(seen.maxRunning).toBe(3);
+    expect(seen.order).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`));
+  });
+
+  it('keeps each key serial and in order under the cap; a task waiting for its own key holds no slot', async () => {
+    const q = new KeyedSerialQueue(undefined, 2);
+    const a1 = deferred();
+    const order: string[] = [];
+    void q.push('a', async () => {
+      order.push('a1 start');
+      await a1.promise;
+      order.push('a1 end');
+    });
+    void q.push('a', () => {
+      order.push('a2');
+    });
+    // Slot 2 is free although a2 is queued: b runs now, while a1 still holds slot 1.
+    await q.push('b', () => {
+      order.push('b');
+    });
+    expect(order).toEqual(['a1 start', 'b']);
+    a1.resolve();
+    await q.drain();
+    expect(order).toEqual(['a1 start', 'b', 'a1 end', 'a2']);
+  });
+
+  it('a failing task gives its slot back', async () => {
+    const errors: string[] = [];
+    const q = new KeyedSerialQueue((k) => errors.push(k), 1);
+    void q.push('a', () => {
+      throw new Error('boom');
+    });
+    const ran: string[] = [];
+    void q.push('b', () => {
+      ran.push('b');
+    });
+    await q.drain();
+    expect(errors).toEqual(['a']);
+    expect(ran).toEqual(['b']);
+    expect(q.running).toBe(0);
+  });
+
+  it.each([0, -1, 1.5, Number.NaN])('refuses a cap of %p', (n) => {
+    expect(() => new KeyedSerialQueue(undefined, n)).toThrow(RangeError);
+  });
+});
