@@ -48,6 +48,8 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { readZoneQueues } from '../../activities/vmagent-match';
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent-url';
+import * as k8s from '@kubernetes/client-node';
+import { GROUP, PLURAL, VERSION } from '../../api/constants';
 import { validateSpec } from '../../api/schema';
 import { ZONE_STEPS, type Strategy, type VMDistributedClusterStatus } from '../../api/types';
 import { EncryptionCodec } from '../../process/payload-codec';
@@ -281,6 +283,25 @@ interface ActivityCall {
   wft?: { scheduled: number; started: number; completed: number };
   zone?: string;
   step?: string;
+  /** A local activity (a marker in the history: no input recorded, no task round trip). */
+  local?: boolean;
+}
+
+type StatusWrite = { at: number; status: VMDistributedClusterStatus };
+
+/** Every status of the VMDistributedCluster as the API server serves it (a watch), timed on arrival. */
+async function startStatusRecorder(stack: E2EStack): Promise<{ writes: StatusWrite[]; stop(): void }> {
+  const writes: StatusWrite[] = [];
+  const { namespace, name } = stack.vmdc.metadata as { namespace: string; name: string };
+  const req = await new k8s.Watch(stack.kc).watch(
+    `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_type: string, obj: { status?: VMDistributedClusterStatus }) => {
+      if (obj?.status) writes.push({ at: Date.now(), status: obj.status });
+    },
+    () => {},
+  );
+  return { writes, stop: () => req.abort() };
 }
 
 interface RunHistory {
@@ -300,7 +321,11 @@ async function decodePayload(codec: EncryptionCodec, p: temporal.api.common.v1.I
   return defaultPayloadConverter.fromPayload(d!);
 }
 
-async function readHistory(stack: E2EStack, workflowId: string): Promise<RunHistory> {
+/**
+ * The run's activities from its history (local activities from their markers), and its status writes
+ * as the API server saw them (`statuses`: local activities' inputs are not in the history).
+ */
+async function readHistory(stack: E2EStack, workflowId: string, statuses: readonly StatusWrite[]): Promise<RunHistory> {
   const codec = new EncryptionCodec(stack.payloadKeys);
   const E = temporal.api.enums.v1.EventType;
   // Every run of the workflow (continue-as-new), oldest first.
@@ -314,7 +339,8 @@ async function readHistory(stack: E2EStack, workflowId: string): Promise<RunHist
     if (!prev) break;
     runId = prev;
   }
-  const out: RunHistory = { workflowId, input: {}, activities: [], statusWrites: [], workflowTasks: 0 };
+  const statusWrites = statuses.filter((w) => w.status.workflow?.id === workflowId);
+  const out: RunHistory = { workflowId, input: {}, activities: [], statusWrites, workflowTasks: 0 };
   for (const events of runs) {
     const byId = new Map<number, ActivityCall>();
     const wftScheduled = new Map<number, number>();
@@ -350,7 +376,18 @@ async function readHistory(stack: E2EStack, workflowId: string): Promise<RunHist
           };
           byId.set(id, call);
           out.activities.push(call);
-          if (call.type === 'writeStatus') out.statusWrites.push({ at, status: (call.input as { status: VMDistributedClusterStatus }).status });
+          break;
+        }
+        case E.EVENT_TYPE_MARKER_RECORDED: {
+          const m = e.markerRecordedEventAttributes!;
+          if (m.markerName !== 'core_local_activity') break;
+          // The marker's `data` is the SDK core's own JSON (never through the data converter).
+          const raw = m.details?.data?.payloads?.[0]?.data;
+          const d = raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as { activity_type: string; original_schedule_time?: { seconds: number; nanos: number }; complete_time?: { seconds: number; nanos: number } }) : undefined;
+          if (!d) break;
+          const t = (x: { seconds: number; nanos: number } | undefined) => (x ? x.seconds * 1000 + Math.floor(x.nanos / 1e6) : at);
+          const scheduled = t(d.original_schedule_time);
+          out.activities.push({ id, type: d.activity_type, input: undefined, scheduled, started: scheduled, closed: t(d.complete_time), outcome: 'completed', local: true, wft: wftCompleted.get(num(m.workflowTaskCompletedEventId)) });
           break;
         }
         case E.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
@@ -381,12 +418,16 @@ async function readHistory(stack: E2EStack, workflowId: string): Promise<RunHist
       }
     }
   }
-  // Which zone and step each activity ran for: the context of the latest status write at or before it.
+  // Which zone and step each activity ran for: the context of the latest status write at or before it
+  // (a status write itself: the one it made, the first write seen after it was scheduled).
+  out.activities.sort((a, b) => a.scheduled - b.scheduled);
   let zone: string | undefined;
   let step: string | undefined;
+  let w = 0;
   for (const a of out.activities) {
-    if (a.type === 'writeStatus') {
-      const st = (a.input as { status: VMDistributedClusterStatus }).status;
+    const upTo = a.type === 'writeStatus' ? (a.closed ?? a.scheduled) + 50 : a.scheduled;
+    for (; w < statusWrites.length && statusWrites[w]!.at <= upTo; w++) {
+      const st = statusWrites[w]!.status;
       zone = st.currentZone ?? zone;
       step = st.zones?.find((z) => z.name === zone)?.phase;
     }
@@ -434,7 +475,7 @@ function switchReload(configs: RenderedConfigRecord[], pods: ServedConfigRecord[
   return { written: w.at, firstWrite: writes[0]!.at, served: Math.max(...(servedPerPod as number[])) };
 }
 
-const WAIT_TYPES = new Set(['confirmSwitch', 'waitOperational', 'waitReadsDrained', 'watchQueue', 'waitQueueDrained', 'waitCarriersReady']);
+const WAIT_TYPES = new Set(['confirmSwitch', 'awaitSwitch', 'waitOperational', 'waitReadsDrained', 'watchQueue', 'waitQueueDrained', 'waitCarriersReady']);
 
 interface CriticalPath {
   wftScheduleToStartMs: number;
@@ -573,14 +614,16 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
     return a as ActivityCall & { started: number; closed: number };
   };
   const editRemove = one('editRoutes (remove)', inStep('LeavingReads', 'editRoutes'));
-  const confirmAbsent = one('confirmSwitch (absent)', inStep('WaitingForSwitch', 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === 'absent'));
+  // The switch confirmation: its own activity, or (local-calls on) the end of the switch's one awaitSwitch.
+  const confirms = (step: string, expect: string) => [...inStep(step, 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === expect), ...inStep(step, 'awaitSwitch', (a) => (a.input as { confirm?: { expect?: string } }).confirm?.expect === expect)];
+  const confirmAbsent = one('confirmSwitch (absent)', confirms('WaitingForSwitch', 'absent'));
   const readsDrained = one('waitReadsDrained', inStep('WaitingForSwitch', 'waitReadsDrained'));
   const apply = one('applyObject (Upgrading)', inStep('Upgrading', 'applyObject'));
   const waitOp = one('waitOperational (VMCluster)', inStep('WaitingOperational', 'waitOperational'));
   const watches = acts.filter((a) => a.step === 'WaitingForQueue' && (a.type === 'watchQueue' || a.type === 'waitQueueDrained'));
   const decision = one('watchQueue', watches);
   const editRestore = one('editRoutes (restore)', inStep('RejoiningReads', 'editRoutes'));
-  const confirmPresent = one('confirmSwitch (present, rejoin)', inStep('RejoiningReads', 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === 'present'));
+  const confirmPresent = one('confirmSwitch (present, rejoin)', confirms('RejoiningReads', 'present'));
 
   const sim = stack.vm.simulator;
   const pods = stack.vm.vmauthPods.map((p) => p.served);
@@ -872,6 +915,7 @@ async function main(): Promise<void> {
       queues[c] = { index: i, url, dirName: await queueDirName(i, url) };
     }
     const recorder = startVmagentRecorder(stack.vm.vmagent.url, queues);
+    const statuses = await startStatusRecorder(stack);
     const external = startExternalReaders(stack.vm.vmauthPods.map((p) => p.vmauth.url), DEMO_TOKENS[0]!);
     const monitor = startWindowMonitor();
     await sleep(2_000);
@@ -907,6 +951,7 @@ async function main(): Promise<void> {
     const afterWindow = monitor.end(after);
     monitor.stop();
     await recorder.stop();
+    statuses.stop();
     await external.stop();
 
     // ------------------------------------------------------------------ analysis
@@ -914,7 +959,7 @@ async function main(): Promise<void> {
     const traces: Record<string, string[]> = {};
     let st: Strategy = st0;
     for (const [i, r] of rollouts.entries()) {
-      const h = await readHistory(stack, r.workflowId);
+      const h = await readHistory(stack, r.workflowId, statuses.writes);
       st = h.input.spec?.strategy ?? st0;
       const specZones = h.input.spec?.zones?.map((z) => ({ zone: z.name, vmcluster: z.vmcluster.name })) ?? zoneNames();
       for (const z of specZones) {

@@ -23,6 +23,7 @@ import type { TrustPolicy } from '../../api/trust-policy';
 import { parsePayloadKeys, payloadDataConverter, type PayloadKeys } from '../../process/payload-codec';
 import { createLogger } from '../../trigger/log';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
+import { withKeepAliveAgent } from '../../kube/keep-alive';
 import { installChartIdentities } from '../harness/chart-identities';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { podNetworkFetch } from '../harness/pod-network';
@@ -607,7 +608,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       // podNetworkFetch maps them to 127.0.0.1, where the real vmagent, vmauth pods (and their
       // config-reloaders) and vmselect fronts listen.
       activities: createActivities({
-        kubeConfig: identities.worker,
+        kubeConfig: withKeepAliveAgent(identities.worker), // as worker/main.ts and the trigger's default do
         temporalClient: client,
         policy,
         fetch: podNetworkFetch,
@@ -639,7 +640,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
         ...(opts.finalizerRecheckIntervalMs !== undefined ? { finalizerRecheckIntervalMs: opts.finalizerRecheckIntervalMs } : {}),
       },
       {
-        kubeConfig: identities.trigger,
+        kubeConfig: withKeepAliveAgent(identities.trigger),
         temporalClient: client,
         serveMetrics: false,
         log: createLogger('debug', (line) => {
