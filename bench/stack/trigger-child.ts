@@ -4,15 +4,15 @@
 //   parent → { cmd: 'stats', gc?: boolean } | { cmd: 'relist' } | { cmd: 'stop' }
 //   child  → { type: 'ready' | 'synced' | 'idle' | 'stats' | 'relisted' | 'stopped' | 'error', ... }
 // The parent reads this process's VmRSS from /proc. Run compiled (node, as in the image) or with tsx.
-import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { temporalConnectionOptions } from '../../process/env';
 import { payloadDataConverter } from '../../process/payload-codec';
 import { loadConfig } from '../../trigger/config';
+import { defaultKubeConfig } from '../../kube/keep-alive';
 import { createKubeOps } from '../../trigger/kube';
 import { createLogger } from '../../trigger/log';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
-import { CallCounter, instrumentReconciler, limitReconcileConcurrency, recordedKubeOps, temporalRecorder, withKeepAliveAgent } from './trigger-instrument';
+import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder } from './trigger-instrument';
 
 type Msg = { cmd: 'stats'; gc?: boolean } | { cmd: 'relist' } | { cmd: 'stop' };
 
@@ -45,17 +45,14 @@ async function main(): Promise<void> {
       }
     },
   });
-  // WHAT-IFs of the fixes the benchmark reports on (off unless the parent sets them).
-  const concurrency = Number(process.env.BENCH_RECONCILE_CONCURRENCY ?? 0);
-  if (concurrency > 0) limitReconcileConcurrency(concurrency);
   const connection = await Connection.connect({
     ...temporalConnectionOptions(config.temporal),
     interceptors: [temporalRecorder(counter), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
   });
   const temporalClient = new Client({ connection, namespace: config.temporal.namespace, dataConverter: payloadDataConverter(config.temporal.payloadKeys) });
-  const kubeConfig = new k8s.KubeConfig();
-  kubeConfig.loadFromDefault();
-  if (process.env.BENCH_KUBE_KEEPALIVE === '1') withKeepAliveAgent(kubeConfig);
+  // As main() gets it (startTrigger's default): keep-alive agents; the reconciliation cap is the
+  // config's (RECONCILE_CONCURRENCY, default 32).
+  const kubeConfig = defaultKubeConfig();
   let listDone: (() => void) | undefined;
   let listedAt = 0;
   const kubeOps = recordedKubeOps(createKubeOps(kubeConfig), counter);

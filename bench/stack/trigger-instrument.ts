@@ -4,7 +4,6 @@
 // (a wrapper) is recorded as a span of the reconciliation that made it (or of none: the watch's
 // orphan sweep, the drift reporter). Used in-process (part 1) and by the child (trigger-child.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import * as https from 'node:https';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import type { KubeOps } from '../../trigger/kube';
 import { Reconciler, objectKey, type WatchEventType } from '../../trigger/reconcile';
@@ -170,44 +169,5 @@ export function instrumentReconciler(hooks: ReconcilerHooks): () => void {
   return () => {
     proto.reconcile = reconcile;
     proto.orphans = orphans;
-  };
-}
-
-/**
- * WHAT-IF (not what the trigger does today): `kc` answering every request with ONE keep-alive
- * https.Agent instead of client-node 1.4's new Agent (so a new TLS connection) per request.
- */
-export function withKeepAliveAgent<K extends object>(kc: K): K {
-  type AgentFactory = { createAgent(cluster: unknown, options: https.AgentOptions): https.Agent };
-  const target = kc as unknown as AgentFactory;
-  const original = target.createAgent.bind(kc);
-  let agent: https.Agent | undefined;
-  target.createAgent = (cluster, options) => {
-    if ((cluster as { proxyUrl?: string } | null)?.proxyUrl) return original(cluster, options);
-    return (agent ??= new https.Agent({ ...options, keepAlive: true }));
-  };
-  return kc;
-}
-
-/** WHAT-IF: at most `limit` reconciliations run at once (the trigger runs every object's at once). */
-export function limitReconcileConcurrency(limit: number): () => void {
-  const proto = Reconciler.prototype;
-  const reconcile = proto.reconcile;
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  proto.reconcile = async function (this: Reconciler, type: WatchEventType, obj: VmdcObject) {
-    // A finishing reconciliation hands its slot straight to the next waiting one.
-    if (running >= limit) await new Promise<void>((r) => waiting.push(r));
-    else running++;
-    try {
-      return await reconcile.call(this, type, obj);
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
-    }
-  };
-  return () => {
-    proto.reconcile = reconcile;
   };
 }

@@ -9,22 +9,26 @@
 //    start time as Temporal records it (describe().startTime): the same machine clock. An edit whose
 //    generation got no workflow of its own (a newer one overtook it while it was queued: the trigger
 //    is level-triggered) is done when a newer generation's workflow started. Where the time goes:
-//    every Temporal RPC and Kubernetes call of each reconciliation (trigger-instrument.ts). Run twice:
-//    as the trigger is, and WHAT-IF its Kubernetes requests shared one keep-alive https.Agent.
+//    every Temporal RPC and Kubernetes call of each reconciliation (trigger-instrument.ts). The
+//    trigger is wired as production wires it: its KubeConfig on keep-alive agents (withKeepAliveAgent,
+//    what startTrigger's default defaultKubeConfig() does), at most RECONCILE_CONCURRENCY (default 32)
+//    reconciliations at once, failed ones retried with jittered backoff.
 // 2. Memory and resync with N objects: the trigger as its own process (trigger-child.ts, compiled
 //    with tsc and run by node as in the image; `--tsx` runs it through tsx instead): VmRSS from
-//    /proc (what an SRE sees), heap after GC, CPU seconds of every process of the stack.
+//    /proc (what an SRE sees), heap after GC, CPU seconds of every process of the stack. The child
+//    runs with the production defaults (keep-alive agents, RECONCILE_CONCURRENCY unset: 32).
 //    - baseline: no object;
-//    - backlog: N objects created while no trigger ran, then the trigger as it is (a time budget:
-//      one that has not handled them all by then is reported so, with its failures);
-//    - WHAT-IF backlog: N fresh objects, keep-alive agent and at most 32 reconciliations at once;
-//    - steady: a restart on N handled objects (time to the first list, `synced`, idle), then two
-//      relists (the watch's `relist` restart), with the Temporal and Kubernetes calls of each;
+//    - backlog: N objects (every tenth paused) created while no trigger ran, then the trigger (a
+//      time budget: one that has not handled them all by then is reported so, with its failures);
+//    - steady: a restart on those N handled objects (time to the first list, `synced`, idle), then
+//      two relists (the watch's `relist` restart), with the Temporal and Kubernetes calls of each
+//      (a paused object whose status already shows Paused gets no pause signal again);
 //    - the drift reporter's per-relist cost at N VMDistributedClusters × 6N VM objects (pure model:
 //      the stack run has no VM objects).
 //    Each phase is also written to .tmp/bench/trigger.partial.json as it ends.
+// Memory is compared with the chart's trigger request and limit (charts/vmrollout/values.yaml).
 //
-// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N] [--part edit|scale] [--no-what-if] [--cpu-prof]
+// Run: npx tsx bench/stack/trigger.ts [--quick] [--tsx] [--objects N] [--edits N] [--part edit|scale] [--cpu-prof]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
@@ -33,18 +37,21 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, WorkflowNotFoundError } from '@temporalio/client';
+import { parse as parseYaml } from 'yaml';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../api/constants';
 import { validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { driftReport, type ObjectDrift } from '../../trigger/drift';
+import { withKeepAliveAgent } from '../../kube/keep-alive';
+import { DEFAULT_RECONCILE_CONCURRENCY } from '../../trigger/config';
+import { ObjectDriftIndex, driftReport, type ObjectDrift } from '../../trigger/drift';
 import { createKubeOps } from '../../trigger/kube';
 import type { Logger, LogFields } from '../../trigger/log';
 import { startTrigger } from '../../trigger/main';
 import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../../test/harness/kube';
 import { guardPid, harnessTempDir, stopAll, waitFor } from '../../test/harness/processes';
 import { startTemporalDevServer } from '../../test/harness/temporal';
-import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder, withKeepAliveAgent, type ReconcileRecord, type Span } from './trigger-instrument';
+import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder, type ReconcileRecord, type Span } from './trigger-instrument';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const OUT_DIR = path.join(REPO_ROOT, '.tmp', 'bench');
@@ -74,15 +81,21 @@ const MANY_INTERVAL_MS = 25;
 const PAUSED_EVERY = 10;
 const CREATE_CONCURRENCY = 16;
 const TARGET_P99_MS = 1000;
-/** charts/vmrollout/values.yaml trigger.resources. */
-const TRIGGER_MEMORY_LIMIT_MB = 512;
-const TRIGGER_MEMORY_REQUEST_MB = 128;
+/** A Kubernetes memory quantity (`256Mi`, `1Gi`, `512M`, bytes) in MiB. */
+function memoryMB(q: unknown): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?$/.exec(String(q).trim());
+  if (!m) throw new Error(`charts/vmrollout/values.yaml: cannot read the memory quantity ${JSON.stringify(q)}`);
+  const factor: Record<string, number> = { '': 2 ** -20, Ki: 2 ** -10, Mi: 1, Gi: 2 ** 10, K: 1e3 / 2 ** 20, M: 1e6 / 2 ** 20, G: 1e9 / 2 ** 20 };
+  // (not round(): module initialisation has not reached it yet)
+  return Math.round(Number(m[1]) * factor[m[2] ?? '']! * 10) / 10;
+}
+/** charts/vmrollout/values.yaml trigger.resources: what the memory figures are compared with. */
+const TRIGGER_RESOURCES = (parseYaml(fs.readFileSync(path.join(REPO_ROOT, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as { trigger: { resources: { requests: { memory: unknown }; limits: { memory: unknown } } } }).trigger.resources;
+const TRIGGER_MEMORY_LIMIT_MB = memoryMB(TRIGGER_RESOURCES.limits.memory);
+const TRIGGER_MEMORY_REQUEST_MB = memoryMB(TRIGGER_RESOURCES.requests.memory);
 const EDIT_NS = 'bench-edit';
-const EDIT_WHATIF_NS = 'bench-edit-keepalive';
 const SCALE_NS = 'bench-scale';
-const SCALE_WHATIF_NS = 'bench-scale-whatif';
-const WHATIF_CONCURRENCY = 32;
-/** How long the as-is trigger gets for the backlog of N objects before it is reported as not handling it. */
+/** How long the trigger gets for the backlog of N objects before it is reported as not handling it. */
 const BACKLOG_BUDGET_MS = (quick ? 5 : 6) * 60_000;
 const POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: false };
 
@@ -245,21 +258,13 @@ function recordingLogger(file: string, onWatchEvent: (object: string, generation
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (f) => recordingLogger(file, onWatchEvent, { ...base, ...f }) };
 }
 
-interface EditRun {
-  namespace: string;
-  /** WHAT-IF: the trigger's KubeConfig answers with one keep-alive https.Agent (withKeepAliveAgent). */
-  keepAliveKube: boolean;
-}
-
-async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, run: EditRun, stackPids: Pids) {
-  const EDIT_NS = run.namespace;
+async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, stackPids: Pids) {
   const api = vmdcApi(kc);
-  let triggerKc = kc;
-  if (run.keepAliveKube) {
-    triggerKc = new k8s.KubeConfig();
-    triggerKc.loadFromFile(kubeconfigPath);
-    withKeepAliveAgent(triggerKc);
-  }
+  // The trigger's own KubeConfig, as startTrigger's default (defaultKubeConfig) makes it: loaded
+  // afresh, on keep-alive agents. Not the benchmark's `kc`, whose requests are not the trigger's.
+  const triggerKc = new k8s.KubeConfig();
+  triggerKc.loadFromFile(kubeconfigPath);
+  withKeepAliveAgent(triggerKc);
   const patchSpec = await keepAlivePatcher(kc);
   const counter = new CallCounter();
   const connection = await Connection.connect({ address: temporalAddress, interceptors: [temporalRecorder(counter), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
@@ -560,21 +565,26 @@ async function compileChild(): Promise<{ entry: string; ms: number }> {
  * VMClusters, 3 VMUsers; VMAuth and VMAgent shared), one in six carrying an applied record.
  * In-process and pure: the stack run has no VM objects, so its resync does not show this cost.
  */
-function driftModel(n: number): { vmdcs: number; vmObjects: number; msPerRelist: number } {
+function driftModel(n: number): { vmdcs: number; vmObjects: number; msPerRelist: number; msPerRelistFullScan: number } {
   const objects: ObjectDrift[] = [];
+  const index = new ObjectDriftIndex();
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < 6; j++) {
       const o: ObjectDrift = { kind: j < 3 ? 'VMCluster' : 'VMUser', namespace: SCALE_NS, name: `s${i}-${j}`, resourceVersion: String(i * 6 + j) };
       if (j === 0) o.applied = { vmdc: { name: `s${i}`, uid: `uid-${i}` }, fields: [], outOfReads: false };
       objects.push(o);
+      index.set(`${o.kind}/${o.namespace}/${o.name}`, o);
     }
   }
-  const start = process.hrtime.bigint();
-  let checked = 0;
-  for (let i = 0; i < n; i++) checked += driftReport({ namespace: SCALE_NS, name: `s${i}`, uid: `uid-${i}` }, objects).checked.length;
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (checked !== n) throw new Error(`drift model: ${checked} reports`);
-  return { vmdcs: n, vmObjects: objects.length, msPerRelist: round(ms) };
+  // As the trigger reports now (the index by VMDistributedCluster), and as before it (every object scanned per report).
+  const relist = (of: (i: number) => Iterable<ObjectDrift>) => {
+    const start = process.hrtime.bigint();
+    let checked = 0;
+    for (let i = 0; i < n; i++) checked += driftReport({ namespace: SCALE_NS, name: `s${i}`, uid: `uid-${i}` }, of(i)).checked.length;
+    if (checked !== n) throw new Error(`drift model: ${checked} reports`);
+    return round(Number(process.hrtime.bigint() - start) / 1e6);
+  };
+  return { vmdcs: n, vmObjects: objects.length, msPerRelist: relist((i) => index.of(SCALE_NS, `s${i}`)), msPerRelistFullScan: relist(() => objects) };
 }
 
 async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, child: { entry: string; execArgv: string[]; runtime: string }, stackPids: Pids) {
@@ -598,11 +608,11 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
     WATCH_IDLE_TIMEOUT: '2m',
   };
   let seq = 0;
-  const startChild = (extra: NodeJS.ProcessEnv = {}) => ChildTrigger.start(child.entry, child.execArgv, { ...env, ...extra }, path.join(logDir, `trigger-child-${++seq}.log`));
-  const createObjects = async (namespace: string) => {
+  const startChild = () => ChildTrigger.start(child.entry, child.execArgv, env, path.join(logDir, `trigger-child-${++seq}.log`));
+  const createObjects = async () => {
     const start = Date.now();
     await pool(names, CREATE_CONCURRENCY, async (n) => {
-      await api.create(namespace, n, vmdcSpec(n, versionOf(0), Number(n.slice(1)) % PAUSED_EVERY === 0));
+      await api.create(SCALE_NS, n, vmdcSpec(n, versionOf(0), Number(n.slice(1)) % PAUSED_EVERY === 0));
     });
     return Date.now() - start;
   };
@@ -661,10 +671,10 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
   const baselineHeap = (await t0.stats(true)).mem.heapUsed;
   await t0.stop();
 
-  // T1: the trigger as it is meets N objects it never handled (created while no trigger ran):
-  // finalizer, start, status for each.
+  // T1: the trigger meets N objects it never handled (created while no trigger ran): finalizer,
+  // start, status for each.
   progress(`scale: creating ${OBJECTS} VMDistributedClusters`);
-  const createMs = await createObjects(SCALE_NS);
+  const createMs = await createObjects();
   const paused = names.filter((n) => Number(n.slice(1)) % PAUSED_EVERY === 0).length;
   progress(`scale: trigger process with the backlog of ${OBJECTS} objects (budget ${BACKLOG_BUDGET_MS / 60_000} min)`);
   const t1 = startChild();
@@ -674,30 +684,16 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
   savePartial('scale.backlog', backlog);
   await t1.stop();
 
-  // WHAT-IF: the same backlog, fresh objects in another namespace, with the trigger's Kubernetes
-  // requests on one keep-alive agent and at most WHATIF_CONCURRENCY reconciliations at once.
-  let whatIf: Awaited<ReturnType<typeof runBacklog>> | undefined;
-  if (!argv.includes('--no-what-if')) {
-    await createObjects(SCALE_WHATIF_NS);
-    progress(`scale: WHAT-IF backlog (keep-alive agent, ${WHATIF_CONCURRENCY} reconciliations at once)`);
-    const t3 = startChild({ WATCH_NAMESPACES: SCALE_WHATIF_NS, CREATE_NAMESPACES: SCALE_WHATIF_NS, BENCH_KUBE_KEEPALIVE: '1', BENCH_RECONCILE_CONCURRENCY: String(WHATIF_CONCURRENCY) });
-    whatIf = await runBacklog(t3, 20 * 60_000);
-    savePartial('scale.backlogWhatIf', whatIf);
-    progress(`scale: WHAT-IF backlog ${whatIf.completed ? 'handled' : 'NOT handled'} after ${whatIf.ms} ms`);
-    await t3.stop();
-  }
-
-  // T2: the trigger as it is, restarted on N objects whose generations are all handled (the
-  // namespace the as-is trigger completed, else the one the what-if trigger completed); then relists.
-  const steadyNs = backlog.completed ? SCALE_NS : whatIf?.completed ? SCALE_WHATIF_NS : undefined;
+  // T2: the trigger restarted on the N objects, every generation handled (only when the backlog
+  // was: else the restart would still be handling it); then relists.
   let steady: Record<string, unknown> | undefined;
   let resyncMs = NaN;
   let initialSyncMs = NaN;
   let rssMB = NaN;
   let resyncTemporalCalls = NaN;
-  if (steadyNs) {
-    progress(`scale: restarted trigger process on ${steadyNs} (every generation already handled), then relists`);
-    const t2 = startChild({ WATCH_NAMESPACES: steadyNs, CREATE_NAMESPACES: steadyNs });
+  if (backlog.completed) {
+    progress(`scale: restarted trigger process on ${SCALE_NS} (every generation already handled), then relists`);
+    const t2 = startChild();
     const restartCpu = cpuMeter({ ...stackPids, trigger: t2.pid });
     const ready = (await t2.next('ready')).ms as number;
     const synced = await t2.next('synced', 300_000);
@@ -719,7 +715,7 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
     await t2.stop();
     initialSyncMs = idle.ms - ready;
     steady = {
-      namespace: steadyNs,
+      namespace: SCALE_NS,
       rssMB,
       heapUsedAfterGcMB: round(heap / 2 ** 20),
       restart: {
@@ -755,9 +751,8 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
     resyncMs,
     resyncTemporalCalls,
     steady,
-    /** The trigger as it is meeting N never-handled objects at once. */
+    /** The trigger meeting N never-handled objects at once. */
     backlog,
-    backlogWhatIf: whatIf,
     driftReportModel: driftModel(OBJECTS),
   };
 }
@@ -780,7 +775,7 @@ async function main(): Promise<void> {
     const kc = kube.kubeConfig;
     await installCRDs(kc, [VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds')]);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    for (const name of [EDIT_NS, EDIT_WHATIF_NS, SCALE_NS, SCALE_WHATIF_NS]) await core.createNamespace({ body: { metadata: { name } } });
+    for (const name of [EDIT_NS, SCALE_NS]) await core.createNamespace({ body: { metadata: { name } } });
     progress(`kube-apiserver ${kube.server}, Temporal ${temporal.address}`);
 
     // Compiled before any measurement: tsc must not compete with the trigger for the CPU.
@@ -800,12 +795,9 @@ async function main(): Promise<void> {
 
     const stackPids: Pids = { apiserver: kube.apiserver.pid, etcd: kube.etcd.process.pid, temporal: temporal.process.pid };
     let edit: Awaited<ReturnType<typeof editToStart>> | undefined;
-    let editKeepAlive: Awaited<ReturnType<typeof editToStart>> | undefined;
     if (PART !== 'scale') {
-      edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_NS, keepAliveKube: false }, stackPids);
+      edit = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, stackPids);
       savePartial('editToStart', edit);
-      editKeepAlive = await editToStart(kc, kube.kubeconfigPath, temporal.address, logDir, { namespace: EDIT_WHATIF_NS, keepAliveKube: true }, stackPids);
-      savePartial('editToStart.whatIfKeepAliveKube', editKeepAlive);
     }
     const sc = PART !== 'edit' ? await scale(kc, kube.kubeconfigPath, temporal.address, logDir, child, stackPids) : undefined;
     /** A ratio, or NaN when a part it needs did not run. */
@@ -823,10 +815,6 @@ async function main(): Promise<void> {
       manyP99OverTarget: r(() => edit!.many.p99 / TARGET_P99_MS),
       singleP99OverP50: r(() => edit!.single.p99 / edit!.single.p50),
       manyP99OverP50: r(() => edit!.many.p99 / edit!.many.p50),
-      keepAliveVsNowManyP99: r(() => editKeepAlive!.many.p99 / edit!.many.p99),
-      keepAliveVsNowSingleP99: r(() => editKeepAlive!.single.p99 / edit!.single.p99),
-      keepAliveVsNowReconcileP50Single: r(() => (editKeepAlive!.single.breakdown.reconcile?.p50 ?? NaN) / (edit!.single.breakdown.reconcile?.p50 ?? NaN)),
-      keepAliveVsNowStatusWriteP50Many: r(() => (editKeepAlive!.many.breakdown.statusWrite?.p50 ?? NaN) / (edit!.many.breakdown.statusWrite?.p50 ?? NaN)),
       queuedShareOfP95Many: r(() => (edit!.many.breakdown.queued?.p95 ?? NaN) / edit!.many.p95),
       startRpcShareOfP50Single: r(() => (edit!.single.breakdown.startRpc?.p50 ?? NaN) / edit!.single.p50),
       resyncVsInitialSync: r(() => sc!.resyncMs / sc!.initialSyncMs),
@@ -845,19 +833,8 @@ async function main(): Promise<void> {
       backlogVsResync: r(() => sc!.backlog.ms / sc!.resyncMs),
       backlogTriggerCoresBusy: r(() => sc!.backlog.cpuSeconds.trigger! / (sc!.backlog.ms / 1000)),
       driftModelVsResync: r(() => sc!.driftReportModel.msPerRelist / sc!.resyncMs),
+      driftIndexVsFullScan: r(() => sc!.driftReportModel.msPerRelist / sc!.driftReportModel.msPerRelistFullScan),
     };
-    if (sc?.backlogWhatIf) {
-      const w = sc.backlogWhatIf;
-      Object.assign(allRatios, {
-        whatIfBacklogPeakRssOverLimit: r(() => w.peakRssMB / TRIGGER_MEMORY_LIMIT_MB),
-        whatIfBacklogHandledShare: r(() => w.handled / OBJECTS),
-        whatIfVsNowBacklogMsPerHandledObject: r(() => w.ms / w.handled / (sc!.backlog.ms / sc!.backlog.handled)),
-        whatIfVsNowBacklogPeakRss: r(() => w.peakRssMB / sc!.backlog.peakRssMB),
-        whatIfVsNowBacklogTriggerCpuPerHandledObject: r(() => w.cpuSeconds.trigger! / w.handled / (sc!.backlog.cpuSeconds.trigger! / sc!.backlog.handled)),
-        whatIfBacklogStartsPerObject: r(() => w.startsPerObject),
-        whatIfBacklogMsOverAsIsBudget: r(() => (w.completed ? w.ms : NaN) / BACKLOG_BUDGET_MS),
-      });
-    }
     // Every ratio is finite and > 0; one that cannot be (a phase that did not happen) is named instead.
     const ratios = Object.fromEntries(Object.entries(allRatios).filter(([, v]) => Number.isFinite(v) && v > 0));
     const ratiosNotApplicable = Object.keys(allRatios).filter((k) => !(k in ratios));
@@ -865,11 +842,9 @@ async function main(): Promise<void> {
       benchmark: 'trigger',
       quick,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: os.loadavg().map((x) => round(x, 2)) },
-      editToStart: edit && {
-        ...edit,
-        /** WHAT-IF, the same run with the trigger's Kubernetes requests on one keep-alive https.Agent. */
-        whatIfKeepAliveKube: editKeepAlive && { single: editKeepAlive.single, many: editKeepAlive.many, reconcileErrors: editKeepAlive.reconcileErrors },
-      },
+      /** The trigger measured: production defaults (RECONCILE_CONCURRENCY unset in both parts). */
+      trigger: { kubeAgents: 'keep-alive (withKeepAliveAgent)', reconcileConcurrency: DEFAULT_RECONCILE_CONCURRENCY },
+      editToStart: edit,
       scale: sc,
       ratios,
       ratiosNotApplicable,
