@@ -64,7 +64,10 @@ export function rolloutProxies(st: Strategy, localCalls: boolean): RolloutProxie
  * one failureType/failureMessage reads both kinds, and a status names the activity either way.
  */
 function localActivities(options: LocalActivityOptions): RolloutActivities {
-  const local = proxyLocalActivities<RolloutActivities>(options);
+  // Retries after the first second wait in a workflow timer, not inside the worker: a local activity
+  // that keeps failing (an API server away) must not hold its workflow task, or a worker shutdown
+  // waits for it in vain.
+  const local = proxyLocalActivities<RolloutActivities>({ ...options, localRetryThreshold: '1s' });
   return new Proxy(local, {
     get(target, name: string) {
       const call = target[name as keyof RolloutActivities] as (...args: unknown[]) => Promise<unknown>;
