@@ -4,18 +4,10 @@
 // source is a seeded PRNG.
 import { backoffCapMs, DEFAULT_RETRY_BACKOFF, retryDelayMs, type Random } from '../../trigger/backoff';
 import { RetrySchedule } from '../../trigger/retries';
+import { mulberry32 } from '../../workflows/plan';
 
-/** mulberry32: a small seeded PRNG, the same sequence on every machine. */
-function seeded(seed: number): Random {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded: the same sequence on every machine. */
+const seeded = (seed: number): Random => mulberry32(seed);
 
 describe('retry backoff', () => {
   it('the cap doubles from initialMs up to maxMs and stays finite for any attempt', () => {

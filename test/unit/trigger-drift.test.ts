@@ -5,7 +5,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { VMKind } from '../../api/constants';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
-import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
+import type { Condition, JsonObject } from '../../api/types';
 import { APPLIED_ANNOTATION, appliedRecord } from '../../kube/applied-fields';
 import { conditionChanges, driftCondition, driftReport, objectDrift, ObjectDriftIndex, OBJECTS_MESSAGE_MAX, planDrift, type DriftReport, type ObjectDrift } from '../../trigger/drift';
 import { DriftReporter } from '../../trigger/drift-reporter';
@@ -14,7 +14,7 @@ import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
 import { KeyedSerialQueue } from '../../trigger/queue';
 import type { VmdcObject } from '../../trigger/vmdc-object';
-import { UID } from './trigger-helpers';
+import { UID, InMemoryVmdc } from './trigger-helpers';
 
 const OTHER_UID = 'ffff0000-ffff-4444-8888-000000000000';
 const VMDC = { namespace: 'ns', name: 'c1', uid: UID };
@@ -247,18 +247,8 @@ describe('planDrift: which Events', () => {
 });
 
 /** The reporter's Kubernetes I/O over one in-memory VMDistributedCluster. */
-class FakeKube implements Pick<KubeOps, 'patchStatus' | 'createEvent'> {
+class FakeKube extends InMemoryVmdc implements Pick<KubeOps, 'patchStatus' | 'createEvent'> {
   readonly events: Array<{ type: string; reason: string; message: string }> = [];
-  statusWrites = 0;
-  constructor(public obj: VmdcObject) {}
-  async patchStatus(og: ObjectGeneration, compute: (fresh: VmdcObject) => VMDistributedClusterStatus | undefined) {
-    if (this.obj.metadata?.uid !== og.uid || this.obj.metadata?.generation !== og.generation) return false;
-    const patch = compute(this.obj);
-    if (!patch) return false;
-    this.obj = { ...this.obj, status: { ...this.obj.status, ...patch } };
-    this.statusWrites++;
-    return true;
-  }
   async createEvent(_o: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string) {
     this.events.push({ type, reason, message });
   }

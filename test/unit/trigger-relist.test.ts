@@ -8,14 +8,14 @@
 import type { Client } from '@temporalio/client';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
 import { workflowIdFor } from '../../api/rollout-contract';
-import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
+import type { VMDistributedClusterStatus } from '../../api/types';
 import type { KubeOps } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
 import { KeyedSerialQueue } from '../../trigger/queue';
 import { objectKey, Reconciler } from '../../trigger/reconcile';
 import type { VmdcObject } from '../../trigger/vmdc-object';
-import { spec, UID, validator } from './trigger-helpers';
+import { spec, UID, validator, InMemoryVmdc } from './trigger-helpers';
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
 
@@ -63,23 +63,13 @@ class FakeTemporal {
 }
 
 /** The trigger's Kubernetes I/O over one in-memory object (status writes as the API server does them). */
-class FakeKube implements KubeOps {
+class FakeKube extends InMemoryVmdc implements KubeOps {
   readonly events: string[] = [];
-  statusWrites = 0;
-  constructor(public obj: VmdcObject) {}
   async list() {
     return { items: [this.obj] };
   }
   async get() {
     return this.obj;
-  }
-  async patchStatus(og: ObjectGeneration, compute: (fresh: VmdcObject) => VMDistributedClusterStatus | undefined) {
-    if (this.obj.metadata?.uid !== og.uid || this.obj.metadata?.generation !== og.generation) return false;
-    const patch = compute(this.obj);
-    if (!patch) return false;
-    this.obj = { ...this.obj, status: { ...this.obj.status, ...patch } };
-    this.statusWrites++;
-    return true;
   }
   async addFinalizer() {
     return 'present' as const;
