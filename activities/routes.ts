@@ -30,39 +30,10 @@ import { listRouteRecords, recordedZones, routeObjectRecords, type ListOptions }
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { FailureType } from '../workflows/failures';
 import { nonRetryable } from './errors';
+import { settleAll, settled } from './at-once';
 import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
 export const MAX_CONFLICT_RETRIES = 10;
-
-// ---------------------------------------------------------------------------------------------
-// Independent API calls made at once, reported as if made one after another.
-//
-// Why every call is waited for, even after one failed: a failed route edit is followed by the
-// workflow reading the records on the route objects (resyncRecorded) to learn what landed. A write
-// still in flight at that moment could land after that read, and the workflow would believe a zone
-// is in reads that a route no longer sends to it. So nothing is reported, result or failure,
-// before every call has settled.
-
-/**
- * Runs `call` for every item at once and waits until all have settled. Returns the results in the
- * items' order; when some failed, throws the failure of the first item in `failureOrder` (default:
- * the items' order, i.e. what a loop over the items would have thrown first).
- */
-export async function settleAll<T, R>(
-  items: readonly T[],
-  call: (item: T, index: number) => Promise<R>,
-  opts: { failureOrder?: (index: number) => number } = {},
-): Promise<R[]> {
-  // Started inside a promise chain: a call that throws synchronously becomes a failure like any other.
-  const outcomes = await Promise.allSettled(items.map((item, i) => Promise.resolve().then(() => call(item, i))));
-  const rank = opts.failureOrder ?? ((i: number) => i);
-  let first: { rank: number; reason: unknown } | undefined;
-  outcomes.forEach((o, i) => {
-    if (o.status === 'rejected' && (!first || rank(i) < first.rank)) first = { rank: rank(i), reason: o.reason };
-  });
-  if (first) throw first.reason;
-  return outcomes.map((o) => (o as PromiseFulfilledResult<R>).value);
-}
 
 /** Whether a route still serves reads, by the operator's rules (what the activities always check). */
 const hasReadBackend = (targetRefs: readonly JsonObject[]): boolean => hasReadBackendWith(targetRefs, OPERATOR_RULES);
@@ -442,9 +413,8 @@ async function editRoutesRecorded(
     readRecords(kube, { namespace, uid: owner.vmdc.uid }),
     generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' }),
   ]);
-  if (recordedRead.status === 'rejected') throw recordedRead.reason;
-  if (gensRead.status === 'rejected') throw gensRead.reason;
-  return { ...gensRead.value, written, recorded: recordedRead.value };
+  const recorded = settled(recordedRead);
+  return { ...settled(gensRead), written, recorded };
 }
 
 /** One line per removed entry: where it was and what it is. */

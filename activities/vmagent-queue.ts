@@ -8,17 +8,9 @@ import { vmKind, type KubeObjects } from './kube-objects';
 import { ServicePods, type ServicePod, type ServicePodsDeps } from './service-pods';
 import { buildQueueSample, readZoneQueues, type PodReading } from './vmagent-match';
 import { findZoneQueues, type RemoteWriteQueue } from './vmagent-url';
+import { later, settled } from './at-once';
 import type { VmagentAuth } from './vmagent-auth';
 import { vmagentScheme, vmagentServiceName, type Scheme } from './vmagent-service';
-
-/** `f()` as a promise, a synchronous throw included (it then rejects like any other failure). */
-const later = <T>(f: () => Promise<T>): Promise<T> => Promise.resolve().then(f);
-
-/** The value of a settled promise, or its rejection thrown. */
-function settled<T>(r: PromiseSettledResult<T>): T {
-  if (r.status === 'rejected') throw r.reason;
-  return r.value;
-}
 
 export interface QueueReaderDeps extends ServicePodsDeps {
   kube: KubeObjects;

@@ -211,22 +211,22 @@ export async function confirmSwitch(
 ): Promise<SwitchConfirmed> {
   const poll = Math.max(100, input.pollIntervalMs);
   const podPoll = Math.min(poll, POD_POLL_MAX_MS);
-  /** Runs `look`; a failure the API server does not refuse for good becomes what is awaited. */
-  const guarded = async <T>(look: () => Promise<T>): Promise<T | { failed: string }> => {
+  /** Runs `look`; a failure the API server does not refuse for good becomes what is awaited (`failed`). */
+  const guarded = async <T>(look: () => Promise<T>, failed: (waitingFor: string) => T): Promise<T> => {
     try {
       return await look();
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       // A read the API server refuses for good fails the step; anything else is polled again.
       if (refusedForGood(err)) throw err;
-      return { failed: `cannot check the switch: ${describeError(err)}` };
+      return failed(`cannot check the switch: ${describeError(err)}`);
     }
   };
   for (;;) {
-    const c = await guarded(() => checker.check(input, ctx.signal));
-    if ('done' in c && c.done) return c.confirmed;
-    let waitingFor = 'failed' in c ? c.failed : c.waitingFor;
-    const config = 'config' in c ? c.config : undefined;
+    const c = await guarded(() => checker.check(input, ctx.signal), (waitingFor): SwitchCheck => ({ done: false, waitingFor }));
+    if (c.done) return c.confirmed;
+    let { waitingFor } = c;
+    const { config } = c;
     const details = () => ({ waitingFor });
     ctx.heartbeat(details());
     const nextCheck = now() + poll;
@@ -234,10 +234,10 @@ export async function confirmSwitch(
     // Until the next whole check: the pods only, and a whole check as soon as they are ready.
     while (config && !podsReady && nextCheck - now() > podPoll) {
       await sleepHeartbeating(ctx, podPoll, details());
-      const p = await guarded(() => checker.checkPods(config, input, ctx.signal));
-      podsReady = 'ready' in p && p.ready;
-      if (!podsReady) {
-        waitingFor = 'failed' in p ? p.failed : (p as { waitingFor: string }).waitingFor;
+      const p = await guarded(() => checker.checkPods(config, input, ctx.signal), (waitingFor): PodsCheck => ({ ready: false, waitingFor }));
+      podsReady = p.ready;
+      if (!p.ready) {
+        waitingFor = p.waitingFor;
         ctx.heartbeat(details());
       }
     }

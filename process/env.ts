@@ -122,6 +122,15 @@ export const port = (dflt: string) =>
       .pipe(z.number().int().min(0).max(65535, 'must be at most 65535')),
   );
 
+/** A whole number from 1 to `max` (spaces around it allowed). */
+export const positiveInteger = (max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a positive integer')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be at least 1').max(max, `must be at most ${max}`));
+
 export const hostPort = z.string().regex(/^[^\s/]+:\d{1,5}$/, 'must be host:port, e.g. temporal-frontend:7233');
 
 /** true/false, 1/0, yes/no (any case); unset → false. */

@@ -2,7 +2,7 @@
 // The Temporal connection, TASK_QUEUE and LOG_LEVEL are the common block of process/env.
 import { z } from 'zod';
 import type { TrustPolicy } from '../api/trust-policy';
-import { commonEnvShape, duration, emptyToUndefined, namespaceList, parseEnv, port, refineCommonEnv, temporalConfig, trustPolicy, withDefault, type LogLevel, type TemporalConnectionConfig } from '../process/env';
+import { commonEnvShape, duration, emptyToUndefined, namespaceList, parseEnv, port, positiveInteger, refineCommonEnv, temporalConfig, trustPolicy, withDefault, type LogLevel, type TemporalConnectionConfig } from '../process/env';
 import { DEFAULT_CONCURRENCY } from './queue';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';
@@ -38,7 +38,6 @@ export interface TriggerConfig {
 }
 
 export const DEFAULT_FINALIZER_RECHECK_INTERVAL_MS = 30_000;
-export const DEFAULT_RECONCILE_CONCURRENCY = DEFAULT_CONCURRENCY;
 /** A cap beyond this is no cap at all (the failure it prevents starts well below it). */
 export const MAX_RECONCILE_CONCURRENCY = 1000;
 
@@ -51,10 +50,7 @@ const envSchema = z
     RELIST_INTERVAL: duration('5m', 1000),
     WATCH_IDLE_TIMEOUT: duration('2m', 1000),
     FINALIZER_RECHECK_INTERVAL: duration('30s', 1000),
-    RECONCILE_CONCURRENCY: withDefault(
-      String(DEFAULT_RECONCILE_CONCURRENCY),
-      z.string().trim().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().int().min(1, 'must be at least 1').max(MAX_RECONCILE_CONCURRENCY, `must be at most ${MAX_RECONCILE_CONCURRENCY}`)),
-    ),
+    RECONCILE_CONCURRENCY: withDefault(String(DEFAULT_CONCURRENCY), positiveInteger(MAX_RECONCILE_CONCURRENCY)),
   })
   .superRefine(refineCommonEnv);
 

@@ -11,7 +11,7 @@ import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { formatIssues } from '../api/schema';
 import { validateUnderPolicy, type TrustPolicy } from '../api/trust-policy';
 import { DEFAULT_RETRY_BACKOFF, type Backoff, type Random } from './backoff';
-import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, DEFAULT_RECONCILE_CONCURRENCY, loadConfig, type TriggerConfig } from './config';
+import { DEFAULT_FINALIZER_RECHECK_INTERVAL_MS, loadConfig, type TriggerConfig } from './config';
 import { DRIFT_KINDS } from './drift';
 import { DriftReporter } from './drift-reporter';
 import { defaultKubeConfig } from '../kube/keep-alive';
@@ -19,7 +19,7 @@ import { createKubeOps, createVmObjectLister, vmdcPath, vmObjectPath, type KubeO
 import { createLogger, type Logger } from './log';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createMetrics, type TriggerMetrics } from './metrics';
-import { KeyedSerialQueue } from './queue';
+import { DEFAULT_CONCURRENCY, KeyedSerialQueue } from './queue';
 import { RetrySchedule } from './retries';
 import { Reconciler, objectKey, type SpecValidator, type WatchEventType } from './reconcile';
 import type { VmdcObject } from './vmdc-object';
@@ -81,7 +81,7 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     temporal = new Client({ connection, namespace: config.temporal.namespace, dataConverter: payloadDataConverter(config.temporal.payloadKeys) });
   }
   const reconciler = new Reconciler({ temporal, kube, validator: deps.validator ?? validatorFor(config.policy), taskQueue: config.taskQueue, log, metrics });
-  const concurrency = config.reconcileConcurrency ?? DEFAULT_RECONCILE_CONCURRENCY;
+  const concurrency = config.reconcileConcurrency ?? DEFAULT_CONCURRENCY;
 
   let stopped = false;
   // Every reconciliation, drift report and orphan cancel goes through this queue: serial per object,
@@ -145,7 +145,6 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
       metrics.reconcileErrors.inc();
       // Jittered: objects that failed together (an overloaded API server) must not retry together.
       const { attempt, delayMs } = retries.failed(key, () => {
-        if (stopped) return;
         if (type === 'delete') enqueueDelete(key, obj);
         else {
           const latest = latestUpsert.get(key);

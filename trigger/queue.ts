@@ -13,7 +13,7 @@ export const DEFAULT_CONCURRENCY = 32;
  * oldest waiter (it is never free in between), so a burst of new tasks cannot overtake those
  * already waiting.
  */
-export class Slots {
+class Slots {
   private free: number;
   private readonly waiters: Array<() => void> = [];
 

@@ -8,6 +8,7 @@ import {
   looksSecret,
   parseEnv,
   port,
+  positiveInteger,
   readableFile,
   refineCommonEnv,
   temporalConfig,
@@ -48,7 +49,7 @@ export interface WorkerConfig {
 /** Where the Temporal SDK's Prometheus exporter listens unless TEMPORAL_METRICS_BIND says otherwise. */
 export const DEFAULT_SDK_METRICS_BIND = '127.0.0.1:9091';
 
-const positiveInteger = z.preprocess(emptyToUndefined, z.string().regex(/^\d+$/, 'must be a positive integer').transform(Number).pipe(z.number().int().min(1)).optional());
+const optionalPositiveInteger = z.preprocess(emptyToUndefined, positiveInteger().optional());
 
 const secretKey = z.preprocess(emptyToUndefined, z.string().trim().regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key').optional());
 
@@ -70,8 +71,8 @@ const envSchema = z
     VMAGENT_AUTH_PASSWORD_KEY: secretKey,
     VMAGENT_SCRAPE_TIMEOUT: duration('5s', 100),
     SHUTDOWN_GRACE_TIME: duration('30s', 0),
-    MAX_CONCURRENT_ACTIVITIES: positiveInteger,
-    MAX_CACHED_WORKFLOWS: positiveInteger,
+    MAX_CONCURRENT_ACTIVITIES: optionalPositiveInteger,
+    MAX_CACHED_WORKFLOWS: optionalPositiveInteger,
   })
   .superRefine((env, ctx) => {
     refineCommonEnv(env, ctx);

@@ -80,8 +80,9 @@ export class RolloutRun {
    */
   readonly queueHeartbeats: boolean;
   /**
-   * From this version on, status writes, reads and dry runs are local activities: a zone costs a
-   * fraction of the history events, and no task round trip per short call.
+   * From this version on, status writes, reads, dry runs and prepare's applies are local activities,
+   * and a read switch is one activity: a zone costs a fraction of the history events, and no task
+   * round trip per short call.
    */
   readonly localCalls: boolean;
   /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
@@ -284,8 +285,7 @@ export class RolloutRun {
     const vmauthGeneration = await generationOf('VMAuth', vmauth, edited.vmauthGeneration);
     await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: vmauth, generation: vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
     if (!patched('wait-vmuser-switch')) return;
-    const users = new Set((removals ?? []).filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name));
-    for (const name of users) {
+    for (const name of editedUsers(removals ?? [])) {
       const generation = await generationOf('VMUser', name, edited.vmuserGenerations?.[name]);
       await wait.waitOperational({ kind: 'VMUser', namespace: ns, name, generation, pollIntervalMs: st.pollIntervalMs });
     }
@@ -300,10 +300,9 @@ export class RolloutRun {
 
   /** The whole switch in one activity: each edited route object operational, then (real operator) the pods. */
   private async awaitSwitch(removals: readonly RouteRemoval[], edited: EditedRoutes, confirm?: { zone: ZoneState; expect: 'absent' | 'present' }): Promise<void> {
-    const users = [...new Set(removals.filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name))];
     const routes = [
       { kind: 'VMAuth' as const, name: this.spec.vmauth.name, generation: edited.vmauthGeneration },
-      ...users.map((name) => ({ kind: 'VMUser' as const, name, generation: edited.vmuserGenerations?.[name] })),
+      ...editedUsers(removals).map((name) => ({ kind: 'VMUser' as const, name, generation: edited.vmuserGenerations?.[name] })),
     ];
     const pods = this.realOperator ? confirm : undefined;
     const input = pods ? await this.announceConfirm(pods.zone, removals, pods.expect) : undefined;
@@ -390,4 +389,9 @@ export class RolloutRun {
       }
     }
   }
+}
+
+/** The VMUsers a zone's removals changed, each once: their new routes must be served too. */
+function editedUsers(removals: readonly RouteRemoval[]): string[] {
+  return [...new Set(removals.filter((r) => r.route.kind === 'VMUser' && r.removed.length > 0).map((r) => r.route.name))];
 }

@@ -43,7 +43,7 @@ import { validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { withKeepAliveAgent } from '../../kube/keep-alive';
-import { DEFAULT_RECONCILE_CONCURRENCY } from '../../trigger/config';
+import { DEFAULT_CONCURRENCY } from '../../trigger/queue';
 import { ObjectDriftIndex, driftReport, type ObjectDrift } from '../../trigger/drift';
 import { createKubeOps } from '../../trigger/kube';
 import type { Logger, LogFields } from '../../trigger/log';
@@ -843,7 +843,7 @@ async function main(): Promise<void> {
       quick,
       machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: os.loadavg().map((x) => round(x, 2)) },
       /** The trigger measured: production defaults (RECONCILE_CONCURRENCY unset in both parts). */
-      trigger: { kubeAgents: 'keep-alive (withKeepAliveAgent)', reconcileConcurrency: DEFAULT_RECONCILE_CONCURRENCY },
+      trigger: { kubeAgents: 'keep-alive (withKeepAliveAgent)', reconcileConcurrency: DEFAULT_CONCURRENCY },
       editToStart: edit,
       scale: sc,
       ratios,

@@ -5,7 +5,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { JsonObject, JsonValue } from '../../api/types';
 import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type RecordOwner } from '../../api/route-records';
 import type { KindRef, KubeObject, KubeObjects } from '../../activities/kube-objects';
-import { editRoutes, readRecords, readRoutes, settleAll } from '../../activities/routes';
+import { editRoutes, readRecords, readRoutes } from '../../activities/routes';
+import { settleAll } from '../../activities/at-once';
 import { computeRemovals, OPERATOR_RULES } from '../../workflows/routes';
 
 const NS = 'ns';
