@@ -6,7 +6,7 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help bench bench-queue-reading bench-rollout bench-trigger bench-scale tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
+.PHONY: help chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
@@ -19,6 +19,8 @@ help:
 	@echo "make typecheck | lint | crd"
 	@echo "make bench             every benchmark (JSON in .tmp/bench/, figures in docs/benchmarks.md); one: make bench-<name>"
 	@echo "                        (queue-reading, rollout, trigger, scale); BENCH_ARGS=--quick for short runs"
+	@echo "make chaos             the chaos campaign (3 rollouts under worker kills, restarts, API and scrape faults; JSON in"
+	@echo "                        .tmp/chaos/, figures in docs/reliability.md); replay: CHAOS_SEED=<seed>; CHAOS_ARGS=--kills=N ..."
 
 tools:
 	scripts/install-tools.sh
@@ -58,6 +60,10 @@ test-e2e: deps tools
 
 demo: deps tools
 	$(NPX) tsx scripts/demo.ts
+
+CHAOS_ARGS ?=
+chaos: deps tools
+	@mkdir -p .tmp/chaos && $(NPX) tsx test/chaos/campaign.ts $(CHAOS_ARGS)
 
 clean-results:
 	rm -rf $(RESULTS)

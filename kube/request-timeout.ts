@@ -1,8 +1,8 @@
 // A bound on every single Kubernetes API request (not on watches).
 import * as k8s from '@kubernetes/client-node';
 
-/** Default timeout of one API request. */
-export const REQUEST_TIMEOUT_MS = 30_000;
+/** Default timeout of one API request: an answer takes milliseconds; a request the API server (or a proxy before it) never answers must not hold a step, or a status write, much longer. */
+export const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Request options that abort a request after `ms`: a request sent on a half-open keep-alive

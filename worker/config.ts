@@ -44,6 +44,12 @@ export interface WorkerConfig {
   shutdownGraceTimeMs: number;
   maxConcurrentActivities?: number;
   maxCachedWorkflows?: number;
+  /**
+   * What stays the same when this worker restarts (the pod name): its boots are identified as
+   * `<instance>/<boot>`, and a boot releases at once what an earlier one held (worker/predecessor.ts).
+   * Undefined: the SDK's default identity, and attempts of a killed worker end at their heartbeat timeout.
+   */
+  instance?: string;
 }
 
 /** Where the Temporal SDK's Prometheus exporter listens unless TEMPORAL_METRICS_BIND says otherwise. */
@@ -73,6 +79,7 @@ const envSchema = z
     SHUTDOWN_GRACE_TIME: duration('30s', 0),
     MAX_CONCURRENT_ACTIVITIES: optionalPositiveInteger,
     MAX_CACHED_WORKFLOWS: optionalPositiveInteger,
+    WORKER_INSTANCE: z.preprocess(emptyToUndefined, z.string().trim().regex(/^[-._a-zA-Z0-9]+$/, 'must be a pod name (letters, digits, - . _)').optional()),
   })
   .superRefine((env, ctx) => {
     refineCommonEnv(env, ctx);
@@ -115,5 +122,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     shutdownGraceTimeMs: e.SHUTDOWN_GRACE_TIME,
     maxConcurrentActivities: e.MAX_CONCURRENT_ACTIVITIES,
     maxCachedWorkflows: e.MAX_CACHED_WORKFLOWS,
+    instance: e.WORKER_INSTANCE,
   };
 }

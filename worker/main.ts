@@ -7,6 +7,8 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry, type L
 import { createActivities } from '../activities';
 import { withKeepAliveAgent } from '../kube/keep-alive';
 import { temporalConnectionOptions } from '../process/env';
+import { bundleAtStart } from '../process/workflow-bundle';
+import { releasePredecessors, workerIdentity, type ReleaseResult } from './predecessor';
 import { payloadDataConverter } from '../process/payload-codec';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 import { loadConfig, type WorkerConfig } from './config';
@@ -19,6 +21,8 @@ export interface RunningWorker {
   worker: Worker;
   metrics: WorkerMetrics;
   server: MetricsServer;
+  /** With an instance (WORKER_INSTANCE): what this boot released of an earlier boot's attempts (worker/predecessor.ts). */
+  released?: Promise<ReleaseResult>;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error, which it rethrows). */
   done: Promise<void>;
   /** Graceful: stop polling, let running activities finish (shutdownGraceTime), close connections and the HTTP server. */
@@ -79,10 +83,13 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
     vmagentAuth: config.vmagentAuth,
     scrapeTimeoutMs: config.scrapeTimeoutMs,
   });
-  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = config.workflowBundlePath
+  const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }
-    : { workflowsPath: opts.workflowsPath ?? require.resolve('../workflows') };
+    : opts.workflowsPath
+      ? { workflowsPath: opts.workflowsPath }
+      : bundleAtStart();
 
+  const identity = config.instance ? workerIdentity(config.instance) : undefined;
   let worker: Worker;
   try {
     worker = await Worker.create({
@@ -95,6 +102,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
       shutdownGraceTime: config.shutdownGraceTimeMs,
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxCachedWorkflows: config.maxCachedWorkflows,
+      ...(identity ? { identity } : {}),
     });
   } catch (err) {
     await clientConnection.close().catch(() => {});
@@ -115,12 +123,18 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
     await clientConnection.close().catch(() => {});
     await nativeConnection.close().catch(() => {});
   });
+  // Alongside the worker's start: only earlier boots' attempts are touched, never this one's.
+  // Never rejects: an attempt it cannot release still ends at its heartbeat timeout.
+  const released = identity
+    ? releasePredecessors(temporalClient, config.taskQueue, identity).catch((err: unknown): ReleaseResult => ({ workflowsRunning: 0, released: [], errors: [String(err)] }))
+    : undefined;
   let stopping: Promise<void> | undefined;
   return {
     worker,
     metrics,
     server,
     done,
+    released,
     shutdown() {
       stopping ??= (async () => {
         if (worker.getState() === 'RUNNING' || worker.getState() === 'INITIALIZED') worker.shutdown();
@@ -140,6 +154,10 @@ export async function main(): Promise<void> {
     `vmrollout worker: task queue ${config.taskQueue} on ${config.temporal.address}/${config.temporal.namespace}; ` +
       `metrics ${running.server.url}/metrics\n`,
   );
+  void running.released?.then((r) => {
+    for (const x of r.released) process.stderr.write(`released ${x.workflowId} ${x.activityType} (${x.action}): held by an earlier boot of this worker\n`);
+    for (const e of r.errors) process.stderr.write(`could not release an earlier boot's attempt (it ends at its heartbeat timeout): ${e}\n`);
+  });
   stopOnSignals(() => running.shutdown(), {
     stopping: (sig) => process.stderr.write(`${sig}: shutting down (grace ${config.shutdownGraceTimeMs} ms)\n`),
     secondSignal: (sig) => process.stderr.write(`second ${sig}: exiting now\n`),

@@ -142,7 +142,8 @@ export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: V
   });
 }
 
-const NON_READ_KINDS = new Set(['VMCluster/vminsert', 'VMAgent']);
+// An array, not a Set: this module is shared frozen between workflows (process/workflow-bundle.ts).
+const NON_READ_KINDS: readonly string[] = ['VMCluster/vminsert', 'VMAgent'];
 
 /**
  * Whether a route still has at least one backend that can serve reads. Operator rules: a crd
@@ -158,7 +159,7 @@ export function hasReadBackend(targetRefs: readonly JsonObject[], opts: RouteRul
     }
     const crd = crdOf(tr);
     if (!crd) return false;
-    if (typeof crd.kind !== 'string' || NON_READ_KINDS.has(crd.kind)) return false;
+    if (typeof crd.kind !== 'string' || NON_READ_KINDS.includes(crd.kind)) return false;
     if (crd.kind === VMSELECT_KIND || opts.operatorRules) return rules.nameRoutes(crd) || (objectsOf(tr)?.length ?? 0) > 0;
     return true;
   });

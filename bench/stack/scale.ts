@@ -16,22 +16,25 @@
 //
 // Prints ONE JSON document on stdout (also written to .tmp/bench/scale.json; the work runs in a child
 // process whose stdout is our stderr); compares within one run, never asserts timings. Run: npx tsx bench/stack/scale.ts [--quick] [--hold-ms=5000]
-// Variants of the worker: [--max-cached=N] [--malloc-arena-max=N] (output .tmp/bench/scale-<variant>.json).
+// The worker runs with the chart's glibc malloc settings (charts/vmrollout/values.yaml worker.malloc).
+// Variants of the worker: [--max-cached=N] [--malloc=default] (glibc's own) [--preload=none] (output .tmp/bench/scale-<variant>.json).
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ServiceError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { parse as parseYaml } from 'yaml';
 import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
 import type { NormalizedSpec } from '../../api/types';
 import { watchQueue as realWatchQueue } from '../../activities/vmagent-drain';
 import type { PollContext } from '../../activities/activity-context';
 import { FAILURE_CONVERTER_PATH } from '../../process/payload-codec';
+import { workflowBundleOptions } from '../../process/workflow-bundle';
 import { freePort } from '../../test/harness/ports';
 import { guardPid } from '../../test/harness/processes';
 import { startTemporalDevEnv } from '../../test/harness/temporal';
@@ -40,7 +43,7 @@ import type { FakeCluster } from '../../test/workflow/fake-cluster';
 import type { QueueSample, QueueWatch, RolloutActivities } from '../../workflows/activity-types';
 import type { RolloutResult } from '../../workflows/state';
 import { queueProgressMessage } from '../../workflows/status';
-import type { WorkerStats } from './scale-worker';
+import type { FakeCall, FakeReply, WorkerStats } from './scale-worker';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;
@@ -49,12 +52,19 @@ const quick = process.argv.includes('--quick');
 const ROLLOUTS = quick ? 20 : 200;
 /** How long each zone's two long waits (upgrade's waitOperational, watchQueue) hold an activity slot. */
 const flag = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-/** Worker variants (to find what its RSS is made of): its maxCachedWorkflows, glibc's MALLOC_ARENA_MAX. */
+/** Worker variants (to find what its RSS is made of): its maxCachedWorkflows, glibc's malloc as it comes. */
 const MAX_CACHED = flag('max-cached');
-const MALLOC_ARENA_MAX = flag('malloc-arena-max');
+const GLIBC_MALLOC = flag('malloc') === 'default';
+/** --preload=none: the bundle without its shared modules (each workflow evaluates every module again). */
+const NO_PRELOAD = flag('preload') === 'none';
 const HOLD_MS = Number(/^--hold-ms=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--hold-ms=')) ?? '')?.[1] ?? 5_000);
 const TARGETS = { workerRssMB: 500, eventsPerZone: 100 } as const;
 const REPO = path.resolve(__dirname, '..', '..');
+/** The worker's malloc environment as the chart sets it. */
+const CHART_MALLOC = (() => {
+  const m = (parseYaml(fs.readFileSync(path.join(REPO, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as { worker: { malloc: { arenaMax: number; trimThreshold: number; mmapThreshold: number } } }).worker.malloc;
+  return { MALLOC_ARENA_MAX: String(m.arenaMax), MALLOC_TRIM_THRESHOLD_: String(m.trimThreshold), MALLOC_MMAP_THRESHOLD_: String(m.mmapThreshold) };
+})();
 const OUT_DIR = path.join(REPO, '.tmp', 'bench');
 
 const log = (msg: string) => process.stderr.write(`[scale] ${msg}\n`);
@@ -181,12 +191,32 @@ class WorkerChild {
     });
     this.release = guardPid(this.proc.pid!, 'scale-worker');
     this.exited = new Promise((resolve) => this.proc.once('exit', (code) => resolve(code)));
-    this.proc.on('message', (m: { type: string; message?: string }) => {
-      if (m.type === 'error') log(`worker error: ${m.message}`);
+    this.proc.on('message', (m: { type: string; message?: string } | FakeCall) => {
+      if (m.type === 'call') {
+        void this.answer(m as FakeCall);
+        return;
+      }
+      if (m.type === 'error') log(`worker error: ${(m as { message?: string }).message}`);
       const q = this.waiting.get(m.type);
       const fn = q?.shift();
       fn?.(m);
     });
+  }
+
+  /** The fakes (one FakeCluster per VMDistributedCluster) live here, outside the measured worker. */
+  private readonly fakes = new Map<string, RolloutActivities>();
+
+  private async answer(call: FakeCall): Promise<void> {
+    let fake = this.fakes.get(call.workflowId);
+    if (!fake) this.fakes.set(call.workflowId, (fake = makeFake().activities()));
+    let reply: FakeReply;
+    try {
+      reply = { type: 'reply', id: call.id, value: await (fake[call.name as keyof RolloutActivities] as (a: unknown) => Promise<unknown>)(call.arg) };
+    } catch (err) {
+      const f = err instanceof ApplicationFailure ? err : undefined;
+      reply = { type: 'reply', id: call.id, failure: { message: err instanceof Error ? err.message : String(err), type: f?.type ?? undefined, nonRetryable: f?.nonRetryable ?? false } };
+    }
+    if (this.proc.connected) this.proc.send(reply);
   }
 
   next(type: string, timeoutMs = 180_000): Promise<{ type: string; stats?: WorkerStats }> {
@@ -257,7 +287,8 @@ async function runScale(): Promise<ScaleResult> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const bundlePath = path.join(OUT_DIR, 'scale-workflow-bundle.js');
   log('bundling the workflows (as scripts/bundle-workflows.ts does for the image)');
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), failureConverterPath: FAILURE_CONVERTER_PATH });
+  const options = workflowBundleOptions(FAILURE_CONVERTER_PATH);
+  const { code } = await bundleWorkflowCode(NO_PRELOAD ? { ...options, preloadModules: [] } : options);
   fs.writeFileSync(bundlePath, code);
 
   const port = await freePort();
@@ -271,7 +302,7 @@ async function runScale(): Promise<ScaleResult> {
     SCALE_BUNDLE: bundlePath,
     SCALE_HOLD_MS: String(HOLD_MS),
     ...(MAX_CACHED ? { SCALE_MAX_CACHED_WORKFLOWS: MAX_CACHED } : {}),
-    ...(MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX } : {}),
+    ...(GLIBC_MALLOC ? {} : CHART_MALLOC),
   });
   try {
     await child.next('ready');
@@ -537,7 +568,7 @@ async function main(): Promise<void> {
     activityScheduleToStartMs: scale.activityScheduleToStartMs,
     waitActivityScheduleToStartMs: scale.waitActivityScheduleToStartMs,
     holdMs: HOLD_MS,
-    workerVariant: { maxCachedWorkflows: MAX_CACHED ? Number(MAX_CACHED) : 'default', mallocArenaMax: MALLOC_ARENA_MAX ? Number(MALLOC_ARENA_MAX) : 'default' },
+    workerVariant: { maxCachedWorkflows: MAX_CACHED ? Number(MAX_CACHED) : 'default', malloc: GLIBC_MALLOC ? 'glibc default' : CHART_MALLOC, preloadModules: !NO_PRELOAD },
     eventsPerZone: scale.eventsPerZone,
     continuedAsNew: scale.continuedAsNew,
     single: { eventsPerZone: scale.singleEventsPerZone, activitiesPerZone: scale.singleActivitiesPerZone, eventTypes: scale.singleEventTypes },
@@ -566,7 +597,7 @@ async function main(): Promise<void> {
 
 /** Where the JSON document of this invocation goes. */
 function resultFile(): string {
-  const variant = [MAX_CACHED && `max-cached-${MAX_CACHED}`, MALLOC_ARENA_MAX && `malloc-arena-max-${MALLOC_ARENA_MAX}`].filter(Boolean).join('-');
+  const variant = [MAX_CACHED && `max-cached-${MAX_CACHED}`, GLIBC_MALLOC && 'malloc-default', NO_PRELOAD && 'preload-none'].filter(Boolean).join('-');
   return path.join(OUT_DIR, variant ? `scale-${variant}.json` : 'scale.json');
 }
 

@@ -32,6 +32,7 @@ import { onRuntimeLog, startTemporalDevEnv } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
 import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../simulator/environment';
 import type { RenderedConfigRecord } from '../simulator/simulator';
+import { bundleAtStart } from '../../process/workflow-bundle';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const DEMO_MANIFESTS_DIR = path.join(REPO_ROOT, 'examples', 'demo');
@@ -602,7 +603,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       connection: temporal.nativeConnection,
       namespace: temporal.namespace ?? 'default',
       taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      ...bundleAtStart(),
       dataConverter,
       // EndpointSlices carry TEST-NET-2 pod addresses (the API server refuses loopback endpoints);
       // podNetworkFetch maps them to 127.0.0.1, where the real vmagent, vmauth pods (and their

@@ -115,6 +115,12 @@ export interface KubeCluster {
    * watches them at once; otherwise their objects are still collected, but up to 30 s late.
    */
   controllerManager?: ManagedProcess;
+  /**
+   * With `audit`: the kube-apiserver's audit log (JSON lines, one audit.k8s.io/v1 Event per line,
+   * written in blocking mode: no event is dropped, each is written as its request completes). See
+   * test/chaos/audit-log.ts to read it.
+   */
+  auditLogPath?: string;
   /** Stops kube-controller-manager, kube-apiserver, then etcd. */
   stop(): Promise<void>;
 }
@@ -127,6 +133,62 @@ export interface StartKubeOptions {
   readyTimeoutMs?: number;
   /** Also run kube-controller-manager's garbage collector: deleting an owner deletes the objects whose ownerReferences name it. */
   garbageCollector?: boolean;
+  /**
+   * Write an audit log (`auditLogPath`): `true` = DEFAULT_AUDIT_POLICY, or `{ policy }` with an
+   * audit.k8s.io/v1 Policy as YAML. Default: no audit log.
+   */
+  audit?: boolean | { policy: string };
+}
+
+/**
+ * The audit policy of `audit: true`: every write (create, update, patch, delete, deletecollection)
+ * to vmrollout.io and operator.victoriametrics.com objects (all resources and subresources, status
+ * included), EndpointSlices and pods with request and response bodies; Secret writes at Metadata
+ * level (who, what, when: never their data); nothing else (reads, watches, events, leases), so the
+ * log stays small. Only the ResponseComplete stage (and Panic) is logged.
+ */
+export const DEFAULT_AUDIT_POLICY = [
+  'apiVersion: audit.k8s.io/v1',
+  'kind: Policy',
+  'omitStages: [RequestReceived]',
+  'rules:',
+  // First match wins: Secrets before anything that could log their bodies.
+  '- level: Metadata',
+  '  verbs: [create, update, patch, delete, deletecollection]',
+  '  resources:',
+  '  - group: ""',
+  '    resources: [secrets]',
+  '- level: RequestResponse',
+  '  verbs: [create, update, patch, delete, deletecollection]',
+  '  resources:',
+  // An empty resources list means every resource and subresource of the group.
+  '  - group: vmrollout.io',
+  '  - group: operator.victoriametrics.com',
+  '  - group: discovery.k8s.io',
+  '    resources: [endpointslices]',
+  '  - group: ""',
+  '    resources: [pods, pods/status]',
+  '- level: None',
+  '',
+].join('\n');
+
+/** kube-apiserver flags for an audit log at `dir`/audit.log with `policy` (written to `dir`/audit-policy.yaml). */
+function auditArgs(dir: string, policy: string): { args: string[]; auditLogPath: string } {
+  const policyPath = path.join(dir, 'audit-policy.yaml');
+  fs.writeFileSync(policyPath, policy);
+  const auditLogPath = path.join(dir, 'audit.log');
+  return {
+    auditLogPath,
+    args: [
+      `--audit-policy-file=${policyPath}`,
+      `--audit-log-path=${auditLogPath}`,
+      '--audit-log-format=json',
+      // Synchronous (no buffer that drops events under load): each event is written as its request completes.
+      '--audit-log-mode=blocking',
+      // MB before rotation (0 would mean lumberjack's default, 100 MB): a test never rotates.
+      '--audit-log-maxsize=100000',
+    ],
+  };
 }
 
 /** Starts etcd + kube-apiserver (RBAC, admin client cert), waits for /readyz and the `default` namespace, writes a kubeconfig; with `garbageCollector`, then the garbage collector. */
@@ -136,6 +198,7 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
   if (opts.garbageCollector) toolPath('kube-controller-manager');
   const dir = opts.dir ?? harnessTempDir('kube');
   const certs = generateKubeCerts(path.join(dir, 'pki'));
+  const audit = opts.audit ? auditArgs(dir, opts.audit === true ? DEFAULT_AUDIT_POLICY : opts.audit.policy) : undefined;
   const etcd = await startEtcd({ dataDir: path.join(dir, 'etcd'), logDir: dir });
   let apiserver: ManagedProcess | undefined;
   let controllerManager: ManagedProcess | undefined;
@@ -165,6 +228,7 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
         '--enable-priority-and-fairness=false',
         '--profiling=false',
         '--v=0',
+        ...(audit?.args ?? []),
         ...(opts.extraArgs ?? []),
       ],
       logDir: dir,
@@ -191,6 +255,7 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
       etcd,
       apiserver,
       controllerManager,
+      ...(audit ? { auditLogPath: audit.auditLogPath } : {}),
       async stop() {
         await controllerManager?.stop();
         await ap.stop();

@@ -33,6 +33,7 @@ import { allocatePodIP, podNetworkFetch, registerPodPort } from '../harness/pod-
 import { harnessTempDir, waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
 import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
+import { workflowBundleOptions } from '../../process/workflow-bundle';
 
 export const CRD_FILE = path.resolve(__dirname, '..', '..', 'charts', 'vmrollout', 'crds', 'vmdistributedclusters.vmrollout.io.yaml');
 /** Per wait. */
@@ -119,7 +120,7 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     for (const name of opts.namespaces) await core.createNamespace({ body: { metadata: { name } } });
     env = await startTemporalDevEnv();
     client = env.client;
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+    const workflowBundle = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') });
     const activities = createActivities({
       kubeConfig: kube.kubeConfig,
       temporalClient: client,

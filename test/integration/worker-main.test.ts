@@ -14,6 +14,7 @@ import { startWorker, type RunningWorker } from '../../worker/main';
 import { freePort } from '../harness/ports';
 import { harnessTempDir, waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
+import { workflowBundleOptions } from '../../process/workflow-bundle';
 
 jest.setTimeout(180_000);
 
@@ -43,7 +44,7 @@ afterAll(async () => {
 it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts down gracefully', async () => {
   const dir = harnessTempDir('worker');
   const bundle = (bundlePath = path.join(dir, 'workflow-bundle.js'));
-  fs.writeFileSync(bundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') })).code);
+  fs.writeFileSync(bundle, (await bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') })).code);
   const config = loadConfig({
     TEMPORAL_ADDRESS: env.address,
     TEMPORAL_NAMESPACE: env.namespace ?? 'default',

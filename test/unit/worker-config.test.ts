@@ -64,6 +64,7 @@ describe('worker loadConfig', () => {
       SHUTDOWN_GRACE_TIME: '1m',
       MAX_CONCURRENT_ACTIVITIES: '20',
       MAX_CACHED_WORKFLOWS: '150',
+      WORKER_INSTANCE: 'vmrollout-worker-5d8c7-x2kq9',
     });
     expect(c).toEqual({
       temporal: {
@@ -83,6 +84,7 @@ describe('worker loadConfig', () => {
       shutdownGraceTimeMs: 60_000,
       maxConcurrentActivities: 20,
       maxCachedWorkflows: 150,
+      instance: 'vmrollout-worker-5d8c7-x2kq9',
     });
   });
 
@@ -133,5 +135,10 @@ describe('worker loadConfig', () => {
     expect(issues({ VMAGENT_SCRAPE_TIMEOUT: '10ms' })).toEqual([expect.stringMatching(/^VMAGENT_SCRAPE_TIMEOUT: "10ms" must be at least 100 ms/)]);
     expect(issues({ MAX_CONCURRENT_ACTIVITIES: '0' })).toHaveLength(1);
     expect(issues({ MAX_CACHED_WORKFLOWS: '-1' })).toHaveLength(1);
+  });
+
+  it('takes a pod name as WORKER_INSTANCE, not something that would break its boots\' identities', () => {
+    expect(loadConfig({}).instance).toBeUndefined();
+    expect(issues({ WORKER_INSTANCE: 'pod/1' })).toEqual([expect.stringMatching(/^WORKER_INSTANCE: .*must be a pod name/)]);
   });
 });

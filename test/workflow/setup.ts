@@ -14,6 +14,7 @@ import { checkInvariants, type Breach } from '../oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
 import type { Progress } from '../../workflows/state';
 import { FakeCluster, type Held } from './fake-cluster';
+import { workflowBundleOptions } from '../../process/workflow-bundle';
 
 export const NS = 'default';
 export const ZONES = ['az-a', 'az-b', 'az-c'] as const;
@@ -44,7 +45,7 @@ export async function createEnv(): Promise<TestWorkflowEnvironment> {
 
 let bundle: Promise<WorkflowBundle> | undefined;
 export function workflowBundle(): Promise<WorkflowBundle> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  bundle ??= bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') });
   return bundle;
 }
 

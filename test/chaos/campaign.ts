@@ -1,0 +1,482 @@
+/**
+ * The chaos campaign (issue 14): rollouts of a 3-zone VMDistributedCluster on the real stack while
+ * the worker process is SIGKILLed and restarted, the Temporal dev server (persistent database), the
+ * trigger and kube-apiserver restart, 20 % of the worker's and the trigger's API requests fail
+ * (test/chaos/kube-fault-proxy.ts) and vmagent's /metrics pages time out, come truncated or as
+ * garbage (test/chaos/pod-gateway.ts). Judged from what really happened, not from the workflow:
+ * every write kube-apiserver received (its audit log, test/chaos/oracle.ts), every config the
+ * operator (the zone simulator) rendered for vmauth, every zone restart and what routed reads to the
+ * zone at that moment, and the readers' results.
+ *
+ *   make chaos                          3 rollouts, 20 kills each, seed printed
+ *   CHAOS_SEED=N make chaos             replay a campaign
+ *   npx tsx test/chaos/campaign.ts [--seed=N] [--rollouts=N] [--kills=N]
+ * Prints one JSON document (also .tmp/chaos/campaign-<seed>.json); exit status 1 on any breach.
+ * test/e2e/chaos.test.ts runs a short seeded variant in `make test`.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
+import { parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
+import { installChartIdentities } from '../harness/chart-identities';
+import { startKube, VM_OPERATOR_CRDS } from '../harness/kube';
+import { harnessTempDir, killAllSync, stopAll, waitFor } from '../harness/processes';
+import { startTemporalDevServer } from '../harness/temporal';
+import { startVmEnvironment } from '../simulator/environment';
+import {
+  CHART_RELEASE_NAMESPACE,
+  DEMO_CLUSTERS,
+  DEMO_MANIFESTS_DIR,
+  DEMO_TOKENS,
+  REPO_ROOT,
+  STALE_AFTER_MS,
+  createObjects,
+  getObject,
+  installCrdFiles,
+  loadManifests,
+  mergePatch,
+  routeObjectsOf,
+  startTraffic,
+  startZoneProbe,
+  waitVmauthRendered,
+  waitVmdcPhase,
+  writeUrlVar,
+  zonesMissingFrom,
+} from '../e2e/support';
+import { followAuditLog, readAuditLog, type AuditEvent } from './audit-log';
+import { buildWorkflowBundle, startTriggerProcess, startWorkerProcess, writePayloadKeysFile } from './control-processes';
+import { startKubeFaultProxy } from './kube-fault-proxy';
+import { judge, type Breach } from './oracle';
+import { partSeeds, planRollout, type InfraFault, type RolloutPlan, type WorkerKill } from './plan';
+import { metricsOf, startPodGateway } from './pod-gateway';
+
+const EventType = temporal.api.enums.v1.EventType;
+
+export interface CampaignOptions {
+  seed: number;
+  rollouts: number;
+  /** Worker SIGKILLs per rollout. */
+  kills: number;
+  /** Share of the worker's and trigger's API requests that fail (while faults are on). */
+  kubeFaultRate: number;
+  /** Share of vmagent /metrics pages that fail. */
+  metricsFaultRate: number;
+  /** Infrastructure restarts, dealt to the rollouts in turn (all in one rollout when there is one). */
+  infra: readonly InfraFault[];
+  /** Cancel the last rollout once a zone is out of reads, kill the worker during its cleanup, then roll out again. */
+  cancel: boolean;
+  zoneDowntimeMs: number;
+  log?: (m: string) => void;
+}
+
+export interface KillRecord {
+  rollout: number;
+  moment: WorkerKill['moment'];
+  at: number;
+  /** Step of the zone in flight when it hit (from the status). */
+  step?: string;
+  restartedAt: number;
+  readyAt: number;
+  /** First workflow or activity task started after the kill (by the new boot): ms after the kill, and after the new boot was ready. */
+  resumedAfterKillMs?: number;
+  resumedAfterReadyMs?: number;
+  /** For a kill during a queue wait: the wait's next attempt started, ms after the new boot was ready. */
+  waitResumedAfterReadyMs?: number;
+}
+
+export interface CampaignReport {
+  seed: number;
+  options: Omit<CampaignOptions, 'log'>;
+  rollouts: Array<{ generation: number; phase: string; durationMs: number; plan: RolloutPlan; cancelled?: { generation: number; phase: string; zonesOutAfter: string[] } }>;
+  faults: {
+    workerKills: number;
+    infra: Array<{ fault: InfraFault; at: number; rollout: number }>;
+    kube: Record<string, number>;
+    metrics: Record<string, number>;
+  };
+  kills: KillRecord[];
+  recovery: { resumedAfterReadyMs: Stats; waitResumedAfterReadyMs: Stats; workerStartupMs: Stats };
+  oracle: { breaches: Breach[]; counts: unknown };
+  physical: { vmauthConfigs: number; maxZonesOutOfVmauth: number; zoneRestarts: number; restartsWhileRouted: string[] };
+  reads: { total: number; failed: number; stale: number };
+  passed: boolean;
+}
+
+interface Stats {
+  n: number;
+  p50?: number;
+  max?: number;
+}
+
+const stats = (xs: number[]): Stats => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? { n: s.length, p50: s[Math.floor((s.length - 1) / 2)], max: s[s.length - 1] } : { n: 0 };
+};
+
+const NS = 'default';
+const VMDC = 'demo';
+const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster', 'v1.153.0-cluster', 'v1.154.0-cluster', 'v1.155.0-cluster'];
+const POLL_MS = 250;
+const QUEUE_DRAINED_FOR_MS = 3_000;
+const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: `${POLL_MS}ms`, zoneTimeout: '10m' };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport> {
+  const log = opts.log ?? (() => {});
+  const dir = harnessTempDir('chaos');
+  const stops: Array<() => Promise<unknown>> = [];
+  try {
+    // ---- the stack ---------------------------------------------------------------------------------
+    log(`seed ${opts.seed}: starting kube-apiserver (audit log), Temporal (database file), the zones`);
+    const kube = await startKube({ audit: true });
+    stops.push(() => kube.stop());
+    const kc = kube.kubeConfig;
+    await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
+    const identities = await installChartIdentities(kc, {
+      releaseNamespace: CHART_RELEASE_NAMESPACE,
+      values: [`watchNamespaces={${NS}}`, `createNamespaces={${NS}}`, `vmauths={${NS}/vm-global}`],
+    });
+    const tdev = await startTemporalDevServer({ ui: false, dbFilename: path.join(dir, 'temporal.db') });
+    stops.push(() => tdev.stop());
+    const keys = writePayloadKeysFile(dir);
+    const connection = await Connection.connect({ address: tdev.address });
+    stops.push(() => connection.close());
+    const client = new Client({ connection, namespace: tdev.namespace, dataConverter: payloadDataConverter(parsePayloadKeys(keys.text)) });
+    // vmauth reloads slowly: every pod gets its config Secret 2 s late (kubelet's volume sync).
+    const vm = await startVmEnvironment({
+      kubeConfig: kc,
+      namespace: NS,
+      vmclusters: DEMO_CLUSTERS,
+      vmagentName: 'vm-global',
+      vmauthName: 'vm-global',
+      zoneDowntimeMs: opts.zoneDowntimeMs,
+      vmauthPods: 2,
+      configPropagationDelayMs: 2_000,
+    });
+    stops.push(() => vm.stop());
+
+    const seeds = partSeeds(opts.seed, 0);
+    const workerProxy = await startKubeFaultProxy({ kube, seed: seeds.kubeWorker, rate: opts.kubeFaultRate, enabled: false, timeoutHoldMs: 35_000 });
+    const triggerProxy = await startKubeFaultProxy({ kube, seed: seeds.kubeTrigger, rate: opts.kubeFaultRate, enabled: false, timeoutHoldMs: 35_000 });
+    stops.push(() => workerProxy.stop(), () => triggerProxy.stop());
+    const vmagentTarget = new URL(vm.vmagent.url).port;
+    const gateway = await startPodGateway({
+      faults: { seed: seeds.metrics, rate: opts.metricsFaultRate, kinds: ['timeout', 'truncated', 'garbage'], enabled: false, timeoutHoldMs: 8_000 },
+      eligible: metricsOf(`${vm.vmagentEndpointIP}:${vmagentTarget}`),
+    });
+    stops.push(() => gateway.close());
+
+    const taskQueue = `${DEFAULT_TASK_QUEUE}-chaos`;
+    const workflowBundle = await buildWorkflowBundle();
+    const common = { temporalAddress: tdev.address, temporalNamespace: tdev.namespace, taskQueue, payloadKeysFile: keys.path, createNamespaces: [NS], logDir: dir };
+    const worker = await startWorkerProcess({
+      ...common,
+      kubeConfig: workerProxy.kubeConfigFor(identities.worker),
+      workflowBundle,
+      podGatewayUrl: gateway.url,
+      extraEnv: { WORKER_INSTANCE: 'vmrollout-worker-chaos' },
+    });
+    stops.push(() => worker.stop());
+    const trigger = await startTriggerProcess({ ...common, kubeConfig: triggerProxy.kubeConfigFor(identities.trigger), watchNamespaces: [NS], relistInterval: '30s', watchIdleTimeout: '30s' });
+    stops.push(() => trigger.stop());
+
+    // ---- the objects, generation 1 at the version every zone runs ------------------------------------
+    const vars: Record<string, string> = { NAMESPACE: NS, INITIAL_VERSION: VERSIONS[0]! };
+    for (const c of DEMO_CLUSTERS) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
+    const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
+    const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
+    vmdc.metadata.name = VMDC;
+    vmdc.spec!.strategy = STRATEGY;
+    await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
+    await waitVmauthRendered(vm, DEMO_CLUSTERS.length, DEMO_TOKENS.length, 40_000);
+    const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
+    stops.push(() => traffic.stop());
+    await traffic.waitHealthy();
+    const probe = startZoneProbe({ zones: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
+    stops.push(() => probe.stop());
+    await createObjects(kc, [vmdc]);
+    await waitVmdcPhase(kc, NS, VMDC, 1, ['Succeeded'], { timeoutMs: 120_000 });
+    const created = await getObject(kc, 'VMDistributedCluster', NS, VMDC);
+
+    // The oracle's starting point: routes and VMCluster generations once generation 1 is done.
+    const routes = routeObjectsOf(manifests);
+    const initialRoutes: Record<string, JsonObject[]> = {};
+    for (const r of routes) initialRoutes[`${r.kind}/${r.name}`] = ((await getObject(kc, r.kind, NS, r.name)).spec?.targetRefs ?? []) as JsonObject[];
+    const initialGenerations: Record<string, number> = {};
+    for (const c of DEMO_CLUSTERS) initialGenerations[c] = (await getObject(kc, 'VMCluster', NS, c)).metadata.generation ?? 0;
+    const baselineConfig = vm.simulator.currentConfig!.routes;
+    const configsFrom = vm.simulator.configs.length;
+    const restartsFrom = vm.simulator.restarts.length;
+    const t0 = Date.now();
+    const audit = followAuditLog(kube.auditLogPath!, { intervalMs: 100 });
+    stops.push(async () => audit.stop());
+
+    // ---- the rollouts --------------------------------------------------------------------------------
+    const isWorkerWrite = (e: AuditEvent) => /vmrollout-worker$/.test(e.user) && !e.dryRun && e.code < 300 && ['patch', 'update'].includes(e.verb);
+    const status = async () => ((await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
+    const stepNow = async () => {
+      const st = await status().catch(() => undefined);
+      const z = st?.zones?.find((x) => x.name === st.currentZone);
+      return z ? `${z.name}:${z.phase}` : st?.phase;
+    };
+    /** Until the worker's next successful route edit (or `done`). */
+    const nextRouteEdit = async (done: () => boolean) => {
+      audit.poll();
+      const from = audit.events.length;
+      await waitFor(() => done() || audit.events.slice(from).some((e) => isWorkerWrite(e) && (e.resource === 'vmauths' || e.resource === 'vmusers')), {
+        timeoutMs: 20 * 60_000,
+        intervalMs: 50,
+        description: "the worker's next route edit",
+      });
+    };
+    const kills: KillRecord[] = [];
+    const infraDone: CampaignReport['faults']['infra'] = [];
+    const results: CampaignReport['rollouts'] = [];
+    const upgrades: Record<number, string[]> = {};
+    let generation = 1;
+    let versionIndex = 0;
+
+    const setFaults = (on: boolean) => {
+      workerProxy.enabled = on;
+      triggerProxy.enabled = on;
+      gateway.setFaultsEnabled(on);
+    };
+
+    const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<void> => {
+      if (k.moment === 'after-route-edit') {
+        await nextRouteEdit(done);
+      } else if (k.moment === 'queue-wait') {
+        await waitFor(async () => done() || (await status()).zones?.some((z) => z.phase === 'WaitingForQueue'), { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a queue wait' });
+        await sleep(k.delayMs % 1500);
+      } else {
+        await sleep(k.delayMs);
+      }
+      if (done()) return;
+      const step = await stepNow();
+      const at = Date.now();
+      await worker.kill('SIGKILL');
+      log(`rollout ${rollout}: worker SIGKILLed (${k.moment}, ${step}); back in ${k.restartAfterMs} ms`);
+      const restartedAt = at + k.restartAfterMs;
+      await worker.restartAfter(k.restartAfterMs);
+      kills.push({ rollout, moment: k.moment, at, step, restartedAt, readyAt: worker.startups.at(-1)!.readyAt ?? Date.now() });
+    };
+
+    const infraFault = async (rollout: number, fault: InfraFault) => {
+      log(`rollout ${rollout}: ${fault}`);
+      infraDone.push({ fault, at: Date.now(), rollout });
+      if (fault === 'restart-temporal') await tdev.process.restart();
+      else if (fault === 'restart-trigger') {
+        await trigger.kill('SIGKILL');
+        await trigger.restartAfter(1_000);
+      } else await kube.apiserver.restart();
+    };
+
+    /** Runs the plan's faults against the running rollout until it ends. */
+    const chaos = async (rollout: number, plan: RolloutPlan, done: () => boolean) => {
+      const infra = [...plan.infra];
+      for (const [i, k] of plan.kills.entries()) {
+        if (done()) return;
+        await killWorker(rollout, k, done);
+        while (infra[0] && infra[0].afterKill <= i && !done()) await infraFault(rollout, infra.shift()!.fault);
+      }
+      for (const f of infra) if (!done()) await infraFault(rollout, f.fault);
+    };
+
+    const rollOut = async (rollout: number, plan: RolloutPlan): Promise<{ phase: string; durationMs: number }> => {
+      generation++;
+      const version = VERSIONS[++versionIndex % VERSIONS.length]!;
+      upgrades[generation] = [...DEMO_CLUSTERS];
+      const started = Date.now();
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version } });
+      let finished = false;
+      const faults = chaos(rollout, plan, () => finished);
+      const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed', 'Cancelled'], { timeoutMs: 20 * 60_000 });
+      finished = true;
+      await faults;
+      log(`rollout ${rollout}: generation ${generation} ${final.phase} in ${Date.now() - started} ms`);
+      return { phase: final.phase ?? '?', durationMs: Date.now() - started };
+    };
+
+    for (let r = 1; r <= opts.rollouts; r++) {
+      const infra = opts.infra.filter((_, i) => i % opts.rollouts === r - 1);
+      const plan = planRollout(partSeeds(opts.seed, r).plan, { kills: opts.kills, infra, cancel: opts.cancel && r === opts.rollouts });
+      setFaults(true);
+      let cancelled: CampaignReport['rollouts'][number]['cancelled'];
+      if (plan.cancelDuringRollout) {
+        cancelled = await cancelAndClean(r);
+      }
+      const res = await rollOut(r, plan);
+      results.push({ generation, ...res, plan, ...(cancelled ? { cancelled } : {}) });
+    }
+    setFaults(false);
+
+    /** Rolls out a generation, cancels it once a zone is out of reads, and kills the worker right after the cleanup's first route edit. */
+    async function cancelAndClean(rollout: number): Promise<NonNullable<CampaignReport['rollouts'][number]['cancelled']>> {
+      generation++;
+      const version = VERSIONS[++versionIndex % VERSIONS.length]!;
+      const restartsBefore = vm.simulator.restarts.length;
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version } });
+      const st = await waitFor(
+        async () => {
+          const s = await status();
+          return s.observedGeneration === generation && (s.zonesOutOfRotation?.length ?? 0) > 0 && s.zones?.some((z) => z.phase === 'WaitingForQueue' || z.phase === 'WaitingOperational') ? s : undefined;
+        },
+        { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a zone out of reads to cancel in' },
+      );
+      log(`rollout ${rollout}: cancelling generation ${generation} (${st.zonesOutOfRotation!.join(',')} out of reads)`);
+      const edited = nextRouteEdit(() => false);
+      await client.workflow.getHandle(st.workflow!.id).cancel();
+      await edited;
+      const at = Date.now();
+      const step = await stepNow();
+      await worker.kill('SIGKILL');
+      log(`rollout ${rollout}: worker SIGKILLed during the cleanup after the cancel`);
+      await worker.restartAfter(2_000);
+      kills.push({ rollout, moment: 'after-route-edit', at, step: `cleanup ${step}`, restartedAt: at + 2_000, readyAt: worker.startups.at(-1)!.readyAt ?? Date.now() });
+      const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Cancelled', 'Failed'], { timeoutMs: 10 * 60_000 });
+      // The zones this generation really restarted: what it upgraded before the cancel.
+      upgrades[generation] = [...new Set(vm.simulator.restarts.slice(restartsBefore).map((x) => x.zone))];
+      return { generation, phase: final.phase ?? '?', zonesOutAfter: final.zonesOutOfRotation ?? [] };
+    }
+
+    // ---- judging -------------------------------------------------------------------------------------
+    const t1 = Date.now();
+    await sleep(500);
+    audit.stop();
+    const events = readAuditLog(kube.auditLogPath!);
+    const reads = traffic.reads.filter((x) => x.at >= t0 && x.at <= t1);
+    const verdict = judge({
+      events,
+      namespace: NS,
+      vmdc: { name: VMDC, uid: created.metadata.uid },
+      zoneOf: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, c.replace(/^vm-/, '')])),
+      initialRoutes,
+      initialGenerations,
+      upgrades,
+      reads,
+      staleAfterMs: STALE_AFTER_MS,
+    });
+
+    // What vmauth was told to serve, and which zones were restarted while something routed reads to them.
+    const configs = vm.simulator.configs.slice(configsFrom);
+    const maxOut = Math.max(0, ...configs.map((c) => zonesMissingFrom(c.routes, baselineConfig).length));
+    const zoneRestarts = vm.simulator.restarts.slice(restartsFrom);
+    const restartsWhileRouted = zoneRestarts.filter((x) => Object.values(x.routesAtStart).some((zs) => zs.includes(x.zone))).map((x) => `${x.zone}@${x.startedAt}`);
+
+    await measureRecovery(client, kills);
+    const failed = reads.filter((x) => x.error).length;
+    const stale = reads.filter((x) => !x.error && (x.ageMs ?? 0) > STALE_AFTER_MS).length;
+    const report: CampaignReport = {
+      seed: opts.seed,
+      options: { ...opts, log: undefined } as Omit<CampaignOptions, 'log'>,
+      rollouts: results,
+      faults: { workerKills: kills.length, infra: infraDone, kube: { ...sumCounts(workerProxy.faultCounts(), triggerProxy.faultCounts()) }, metrics: sumCounts(...gateway.faultKinds.map((k) => ({ [k]: 1 }))) },
+      kills,
+      recovery: {
+        resumedAfterReadyMs: stats(kills.flatMap((k) => (k.resumedAfterReadyMs === undefined ? [] : [k.resumedAfterReadyMs]))),
+        waitResumedAfterReadyMs: stats(kills.flatMap((k) => (k.waitResumedAfterReadyMs === undefined ? [] : [k.waitResumedAfterReadyMs]))),
+        workerStartupMs: stats(worker.startups.slice(1).flatMap((s) => (s.readyAt ? [s.readyAt - s.startedAt] : []))),
+      },
+      oracle: verdict,
+      physical: { vmauthConfigs: configs.length, maxZonesOutOfVmauth: maxOut, zoneRestarts: zoneRestarts.length, restartsWhileRouted },
+      reads: { total: reads.length, failed, stale },
+      passed: false,
+    };
+    report.passed =
+      verdict.breaches.length === 0 &&
+      maxOut <= 1 &&
+      restartsWhileRouted.length === 0 &&
+      failed === 0 &&
+      stale === 0 &&
+      results.every((x) => x.phase === 'Succeeded') &&
+      results.every((x) => !x.cancelled || (x.cancelled.phase === 'Cancelled' && x.cancelled.zonesOutAfter.length === 0));
+    return report;
+  } finally {
+    for (const f of stops.reverse()) await f().catch(() => {});
+  }
+}
+
+function sumCounts(...cs: Array<Record<string, number>>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of cs) for (const [k, v] of Object.entries(c)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
+/**
+ * From the histories: after each kill, when the new boot started the first task (a workflow task or
+ * an activity attempt) and, for a kill during a queue wait, the wait's next attempt.
+ */
+async function measureRecovery(client: Client, kills: KillRecord[]): Promise<void> {
+  const started: Array<{ at: number; activityType?: string }> = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = 'rolloutWorkflow'` })) {
+    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    const types = new Map<string, string>();
+    for (const e of history.events ?? []) {
+      const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) types.set(String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name ?? '');
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started.push({ at });
+      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) started.push({ at, activityType: types.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId)) });
+    }
+  }
+  started.sort((a, b) => a.at - b.at);
+  for (const k of kills) {
+    const first = started.find((s) => s.at > k.at);
+    if (first) {
+      k.resumedAfterKillMs = first.at - k.at;
+      k.resumedAfterReadyMs = first.at - k.readyAt;
+    }
+    if (k.moment === 'queue-wait') {
+      const wait = started.find((s) => s.at > k.at && s.activityType === 'watchQueue');
+      if (wait) k.waitResumedAfterReadyMs = wait.at - k.readyAt;
+    }
+  }
+}
+
+// ---- CLI ----------------------------------------------------------------------------------------------
+
+function flag(name: string): string | undefined {
+  return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
+async function main(): Promise<void> {
+  const seed = Number(flag('seed') ?? process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const rollouts = Number(flag('rollouts') ?? 3);
+  const log = (m: string) => process.stderr.write(`[chaos ${new Date().toISOString()}] ${m}\n`);
+  log(`seed ${seed} (replay: CHAOS_SEED=${seed} make chaos)`);
+  const report = await runCampaign({
+    seed,
+    rollouts,
+    kills: Number(flag('kills') ?? 20),
+    kubeFaultRate: 0.2,
+    metricsFaultRate: 0.2,
+    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver'],
+    cancel: true,
+    zoneDowntimeMs: 8_000,
+    log,
+  });
+  const out = path.join(REPO_ROOT, '.tmp', 'chaos');
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(path.join(out, `campaign-${seed}.json`), JSON.stringify(report, null, 2) + '\n');
+  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  log(`${report.passed ? 'PASSED' : 'FAILED'}: ${report.oracle.breaches.length} breaches, ${report.reads.failed} failed / ${report.reads.stale} stale reads of ${report.reads.total}, seed ${seed}`);
+  process.exitCode = report.passed ? 0 : 1;
+}
+
+if (require.main === module) {
+  const stop = () => {
+    killAllSync();
+    process.exit(1);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  main()
+    .catch((err: unknown) => {
+      process.stderr.write(`chaos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    })
+    .finally(() => void stopAll().then(() => process.exit()));
+}
