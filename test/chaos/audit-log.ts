@@ -119,15 +119,20 @@ export function parseAuditLog(text: string, firstSeq = 0): AuditEvent[] {
   return out;
 }
 
-/** Every ResponseComplete event of the log at `path` (a missing file: none). */
-export function readAuditLog(path: string): AuditEvent[] {
-  let text: string;
+/** What `open` returns, or undefined when its file does not exist (yet). */
+function ifExists<T>(open: () => T): T | undefined {
   try {
-    text = fs.readFileSync(path, 'utf8');
+    return open();
   } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT') return [];
+    if ((err as { code?: string }).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** Every ResponseComplete event of the log at `path` (a missing file: none). */
+export function readAuditLog(path: string): AuditEvent[] {
+  const text = ifExists(() => fs.readFileSync(path, 'utf8'));
+  if (text === undefined) return [];
   // A line being written right now has no newline yet: leave it out.
   const end = text.lastIndexOf('\n');
   return parseAuditLog(end < 0 ? '' : text.slice(0, end + 1));
@@ -154,13 +159,8 @@ export function followAuditLog(path: string, opts: { intervalMs?: number; onEven
   let partial = Buffer.alloc(0);
   let stopped = false;
   const poll = (): AuditEvent[] => {
-    let fd: number;
-    try {
-      fd = fs.openSync(path, 'r');
-    } catch (err) {
-      if ((err as { code?: string }).code === 'ENOENT') return [];
-      throw err;
-    }
+    const fd = ifExists(() => fs.openSync(path, 'r'));
+    if (fd === undefined) return [];
     const fresh: AuditEvent[] = [];
     try {
       const size = fs.fstatSync(fd).size;

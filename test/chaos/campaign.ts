@@ -18,6 +18,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { routeTargetRefs } from '../../activities/routes';
+import type { RouteRef } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
@@ -60,8 +62,14 @@ export interface CampaignOptions {
   rollouts: number;
   /** Worker SIGKILLs per rollout. */
   kills: number;
-  /** Share of the worker's and trigger's API requests that fail (while faults are on). */
+  /** Share of the worker's and trigger's API requests that fail while API faults are on. */
   kubeFaultRate: number;
+  /**
+   * API faults are on for this long from the start of each rollout (bounded in time): at 20 % a route
+   * edit of four objects fails most attempts and waits out Temporal's growing backoff, so faults
+   * all along would measure the backoff.
+   */
+  kubeFaultWindowMs: number;
   /** Share of vmagent /metrics pages that fail. */
   metricsFaultRate: number;
   /** Infrastructure restarts, dealt to the rollouts in turn (all in one rollout when there is one). */
@@ -205,7 +213,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     // The oracle's starting point: routes and VMCluster generations once generation 1 is done.
     const routes = routeObjectsOf(manifests);
     const initialRoutes: Record<string, JsonObject[]> = {};
-    for (const r of routes) initialRoutes[`${r.kind}/${r.name}`] = ((await getObject(kc, r.kind, NS, r.name)).spec?.targetRefs ?? []) as JsonObject[];
+    for (const r of routes) {
+      const obj = (await getObject(kc, r.kind, NS, r.name)) as unknown as Parameters<typeof routeTargetRefs>[1];
+      initialRoutes[`${r.kind}/${r.name}`] = routeTargetRefs(r.kind as RouteRef['kind'], obj);
+    }
     const initialGenerations: Record<string, number> = {};
     for (const c of DEMO_CLUSTERS) initialGenerations[c] = (await getObject(kc, 'VMCluster', NS, c)).metadata.generation ?? 0;
     const baselineConfig = vm.simulator.currentConfig!.routes;
@@ -240,10 +251,19 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     let generation = 1;
     let versionIndex = 0;
 
+    let faultWindow: NodeJS.Timeout | undefined;
+    /** Scrape faults all along; API faults for the window. */
     const setFaults = (on: boolean) => {
+      clearTimeout(faultWindow);
       workerProxy.enabled = on;
       triggerProxy.enabled = on;
       gateway.setFaultsEnabled(on);
+      if (on) {
+        faultWindow = setTimeout(() => {
+          workerProxy.enabled = false;
+          triggerProxy.enabled = false;
+        }, opts.kubeFaultWindowMs);
+      }
     };
 
     const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<void> => {
@@ -304,11 +324,12 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     for (let r = 1; r <= opts.rollouts; r++) {
       const infra = opts.infra.filter((_, i) => i % opts.rollouts === r - 1);
       const plan = planRollout(partSeeds(opts.seed, r).plan, { kills: opts.kills, infra, cancel: opts.cancel && r === opts.rollouts });
-      setFaults(true);
       let cancelled: CampaignReport['rollouts'][number]['cancelled'];
       if (plan.cancelDuringRollout) {
+        setFaults(true);
         cancelled = await cancelAndClean(r);
       }
+      setFaults(true);
       const res = await rollOut(r, plan);
       results.push({ generation, ...res, plan, ...(cancelled ? { cancelled } : {}) });
     }
@@ -452,7 +473,10 @@ async function main(): Promise<void> {
     rollouts,
     kills: Number(flag('kills') ?? 20),
     kubeFaultRate: 0.2,
-    metricsFaultRate: 0.2,
+    kubeFaultWindowMs: 90_000,
+    // An unreadable page breaks the queue's empty streak (never counted as empty): at 20 % a 3 s
+    // streak of 12 samples would almost never complete.
+    metricsFaultRate: 0.03,
     infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver'],
     cancel: true,
     zoneDowntimeMs: 8_000,

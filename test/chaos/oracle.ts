@@ -162,6 +162,23 @@ function statusOf(obj: JsonObject | undefined): JsonObject | undefined {
   return isObject(s) ? s : undefined;
 }
 
+/**
+ * `e` as a write that stored one of `routes` (by route key): the route's targetRefs and records
+ * after it. Unreadable records leave the route's `records` as they were (`unreadable` says why).
+ */
+function routeWrite(e: AuditEvent, routes: Record<string, JsonObject[]>, records: Record<string, RouteRecords>, uid: string | undefined): { rk: string; after: JsonObject[]; recAfter: RouteRecords; unreadable?: Error } | undefined {
+  const kind = e.group === VM_GROUP && e.subresource === '' ? ROUTE_KINDS[e.resource] : undefined;
+  if (!kind) return undefined;
+  const rk = `${kind}/${e.name}`;
+  if (!(rk in routes) || !e.responseObject || e.verb === 'delete') return undefined;
+  const after = routeTargetRefs(kind, e.responseObject as unknown as KubeObject);
+  try {
+    return { rk, after, recAfter: parseRecords(annotationOf(e.responseObject, OUT_OF_ROTATION_ANNOTATION), uid) };
+  } catch (err) {
+    return { rk, after, recAfter: records[rk]!, unreadable: err as Error };
+  }
+}
+
 /** Returns every breach of checks a–g, and what was counted. */
 export function judge(input: JudgeInput): Verdict {
   const ns = input.namespace;
@@ -221,19 +238,12 @@ export function judge(input: JudgeInput): Verdict {
     const worker = isWorker(e.user);
 
     // ---- the route objects
-    const kind = e.group === VM_GROUP && e.subresource === '' ? ROUTE_KINDS[e.resource] : undefined;
-    const rk = kind ? `${kind}/${e.name}` : undefined;
-    if (kind && rk && rk in routes && e.responseObject && e.verb !== 'delete') {
+    const routeWritten = routeWrite(e, routes, records, input.vmdc.uid);
+    if (routeWritten) {
+      const { rk, after, recAfter, unreadable } = routeWritten;
       const before = routes[rk]!;
-      const after = routeTargetRefs(kind, e.responseObject as unknown as KubeObject);
       const recBefore = records[rk]!;
-      let recAfter: RouteRecords;
-      try {
-        recAfter = parseRecords(annotationOf(e.responseObject, OUT_OF_ROTATION_ANNOTATION), input.vmdc.uid);
-      } catch (err) {
-        breach('d', `${rk}: unreadable ${OUT_OF_ROTATION_ANNOTATION}: ${(err as Error).message}`, e);
-        recAfter = recBefore;
-      }
+      if (unreadable) breach('d', `${rk}: unreadable ${OUT_OF_ROTATION_ANNOTATION}: ${unreadable.message}`, e);
       const wasOut = outNow();
       const added = Object.entries(recAfter).filter(([k, r]) => recBefore[k]?.workflowId !== r.workflowId || !jsonEqual(recBefore[k]?.removed as unknown as JsonValue, r.removed as unknown as JsonValue));
       const dropped = Object.entries(recBefore).filter(([k]) => !(k in recAfter));
@@ -438,17 +448,10 @@ export function auditActions(input: JudgeInput): { actions: Action[]; options: I
     if (!succeeded(e) || !isWrite(e) || e.dryRun || e.namespace !== ns) continue;
     drainUntil(e.at);
     const worker = isWorker(e.user);
-    const kind = e.group === VM_GROUP && e.subresource === '' ? ROUTE_KINDS[e.resource] : undefined;
-    const rk = kind ? `${kind}/${e.name}` : undefined;
-    if (kind && rk && rk in routes && e.responseObject && e.verb !== 'delete') {
+    const routeWritten = routeWrite(e, routes, records, input.vmdc.uid);
+    if (routeWritten) {
+      const { rk, after, recAfter } = routeWritten;
       const before = routes[rk]!;
-      const after = routeTargetRefs(kind, e.responseObject as unknown as KubeObject);
-      let recAfter: RouteRecords;
-      try {
-        recAfter = parseRecords(annotationOf(e.responseObject, OUT_OF_ROTATION_ANNOTATION), input.vmdc.uid);
-      } catch {
-        recAfter = records[rk]!;
-      }
       const recBefore = records[rk]!;
       routes[rk] = clone(after);
       records[rk] = recAfter;

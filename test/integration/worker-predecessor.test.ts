@@ -12,7 +12,7 @@ import { Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
-import { isPredecessor, predecessorReleases, releasePredecessors, workerIdentity } from '../../worker/predecessor';
+import { isPredecessor, predecessorReleases, releasePredecessors, workerIdentity, type ReleaseResult } from '../../worker/predecessor';
 import type { heldAttempt } from '../fixtures/workflows/held-attempt';
 import { harnessTempDir, startProcess, tailFile, waitFor } from '../harness/processes';
 import { useTemporalDevEnv } from '../harness/temporal';
@@ -53,8 +53,11 @@ async function killedMidAttempt(identity: string, beforeKill?: (handle: Workflow
   return { handle, taskQueue, killedAt: Date.now() };
 }
 
-/** The worker of the next boot, in this process: its attempt answers at once with who ran it. */
-async function nextBoot(taskQueue: string, identity: string): Promise<{ worker: Worker; run: Promise<void> }> {
+/**
+ * Runs `body` while the worker of the next boot (in this process, `identity`) polls `taskQueue`,
+ * after releasing what its predecessors held: its attempt answers at once with who ran it.
+ */
+async function withNextBoot<T>(taskQueue: string, identity: string, body: (released: ReleaseResult) => Promise<T>): Promise<T> {
   const worker = await Worker.create({
     connection: env().nativeConnection,
     namespace: env().namespace,
@@ -63,7 +66,13 @@ async function nextBoot(taskQueue: string, identity: string): Promise<{ worker: 
     workflowsPath: require.resolve('../fixtures/workflows/held-attempt'),
     activities: { hold: async () => ({ identity, attempt: Context.current().info.attempt }) },
   });
-  return { worker, run: worker.run() };
+  const run = worker.run();
+  try {
+    return await body(await releasePredecessors(env().client, taskQueue, identity));
+  } finally {
+    worker.shutdown();
+    await run;
+  }
 }
 
 describe('identities', () => {
@@ -106,19 +115,14 @@ describe('identities', () => {
 describe('a restarted worker releases what its killed predecessor held (real dev server)', () => {
   test('a started attempt is retried at once on the new boot, not after the heartbeat timeout', async () => {
     const { handle, taskQueue, killedAt } = await killedMidAttempt('pod-a/boot1');
-    const boot = await nextBoot(taskQueue, 'pod-a/boot2');
-    try {
-      const released = await releasePredecessors(env().client, taskQueue, 'pod-a/boot2');
+    await withNextBoot(taskQueue, 'pod-a/boot2', async (released) => {
       expect(released.errors).toEqual([]);
       expect(released.released).toEqual([expect.objectContaining({ workflowId: handle.workflowId, activityType: 'hold', action: 'fail' })]);
       const result = await handle.result();
       expect(result).toEqual({ identity: 'pod-a/boot2', attempt: 2 });
       // Far below the 20 s heartbeat timeout the attempt would otherwise wait out.
       expect(Date.now() - killedAt).toBeLessThan(10_000);
-    } finally {
-      boot.worker.shutdown();
-      await boot.run;
-    }
+    });
   });
 
   test('a cancel asked for while the killed worker held the attempt completes at once', async () => {
@@ -130,9 +134,7 @@ describe('a restarted worker releases what its killed predecessor held (real dev
         description: 'the attempt cancel-requested',
       });
     });
-    const boot = await nextBoot(taskQueue, 'pod-b/boot2');
-    try {
-      const released = await releasePredecessors(env().client, taskQueue, 'pod-b/boot2');
+    await withNextBoot(taskQueue, 'pod-b/boot2', async (released) => {
       expect(released.released.map((r) => r.action)).toEqual(['cancelled']);
       const err = await handle.result().then(
         () => undefined,
@@ -141,24 +143,16 @@ describe('a restarted worker releases what its killed predecessor held (real dev
       expect(err).toBeInstanceOf(WorkflowFailedError);
       expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
       expect(Date.now() - killedAt).toBeLessThan(10_000);
-    } finally {
-      boot.worker.shutdown();
-      await boot.run;
-    }
+    });
   });
 
   test('negative control: a worker of another instance releases nothing; the attempt waits out its heartbeat timeout', async () => {
     const { handle, taskQueue, killedAt } = await killedMidAttempt('pod-c/boot1');
-    const boot = await nextBoot(taskQueue, 'pod-d/boot1');
-    try {
-      const released = await releasePredecessors(env().client, taskQueue, 'pod-d/boot1');
+    await withNextBoot(taskQueue, 'pod-d/boot1', async (released) => {
       expect(released.released).toEqual([]);
       const result = await handle.result();
       expect(result).toEqual({ identity: 'pod-d/boot1', attempt: 2 });
       expect(Date.now() - killedAt).toBeGreaterThanOrEqual(15_000);
-    } finally {
-      boot.worker.shutdown();
-      await boot.run;
-    }
+    });
   });
 });

@@ -6,7 +6,7 @@ import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../ap
 import { appliedRecord } from '../../kube/applied-fields';
 import { applyRemoval, computeRemoval, OPERATOR_RULES, undoRemoval } from '../../workflows/routes';
 import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../chaos/audit-log';
-import { crossCheck, judge, workflowGeneration, type CheckId, type JudgeInput } from '../chaos/oracle';
+import { crossCheck, judge, workflowGeneration, type Breach, type CheckId, type JudgeInput } from '../chaos/oracle';
 
 const NS = 'ns';
 const UID = 'uid-0001-abcd';
@@ -29,6 +29,9 @@ const INITIAL_ROUTES: Record<string, JsonObject[]> = Object.fromEntries(ROUTES.m
 
 /** Writes a synthetic audit log: the API server's view of a rollout, one write at a time. */
 class Scenario {
+  /** `upgraded`: the VMClusters generation 2 is expected to change (check f). */
+  constructor(private readonly upgraded: string[] = CLUSTERS) {}
+
   readonly events: AuditEvent[] = [];
   private t = Date.UTC(2026, 11, 1, 20, 0, 0);
   readonly routes: Record<string, JsonObject[]> = JSON.parse(JSON.stringify(INITIAL_ROUTES)) as Record<string, JsonObject[]>;
@@ -149,18 +152,28 @@ class Scenario {
     (this.drainedAt[ZONE_OF[cluster]!] ??= []).push(this.t);
   }
 
-  /** One zone's correct step: out (status first announces it), patch, operational, drained, back in. */
-  zone(cluster: string, generation: number): void {
+  /** Out of reads (the status announces it first), then patched. */
+  leaveAndPatch(cluster: string, generation: number): void {
     const z = ZONE_OF[cluster]!;
     this.status(generation, [z]);
     this.remove(cluster, generation);
     this.status(generation, [z]);
     this.patchCluster(cluster, generation);
-    this.clusterStatus(cluster, 'expanding');
-    this.clusterStatus(cluster, 'operational');
+  }
+
+  /** Seen drained, back in reads, and a status naming no zone out. */
+  rejoin(cluster: string, generation: number, phase: VMDistributedClusterStatus['phase'] = 'Progressing'): void {
     this.drained(cluster);
     this.restore(cluster);
-    this.status(generation, []);
+    this.status(generation, [], phase);
+  }
+
+  /** One zone's correct step. */
+  zone(cluster: string, generation: number): void {
+    this.leaveAndPatch(cluster, generation);
+    this.clusterStatus(cluster, 'expanding');
+    this.clusterStatus(cluster, 'operational');
+    this.rejoin(cluster, generation);
   }
 
   input(extra: Partial<JudgeInput> = {}): JudgeInput {
@@ -172,7 +185,7 @@ class Scenario {
       initialRoutes: INITIAL_ROUTES,
       initialGenerations: Object.fromEntries(CLUSTERS.map((c) => [c, 1])),
       drainedAt: this.drainedAt,
-      upgrades: { 2: CLUSTERS },
+      upgrades: { 2: this.upgraded },
       reads: [
         { at: this.t - 1000, ageMs: 1200 },
         { at: this.t, ageMs: 900 },
@@ -182,13 +195,21 @@ class Scenario {
   }
 }
 
-const checksOf = (input: JudgeInput): CheckId[] => judge(input).breaches.map((b) => b.check);
+const checks = (breaches: Breach[]): CheckId[] => breaches.map((b) => b.check);
+const checksOf = (input: JudgeInput): CheckId[] => checks(judge(input).breaches);
 
 function correctRollout(): Scenario {
   const s = new Scenario();
   s.status(2, []);
   for (const c of CLUSTERS) s.zone(c, 2);
   s.status(2, [], 'Succeeded');
+  return s;
+}
+
+/** A rollout of generation 2 that upgrades only `cluster`, so far out of reads and patched. */
+function oneZone(cluster = 'vm-az-a'): Scenario {
+  const s = new Scenario([cluster]);
+  s.leaveAndPatch(cluster, 2);
   return s;
 }
 
@@ -210,17 +231,11 @@ describe('chaos oracle: a correct 3-zone rollout', () => {
   });
 
   it('counts a no-op re-apply as a retry, not a change', () => {
-    const s = new Scenario();
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2);
-    s.status(2, ['az-a']);
-    s.patchCluster('vm-az-a', 2);
+    const s = oneZone();
     s.patchCluster('vm-az-a', 2, false);
     s.clusterStatus('vm-az-a', 'operational');
-    s.drained('vm-az-a');
-    s.restore('vm-az-a');
-    s.status(2, [], 'Succeeded');
-    const v = judge(s.input({ upgrades: { 2: ['vm-az-a'] } }));
+    s.rejoin('vm-az-a', 2, 'Succeeded');
+    const v = judge(s.input());
     expect(v.breaches).toEqual([]);
     expect(v.counts.vmclusterPatches['vm-az-a']).toEqual({ changed: 1, retries: 1 });
     expect(v.counts.vmclusterPatchesByGeneration['vm-az-a@g2']).toEqual({ changed: 1, retries: 1 });
@@ -240,56 +255,42 @@ describe('chaos oracle: a correct 3-zone rollout', () => {
 
 describe('chaos oracle: one negative control per check', () => {
   it('a: two zones out of reads at once', () => {
-    const s = new Scenario();
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2);
-    s.status(2, ['az-a']);
-    s.patchCluster('vm-az-a', 2);
+    const s = oneZone();
     s.clusterStatus('vm-az-a', 'operational');
     s.remove('vm-az-b', 2, [ROUTES[0]!]);
     s.status(2, ['az-a', 'az-b']);
     s.restore('vm-az-b', [ROUTES[0]!]);
     s.status(2, ['az-a']);
-    s.drained('vm-az-a');
-    s.restore('vm-az-a');
-    s.status(2, [], 'Succeeded');
-    const v = judge(s.input({ upgrades: { 2: ['vm-az-a'] } }));
-    expect(v.breaches.map((b) => b.check)).toEqual(['a']);
+    s.rejoin('vm-az-a', 2, 'Succeeded');
+    const v = judge(s.input());
+    expect(checks(v.breaches)).toEqual(['a']);
     expect(v.breaches[0]!.message).toMatch(/2 zones out of reads at once: az-a, az-b/);
     expect(v.counts.maxZonesOut).toBe(2);
     // invariants.ts also wants the status to name az-b at its removal (this log announces it only after)
-    expect(crossCheck(s.input({ upgrades: { 2: ['vm-az-a'] } })).map((b) => b.check)).toEqual(['a', 'e']);
+    expect(checks(crossCheck(s.input()))).toEqual(['a', 'e']);
   });
 
   it('b: a zone rejoins before its VMCluster is operational at the patched generation', () => {
-    const s = new Scenario();
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2);
-    s.status(2, ['az-a']);
-    s.patchCluster('vm-az-a', 2);
+    const s = oneZone();
     s.clusterStatus('vm-az-a', 'operational', 1); // an old observedGeneration does not count
     s.restore('vm-az-a');
     s.clusterStatus('vm-az-a', 'operational');
     s.status(2, [], 'Succeeded');
-    const v = judge(s.input({ upgrades: { 2: ['vm-az-a'] }, drainedAt: {} }));
-    expect(v.breaches.map((b) => b.check)).toEqual(['b']);
+    const v = judge(s.input({ drainedAt: {} }));
+    expect(checks(v.breaches)).toEqual(['b']);
     expect(v.breaches[0]!.message).toMatch(/rejoined reads before the operator reported VMCluster vm-az-a operational at generation 2/);
-    expect(crossCheck(s.input({ upgrades: { 2: ['vm-az-a'] }, drainedAt: {} })).map((b) => b.check)).toEqual(['b']);
+    expect(checks(crossCheck(s.input({ drainedAt: {} })))).toEqual(['b']);
   });
 
   it('b: a zone rejoins operational but before it was seen drained (when drain times are given)', () => {
-    const s = new Scenario();
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2);
-    s.status(2, ['az-a']);
-    s.patchCluster('vm-az-a', 2);
+    const s = oneZone();
     s.clusterStatus('vm-az-a', 'operational');
     s.restore('vm-az-a');
     s.drained('vm-az-a');
     s.status(2, [], 'Succeeded');
-    expect(checksOf(s.input({ upgrades: { 2: ['vm-az-a'] } }))).toEqual(['b']);
+    expect(checksOf(s.input())).toEqual(['b']);
     // without drain times, the same log passes
-    expect(checksOf(s.input({ upgrades: { 2: ['vm-az-a'] }, drainedAt: undefined }))).toEqual([]);
+    expect(checksOf(s.input({ drainedAt: undefined }))).toEqual([]);
   });
 
   it("c: a second workflow generation edits the routes while another's removal is pending", () => {
@@ -302,7 +303,7 @@ describe('chaos oracle: one negative control per check', () => {
     s.restore('vm-az-a');
     s.status(3, [], 'Succeeded');
     const v = judge(s.input({ upgrades: {} }));
-    expect(v.breaches.map((b) => b.check)).toEqual(['c']);
+    expect(checks(v.breaches)).toEqual(['c']);
     expect(v.breaches[0]!.message).toContain(`${wfId(3)} (g3) took zone az-a out of VMUser/reads-all while ${wfId(2)} (g2)'s removal of zone az-a is pending on VMAuth/vm-global`);
   });
 
@@ -311,16 +312,12 @@ describe('chaos oracle: one negative control per check', () => {
     s.status(3, [], 'Succeeded');
     s.status(2, [], 'Superseded');
     const v = judge(s.input());
-    expect(v.breaches.map((b) => b.check)).toEqual(['c']);
+    expect(checks(v.breaches)).toEqual(['c']);
     expect(v.breaches[0]!.message).toMatch(/by generation 2 after generation 3 began/);
   });
 
   it('d: a route does not end as it began', () => {
-    const s = new Scenario();
-    s.status(2, ['az-c']);
-    s.remove('vm-az-c', 2);
-    s.status(2, ['az-c']);
-    s.patchCluster('vm-az-c', 2);
+    const s = oneZone('vm-az-c');
     s.clusterStatus('vm-az-c', 'operational');
     s.drained('vm-az-c');
     // the VMUser's restore puts the zone back at the front of crd.objects: not the exact undo
@@ -331,22 +328,18 @@ describe('chaos oracle: one negative control per check', () => {
       return refs;
     });
     s.status(2, [], 'Succeeded');
-    const v = judge(s.input({ upgrades: { 2: ['vm-az-c'] } }));
-    expect(new Set(v.breaches.map((b) => b.check))).toEqual(new Set(['d']));
+    const v = judge(s.input());
+    expect(new Set(checks(v.breaches))).toEqual(new Set(['d']));
     expect(v.breaches.map((b) => b.message).join('\n')).toMatch(/VMUser\/reads-all does not end as it began/);
-    expect(crossCheck(s.input({ upgrades: { 2: ['vm-az-c'] } })).map((b) => b.check)).toEqual(['d', 'd']);
+    expect(checks(crossCheck(s.input()))).toEqual(['d', 'd']);
   });
 
   it('d: a zone the final status reports out may stay out (its record undoes it)', () => {
-    const s = new Scenario();
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2);
-    s.status(2, ['az-a']);
-    s.patchCluster('vm-az-a', 2);
+    const s = oneZone();
     s.clusterStatus('vm-az-a', 'failed');
     s.status(2, ['az-a'], 'Failed');
-    expect(checksOf(s.input({ upgrades: { 2: ['vm-az-a'] } }))).toEqual([]);
-    expect(crossCheck(s.input({ upgrades: { 2: ['vm-az-a'] } }))).toEqual([]);
+    expect(checksOf(s.input())).toEqual([]);
+    expect(crossCheck(s.input())).toEqual([]);
   });
 
   it('e: a status write omits a zone that is out of reads', () => {
@@ -358,24 +351,18 @@ describe('chaos oracle: one negative control per check', () => {
     const bad = t.status(2, []);
     const events = s.events.map((e, i) => (i === at ? { ...bad, seq: e.seq, at: e.at } : e));
     const v = judge(s.input({ events }));
-    expect(v.breaches.map((b) => b.check)).toEqual(['e']);
+    expect(checks(v.breaches)).toEqual(['e']);
     expect(v.breaches[0]!.message).toMatch(/zone az-b is out of reads .* does not name it/);
-    expect(new Set(crossCheck(s.input({ events })).map((b) => b.check))).toEqual(new Set(['e']));
+    expect(new Set(checks(crossCheck(s.input({ events }))))).toEqual(new Set(['e']));
   });
 
   it('f: a VMCluster changed twice in one rollout generation', () => {
-    const s = new Scenario();
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2);
-    s.status(2, ['az-a']);
-    s.patchCluster('vm-az-a', 2);
+    const s = oneZone();
     s.patchCluster('vm-az-a', 2);
     s.clusterStatus('vm-az-a', 'operational');
-    s.drained('vm-az-a');
-    s.restore('vm-az-a');
-    s.status(2, [], 'Succeeded');
-    const v = judge(s.input({ upgrades: { 2: ['vm-az-a'] } }));
-    expect(v.breaches.map((b) => b.check)).toEqual(['f']);
+    s.rejoin('vm-az-a', 2, 'Succeeded');
+    const v = judge(s.input());
+    expect(checks(v.breaches)).toEqual(['f']);
     expect(v.breaches[0]!.message).toMatch(/vm-az-a in generation 2: 2 changes, expected exactly 1/);
     expect(v.counts.vmclusterPatches['vm-az-a']).toEqual({ changed: 2, retries: 0 });
   });
@@ -391,7 +378,7 @@ describe('chaos oracle: one negative control per check', () => {
         ],
       }),
     );
-    expect(v.breaches.map((b) => b.check)).toEqual(['g', 'g']);
+    expect(checks(v.breaches)).toEqual(['g', 'g']);
     expect(v.counts).toMatchObject({ reads: 3, failedReads: 1, staleReads: 1 });
   });
 });
