@@ -21,6 +21,7 @@ import { temporal } from '@temporalio/proto';
 import { routeTargetRefs } from '../../activities/routes';
 import type { RouteRef } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { jsonEqual } from '../../workflows/merge';
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
 import { installChartIdentities } from '../harness/chart-identities';
@@ -98,7 +99,14 @@ export interface KillRecord {
 export interface CampaignReport {
   seed: number;
   options: Omit<CampaignOptions, 'log'>;
-  rollouts: Array<{ generation: number; phase: string; durationMs: number; plan: RolloutPlan; cancelled?: { generation: number; phase: string; zonesOutAfter: string[] } }>;
+  rollouts: Array<{
+    generation: number;
+    phase: string;
+    durationMs: number;
+    plan: RolloutPlan;
+    /** The generation cancelled before this one: its end, and the zones its status names out of reads then (the next generation adopts them). */
+    cancelled?: { generation: number; phase: string; zonesOutAfter: string[]; zonesOutOfVmauthAfter: string[] };
+  }>;
   faults: {
     workerKills: number;
     infra: Array<{ fault: InfraFault; at: number; rollout: number }>;
@@ -335,7 +343,12 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     }
     setFaults(false);
 
-    /** Rolls out a generation, cancels it once a zone is out of reads, and kills the worker right after the cleanup's first route edit. */
+    /**
+     * Rolls out a generation, cancels it once a zone is out of reads, and kills the worker a second
+     * into the cleanup (while it confirms the patched zone's queue: a heartbeating activity). The
+     * zone rejoins if that confirmation succeeds, or stays out, named in the status, for the next
+     * generation to adopt (DESIGN.md: cancel).
+     */
     async function cancelAndClean(rollout: number): Promise<NonNullable<CampaignReport['rollouts'][number]['cancelled']>> {
       generation++;
       const version = VERSIONS[++versionIndex % VERSIONS.length]!;
@@ -349,9 +362,8 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
         { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a zone out of reads to cancel in' },
       );
       log(`rollout ${rollout}: cancelling generation ${generation} (${st.zonesOutOfRotation!.join(',')} out of reads)`);
-      const edited = nextRouteEdit(() => false);
       await client.workflow.getHandle(st.workflow!.id).cancel();
-      await edited;
+      await sleep(1_000);
       const at = Date.now();
       const step = await stepNow();
       await worker.kill('SIGKILL');
@@ -361,7 +373,11 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Cancelled', 'Failed'], { timeoutMs: 10 * 60_000 });
       // The zones this generation really restarted: what it upgraded before the cancel.
       upgrades[generation] = [...new Set(vm.simulator.restarts.slice(restartsBefore).map((x) => x.zone))];
-      return { generation, phase: final.phase ?? '?', zonesOutAfter: final.zonesOutOfRotation ?? [] };
+      const zonesOut = [...(final.zonesOutOfRotation ?? [])].sort();
+      const outOfVmauth = () => zonesMissingFrom(vm.simulator.currentConfig!.routes, baselineConfig).map((c) => c.replace(/^vm-/, '')).sort();
+      // The operator renders vmauth's config a moment after the last route edit.
+      await waitFor(() => jsonEqual(outOfVmauth(), zonesOut), { timeoutMs: 30_000, description: 'vmauth rendered as the status says' }).catch(() => {});
+      return { generation, phase: final.phase ?? '?', zonesOutAfter: zonesOut, zonesOutOfVmauthAfter: outOfVmauth() };
     }
 
     // ---- judging -------------------------------------------------------------------------------------
@@ -414,7 +430,8 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       failed === 0 &&
       stale === 0 &&
       results.every((x) => x.phase === 'Succeeded') &&
-      results.every((x) => !x.cancelled || (x.cancelled.phase === 'Cancelled' && x.cancelled.zonesOutAfter.length === 0));
+      // The status never lies: what it names out after a cancel is what vmauth no longer routes to.
+      results.every((x) => !x.cancelled || (x.cancelled.phase === 'Cancelled' && jsonEqual(x.cancelled.zonesOutAfter, x.cancelled.zonesOutOfVmauthAfter)));
     return report;
   } finally {
     for (const f of stops.reverse()) await f().catch(() => {});

@@ -25,7 +25,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { freePort } from '../harness/ports';
-import { harnessTempDir, httpGet, startProcess, waitFor, type ManagedProcess } from '../harness/processes';
+import { allProcStats, harnessTempDir, httpGet, procStat, startProcess, waitFor, type ManagedProcess, type ProcStat } from '../harness/processes';
 import { REPO_ROOT } from '../harness/tools';
 
 /** The preload that maps pod addresses to the gateway (see pod-network-preload.cjs). */
@@ -80,33 +80,20 @@ function baseEnv(): NodeJS.ProcessEnv {
 // ---------------------------------------------------------------------------------------
 // process inspection
 
+// A process that has exited but is not yet reaped holds nothing.
+const live = (p: ProcStat): boolean => p.state !== 'Z' && p.state !== 'X';
+
 /** pids in /proc whose process group is `pgid` or whose parent is `pid` (what would be an orphan of a killed incarnation). */
 export function processesOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const [state, ppid, pgrp] = [fields[0], Number(fields[1]), Number(fields[2])];
-      if (state === 'Z' || state === 'X') continue; // exited, not yet reaped: holds nothing
-      if (Number(d) === pid || ppid === pid || pgrp === pid) out.push(Number(d));
-    } catch {
-      /* raced with exit */
-    }
-  }
-  return out;
+  return allProcStats()
+    .filter((p) => live(p) && (p.pid === pid || p.ppid === pid || p.pgrp === pid))
+    .map((p) => p.pid);
 }
 
 /** Whether `pid` is a live (not zombie) process. */
 export function pidAlive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const p = procStat(pid);
+  return p !== undefined && live(p);
 }
 
 // ---------------------------------------------------------------------------------------

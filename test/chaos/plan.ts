@@ -39,6 +39,21 @@ export interface PlanOptions {
 }
 
 const MOMENTS: readonly KillMoment[] = ['after-route-edit', 'queue-wait', 'timer'];
+/**
+ * After one of each, the moments are drawn with these weights: a rollout of three zones makes only
+ * six route edits, so kills waiting for the next one would outlast it; timers fit anywhere.
+ */
+const DRAWN: ReadonlyArray<[KillMoment, number]> = [
+  ['after-route-edit', 0.1],
+  ['queue-wait', 0.3],
+  ['timer', 0.6],
+];
+
+function drawMoment(r: number): KillMoment {
+  let acc = 0;
+  for (const [m, w] of DRAWN) if (r < (acc += w)) return m;
+  return 'timer';
+}
 
 export function planRollout(seed: number, opts: PlanOptions): RolloutPlan {
   const rnd = mulberry32(seed);
@@ -47,7 +62,7 @@ export function planRollout(seed: number, opts: PlanOptions): RolloutPlan {
   const kills: WorkerKill[] = [];
   for (let i = 0; i < opts.kills; i++) {
     // Every moment at least once when there are enough kills, then drawn.
-    const moment = i < MOMENTS.length ? MOMENTS[i]! : MOMENTS[Math.floor(rnd() * MOMENTS.length)]!;
+    const moment = i < MOMENTS.length ? MOMENTS[i]! : drawMoment(rnd());
     kills.push({ moment, delayMs: moment === 'after-route-edit' ? 0 : between(0, 3000), restartAfterMs: between(lo, hi) });
   }
   const infra = opts.infra.map((fault) => ({ fault, afterKill: Math.min(opts.kills - 1, between(0, Math.max(0, opts.kills - 1))) }));

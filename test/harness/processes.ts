@@ -137,17 +137,42 @@ export function guardPid(pid: number, name: string): () => void {
   };
 }
 
+export interface ProcStat {
+  pid: number;
+  /** R, S, D, Z (exited, not yet reaped), X, ... */
+  state: string;
+  ppid: number;
+  pgrp: number;
+}
+
+/** The fields of /proc/<pid>/stat read here; undefined when there is no such process (any more). */
+export function procStat(pid: number): ProcStat | undefined {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name before them is in parentheses and may itself hold spaces and ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, state: fields[0] ?? '', ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+}
+
+/** Every process in /proc, but those that exit while it is read. */
+export function allProcStats(): ProcStat[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => procStat(Number(d)) ?? []);
+}
+
 /** pids of direct children of this process whose command line contains `needle`. */
 export function childPidsMatching(needle: string): number[] {
   const out: number[] = [];
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
+  for (const p of allProcStats()) {
+    if (p.ppid !== process.pid) continue;
     try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid) continue;
-      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      if (cmd.includes(needle)) out.push(Number(d));
+      if (fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes(needle)) out.push(p.pid);
     } catch {
       /* raced with exit */
     }

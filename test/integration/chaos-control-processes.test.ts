@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { installChartIdentities, type ChartIdentities } from '../harness/chart-identities';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
@@ -334,6 +335,16 @@ describe('the worker and the trigger as SIGKILL-able, restartable processes', ()
     await kube?.stop();
   }, 120_000);
 
+  /** What the worker and the trigger are both started with. */
+  const processOptions = (kubeConfig: KubeConfig) => ({
+    kubeConfig,
+    temporalAddress: temporal.address,
+    temporalNamespace: temporal.namespace ?? 'default',
+    taskQueue: 'chaos-ctl',
+    payloadKeysFile: keysFile,
+    createNamespaces: [NS],
+  });
+
   /** SIGKILL, nothing of the incarnation left, started again after a pause, ready again. */
   async function killAndRestart(p: ControlProcess): Promise<void> {
     const pid = p.pid;
@@ -362,16 +373,7 @@ describe('the worker and the trigger as SIGKILL-able, restartable processes', ()
   }
 
   it('the worker: ready, SIGKILLed (nothing survives), restarted, ready again', async () => {
-    const w = await startWorkerProcess({
-      kubeConfig: identities.worker,
-      temporalAddress: temporal.address,
-      temporalNamespace: temporal.namespace ?? 'default',
-      taskQueue: 'chaos-ctl',
-      payloadKeysFile: keysFile,
-      createNamespaces: [NS],
-      podGatewayUrl: gw.url,
-      extraEnv: { WORKER_INSTANCE: 'w1' },
-    });
+    const w = await startWorkerProcess({ ...processOptions(identities.worker), podGatewayUrl: gw.url, extraEnv: { WORKER_INSTANCE: 'w1' } });
     procs.push(w);
     expect(w.env).toMatchObject({ POD_GATEWAY_URL: gw.url, TEMPORAL_PAYLOAD_KEYS_FILE: keysFile, WORKER_INSTANCE: 'w1', TASK_QUEUE: 'chaos-ctl' });
     expect(w.env.WORKFLOW_BUNDLE).toMatch(/workflow-bundle\.js$/);
@@ -387,16 +389,7 @@ describe('the worker and the trigger as SIGKILL-able, restartable processes', ()
   });
 
   it('the trigger: ready, SIGKILLed (nothing survives), restarted, ready again', async () => {
-    const t = await startTriggerProcess({
-      kubeConfig: identities.trigger,
-      temporalAddress: temporal.address,
-      temporalNamespace: temporal.namespace ?? 'default',
-      taskQueue: 'chaos-ctl',
-      payloadKeysFile: keysFile,
-      createNamespaces: [NS],
-      watchNamespaces: [NS],
-      logLevel: 'debug',
-    });
+    const t = await startTriggerProcess({ ...processOptions(identities.trigger), watchNamespaces: [NS], logLevel: 'debug' });
     procs.push(t);
     expect(t.logs.join('\n')).toMatch(/trigger started/);
     await killAndRestart(t);
