@@ -43,6 +43,15 @@ export function plainPollContext(signal: AbortSignal = new AbortController().sig
   };
 }
 
+/** The running activity's attempt (1 for the first); outside an activity, as if retries were over. */
+export function activityAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return Infinity;
+  }
+}
+
 /** Logs through the activity's logger; outside an activity nothing is logged (the caller reports). */
 export function activityLog(level: 'info' | 'warn', message: string, meta: Record<string, unknown>): void {
   let ctx: Context;

@@ -11,7 +11,7 @@ import type { InputVerdict, QueueSample, QueueTarget, RolloutActivities } from '
 import { FailureType } from '../workflows/failures';
 import { queueReportStatus } from '../workflows/status';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
-import { activityLog, activityPollContext } from './activity-context';
+import { activityAttempt, activityLog, activityPollContext } from './activity-context';
 import { applyObject } from './apply-object';
 import { describeError, nonRetryable } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
@@ -112,7 +112,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       try {
         v = decideInput(input, Context.current().info.workflowExecution?.workflowId ?? '', await vmdcStatus.get(namespace, name), policy);
       } catch (err) {
-        if (!refusedForGood(err)) throw err;
+        if (!refusedForGood(err, activityAttempt())) throw err;
         v = { verdict: 'refused', message: `workflow input refused, nothing done: cannot read ${namespace}/${name} to check it: ${describeError(err)}` };
       }
       if (v.verdict !== 'ok') activityLog('warn', v.message, { namespace, name, generation: input.object.generation });
@@ -172,7 +172,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       try {
         return await fn(arg);
       } catch (thrown) {
-        const err = refusedForGood(thrown) ? nonRetryable(FailureType.PatchRejected, `${name}: the API server refused the request: ${describeError(thrown)}`) : thrown;
+        const err = refusedForGood(thrown, activityAttempt()) ? nonRetryable(FailureType.PatchRejected, `${name}: the API server refused the request: ${describeError(thrown)}`) : thrown;
         if (!(err instanceof CancelledFailure)) metrics.activityError(name, errorType(err));
         throw err;
       }

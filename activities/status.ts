@@ -9,7 +9,7 @@ import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatu
 import { isNotFound, refusedForGood, statusCode } from '../kube/errors';
 import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
 import { FailureType } from '../workflows/failures';
-import { activityLog } from './activity-context';
+import { activityAttempt, activityLog } from './activity-context';
 import { describeError, nonRetryable } from './errors';
 import { FIELD_MANAGER } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
@@ -110,9 +110,9 @@ export function statusClient(kc: KubeConfig): VmdcStatusClient<CurrentObject> {
   return vmdcStatusClient<CurrentObject>(kc, { fieldManager: FIELD_MANAGER });
 }
 
-/** Pure: a status write refused for good (e.g. 422: the CRD's schema refuses the status); 404 means "not written". */
-export function isRejection(err: unknown): boolean {
-  return refusedForGood(err) && !isNotFound(err);
+/** Pure: a status write refused for good (e.g. 422: the CRD's schema refuses the status) at this attempt; 404 means "not written". */
+export function isRejection(err: unknown, attempt?: number): boolean {
+  return refusedForGood(err, attempt) && !isNotFound(err);
 }
 
 /** writeVmdcStatus, with a rejection turned into the non-retryable StatusRejected failure (logged at warn). */
@@ -124,7 +124,7 @@ async function writeOrReject(
   try {
     return await writeVmdcStatus(client, object, compute);
   } catch (err) {
-    if (!isRejection(err)) throw err;
+    if (!isRejection(err, activityAttempt())) throw err;
     const message = `status of ${object.namespace}/${object.name} rejected by the API server: ${describeError(err)}`;
     activityLog('warn', message, { namespace: object.namespace, name: object.name, generation: object.generation, code: statusCode(err) });
     throw nonRetryable(FailureType.StatusRejected, message, { code: statusCode(err) });

@@ -16,12 +16,21 @@ export function statusCode(err: unknown): number | undefined {
 export const isNotFound = (err: unknown): boolean => statusCode(err) === 404;
 
 /**
+ * A kube-apiserver that has just (re)started answers 403 until its authorizer's caches are filled
+ * (seen by the chaos campaign, docs/reliability.md): a denial counts as for good only from this
+ * attempt of an activity on — after about 15 s of Temporal's retries (1, 2, 4, 8 s).
+ */
+export const FORBIDDEN_FOR_GOOD_FROM_ATTEMPT = 5;
+
+/**
  * An API answer that retrying the same request cannot change: a 4xx other than 401 (credentials
  * may be refreshed), 408 (timeout), 409 (conflict: read again) and 429 (throttled) — e.g. 400,
- * 403, 404, 422. Server errors and timeouts are retried.
+ * 403, 404, 422. Server errors and timeouts are retried. `attempt` (an activity's): a 403 before
+ * FORBIDDEN_FOR_GOOD_FROM_ATTEMPT may still go away.
  */
-export function refusedForGood(err: unknown): boolean {
+export function refusedForGood(err: unknown, attempt = Infinity): boolean {
   const code = statusCode(err);
+  if (code === 403 && attempt < FORBIDDEN_FOR_GOOD_FROM_ATTEMPT) return false;
   return code !== undefined && code >= 400 && code < 500 && ![401, 408, 409, 429].includes(code);
 }
 export const isConflict = (err: unknown): boolean => statusCode(err) === 409;

@@ -63,6 +63,8 @@ export interface CampaignOptions {
   rollouts: number;
   /** Worker SIGKILLs per rollout. */
   kills: number;
+  /** How long a killed worker stays down (default 1–5 s). */
+  restartAfterMs?: [number, number];
   /** Share of the worker's and trigger's API requests that fail while API faults are on. */
   kubeFaultRate: number;
   /**
@@ -89,9 +91,11 @@ export interface KillRecord {
   step?: string;
   restartedAt: number;
   readyAt: number;
-  /** First workflow or activity task started after the kill (by the new boot): ms after the kill, and after the new boot was ready. */
+  /** First workflow task started after the kill (history): ms after the kill, and after the new boot was ready. */
   resumedAfterKillMs?: number;
   resumedAfterReadyMs?: number;
+  /** An activity attempt started after the kill (the server's lastStartedTime, polled live), ms after the new boot was ready. */
+  attemptResumedAfterReadyMs?: number;
   /** For a kill during a queue wait: the wait's next attempt started, ms after the new boot was ready. */
   waitResumedAfterReadyMs?: number;
 }
@@ -114,7 +118,7 @@ export interface CampaignReport {
     metrics: Record<string, number>;
   };
   kills: KillRecord[];
-  recovery: { resumedAfterReadyMs: Stats; waitResumedAfterReadyMs: Stats; workerStartupMs: Stats };
+  recovery: { resumedAfterReadyMs: Stats; attemptResumedAfterReadyMs: Stats; waitResumedAfterReadyMs: Stats; workerStartupMs: Stats };
   oracle: { breaches: Breach[]; counts: unknown };
   physical: { vmauthConfigs: number; maxZonesOutOfVmauth: number; zoneRestarts: number; restartsWhileRouted: string[] };
   reads: { total: number; failed: number; stale: number };
@@ -285,12 +289,23 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       }
       if (done()) return;
       const step = await stepNow();
+      const workflowId = (await status()).workflow?.id;
       const at = Date.now();
       await worker.kill('SIGKILL');
       log(`rollout ${rollout}: worker SIGKILLed (${k.moment}, ${step}); back in ${k.restartAfterMs} ms`);
-      const restartedAt = at + k.restartAfterMs;
       await worker.restartAfter(k.restartAfterMs);
-      kills.push({ rollout, moment: k.moment, at, step, restartedAt, readyAt: worker.startups.at(-1)!.readyAt ?? Date.now() });
+      const readyAt = worker.startups.at(-1)!.readyAt ?? Date.now();
+      const attempt = workflowId ? await attemptStartedAfter(client, workflowId, at) : undefined;
+      kills.push({
+        rollout,
+        moment: k.moment,
+        at,
+        step,
+        restartedAt: at + k.restartAfterMs,
+        readyAt,
+        ...(attempt ? { attemptResumedAfterReadyMs: attempt.at - readyAt } : {}),
+        ...(attempt?.activityType === 'watchQueue' && step?.endsWith('WaitingForQueue') ? { waitResumedAfterReadyMs: attempt.at - readyAt } : {}),
+      });
     };
 
     const infraFault = async (rollout: number, fault: InfraFault) => {
@@ -331,7 +346,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
 
     for (let r = 1; r <= opts.rollouts; r++) {
       const infra = opts.infra.filter((_, i) => i % opts.rollouts === r - 1);
-      const plan = planRollout(partSeeds(opts.seed, r).plan, { kills: opts.kills, infra, cancel: opts.cancel && r === opts.rollouts });
+      const plan = planRollout(partSeeds(opts.seed, r).plan, { kills: opts.kills, infra, cancel: opts.cancel && r === opts.rollouts, restartAfterMs: opts.restartAfterMs });
       let cancelled: CampaignReport['rollouts'][number]['cancelled'];
       if (plan.cancelDuringRollout) {
         setFaults(true);
@@ -415,6 +430,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       kills,
       recovery: {
         resumedAfterReadyMs: stats(kills.flatMap((k) => (k.resumedAfterReadyMs === undefined ? [] : [k.resumedAfterReadyMs]))),
+        attemptResumedAfterReadyMs: stats(kills.flatMap((k) => (k.attemptResumedAfterReadyMs === undefined ? [] : [k.attemptResumedAfterReadyMs]))),
         waitResumedAfterReadyMs: stats(kills.flatMap((k) => (k.waitResumedAfterReadyMs === undefined ? [] : [k.waitResumedAfterReadyMs]))),
         workerStartupMs: stats(worker.startups.slice(1).flatMap((s) => (s.readyAt ? [s.readyAt - s.startedAt] : []))),
       },
@@ -444,32 +460,38 @@ function sumCounts(...cs: Array<Record<string, number>>): Record<string, number>
   return out;
 }
 
+const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+
 /**
- * From the histories: after each kill, when the new boot started the first task (a workflow task or
- * an activity attempt) and, for a kill during a queue wait, the wait's next attempt.
+ * The first activity attempt of the workflow that started after `after`, as the server recorded it
+ * (a retried attempt's start is in history only once the activity closes, so it is polled live);
+ * undefined when none starts within 30 s (the workflow was between activities, or done).
  */
+async function attemptStartedAfter(client: Client, workflowId: string, after: number): Promise<{ at: number; activityType: string } | undefined> {
+  const found = await waitFor(
+    async () => {
+      const { raw, status } = await client.workflow.getHandle(workflowId).describe();
+      const p = (raw.pendingActivities ?? []).find((a) => ms(a.lastStartedTime) > after);
+      return p ? { at: ms(p.lastStartedTime), activityType: p.activityType?.name ?? '' } : status.name !== 'RUNNING' ? null : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, description: 'an activity attempt after the kill' },
+  ).catch(() => null);
+  return found ?? undefined;
+}
+
+/** From the histories: after each kill, when the first workflow task started (the new boot at work). */
 async function measureRecovery(client: Client, kills: KillRecord[]): Promise<void> {
-  const started: Array<{ at: number; activityType?: string }> = [];
+  const started: number[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = 'rolloutWorkflow'` })) {
     const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-    const types = new Map<string, string>();
-    for (const e of history.events ?? []) {
-      const at = Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
-      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) types.set(String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name ?? '');
-      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started.push({ at });
-      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) started.push({ at, activityType: types.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId)) });
-    }
+    for (const e of history.events ?? []) if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started.push(ms(e.eventTime));
   }
-  started.sort((a, b) => a.at - b.at);
+  started.sort((a, b) => a - b);
   for (const k of kills) {
-    const first = started.find((s) => s.at > k.at);
-    if (first) {
-      k.resumedAfterKillMs = first.at - k.at;
-      k.resumedAfterReadyMs = first.at - k.readyAt;
-    }
-    if (k.moment === 'queue-wait') {
-      const wait = started.find((s) => s.at > k.at && s.activityType === 'watchQueue');
-      if (wait) k.waitResumedAfterReadyMs = wait.at - k.readyAt;
+    const first = started.find((at) => at > k.at);
+    if (first !== undefined) {
+      k.resumedAfterKillMs = first - k.at;
+      k.resumedAfterReadyMs = first - k.readyAt;
     }
   }
 }
@@ -496,7 +518,9 @@ async function main(): Promise<void> {
     metricsFaultRate: 0.03,
     infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver'],
     cancel: true,
-    zoneDowntimeMs: 8_000,
+    // A zone down 20 s: a rollout lasts long enough for its 20 kills (a kill, 1-5 s down, a few
+    // seconds to start again).
+    zoneDowntimeMs: 20_000,
     log,
   });
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');

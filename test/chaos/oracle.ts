@@ -335,8 +335,10 @@ export function judge(input: JudgeInput): Verdict {
       patchCount(`${e.name}@g${rolloutGen}`, counts.vmclusterPatchesByGeneration)[field]++;
       if (!changed) continue;
       if (typeof applied?.vmdc.generation === 'number') checkGeneration(e, applied.vmdc.generation, `VMCluster ${e.name} changed`);
+      // A pending removal of an OLDER generation (one cancelled, failed or superseded) is the newer
+      // one's to adopt (DESIGN.md); a newer generation's is nobody else's.
       for (const p of pendingRecords()) {
-        if (p.record.generation !== rolloutGen) {
+        if (p.record.generation > rolloutGen) {
           breach('c', `VMCluster ${e.name} changed for generation ${rolloutGen} while g${p.record.generation}'s removal of zone ${p.record.zone} (${p.record.workflowId}) is pending on ${p.route}`, e);
         }
       }

@@ -307,6 +307,26 @@ describe('chaos oracle: one negative control per check', () => {
     expect(v.breaches[0]!.message).toContain(`${wfId(3)} (g3) took zone az-a out of VMUser/reads-all while ${wfId(2)} (g2)'s removal of zone az-a is pending on VMAuth/vm-global`);
   });
 
+  it('c: a later generation adopts and upgrades the zone an ended one left out (found by the campaign, seed 1201); not the other way round', () => {
+    const adopted = new Scenario(['vm-az-a']);
+    adopted.status(2, ['az-a']);
+    adopted.remove('vm-az-a', 2);
+    adopted.status(2, ['az-a'], 'Cancelled');
+    adopted.patchCluster('vm-az-a', 3);
+    adopted.clusterStatus('vm-az-a', 'operational');
+    adopted.status(3, ['az-a']);
+    adopted.drained('vm-az-a');
+    adopted.restore('vm-az-a');
+    adopted.status(3, [], 'Succeeded');
+    expect(checksOf(adopted.input({ upgrades: { 3: ['vm-az-a'] } }))).toEqual([]);
+    // A newer generation's pending removal is not an older one's to act on.
+    const older = new Scenario(['vm-az-a']);
+    older.status(3, ['az-a']);
+    older.remove('vm-az-a', 3);
+    older.patchCluster('vm-az-a', 2);
+    expect(judge(older.input({ upgrades: { 2: ['vm-az-a'] } })).breaches.map((b) => b.message)).toContainEqual(expect.stringMatching(/changed for generation 2 while g3's removal of zone az-a/));
+  });
+
   it('c: an older generation writes after a newer one began', () => {
     const s = correctRollout();
     s.status(3, [], 'Succeeded');
