@@ -39,6 +39,7 @@ import {
   createObjects,
   getObject,
   installCrdFiles,
+  kubeRaw,
   loadManifests,
   mergePatch,
   routeObjectsOf,
@@ -140,6 +141,8 @@ const NS = 'default';
 const VMDC = 'demo';
 const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster', 'v1.153.0-cluster', 'v1.154.0-cluster', 'v1.155.0-cluster'];
 const POLL_MS = 250;
+/** The vmagent's EndpointSlice as test/simulator/environment.ts publishes it (VMAgent vm-global). */
+const VMAGENT_SLICE = 'vmagent-vm-global';
 const QUEUE_DRAINED_FOR_MS = 3_000;
 const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: `${POLL_MS}ms`, zoneTimeout: '10m' };
 
@@ -278,11 +281,15 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       }
     };
 
+    /** Until a zone's queue is watched (or `done`). */
+    const queueWait = (done: () => boolean) =>
+      waitFor(async () => done() || (await status()).zones?.some((z) => z.phase === 'WaitingForQueue'), { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a queue wait' });
+
     const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<void> => {
       if (k.moment === 'after-route-edit') {
         await nextRouteEdit(done);
       } else if (k.moment === 'queue-wait') {
-        await waitFor(async () => done() || (await status()).zones?.some((z) => z.phase === 'WaitingForQueue'), { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a queue wait' });
+        await queueWait(done);
         await sleep(k.delayMs % 1500);
       } else {
         await sleep(k.delayMs);
@@ -308,14 +315,23 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       });
     };
 
-    const infraFault = async (rollout: number, fault: InfraFault) => {
+    const infraFault = async (rollout: number, fault: InfraFault, done: () => boolean) => {
+      // The vmagent pod goes not-ready where it matters: while a zone's queue is watched.
+      if (fault === 'vmagent-not-ready') await queueWait(done);
+      if (done()) return;
       log(`rollout ${rollout}: ${fault}`);
       infraDone.push({ fault, at: Date.now(), rollout });
       if (fault === 'restart-temporal') await tdev.process.restart();
       else if (fault === 'restart-trigger') {
         await trigger.kill('SIGKILL');
         await trigger.restartAfter(1_000);
-      } else await kube.apiserver.restart();
+      } else if (fault === 'restart-apiserver') await kube.apiserver.restart();
+      else {
+        // As kubelet reports a failing readiness probe: the endpoint stays, marked not ready, 3 s.
+        await setEndpointsReady(kc, VMAGENT_SLICE, false);
+        await sleep(3_000);
+        await setEndpointsReady(kc, VMAGENT_SLICE, true);
+      }
     };
 
     /** Runs the plan's faults against the running rollout until it ends. */
@@ -324,9 +340,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       for (const [i, k] of plan.kills.entries()) {
         if (done()) return;
         await killWorker(rollout, k, done);
-        while (infra[0] && infra[0].afterKill <= i && !done()) await infraFault(rollout, infra.shift()!.fault);
+        while (infra[0] && infra[0].afterKill <= i && !done()) await infraFault(rollout, infra.shift()!.fault, done);
       }
-      for (const f of infra) if (!done()) await infraFault(rollout, f.fault);
+      for (const f of infra) if (!done()) await infraFault(rollout, f.fault, done);
     };
 
     const rollOut = async (rollout: number, plan: RolloutPlan): Promise<{ phase: string; durationMs: number }> => {
@@ -454,6 +470,17 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
   }
 }
 
+/** Marks every endpoint of an EndpointSlice of the namespace ready or not (read, then replaced). */
+async function setEndpointsReady(kc: Parameters<typeof kubeRaw>[0], slice: string, ready: boolean): Promise<void> {
+  const url = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices/${slice}`;
+  const got = await kubeRaw(kc, 'GET', url);
+  if (got.status !== 200) throw new Error(`GET ${url}: ${got.status} ${got.body}`);
+  const obj = JSON.parse(got.body) as { endpoints?: Array<{ conditions?: Record<string, boolean> }> };
+  for (const ep of obj.endpoints ?? []) ep.conditions = { ...ep.conditions, ready };
+  const put = await kubeRaw(kc, 'PUT', url, obj);
+  if (put.status !== 200) throw new Error(`PUT ${url}: ${put.status} ${put.body}`);
+}
+
 function sumCounts(...cs: Array<Record<string, number>>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const c of cs) for (const [k, v] of Object.entries(c)) out[k] = (out[k] ?? 0) + v;
@@ -516,7 +543,7 @@ async function main(): Promise<void> {
     // An unreadable page breaks the queue's empty streak (never counted as empty): at 20 % a 3 s
     // streak of 12 samples would almost never complete.
     metricsFaultRate: 0.03,
-    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver'],
+    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
     cancel: true,
     // A zone down 20 s: a rollout lasts long enough for its 20 kills (a kill, 1-5 s down, a few
     // seconds to start again).

@@ -20,7 +20,7 @@ export interface WorkerKill {
   restartAfterMs: number;
 }
 
-export type InfraFault = 'restart-temporal' | 'restart-trigger' | 'restart-apiserver';
+export type InfraFault = 'restart-temporal' | 'restart-trigger' | 'restart-apiserver' | 'vmagent-not-ready';
 
 export interface RolloutPlan {
   kills: WorkerKill[];

@@ -1,11 +1,13 @@
 /**
  * The short seeded variant of the chaos campaign (test/chaos/campaign.ts; the full one: `make chaos`):
  * one 3-zone rollout on the real stack while the worker process is SIGKILLed 3 times (right after a
- * route edit, during a queue wait, at a random moment) and restarted 1–2 s later, the Temporal dev
- * server, the trigger and kube-apiserver restart once each, 5 % of the worker's and the trigger's
- * API requests (for a minute) and 3 % of vmagent's /metrics pages fail (the full campaign: 20 %).
- * Judged from kube-apiserver's audit log, the configs rendered for vmauth, the zone restarts and the readers (test/chaos/oracle.ts, whose unit
- * tests hold a negative control per check). Replay a failure: CHAOS_SEED=<seed printed> make test-e2e ARGS=chaos.
+ * route edit, during a queue wait, at a random moment) and restarted 1–2 s later; the Temporal dev
+ * server, the trigger and kube-apiserver restart once each; the vmagent pod is not ready for 3 s
+ * during a queue wait; 5 % of the worker's and the trigger's API requests (for a minute) and 3 % of
+ * vmagent's /metrics pages fail (the full campaign: 20 % of API requests). Judged from
+ * kube-apiserver's audit log, the configs rendered for vmauth, the zone restarts and the readers
+ * (test/chaos/oracle.ts, whose unit tests hold a negative control per check).
+ * Replay a failure: CHAOS_SEED=<seed printed> make test-e2e ARGS=chaos.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -27,7 +29,7 @@ beforeAll(async () => {
     kubeFaultRate: 0.05,
     kubeFaultWindowMs: 60_000,
     metricsFaultRate: 0.03,
-    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver'],
+    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
     cancel: false,
     zoneDowntimeMs: 4_000,
     log: (m) => process.env.E2E_VERBOSE && process.stdout.write(`${m}\n`),
@@ -41,7 +43,7 @@ beforeAll(async () => {
 test('the faults happened', () => {
   expect(report.faults.workerKills).toBe(3);
   expect(new Set(report.kills.map((k) => k.moment))).toEqual(new Set(['after-route-edit', 'queue-wait', 'timer']));
-  expect(report.faults.infra.map((f) => f.fault).sort()).toEqual(['restart-apiserver', 'restart-temporal', 'restart-trigger']);
+  expect(report.faults.infra.map((f) => f.fault).sort()).toEqual(['restart-apiserver', 'restart-temporal', 'restart-trigger', 'vmagent-not-ready']);
   expect(Object.values(report.faults.kube).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
   expect(Object.values(report.faults.metrics).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
 });
