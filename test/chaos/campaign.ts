@@ -260,6 +260,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       });
     };
     const kills: KillRecord[] = [];
+    const measuring: Array<Promise<void>> = [];
     const infraDone: CampaignReport['faults']['infra'] = [];
     const results: CampaignReport['rollouts'] = [];
     const upgrades: Record<number, string[]> = {};
@@ -297,22 +298,24 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       if (done()) return;
       const step = await stepNow();
       const workflowId = (await status()).workflow?.id;
-      const at = Date.now();
       await worker.kill('SIGKILL');
+      // Once it is gone: an attempt started after this is the next boot's.
+      const at = Date.now();
       log(`rollout ${rollout}: worker SIGKILLed (${k.moment}, ${step}); back in ${k.restartAfterMs} ms`);
       await worker.restartAfter(k.restartAfterMs);
       const readyAt = worker.startups.at(-1)!.readyAt ?? Date.now();
-      const attempt = workflowId ? await attemptStartedAfter(client, workflowId, at) : undefined;
-      kills.push({
-        rollout,
-        moment: k.moment,
-        at,
-        step,
-        restartedAt: at + k.restartAfterMs,
-        readyAt,
-        ...(attempt ? { attemptResumedAfterReadyMs: attempt.at - readyAt } : {}),
-        ...(attempt?.activityType === 'watchQueue' && step?.endsWith('WaitingForQueue') ? { waitResumedAfterReadyMs: attempt.at - readyAt } : {}),
-      });
+      const record: KillRecord = { rollout, moment: k.moment, at, step, restartedAt: at + k.restartAfterMs, readyAt };
+      kills.push(record);
+      // Measured beside the next kills, not before them: the workflow may be between activities.
+      if (workflowId) {
+        measuring.push(
+          attemptStartedAfter(client, workflowId, at).then((attempt) => {
+            if (!attempt) return;
+            record.attemptResumedAfterReadyMs = attempt.at - readyAt;
+            if (attempt.activityType === 'watchQueue' && step?.endsWith('WaitingForQueue')) record.waitResumedAfterReadyMs = attempt.at - readyAt;
+          }),
+        );
+      }
     };
 
     const infraFault = async (rollout: number, fault: InfraFault, done: () => boolean) => {
@@ -435,6 +438,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     const zoneRestarts = vm.simulator.restarts.slice(restartsFrom);
     const restartsWhileRouted = zoneRestarts.filter((x) => Object.values(x.routesAtStart).some((zs) => zs.includes(x.zone))).map((x) => `${x.zone}@${x.startedAt}`);
 
+    await Promise.all(measuring);
     await measureRecovery(client, kills);
     const failed = reads.filter((x) => x.error).length;
     const stale = reads.filter((x) => !x.error && (x.ageMs ?? 0) > STALE_AFTER_MS).length;
