@@ -58,6 +58,7 @@ import { partSeeds, planRollout, type InfraFault, type RolloutPlan, type WorkerK
 import { metricsOf, startPodGateway } from './pod-gateway';
 
 const EventType = temporal.api.enums.v1.EventType;
+const PendingState = temporal.api.enums.v1.PendingActivityState;
 
 export interface CampaignOptions {
   seed: number;
@@ -143,7 +144,11 @@ const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster', 'v
 const POLL_MS = 250;
 /** The vmagent's EndpointSlice as test/simulator/environment.ts publishes it (VMAgent vm-global). */
 const VMAGENT_SLICE = 'vmagent-vm-global';
-const QUEUE_DRAINED_FOR_MS = 3_000;
+/**
+ * Longer than a short kill's outage (1–2 s down, ≈ 4 s to start): a queue wait resumed by the next
+ * boot still has to watch, so its attempt can be seen running and its resumption timed.
+ */
+const QUEUE_DRAINED_FOR_MS = 8_000;
 const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: `${POLL_MS}ms`, zoneTimeout: '10m' };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -282,16 +287,26 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       }
     };
 
-    /** Until a zone's queue is watched (or `done`). */
+    /** Until a zone's queue is watched: the status says so and the workflow's watchQueue attempt runs (or `done`). */
     const queueWait = (done: () => boolean) =>
-      waitFor(async () => done() || (await status()).zones?.some((z) => z.phase === 'WaitingForQueue'), { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a queue wait' });
+      waitFor(
+        async () => {
+          if (done()) return true;
+          const st = await status();
+          if (!st.workflow || !st.zones?.some((z) => z.phase === 'WaitingForQueue')) return false;
+          const { raw } = await client.workflow.getHandle(st.workflow.id).describe();
+          return raw.pendingActivities?.some((a) => a.activityType?.name === 'watchQueue' && a.state === PendingState.PENDING_ACTIVITY_STATE_STARTED);
+        },
+        { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a queue wait' },
+      );
 
     const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<void> => {
       if (k.moment === 'after-route-edit') {
         await nextRouteEdit(done);
       } else if (k.moment === 'queue-wait') {
         await queueWait(done);
-        await sleep(k.delayMs % 1500);
+        // Well inside the wait: it lasts queueDrainedFor at least.
+        await sleep(k.delayMs % 500);
       } else {
         await sleep(k.delayMs);
       }
