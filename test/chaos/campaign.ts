@@ -16,7 +16,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import { optionalTsToMs, tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { routeTargetRefs } from '../../activities/routes';
 import type { RouteRef } from '../../api/route-records';
@@ -151,7 +153,6 @@ const VMAGENT_SLICE = 'vmagent-vm-global';
 const QUEUE_DRAINED_FOR_MS = 8_000;
 const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: `${POLL_MS}ms`, zoneTimeout: '10m' };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport> {
   const log = opts.log ?? (() => {});
@@ -506,8 +507,6 @@ function sumCounts(...cs: Array<Record<string, number>>): Record<string, number>
   return out;
 }
 
-const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
-
 /**
  * The first activity attempt of the workflow that started after `after`, as the server recorded it
  * (a retried attempt's start is in history only once the activity closes, so it is polled live);
@@ -517,8 +516,8 @@ async function attemptStartedAfter(client: Client, workflowId: string, after: nu
   const found = await waitFor(
     async () => {
       const { raw, status } = await client.workflow.getHandle(workflowId).describe();
-      const p = (raw.pendingActivities ?? []).find((a) => ms(a.lastStartedTime) > after);
-      return p ? { at: ms(p.lastStartedTime), activityType: p.activityType?.name ?? '' } : status.name !== 'RUNNING' ? null : undefined;
+      const p = (raw.pendingActivities ?? []).find((a) => (optionalTsToMs(a.lastStartedTime) ?? 0) > after);
+      return p ? { at: tsToMs(p.lastStartedTime), activityType: p.activityType?.name ?? '' } : status.name !== 'RUNNING' ? null : undefined;
     },
     { timeoutMs: 30_000, intervalMs: 100, description: 'an activity attempt after the kill' },
   ).catch(() => null);
@@ -530,7 +529,7 @@ async function measureRecovery(client: Client, kills: KillRecord[]): Promise<voi
   const started: number[] = [];
   for await (const wf of client.workflow.list({ query: `WorkflowType = 'rolloutWorkflow'` })) {
     const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-    for (const e of history.events ?? []) if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started.push(ms(e.eventTime));
+    for (const e of history.events ?? []) if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) started.push(tsToMs(e.eventTime));
   }
   started.sort((a, b) => a - b);
   for (const k of kills) {

@@ -23,6 +23,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { freePort } from '../harness/ports';
 import { allProcStats, harnessTempDir, httpGet, procStat, startProcess, waitFor, type ManagedProcess, type ProcStat } from '../harness/processes';
@@ -206,7 +207,6 @@ export interface TriggerProcessOptions extends ControlProcessOptions {
   finalizerRecheckInterval?: string;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const TERMINATING: NodeJS.Signals[] = ['SIGKILL', 'SIGTERM', 'SIGINT', 'SIGQUIT'];
 
 async function commonEnv(o: ControlProcessOptions, port: number): Promise<NodeJS.ProcessEnv> {

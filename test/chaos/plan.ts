@@ -65,7 +65,7 @@ export function planRollout(seed: number, opts: PlanOptions): RolloutPlan {
     const moment = i < MOMENTS.length ? MOMENTS[i]! : drawMoment(rnd());
     kills.push({ moment, delayMs: moment === 'after-route-edit' ? 0 : between(0, 3000), restartAfterMs: between(lo, hi) });
   }
-  const infra = opts.infra.map((fault) => ({ fault, afterKill: Math.min(opts.kills - 1, between(0, Math.max(0, opts.kills - 1))) }));
+  const infra = opts.infra.map((fault) => ({ fault, afterKill: between(0, Math.max(0, opts.kills - 1)) }));
   return { kills, infra, cancelDuringRollout: opts.cancel };
 }
 
