@@ -24,9 +24,18 @@ step() { # name cmd...
 overall=0
 step deps make --no-print-directory deps || { echo "npm dependencies could not be installed: nothing else can run"; exit 1; }
 step tools scripts/install-tools.sh || overall=1
-step typecheck npx --no-install tsc --noEmit || overall=1
-step lint npx --no-install eslint . || overall=1
-for p in unit workflow integration e2e; do
-  step "jest-$p" scripts/jest-project.sh "$p" --json --outputFile="$RESULTS/jest-$p.json" || overall=1
+jest_step() { step "jest-$1" scripts/jest-project.sh "$1" --json --outputFile="$RESULTS/jest-$1.json"; }
+# Typecheck, lint and the unit tests start no server: side by side, each one's output kept apart and
+# printed whole once all three are done.
+step typecheck npx --no-install tsc --noEmit >"$RESULTS/typecheck.log" 2>&1 &
+step lint npx --no-install eslint . >"$RESULTS/lint.log" 2>&1 &
+jest_step unit >"$RESULTS/jest-unit.log" 2>&1 &
+wait
+for name in typecheck lint jest-unit; do
+  cat "$RESULTS/$name.log"
+  [[ "$(cat "$RESULTS/$name.rc" 2>/dev/null)" == 0 ]] || overall=1
+done
+for p in workflow integration e2e; do
+  jest_step "$p" || overall=1
 done
 exit "$overall"
