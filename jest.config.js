@@ -11,5 +11,7 @@ module.exports = {
     { ...base, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // The short chaos campaign measures recovery times: a project of its own, run alone.
+    { ...base, displayName: 'chaos', testMatch: ['<rootDir>/test/chaos/**/*.test.ts'] },
   ],
 };

@@ -3,7 +3,8 @@
  * the worker process is SIGKILLed and restarted, the Temporal dev server (persistent database), the
  * trigger and kube-apiserver restart, 20 % of the worker's and the trigger's API requests fail
  * (test/chaos/kube-fault-proxy.ts) and vmagent's /metrics pages time out, come truncated or as
- * garbage (test/chaos/pod-gateway.ts). Judged from what really happened, not from the workflow:
+ * garbage (test/chaos/pod-gateway.ts); before the first rollout, a zone's VictoriaMetrics outlasts
+ * zoneTimeout, and the last one is cancelled mid-way. Judged from what really happened, not from the workflow:
  * every write kube-apiserver received (its audit log, test/chaos/oracle.ts), every config the
  * operator (the zone simulator) rendered for vmauth, every zone restart and what routed reads to the
  * zone at that moment, and the readers' results.
@@ -12,7 +13,7 @@
  *   CHAOS_SEED=N make chaos             replay a campaign
  *   npx tsx test/chaos/campaign.ts [--seed=N] [--rollouts=N] [--kills=N]
  * Prints one JSON document (also .tmp/chaos/campaign-<seed>.json); exit status 1 on any breach.
- * test/e2e/chaos.test.ts runs a short seeded variant in `make test`.
+ * test/chaos/short.test.ts runs a short seeded variant in `make test` (`make test-chaos`).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -31,6 +32,7 @@ import { startKube, VM_OPERATOR_CRDS } from '../harness/kube';
 import { harnessTempDir, killAllSync, stopAll, waitFor } from '../harness/processes';
 import { startTemporalDevServer } from '../harness/temporal';
 import { startVmEnvironment } from '../simulator/environment';
+import { ANNOTATION_DELAY_MS } from '../simulator/simulator';
 import {
   CHART_RELEASE_NAMESPACE,
   DEMO_CLUSTERS,
@@ -83,12 +85,19 @@ export interface CampaignOptions {
   infra: readonly InfraFault[];
   /** Cancel the last rollout once a zone is out of reads, kill the worker during its cleanup, then roll out again. */
   cancel: boolean;
+  /**
+   * Before the first rollout, a generation whose first zone's VictoriaMetrics comes back only after
+   * zoneTimeout: it must end Failed with that zone kept out of reads and named in the status; the
+   * zone recovers on its own and the next rollout adopts it.
+   */
+  zoneTimeout: boolean;
   zoneDowntimeMs: number;
   log?: (m: string) => void;
 }
 
 export interface KillRecord {
   rollout: number;
+  /** Where it really hit: a drawn moment that did not come within its wait is a `timer` kill. */
   moment: WorkerKill['moment'];
   at: number;
   /** Step of the zone in flight when it hit (from the status). */
@@ -112,8 +121,10 @@ export interface CampaignReport {
     phase: string;
     durationMs: number;
     plan: RolloutPlan;
-    /** The generation cancelled before this one: its end, and the zones its status names out of reads then (the next generation adopts them). */
-    cancelled?: { generation: number; phase: string; zonesOutAfter: string[]; zonesOutOfVmauthAfter: string[] };
+    /** Worker kills that landed while this generation ran. */
+    kills: number;
+    /** Generations cut short before this one (it adopts the zones they left out). */
+    interrupted: Interruption[];
   }>;
   faults: {
     workerKills: number;
@@ -129,6 +140,21 @@ export interface CampaignReport {
   passed: boolean;
 }
 
+/** A generation that ended without finishing: how, and whether its status told the truth about vmauth. */
+export interface Interruption {
+  cause: 'cancel' | 'zone-timeout';
+  generation: number;
+  phase: string;
+  /** Its status message at the end. */
+  message?: string;
+  /** The zones its status names out of reads at the end, and the zones vmauth's rendered config lacks then. */
+  zonesOutAfter: string[];
+  zonesOutOfVmauthAfter: string[];
+}
+
+/** The phase each kind of interruption must end in. */
+const INTERRUPTION_END: Record<Interruption['cause'], string> = { cancel: 'Cancelled', 'zone-timeout': 'Failed' };
+
 interface Stats {
   n: number;
   p50?: number;
@@ -142,6 +168,8 @@ const stats = (xs: number[]): Stats => {
 
 const NS = 'default';
 const VMDC = 'demo';
+/** VMCluster vm-az-a → zone az-a. */
+const zoneOf = (vmcluster: string) => vmcluster.replace(/^vm-/, '');
 const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster', 'v1.153.0-cluster', 'v1.154.0-cluster', 'v1.155.0-cluster'];
 const POLL_MS = 250;
 /** The vmagent's EndpointSlice as test/simulator/environment.ts publishes it (VMAgent vm-global). */
@@ -152,6 +180,9 @@ const VMAGENT_SLICE = 'vmagent-vm-global';
  */
 const QUEUE_DRAINED_FOR_MS = 8_000;
 const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: `${POLL_MS}ms`, zoneTimeout: '10m' };
+/** The zone-timeout generation: its zoneTimeout, and how late the slow zone's VictoriaMetrics starts its upgrade. */
+const SLOW_ZONE_TIMEOUT = '30s';
+const SLOW_ZONE_DELAY_MS = 40_000;
 
 
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport> {
@@ -256,11 +287,11 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       return z ? `${z.name}:${z.phase}` : st?.phase;
     };
     /** Until the worker's next successful route edit (or `done`). */
-    const nextRouteEdit = async (done: () => boolean) => {
+    const nextRouteEdit = async (done: () => boolean, timeoutMs = 20 * 60_000) => {
       audit.poll();
       const from = audit.events.length;
       await waitFor(() => done() || audit.events.slice(from).some((e) => isWorkerWrite(e) && (e.resource === 'vmauths' || e.resource === 'vmusers')), {
-        timeoutMs: 20 * 60_000,
+        timeoutMs,
         intervalMs: 50,
         description: "the worker's next route edit",
       });
@@ -289,7 +320,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     };
 
     /** Until a zone's queue is watched: the status says so and the workflow's watchQueue attempt runs (or `done`). */
-    const queueWait = (done: () => boolean) =>
+    const queueWait = (done: () => boolean, timeoutMs = 10 * 60_000) =>
       waitFor(
         async () => {
           if (done()) return true;
@@ -298,29 +329,36 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
           const { raw } = await client.workflow.getHandle(st.workflow.id).describe();
           return raw.pendingActivities?.some((a) => a.activityType?.name === 'watchQueue' && a.state === PendingState.PENDING_ACTIVITY_STATE_STARTED);
         },
-        { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a queue wait' },
+        { timeoutMs, intervalMs: 100, description: 'a queue wait' },
       );
 
-    const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<void> => {
-      if (k.moment === 'after-route-edit') {
-        await nextRouteEdit(done);
-      } else if (k.moment === 'queue-wait') {
-        await queueWait(done);
+    /** Where the kill hits: its moment, or `timer` when a drawn moment did not come within its wait. */
+    const awaitMoment = async (k: WorkerKill, done: () => boolean): Promise<WorkerKill['moment']> => {
+      const reached = (wait: Promise<unknown>) => wait.then(() => true, () => false);
+      if (k.moment === 'after-route-edit') return (await reached(nextRouteEdit(done, k.awaitMomentMs))) ? k.moment : 'timer';
+      if (k.moment === 'queue-wait') {
+        if (!(await reached(queueWait(done, k.awaitMomentMs)))) return 'timer';
         // Well inside the wait: it lasts queueDrainedFor at least.
         await sleep(k.delayMs % 500);
-      } else {
-        await sleep(k.delayMs);
+        return k.moment;
       }
-      if (done()) return;
+      await sleep(k.delayMs);
+      return k.moment;
+    };
+
+    /** Kills the worker at the plan's moment and restarts it; false when the rollout ended first. */
+    const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<boolean> => {
+      const moment = await awaitMoment(k, done);
+      if (done()) return false;
       const step = await stepNow();
       const workflowId = (await status()).workflow?.id;
       await worker.kill('SIGKILL');
       // Once it is gone: an attempt started after this is the next boot's.
       const at = Date.now();
-      log(`rollout ${rollout}: worker SIGKILLed (${k.moment}, ${step}); back in ${k.restartAfterMs} ms`);
+      log(`rollout ${rollout}: worker SIGKILLed (${moment}, ${step}); back in ${k.restartAfterMs} ms`);
       await worker.restartAfter(k.restartAfterMs);
       const readyAt = worker.startups.at(-1)!.readyAt ?? Date.now();
-      const record: KillRecord = { rollout, moment: k.moment, at, step, restartedAt: at + k.restartAfterMs, readyAt };
+      const record: KillRecord = { rollout, moment, at, step, restartedAt: at + k.restartAfterMs, readyAt };
       kills.push(record);
       // Measured beside the next kills, not before them: the workflow may be between activities.
       if (workflowId) {
@@ -332,6 +370,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
           }),
         );
       }
+      return true;
     };
 
     const infraFault = async (rollout: number, fault: InfraFault, done: () => boolean) => {
@@ -353,45 +392,98 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       }
     };
 
-    /** Runs the plan's faults against the running rollout until it ends. */
-    const chaos = async (rollout: number, plan: RolloutPlan, done: () => boolean) => {
+    /** Runs the plan's faults against the running rollout until it ends; the number of kills that landed. */
+    const chaos = async (rollout: number, plan: RolloutPlan, done: () => boolean): Promise<number> => {
       const infra = [...plan.infra];
+      let landed = 0;
       for (const [i, k] of plan.kills.entries()) {
-        if (done()) return;
-        await killWorker(rollout, k, done);
+        if (done()) break;
+        if (await killWorker(rollout, k, done)) landed++;
         while (infra[0] && infra[0].afterKill <= i && !done()) await infraFault(rollout, infra.shift()!.fault, done);
       }
       for (const f of infra) if (!done()) await infraFault(rollout, f.fault, done);
+      return landed;
     };
 
-    const rollOut = async (rollout: number, plan: RolloutPlan): Promise<{ phase: string; durationMs: number }> => {
+    /** Patches the next version in (and the strategy, which a zone-timeout generation shortened). */
+    const nextGeneration = async (strategy: typeof STRATEGY = STRATEGY) => {
       generation++;
       const version = VERSIONS[++versionIndex % VERSIONS.length]!;
-      upgrades[generation] = [...DEMO_CLUSTERS];
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, strategy } });
+    };
+
+    const rollOut = async (rollout: number, plan: RolloutPlan): Promise<{ phase: string; durationMs: number; kills: number }> => {
       const started = Date.now();
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version } });
+      await nextGeneration();
+      upgrades[generation] = [...DEMO_CLUSTERS];
       let finished = false;
       const faults = chaos(rollout, plan, () => finished);
       const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed', 'Cancelled'], { timeoutMs: 20 * 60_000 });
       finished = true;
-      await faults;
-      log(`rollout ${rollout}: generation ${generation} ${final.phase} in ${Date.now() - started} ms`);
-      return { phase: final.phase ?? '?', durationMs: Date.now() - started };
+      const kills = await faults;
+      log(`rollout ${rollout}: generation ${generation} ${final.phase} in ${Date.now() - started} ms, ${kills} worker kills`);
+      return { phase: final.phase ?? '?', durationMs: Date.now() - started, kills };
     };
 
     for (let r = 1; r <= opts.rollouts; r++) {
       const infra = opts.infra.filter((_, i) => i % opts.rollouts === r - 1);
-      const plan = planRollout(partSeeds(opts.seed, r).plan, { kills: opts.kills, infra, cancel: opts.cancel && r === opts.rollouts, restartAfterMs: opts.restartAfterMs });
-      let cancelled: CampaignReport['rollouts'][number]['cancelled'];
+      const plan = planRollout(partSeeds(opts.seed, r).plan, {
+        kills: opts.kills,
+        infra,
+        cancel: opts.cancel && r === opts.rollouts,
+        zoneTimeout: opts.zoneTimeout && r === 1,
+        restartAfterMs: opts.restartAfterMs,
+      });
+      const interrupted: Interruption[] = [];
+      if (plan.zoneTimeoutBefore) {
+        // Faults off: with a zoneTimeout this short, a step slowed by API faults would fail the zone
+        // in reads first, and this generation is about the zone that outlasts it.
+        setFaults(false);
+        interrupted.push(await zoneOutlastsTimeout(r));
+      }
       if (plan.cancelDuringRollout) {
         setFaults(true);
-        cancelled = await cancelAndClean(r);
+        interrupted.push(await cancelAndClean(r));
       }
       setFaults(true);
       const res = await rollOut(r, plan);
-      results.push({ generation, ...res, plan, ...(cancelled ? { cancelled } : {}) });
+      results.push({ generation, ...res, plan, interrupted });
     }
     setFaults(false);
+
+    /** The end of an interrupted generation: its status, and (once the operator rendered it) what vmauth lacks. */
+    async function interruption(cause: Interruption['cause'], restartsBefore: number): Promise<Interruption> {
+      const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Cancelled', 'Failed', 'Succeeded'], { timeoutMs: 10 * 60_000 });
+      // The zones this generation really restarted: what it upgraded before it ended.
+      upgrades[generation] = [...new Set(vm.simulator.restarts.slice(restartsBefore).map((x) => x.zone))];
+      const zonesOut = [...(final.zonesOutOfRotation ?? [])].sort();
+      const outOfVmauth = () => zonesMissingFrom(vm.simulator.currentConfig!.routes, baselineConfig).map(zoneOf).sort();
+      // The operator renders vmauth's config a moment after the last route edit.
+      await waitFor(() => jsonEqual(outOfVmauth(), zonesOut), { timeoutMs: 30_000, description: 'vmauth rendered as the status says' }).catch(() => {});
+      return { cause, generation, phase: final.phase ?? '?', message: final.message, zonesOutAfter: zonesOut, zonesOutOfVmauthAfter: outOfVmauth() };
+    }
+
+    /**
+     * A generation whose first zone's VictoriaMetrics starts its upgrade only after zoneTimeout (the
+     * operator slow: the simulator's delay annotation): the zone times out while out of reads. Then
+     * the zone comes up on its own, the annotation goes, and the next rollout adopts the zone.
+     */
+    async function zoneOutlastsTimeout(rollout: number): Promise<Interruption> {
+      const slow = DEMO_CLUSTERS[0]!;
+      const restartsBefore = vm.simulator.restarts.length;
+      await mergePatch(kc, 'VMCluster', NS, slow, { metadata: { annotations: { [ANNOTATION_DELAY_MS]: String(SLOW_ZONE_DELAY_MS) } } });
+      await nextGeneration({ ...STRATEGY, zoneTimeout: SLOW_ZONE_TIMEOUT });
+      log(`rollout ${rollout}: generation ${generation}, ${slow} slower than zoneTimeout ${SLOW_ZONE_TIMEOUT}`);
+      const end = await interruption('zone-timeout', restartsBefore);
+      await waitFor(() => vm.simulator.restarts.slice(restartsBefore).some((x) => x.zone === slow && x.finishedAt), {
+        timeoutMs: SLOW_ZONE_DELAY_MS + opts.zoneDowntimeMs + 60_000,
+        description: `${slow} upgraded late`,
+      });
+      await mergePatch(kc, 'VMCluster', NS, slow, { metadata: { annotations: { [ANNOTATION_DELAY_MS]: null } } });
+      upgrades[generation] = [slow];
+      log(`rollout ${rollout}: generation ${generation} ${end.phase} (${end.zonesOutAfter.join(',')} out of reads); ${slow} came up late`);
+      return end;
+    }
 
     /**
      * Rolls out a generation, cancels it once a zone is out of reads, and kills the worker a second
@@ -399,11 +491,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
      * zone rejoins if that confirmation succeeds, or stays out, named in the status, for the next
      * generation to adopt (DESIGN.md: cancel).
      */
-    async function cancelAndClean(rollout: number): Promise<NonNullable<CampaignReport['rollouts'][number]['cancelled']>> {
-      generation++;
-      const version = VERSIONS[++versionIndex % VERSIONS.length]!;
+    async function cancelAndClean(rollout: number): Promise<Interruption> {
       const restartsBefore = vm.simulator.restarts.length;
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version } });
+      await nextGeneration();
       const st = await waitFor(
         async () => {
           const s = await status();
@@ -420,14 +510,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       log(`rollout ${rollout}: worker SIGKILLed during the cleanup after the cancel`);
       await worker.restartAfter(2_000);
       kills.push({ rollout, moment: 'after-route-edit', at, step: `cleanup ${step}`, restartedAt: at + 2_000, readyAt: worker.startups.at(-1)!.readyAt ?? Date.now() });
-      const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Cancelled', 'Failed'], { timeoutMs: 10 * 60_000 });
-      // The zones this generation really restarted: what it upgraded before the cancel.
-      upgrades[generation] = [...new Set(vm.simulator.restarts.slice(restartsBefore).map((x) => x.zone))];
-      const zonesOut = [...(final.zonesOutOfRotation ?? [])].sort();
-      const outOfVmauth = () => zonesMissingFrom(vm.simulator.currentConfig!.routes, baselineConfig).map((c) => c.replace(/^vm-/, '')).sort();
-      // The operator renders vmauth's config a moment after the last route edit.
-      await waitFor(() => jsonEqual(outOfVmauth(), zonesOut), { timeoutMs: 30_000, description: 'vmauth rendered as the status says' }).catch(() => {});
-      return { generation, phase: final.phase ?? '?', zonesOutAfter: zonesOut, zonesOutOfVmauthAfter: outOfVmauth() };
+      return interruption('cancel', restartsBefore);
     }
 
     // ---- judging -------------------------------------------------------------------------------------
@@ -440,7 +523,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       events,
       namespace: NS,
       vmdc: { name: VMDC, uid: created.metadata.uid },
-      zoneOf: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, c.replace(/^vm-/, '')])),
+      zoneOf: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, zoneOf(c)])),
       initialRoutes,
       initialGenerations,
       upgrades,
@@ -481,9 +564,11 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       restartsWhileRouted.length === 0 &&
       failed === 0 &&
       stale === 0 &&
-      results.every((x) => x.phase === 'Succeeded') &&
-      // The status never lies: what it names out after a cancel is what vmauth no longer routes to.
-      results.every((x) => !x.cancelled || (x.cancelled.phase === 'Cancelled' && jsonEqual(x.cancelled.zonesOutAfter, x.cancelled.zonesOutOfVmauthAfter)));
+      results.every((x) => x.phase === 'Succeeded' && x.kills >= opts.kills) &&
+      // The status never lies: what it names out after a cancel or a failure is what vmauth no longer routes to.
+      results.every((x) => x.interrupted.every((i) => i.phase === INTERRUPTION_END[i.cause] && jsonEqual(i.zonesOutAfter, i.zonesOutOfVmauthAfter))) &&
+      // A zone that outlasts zoneTimeout fails while out of reads, and stays out (the only one).
+      results.every((x) => x.interrupted.every((i) => i.cause !== 'zone-timeout' || jsonEqual(i.zonesOutAfter, [zoneOf(DEMO_CLUSTERS[0]!)])));
     return report;
   } finally {
     for (const f of stops.reverse()) await f().catch(() => {});
@@ -563,9 +648,10 @@ async function main(): Promise<void> {
     metricsFaultRate: 0.03,
     infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
     cancel: true,
-    // A zone down 20 s: a rollout lasts long enough for its 20 kills (a kill, 1-5 s down, a few
-    // seconds to start again).
-    zoneDowntimeMs: 20_000,
+    zoneTimeout: true,
+    // A zone down 30 s: a rollout lasts long enough for its 20 kills (a kill cycle: the moment, 1-5 s
+    // down, about 4 s to start again).
+    zoneDowntimeMs: 30_000,
     log,
   });
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');

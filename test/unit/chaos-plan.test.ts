@@ -1,8 +1,9 @@
 // The chaos campaign's plan of faults (test/chaos/plan.ts): replayable from its seed, every kind of
-// kill moment present, restart delays and infrastructure faults within their bounds.
-import { partSeeds, planRollout } from '../chaos/plan';
+// kill moment present, restart delays and infrastructure faults within their bounds, only the first
+// kill of each moment waiting for it without bound.
+import { DRAWN_MOMENT_WAIT_MS, partSeeds, planRollout } from '../chaos/plan';
 
-const opts = { kills: 20, infra: ['restart-temporal', 'restart-apiserver'] as const, cancel: false };
+const opts = { kills: 20, infra: ['restart-temporal', 'restart-apiserver'] as const, cancel: false, zoneTimeout: false };
 
 test('the same seed gives the same plan; another seed another one', () => {
   expect(planRollout(42, { ...opts, infra: [...opts.infra] })).toEqual(planRollout(42, { ...opts, infra: [...opts.infra] }));
@@ -21,6 +22,18 @@ test('every kill moment is planned, delays and infrastructure faults stay in bou
     expect(plan.infra.map((f) => f.fault)).toEqual(['restart-temporal', 'restart-apiserver']);
     for (const f of plan.infra) expect(f.afterKill).toBeLessThan(20);
   }
+});
+
+test('the first kill of each moment waits for it as long as the rollout runs; the drawn ones only a few seconds', () => {
+  const plan = planRollout(7, { ...opts, infra: [] });
+  expect(plan.kills.slice(0, 3).map((k) => [k.moment, k.awaitMomentMs])).toEqual([
+    ['after-route-edit', undefined],
+    ['queue-wait', undefined],
+    ['timer', undefined],
+  ]);
+  const drawn = plan.kills.slice(3);
+  expect(drawn.some((k) => k.moment !== 'timer')).toBe(true);
+  for (const k of drawn) expect(k.awaitMomentMs).toBe(k.moment === 'timer' ? undefined : DRAWN_MOMENT_WAIT_MS);
 });
 
 test('the parts of a campaign get distinct seeds, the same on every run', () => {

@@ -7,12 +7,13 @@
  * vmagent's /metrics pages fail (the full campaign: 20 % of API requests). Judged from
  * kube-apiserver's audit log, the configs rendered for vmauth, the zone restarts and the readers
  * (test/chaos/oracle.ts, whose unit tests hold a negative control per check).
- * Replay a failure: CHAOS_SEED=<seed printed> make test-e2e ARGS=chaos.
+ * It measures recovery times, so it runs alone (jest project `chaos`, after the e2e files, which run
+ * two at a time). Replay a failure: CHAOS_SEED=<seed printed> make test-chaos.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runCampaign, type CampaignReport } from '../chaos/campaign';
-import { REPO_ROOT } from './support';
+import { runCampaign, type CampaignReport } from './campaign';
+import { REPO_ROOT } from '../e2e/support';
 
 jest.setTimeout(20 * 60_000);
 
@@ -31,6 +32,7 @@ beforeAll(async () => {
     metricsFaultRate: 0.03,
     infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
     cancel: false,
+    zoneTimeout: false,
     zoneDowntimeMs: 4_000,
     log: (m) => process.env.E2E_VERBOSE && process.stdout.write(`${m}\n`),
   });
