@@ -58,7 +58,7 @@ import { followAuditLog, readAuditLog, type AuditEvent } from './audit-log';
 import { buildWorkflowBundle, startTriggerProcess, startWorkerProcess, writePayloadKeysFile } from './control-processes';
 import { startKubeFaultProxy } from './kube-fault-proxy';
 import { judge, type Breach } from './oracle';
-import { partSeeds, planRollout, type InfraFault, type RolloutPlan, type WorkerKill } from './plan';
+import { aimKill, owedAfter, partSeeds, planRollout, type InfraFault, type KillMoment, type RolloutPlan, type WorkerKill } from './plan';
 import { metricsOf, startPodGateway } from './pod-gateway';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -332,12 +332,12 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
         { timeoutMs, intervalMs: 100, description: 'a queue wait' },
       );
 
-    /** Where the kill hits: its moment, or `timer` when a drawn moment did not come within its wait. */
-    const awaitMoment = async (k: WorkerKill, done: () => boolean): Promise<WorkerKill['moment']> => {
+    /** Where the kill hits: its moment, or `timer` when the moment did not come within `waitMs`. */
+    const awaitMoment = async (k: WorkerKill, waitMs: number | undefined, done: () => boolean): Promise<KillMoment> => {
       const reached = (wait: Promise<unknown>) => wait.then(() => true, () => false);
-      if (k.moment === 'after-route-edit') return (await reached(nextRouteEdit(done, k.awaitMomentMs))) ? k.moment : 'timer';
+      if (k.moment === 'after-route-edit') return (await reached(nextRouteEdit(done, waitMs))) ? k.moment : 'timer';
       if (k.moment === 'queue-wait') {
-        if (!(await reached(queueWait(done, k.awaitMomentMs)))) return 'timer';
+        if (!(await reached(queueWait(done, waitMs)))) return 'timer';
         // Well inside the wait: it lasts queueDrainedFor at least.
         await sleep(k.delayMs % 500);
         return k.moment;
@@ -346,10 +346,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       return k.moment;
     };
 
-    /** Kills the worker at the plan's moment and restarts it; false when the rollout ended first. */
-    const killWorker = async (rollout: number, k: WorkerKill, done: () => boolean): Promise<boolean> => {
-      const moment = await awaitMoment(k, done);
-      if (done()) return false;
+    /** Kills the worker at `k`'s moment (awaited at most `waitMs`) and restarts it; where it hit, or undefined when the rollout ended first. */
+    const killWorker = async (rollout: number, k: WorkerKill, waitMs: number | undefined, done: () => boolean): Promise<KillMoment | undefined> => {
+      const moment = await awaitMoment(k, waitMs, done);
+      if (done()) return undefined;
       const step = await stepNow();
       const workflowId = (await status()).workflow?.id;
       await worker.kill('SIGKILL');
@@ -370,7 +370,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
           }),
         );
       }
-      return true;
+      return moment;
     };
 
     const infraFault = async (rollout: number, fault: InfraFault, done: () => boolean) => {
@@ -395,14 +395,21 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     /** Runs the plan's faults against the running rollout until it ends; the number of kills that landed. */
     const chaos = async (rollout: number, plan: RolloutPlan, done: () => boolean): Promise<number> => {
       const infra = [...plan.infra];
-      let landed = 0;
+      let owed: KillMoment[] = [];
+      const landed = new Set<KillMoment>();
+      let count = 0;
       for (const [i, k] of plan.kills.entries()) {
         if (done()) break;
-        if (await killWorker(rollout, k, done)) landed++;
+        const aim = aimKill(k.moment, owed, plan.kills.length - i);
+        const hit = await killWorker(rollout, { ...k, moment: aim.moment }, aim.waitMs, done);
+        if (!hit) break;
+        count++;
+        owed = owedAfter(owed, aim.moment, hit, landed);
+        landed.add(hit);
         while (infra[0] && infra[0].afterKill <= i && !done()) await infraFault(rollout, infra.shift()!.fault, done);
       }
       for (const f of infra) if (!done()) await infraFault(rollout, f.fault, done);
-      return landed;
+      return count;
     };
 
     /** Patches the next version in (and the strategy, which a zone-timeout generation shortened). */
@@ -649,9 +656,9 @@ async function main(): Promise<void> {
     infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
     cancel: true,
     zoneTimeout: true,
-    // A zone down 30 s: a rollout lasts long enough for its 20 kills (a kill cycle: the moment, 1-5 s
-    // down, about 4 s to start again).
-    zoneDowntimeMs: 30_000,
+    // A zone down 40 s: a rollout lasts long enough for its 20 kills (a kill cycle: the moment, up to
+    // 5 s; 1-5 s down; about 4 s to start again).
+    zoneDowntimeMs: 40_000,
     log,
   });
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');

@@ -14,11 +14,6 @@ export type KillMoment =
 
 export interface WorkerKill {
   moment: KillMoment;
-  /**
-   * How long the moment is awaited at most; past that the kill hits wherever the rollout is (a
-   * `timer` kill). Unset for the first kill of each moment: that one waits as long as the rollout runs.
-   */
-  awaitMomentMs?: number;
   /** For `timer`: how long after the previous restart; for `queue-wait`: how far into the wait. */
   delayMs: number;
   /** How long the worker stays dead (1–5 s). */
@@ -48,17 +43,14 @@ export interface PlanOptions {
 
 const MOMENTS: readonly KillMoment[] = ['after-route-edit', 'queue-wait', 'timer'];
 /**
- * After one of each, the moments are drawn with these weights, each awaited at most
- * DRAWN_MOMENT_WAIT_MS: a rollout of three zones makes only six route edits and three queue waits,
- * so kills that waited for the next one would outlast it; timers fit anywhere.
+ * After one of each, the moments are drawn with these weights: a rollout of three zones makes only
+ * six route edits and three queue waits; timers fit anywhere.
  */
 const DRAWN: ReadonlyArray<[KillMoment, number]> = [
   ['after-route-edit', 0.1],
   ['queue-wait', 0.3],
   ['timer', 0.6],
 ];
-
-export const DRAWN_MOMENT_WAIT_MS = 5_000;
 
 function drawMoment(r: number): KillMoment {
   let acc = 0;
@@ -73,14 +65,8 @@ export function planRollout(seed: number, opts: PlanOptions): RolloutPlan {
   const kills: WorkerKill[] = [];
   for (let i = 0; i < opts.kills; i++) {
     // Every moment at least once when there are enough kills, then drawn.
-    const first = i < MOMENTS.length;
-    const moment = first ? MOMENTS[i]! : drawMoment(rnd());
-    kills.push({
-      moment,
-      ...(first || moment === 'timer' ? {} : { awaitMomentMs: DRAWN_MOMENT_WAIT_MS }),
-      delayMs: moment === 'after-route-edit' ? 0 : between(0, 3000),
-      restartAfterMs: between(lo, hi),
-    });
+    const moment = i < MOMENTS.length ? MOMENTS[i]! : drawMoment(rnd());
+    kills.push({ moment, delayMs: moment === 'after-route-edit' ? 0 : between(0, 3000), restartAfterMs: between(lo, hi) });
   }
   const infra = opts.infra.map((fault) => ({ fault, afterKill: between(0, Math.max(0, opts.kills - 1)) }));
   return { kills, infra, cancelDuringRollout: opts.cancel, zoneTimeoutBefore: opts.zoneTimeout };
@@ -90,4 +76,25 @@ export function planRollout(seed: number, opts: PlanOptions): RolloutPlan {
 export function partSeeds(seed: number, rollout: number): { plan: number; kubeWorker: number; kubeTrigger: number; metrics: number } {
   const base = (seed * 7919 + rollout * 104_729) >>> 0;
   return { plan: base, kubeWorker: (base + 1) >>> 0, kubeTrigger: (base + 2) >>> 0, metrics: (base + 3) >>> 0 };
+}
+
+/** How long a kill awaits its moment at most before it hits wherever the rollout is (a `timer` kill). */
+export const MOMENT_WAIT_MS = 5_000;
+
+/**
+ * Which moment the next kill aims at, and how long it waits for it (undefined: as long as the
+ * rollout runs). A moment the plan asked for that did not come within its wait is owed: the next
+ * kills aim at it first, and once no more kills are left than moments owed, they wait for it as
+ * long as it takes — so every moment lands without a far-off one holding the kills before it. Pure.
+ */
+export function aimKill(planned: KillMoment, owed: readonly KillMoment[], killsLeft: number): { moment: KillMoment; waitMs?: number } {
+  const moment = owed[0] ?? planned;
+  if (moment === 'timer') return { moment };
+  return killsLeft <= owed.length ? { moment } : { moment, waitMs: MOMENT_WAIT_MS };
+}
+
+/** The moments still owed after a kill aimed at `aimed` hit at `hit`. */
+export function owedAfter(owed: readonly KillMoment[], aimed: KillMoment, hit: KillMoment, landed: ReadonlySet<KillMoment>): KillMoment[] {
+  if (hit === aimed) return owed.filter((m) => m !== aimed);
+  return owed.includes(aimed) || landed.has(aimed) ? [...owed] : [...owed, aimed];
 }

@@ -1,7 +1,7 @@
 // The chaos campaign's plan of faults (test/chaos/plan.ts): replayable from its seed, every kind of
-// kill moment present, restart delays and infrastructure faults within their bounds, only the first
-// kill of each moment waiting for it without bound.
-import { DRAWN_MOMENT_WAIT_MS, partSeeds, planRollout } from '../chaos/plan';
+// kill moment present, restart delays and infrastructure faults within their bounds; a moment that
+// did not come within its wait owed to the next kills.
+import { aimKill, MOMENT_WAIT_MS, owedAfter, partSeeds, planRollout, type KillMoment } from '../chaos/plan';
 
 const opts = { kills: 20, infra: ['restart-temporal', 'restart-apiserver'] as const, cancel: false, zoneTimeout: false };
 
@@ -24,16 +24,30 @@ test('every kill moment is planned, delays and infrastructure faults stay in bou
   }
 });
 
-test('the first kill of each moment waits for it as long as the rollout runs; the drawn ones only a few seconds', () => {
-  const plan = planRollout(7, { ...opts, infra: [] });
-  expect(plan.kills.slice(0, 3).map((k) => [k.moment, k.awaitMomentMs])).toEqual([
-    ['after-route-edit', undefined],
-    ['queue-wait', undefined],
-    ['timer', undefined],
-  ]);
-  const drawn = plan.kills.slice(3);
-  expect(drawn.some((k) => k.moment !== 'timer')).toBe(true);
-  for (const k of drawn) expect(k.awaitMomentMs).toBe(k.moment === 'timer' ? undefined : DRAWN_MOMENT_WAIT_MS);
+test('a moment that did not come is owed: the next kills aim at it, and the last ones wait for it as long as it takes', () => {
+  // 3 kills, as the short campaign: the queue wait is not there yet at the second kill.
+  let owed: KillMoment[] = [];
+  const landed = new Set<KillMoment>();
+  const kill = (planned: KillMoment, left: number, comes: boolean) => {
+    const aim = aimKill(planned, owed, left);
+    const hit = comes || aim.moment === 'timer' ? aim.moment : 'timer';
+    owed = owedAfter(owed, aim.moment, hit, landed);
+    landed.add(hit);
+    return { aim, hit };
+  };
+  expect(kill('after-route-edit', 3, true)).toEqual({ aim: { moment: 'after-route-edit', waitMs: MOMENT_WAIT_MS }, hit: 'after-route-edit' });
+  expect(kill('queue-wait', 2, false)).toEqual({ aim: { moment: 'queue-wait', waitMs: MOMENT_WAIT_MS }, hit: 'timer' });
+  expect(owed).toEqual(['queue-wait']);
+  // The plan's third kill is a timer, but the queue wait is owed and this is the last kill: no bound.
+  expect(kill('timer', 1, true)).toEqual({ aim: { moment: 'queue-wait' }, hit: 'queue-wait' });
+  expect(owed).toEqual([]);
+  expect(landed).toEqual(new Set(['after-route-edit', 'queue-wait', 'timer']));
+});
+
+test('a drawn moment already landed is not owed when it does not come again', () => {
+  expect(owedAfter([], 'queue-wait', 'timer', new Set(['queue-wait']))).toEqual([]);
+  expect(owedAfter(['after-route-edit'], 'after-route-edit', 'timer', new Set())).toEqual(['after-route-edit']);
+  expect(aimKill('timer', [], 5)).toEqual({ moment: 'timer' });
 });
 
 test('the parts of a campaign get distinct seeds, the same on every run', () => {
