@@ -6,16 +6,17 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e demo summary clean-results
+.PHONY: help cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
 	@echo "make demo              the whole stack on loopback (Temporal dev server + Web UI, kube-apiserver, 3 VictoriaMetrics zones,"
 	@echo "                        vmagent, vmauth, zone simulator, worker, trigger); applies a sample VMDistributedCluster, bumps its"
 	@echo "                        version and shows the rollout zone by zone; stays up until Ctrl-C"
+	@echo "make cli               build the kubectl plugin, dist/kubectl-vmdc.cjs (copy it to the PATH as kubectl-vmdc: kubectl vmdc)"
 	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
-	@echo "make test-unit | test-workflow | test-integration | test-e2e  [ARGS=<pattern>]"
+	@echo "make test-unit | test-workflow | test-integration | test-e2e | test-chaos  [ARGS=<pattern>]"
 	@echo "make typecheck | lint | crd"
 	@echo "make bench             every benchmark (JSON in .tmp/bench/, figures in docs/benchmarks.md); one: make bench-<name>"
 	@echo "                        (queue-reading, rollout, trigger, scale); BENCH_ARGS=--quick for short runs"
@@ -58,8 +59,15 @@ test-integration: deps tools
 test-e2e: deps tools
 	scripts/jest-project.sh e2e $(ARGS)
 
-demo: deps tools
+test-chaos: deps tools
+	scripts/jest-project.sh chaos $(ARGS)
+
+# The demo prints the plugin's commands (dist/kubectl-vmdc.cjs) next to the temporal ones.
+demo: deps tools cli
 	$(NPX) tsx scripts/demo.ts
+
+cli: deps
+	npm run --silent build:cli
 
 CHAOS_ARGS ?=
 chaos: deps tools

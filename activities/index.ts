@@ -1,5 +1,6 @@
 // The rollout activities: every side effect of a rollout (Kubernetes reads and patches, vmagent
 // /metrics, the CR status). createActivities(deps) returns the object the worker registers.
+import * as os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
@@ -7,6 +8,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { UnreadableRecordsError } from '../api/route-records';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import { refusedForGood } from '../kube/errors';
+import { eventCreator } from '../kube/events';
+import { REQUEST_TIMEOUT_MS } from '../kube/request-timeout';
 import type { InputVerdict, QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
 import { queueReportStatus } from '../workflows/status';
@@ -15,7 +18,7 @@ import { activityAttempt, activityLog, activityPollContext } from './activity-co
 import { applyObject } from './apply-object';
 import { describeError, nonRetryable } from './errors';
 import { KubeObjects, objectState, vmKind } from './kube-objects';
-import { noopMetrics, type ActivityMetrics } from './metrics';
+import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from './metrics';
 import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes';
 import { StepTimer, statusClient, withRecordedZones, writeStatus } from './status';
 import { takeOverObject } from './take-over';
@@ -37,6 +40,8 @@ export interface ActivityDeps {
   /** Used to scrape vmagent /metrics (default: global fetch). */
   fetch?: typeof fetch;
   metrics?: ActivityMetrics;
+  /** The replica (pod) named in the Events the status writes raise (default: the host name). */
+  instance?: string;
   /** Credentials for vmagent /metrics from a Secret. */
   vmagentAuth?: VmagentAuthConfig;
   /** Timeout of one scrape of a pod's /metrics (default 5 s). */
@@ -75,17 +80,12 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const stepTimer = new StepTimer();
   const switches = new SwitchChecker({ kube, kubeConfig: deps.kubeConfig, pods: queues.pods });
   const vmdcStatus = statusClient(deps.kubeConfig);
+  const createEvent = eventCreator(deps.kubeConfig, { component: 'worker', instance: deps.instance ?? os.hostname() }, REQUEST_TIMEOUT_MS);
   const policy = deps.policy ?? STRICT_TRUST_POLICY;
 
-  const sample = async (target: QueueTarget): Promise<QueueSample> => {
-    const signal = inActivity() ? Context.current().cancellationSignal : undefined;
-    const s = await queues.sample(target, signal);
-    metrics.queuePendingBytes(
-      { namespace: target.namespace, name: target.objectName ?? target.vmagentName, zone: target.zone ?? target.vmclusterName },
-      s.pendingBytes,
-    );
-    return s;
-  };
+  const sample = (target: QueueTarget): Promise<QueueSample> => queues.sample(target, inActivity() ? Context.current().cancellationSignal : undefined);
+  /** An activity that samples queues: their pending-bytes series live as long as it runs. */
+  const sampling = <T>(run: (sample: QueueSampler) => Promise<T>): Promise<T> => reportingQueues(metrics, sample, run);
 
   /**
    * The zones out of reads are what the route records say, whatever the workflow remembers; an
@@ -102,7 +102,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
   const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }, fromRecords?: boolean) => {
     const status = fromRecords ? await statusFromRecords(input.object, input.status) : input.status;
-    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer });
+    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent });
   };
 
   const activities: RolloutActivities = {
@@ -141,18 +141,20 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     readRecords: (input) => withReadableRecords(() => readRecords(kube, input)),
 
-    waitQueueDrained: (input) => waitQueueDrained(activityPollContext(), sample, input),
+    waitQueueDrained: (input) => sampling((sample) => waitQueueDrained(activityPollContext(), sample, input)),
 
-    sampleQueue: (input) => sample(input),
+    sampleQueue: (input) => sampling((sample) => sample(input)),
 
     watchQueue: ({ report, ...input }) =>
-      watchQueue(activityPollContext(), sample, input, Date.now, report && {
-        everyMs: report.everyMs,
-        // As the workflow would write it after a slice: its status with the zone's latest progress.
-        write: async (streak) => void (await writeStatusOf({ object: report.object, status: queueReportStatus(report, streak, input.queueDrainedForMs) }, true)),
-      }),
+      sampling((sample) =>
+        watchQueue(activityPollContext(), sample, input, Date.now, report && {
+          everyMs: report.everyMs,
+          // As the workflow would write it after a slice: its status with the zone's latest progress.
+          write: async (streak) => void (await writeStatusOf({ object: report.object, status: queueReportStatus(report, streak, input.queueDrainedForMs) }, true)),
+        }),
+      ),
 
-    waitCarriersReady: (input) => waitCarriersReady(kube, sample, activityPollContext(), input),
+    waitCarriersReady: (input) => sampling((sample) => waitCarriersReady(kube, sample, activityPollContext(), input)),
 
     async confirmSwitch(input) {
       if (deps.confirmSwitchInPods === false) return { pods: [], message: 'not confirmed in the vmauth pods (test knob confirmSwitchInPods: false)' };

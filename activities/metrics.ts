@@ -1,21 +1,51 @@
 // What the activities report to the worker's /metrics. The worker implements it with prom-client
 // (worker/metrics.ts); tests and scripts may pass nothing (noopMetrics).
-import type { Phase, ZonePhase } from '../api/types';
+import type { ZonePhase } from '../api/types';
+import type { QueueSample, QueueTarget } from '../workflows/activity-types';
+
+export interface QueueLabels {
+  namespace: string;
+  name: string;
+  zone: string;
+}
 
 export interface ActivityMetrics {
   /** Last seen pending bytes of one zone (summed over readable vmagent pods). */
-  queuePendingBytes(labels: { namespace: string; name: string; zone: string }, bytes: number): void;
+  queuePendingBytes(labels: QueueLabels, bytes: number): void;
+  /** The activity of this worker that sampled that zone's queue has ended: its series goes. */
+  queueWatchEnded(labels: QueueLabels): void;
   /** An activity attempt failed; `type` is the ApplicationFailure type or the error class. */
   activityError(activity: string, type: string): void;
-  /** The current phase of one VMDistributedCluster (as last written by writeStatus). */
-  rolloutPhase(object: { namespace: string; name: string }, phase: Phase | undefined): void;
   /** A zone spent `seconds` in `step` (a zone phase) before moving on. */
   zoneStepDuration(step: ZonePhase, seconds: number): void;
 }
 
 export const noopMetrics: ActivityMetrics = {
   queuePendingBytes() {},
+  queueWatchEnded() {},
   activityError() {},
-  rolloutPhase() {},
   zoneStepDuration() {},
 };
+
+export type QueueSampler = (target: QueueTarget) => Promise<QueueSample>;
+
+/**
+ * Runs one activity with a sampler that reports each zone's pending bytes; when the activity ends,
+ * whatever the outcome, the zones it sampled lose their series. So a zone's series exists only
+ * while a wait of this worker watches it (the next wait may run on another replica): summed over
+ * the replicas, it is the one live value, never a stale one.
+ */
+export async function reportingQueues<T>(metrics: ActivityMetrics, sample: QueueSampler, run: (sample: QueueSampler) => Promise<T>): Promise<T> {
+  const sampled = new Map<string, QueueLabels>();
+  try {
+    return await run(async (target) => {
+      const labels = { namespace: target.namespace, name: target.objectName ?? target.vmagentName, zone: target.zone ?? target.vmclusterName };
+      sampled.set(`${labels.namespace}/${labels.name}/${labels.zone}`, labels);
+      const s = await sample(target);
+      metrics.queuePendingBytes(labels, s.pendingBytes);
+      return s;
+    });
+  } finally {
+    for (const labels of sampled.values()) metrics.queueWatchEnded(labels);
+  }
+}

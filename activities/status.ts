@@ -7,12 +7,14 @@ import { Context } from '@temporalio/activity';
 import { mergeConditions } from '../api/conditions';
 import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
 import { isNotFound, refusedForGood, statusCode } from '../kube/errors';
+import type { CreateEvent } from '../kube/events';
 import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
 import { FailureType } from '../workflows/failures';
 import { activityAttempt, activityLog } from './activity-context';
 import { describeError, nonRetryable } from './errors';
 import { FIELD_MANAGER } from './kube-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
+import { RELEASED_BY_HAND, statusEvents, type StatusEvent } from './status-events';
 
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
 const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation'] as const;
@@ -31,7 +33,7 @@ export function withRecordedZones(status: VMDistributedClusterStatus, recorded: 
   const zonesOutOfRotation = [...out].sort((a, b) => (order.indexOf(a) + 1 || Infinity) - (order.indexOf(b) + 1 || Infinity) || a.localeCompare(b));
   const zones = status.zones?.map((z) => {
     if (out.has(z.name)) return z.message ? z : { ...z, message: 'out of read rotation: recorded on its routes' };
-    if (status.zonesOutOfRotation?.includes(z.name)) return { ...z, message: 'back in read rotation: released by hand' };
+    if (status.zonesOutOfRotation?.includes(z.name)) return { ...z, message: RELEASED_BY_HAND };
     return z;
   });
   return { ...status, zonesOutOfRotation, ...(zones ? { zones } : {}) };
@@ -134,12 +136,14 @@ async function writeOrReject(
 export async function writeStatus(
   client: VmdcStatusClient<CurrentObject>,
   input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
-  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer } = {},
+  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; createEvent?: CreateEvent } = {},
 ): Promise<{ written: boolean }> {
   const { object } = input;
   const workflowId = callerWorkflowId(input.status);
+  let before: VMDistributedClusterStatus | undefined;
   const written = await writeOrReject(client, object, (current) => {
     if (!mayWriteStatus(current, object, workflowId)) return undefined;
+    before = current.status as VMDistributedClusterStatus | undefined;
     // Adopted (the object is at a later generation): observedGeneration and workflow are the
     // trigger's; never move them back to the workflow's own generation.
     let status = input.status;
@@ -150,7 +154,17 @@ export async function writeStatus(
     return statusPatch(status, (current.status as VMDistributedClusterStatus | undefined)?.conditions);
   });
   if (!written) return { written: false };
-  opts.metrics?.rolloutPhase(object, input.status.phase);
   opts.stepTimer?.observe(object, input.status, Date.now(), opts.metrics ?? noopMetrics);
+  if (opts.createEvent) await raiseEvents(opts.createEvent, object, statusEvents(before, input.status));
   return { written: true };
+}
+
+/** An Event only tells: one that cannot be created is logged, and the status write stands. */
+async function raiseEvents(createEvent: CreateEvent, object: ObjectGeneration, events: StatusEvent[]): Promise<void> {
+  const involved = { metadata: { name: object.name, namespace: object.namespace, uid: object.uid } };
+  for (const e of events) {
+    await createEvent(involved, e.type, e.reason, e.message).catch((err: unknown) =>
+      activityLog('warn', `could not create Event ${e.reason}: ${describeError(err)}`, { namespace: object.namespace, name: object.name }),
+    );
+  }
 }

@@ -1,6 +1,6 @@
 // The out-of-rotation records (api/route-records.ts) as they are on the route objects of a
 // namespace: every VMAuth and VMUser is listed and its annotation read. Shared by the activities
-// (readRecords, editRoutes' restore), the trigger and scripts/release-zone.ts.
+// (readRecords, editRoutes' restore), the trigger and `kubectl vmdc release-zone`.
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { VM_GROUP, VM_KINDS, VM_VERSION } from '../api/constants';
 import {

@@ -170,9 +170,12 @@ vm_installed_version() { # prints the version whose three binaries all exist, or
     if [[ $ok == 1 ]]; then echo "$v"; return; fi
   done
 }
-go_install_vm() { # version stage
+go_install_vm() { # version stage [app...]  (default: VM_APPS)
   local v="$1" stage="$2" pkgs=() a
-  for a in "${VM_APPS[@]}"; do pkgs+=("github.com/VictoriaMetrics/VictoriaMetrics/app/$a@v$v"); done
+  shift 2
+  local apps=("$@")
+  [[ ${#apps[@]} -gt 0 ]] || apps=("${VM_APPS[@]}")
+  for a in "${apps[@]}"; do pkgs+=("github.com/VictoriaMetrics/VictoriaMetrics/app/$a@v$v"); done
   GOBIN="$stage" go install -ldflags "-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=v$v" "${pkgs[@]}"
 }
 install_vm() {
@@ -207,6 +210,40 @@ install_vm() {
     INSTALLED+=("$a $v ($(elapsed "$t0") for all three): $TOOLS/$a-$v/$a")
   done
   rm -rf "$stage"
+}
+
+# --- vmalert-tool (unit tests of the chart's alert rules) -----------------------------------
+# Same module, versions and fallback as above, but apart: the Debian package has no vmalert-tool,
+# so when neither version builds it is reported missing (the alert tests then fail naming it).
+vmalert_tool_installed_version() {
+  local v
+  for v in "$VICTORIAMETRICS_VERSION" "$VICTORIAMETRICS_FALLBACK_VERSION"; do
+    if have "$TOOLS/vmalert-tool-$v/vmalert-tool"; then echo "$v"; return; fi
+  done
+}
+install_vmalert_tool() {
+  CURRENT_TOOL="vmalert-tool"
+  local v t0 stage
+  v="$(vmalert_tool_installed_version)"
+  if [[ -n "$v" ]]; then SKIPPED+=("vmalert-tool $v: $TOOLS/vmalert-tool-$v/vmalert-tool"); return; fi
+  need go
+  t0=$(date +%s); stage="$(new_stage)"
+  v="$VICTORIAMETRICS_VERSION"
+  log "building vmalert-tool v$v (go install)"
+  if ! go_install_vm "$v" "$stage" vmalert-tool; then
+    v="$VICTORIAMETRICS_FALLBACK_VERSION"
+    log "vmalert-tool v$VICTORIAMETRICS_VERSION could not be installed; trying v$v"
+    rm -rf "$stage"; stage="$(new_stage)"
+    if ! go_install_vm "$v" "$stage" vmalert-tool; then
+      rm -rf "$stage"
+      log "go install of vmalert-tool failed, and the Debian package victoria-metrics does not ship it"
+      WARNINGS+=("vmalert-tool: MISSING (go install of v$VICTORIAMETRICS_VERSION and v$v failed; no Debian package has it): the alert rule tests fail until it is installed")
+      return
+    fi
+    WARNINGS+=("vmalert-tool: v$VICTORIAMETRICS_VERSION failed, installed v$v")
+  fi
+  commit_stage "$stage" "$TOOLS/vmalert-tool-$v"
+  INSTALLED+=("vmalert-tool $v (go install, $(elapsed "$t0")): $TOOLS/vmalert-tool-$v/vmalert-tool")
 }
 
 # --- tctl (optional: the legacy CLI; not fatal) --------------------------------------------
@@ -244,6 +281,7 @@ write_env() {
     "VICTORIA_METRICS=$TOOLS/victoria-metrics-$v/victoria-metrics"
     "VMAGENT=$TOOLS/vmagent-$v/vmagent"
     "VMAUTH=$TOOLS/vmauth-$v/vmauth"
+    "VMALERT_TOOL=$TOOLS/vmalert-tool-$(vmalert_tool_installed_version)/vmalert-tool"
     "TCTL=$TOOLS/tctl-$TCTL_VERSION/tctl"
   )
   {
@@ -270,7 +308,9 @@ main() {
       etcd) install_etcd ;;
       kube-apiserver|kubectl|kube-controller-manager) install_k8s_binary "$t" ;;
       helm) install_helm ;;
-      vm|victoria-metrics|vmagent|vmauth) install_vm ;;
+      vm) install_vm; install_vmalert_tool ;;
+      victoria-metrics|vmagent|vmauth) install_vm ;;
+      vmalert-tool) install_vmalert_tool ;;
       tctl) install_tctl ;;
       *) log "unknown tool '$t'"; exit 2 ;;
     esac

@@ -5,8 +5,9 @@
 // (kube/route-records.ts), Events.
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
-import { GROUP, KIND, PLURAL, VERSION, API_VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
+import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
+import { eventCreator, type EventType } from '../kube/events';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
@@ -14,7 +15,6 @@ import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../k
 import type { Logger } from './log';
 import type { VmdcList, VmdcObject } from './vmdc-object';
 import type { ObjectList } from './watch';
-import { redactURLsIn } from '../api/url';
 
 /** The object a finalizer edit is for: this name, only while it is this uid. */
 export type ObjectRef = Pick<ObjectGeneration, 'namespace' | 'name' | 'uid'>;
@@ -41,7 +41,6 @@ export interface KubeOps {
   createEvent(obj: VmdcObject, type: EventType, reason: string, message: string): Promise<void>;
 }
 
-export type EventType = 'Normal' | 'Warning';
 
 /** Creates an Event on `obj`. An Event only tells: when it cannot be created, that is logged and nothing else fails. */
 export async function tryCreateEvent(kube: Pick<KubeOps, 'createEvent'>, obj: VmdcObject, type: EventType, reason: string, message: string, log: Logger): Promise<void> {
@@ -51,8 +50,6 @@ export async function tryCreateEvent(kube: Pick<KubeOps, 'createEvent'>, obj: Vm
     log.warn('could not create Event', { reason, err });
   }
 }
-
-export const EVENT_COMPONENT = 'vmrollout-trigger';
 
 /**
  * May the trigger write the status of `fresh` for `og`? The same object (uid) at the same
@@ -97,14 +94,11 @@ export function createVmObjectLister(kc: k8s.KubeConfig, requestTimeoutMs = REQU
   return async (kind, namespace) => (await listCollection(custom, vmCollection(kind), namespace, timeout)) as ObjectList<k8s.KubernetesObject>;
 }
 
-/** An Event message is at most 1000 characters. */
-const truncate = (m: string): string => (m.length > 1000 ? `${m.slice(0, 997)}...` : m);
-
 export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requestTimeoutMs = REQUEST_TIMEOUT_MS): KubeOps {
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-  const core = kc.makeApiClient(k8s.CoreV1Api);
   const timeout = withRequestTimeout(requestTimeoutMs);
   const vmdc = vmdcStatusClient<VmdcObject>(kc, { requestTimeoutMs });
+  const createEvent = eventCreator(kc, { component: 'trigger', instance }, requestTimeoutMs);
   const mergePatch = withRequestTimeout(requestTimeoutMs, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
 
   /**
@@ -147,33 +141,6 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
     removeFinalizer: (ref, finalizer) =>
       editFinalizers(ref, (_fresh, list) => (list.includes(finalizer) ? { write: list.filter((f) => f !== finalizer), result: 'removed' as const } : ('absent' as const))),
     listRouteRecords: (namespace, uid) => listRouteRecords(custom, namespace, uid, timeout),
-    async createEvent(obj, type, reason, message) {
-      const md = obj.metadata ?? {};
-      const now = new Date();
-      await core.createNamespacedEvent({
-        namespace: md.namespace ?? 'default',
-        body: {
-          metadata: { generateName: `${md.name ?? 'vmdc'}.`, namespace: md.namespace },
-          involvedObject: {
-            apiVersion: obj.apiVersion ?? API_VERSION,
-            kind: obj.kind ?? KIND,
-            name: md.name,
-            namespace: md.namespace,
-            uid: md.uid,
-            resourceVersion: md.resourceVersion,
-          },
-          type,
-          reason,
-          message: truncate(redactURLsIn(message)),
-          source: { component: EVENT_COMPONENT },
-          reportingComponent: `${GROUP}/trigger`,
-          reportingInstance: instance,
-          action: reason,
-          firstTimestamp: now,
-          lastTimestamp: now,
-          count: 1,
-        },
-      }, timeout);
-    },
+    createEvent,
   };
 }

@@ -205,6 +205,8 @@ export async function startTrigger(config: TriggerConfig, deps: TriggerDeps = {}
     onEvent(type, obj) {
       if (stopped) return;
       metrics.eventsSeen.inc({ type });
+      metrics.objectStatus(obj, type === 'delete');
+      reconciler.seen(type, obj);
       const key = objectKey(obj);
       log.debug('watch event', { type, object: key, generation: obj.metadata?.generation, resourceVersion: obj.metadata?.resourceVersion });
       if (type === 'delete') enqueueDelete(key, obj);

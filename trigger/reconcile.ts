@@ -26,7 +26,9 @@ import {
 import type { Condition, NormalizedSpec, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
 import { specHash } from '../api/spec-hash';
 import { recordedZones, type RecordedRoute } from '../kube/route-records';
-import { tryCreateEvent, type EventType, type KubeOps } from './kube';
+import type { EventType } from '../kube/events';
+import { tryCreateEvent, type KubeOps } from './kube';
+import { workflowDescription } from './workflow-description';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
 import type { VmdcObject } from './vmdc-object';
@@ -300,10 +302,20 @@ export class Reconciler {
   private readonly lastPaused = new Map<string, boolean>();
   private readonly specHashes = new Map<string, string | null>();
   private readonly cancelRequested = new Set<string>();
+  /** Per object: its generation not yet observed, and when a watch event first showed it (trigger lag). */
+  private readonly generationSeen = new Map<string, { generation: number; at: number }>();
   private readonly now: () => Date;
 
   constructor(private readonly deps: ReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
+  }
+
+  /** A watch event: remembers when a generation not yet observed was first seen (until it is observed, or the object goes). */
+  seen(type: WatchEventType, obj: VmdcObject): void {
+    const key = objectKey(obj);
+    const generation = obj.metadata?.generation;
+    if (type === 'delete' || typeof generation !== 'number' || obj.status?.observedGeneration === generation) this.generationSeen.delete(key);
+    else if (this.generationSeen.get(key)?.generation !== generation) this.generationSeen.set(key, { generation, at: this.now().getTime() });
   }
 
   /** Forget what was sent, so the paused state is forwarded once more (after a relist). */
@@ -387,12 +399,18 @@ export class Reconciler {
           { key: SA_CLUSTER_VERSION, value: a.input.spec.clusterVersion },
         ],
         memo: { [MEMO_SPEC_HASH]: a.specHash },
+        ...workflowDescription(a.input),
         // A running workflow of this generation is reused; a closed one is never started again.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });
       runId = handle.firstExecutionRunId;
       metrics.workflowsStarted.inc({ result: 'started' });
+      const seen = this.generationSeen.get(objectKey(obj));
+      if (seen?.generation === og.generation) {
+        metrics.startDuration.observe((this.now().getTime() - seen.at) / 1000);
+        this.generationSeen.delete(objectKey(obj));
+      }
       log.info('rollout workflow started (or already running)', { workflowId: a.workflowId, runId, previousWorkflowIds: a.input.previousWorkflowIds });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -82,6 +82,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
     fetch: opts.fetch,
     vmagentAuth: config.vmagentAuth,
     scrapeTimeoutMs: config.scrapeTimeoutMs,
+    ...(config.instance ? { instance: config.instance } : {}),
   });
   const workflows: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> = config.workflowBundlePath
     ? { workflowBundle: { codePath: config.workflowBundlePath } }

@@ -1,10 +1,8 @@
 // The worker's own metrics (prom-client, private registry) and its /metrics body: ours, then the
 // Temporal SDK exporter's output (served by process/metrics-server.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Phase, ZonePhase } from '../api/types';
+import type { ZonePhase } from '../api/types';
 import type { ActivityMetrics } from '../activities/metrics';
-
-export const PHASES: Phase[] = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'];
 
 export interface WorkerMetrics extends ActivityMetrics {
   registry: Registry;
@@ -15,13 +13,6 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): Wo
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'vmrollout_worker_' });
 
-  const rollouts = new Gauge({
-    name: 'vmrollout_rollouts',
-    help: 'VMDistributedCluster objects by the rollout phase this worker last wrote to their status',
-    labelNames: ['phase'],
-    registers: [registry],
-  });
-  for (const p of PHASES) rollouts.set({ phase: p }, 0);
   const stepDuration = new Histogram({
     name: 'vmrollout_zone_step_duration_seconds',
     help: 'Time a zone spent in each step (zone phase) of its upgrade',
@@ -31,7 +22,7 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): Wo
   });
   const pending = new Gauge({
     name: 'vmrollout_queue_pending_bytes',
-    help: "Last seen vmagent pending bytes for a zone's remote write, summed over readable vmagent pods",
+    help: "vmagent pending bytes for a zone's remote write, summed over readable vmagent pods, as last seen by a queue wait of this worker; present only while that wait runs",
     labelNames: ['namespace', 'name', 'zone'],
     registers: [registry],
   });
@@ -42,19 +33,11 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): Wo
     registers: [registry],
   });
 
-  const phaseByObject = new Map<string, Phase>();
   return {
     registry,
     queuePendingBytes: (l, bytes) => pending.set({ namespace: l.namespace, name: l.name, zone: l.zone }, bytes),
+    queueWatchEnded: (l) => pending.remove({ namespace: l.namespace, name: l.name, zone: l.zone }),
     activityError: (activity, type) => errors.inc({ activity, type }),
-    rolloutPhase(object, phase) {
-      const key = `${object.namespace}/${object.name}`;
-      if (phase) phaseByObject.set(key, phase);
-      else phaseByObject.delete(key);
-      const counts = new Map<Phase, number>(PHASES.map((p) => [p, 0]));
-      for (const p of phaseByObject.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
-      for (const [p, n] of counts) rollouts.set({ phase: p }, n);
-    },
     zoneStepDuration: (step: ZonePhase, seconds) => stepDuration.observe({ step }, seconds),
   };
 }

@@ -3,6 +3,7 @@ import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/com
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Strategy } from '../api/types';
 import type { RolloutActivities } from './activity-types';
+import { activitySummary } from './activity-summary';
 import { NON_RETRYABLE_TYPES } from './failures';
 
 /** A duration for Temporal (whole milliseconds, at least 1). */
@@ -42,21 +43,40 @@ export function rolloutProxies(st: Strategy, localCalls: boolean): RolloutProxie
   const heartbeatTimeout = ms(Math.max(30_000, 3 * st.pollIntervalMs));
   const stepOptions = { scheduleToCloseTimeout: ms(st.zoneTimeoutMs), startToCloseTimeout: '2m', retry, cancellationType };
   const statusOptions = { startToCloseTimeout: '30s', retry: { ...retry, maximumInterval: '1m' } };
-  const step = proxyActivities<RolloutActivities>(stepOptions);
+  const step = remote(stepOptions);
   return {
     step,
-    short: localCalls ? localActivities(stepOptions) : step,
-    wait: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry, cancellationType }),
-    status: localCalls ? localActivities(statusOptions) : proxyActivities<RolloutActivities>(statusOptions),
-    takeOver: proxyActivities<RolloutActivities>({ startToCloseTimeout: '7d', heartbeatTimeout: '1m', retry }),
-    cleanup: proxyActivities<RolloutActivities>({ scheduleToCloseTimeout: ms(Math.min(st.zoneTimeoutMs, 5 * 60_000)), startToCloseTimeout: '1m', retry }),
-    confirmDrain: proxyActivities<RolloutActivities>({
+    short: localCalls ? local(stepOptions) : step,
+    wait: remote({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry, cancellationType }),
+    status: localCalls ? local(statusOptions) : remote(statusOptions),
+    takeOver: remote({ startToCloseTimeout: '7d', heartbeatTimeout: '1m', retry }),
+    cleanup: remote({ scheduleToCloseTimeout: ms(Math.min(st.zoneTimeoutMs, 5 * 60_000)), startToCloseTimeout: '1m', retry }),
+    confirmDrain: remote({
       scheduleToCloseTimeout: ms(st.queueDrainedForMs + 3 * st.pollIntervalMs + 30_000),
       heartbeatTimeout,
       retry,
     }),
   };
 }
+
+/**
+ * Every call carries its summary (workflows/activity-summary.ts) into the Web UI: the SDK takes it
+ * from the options, so each call goes through activities made with its own summary.
+ */
+function summarized(make: (summary?: string) => RolloutActivities): RolloutActivities {
+  return new Proxy({} as RolloutActivities, {
+    get(_target, name) {
+      if (typeof name !== 'string') return undefined;
+      return (input: unknown) => {
+        const call = make(activitySummary(name, input))[name as keyof RolloutActivities] as (i: unknown) => Promise<unknown>;
+        return call(input);
+      };
+    },
+  });
+}
+
+const remote = (options: ActivityOptions): RolloutActivities => summarized((summary) => proxyActivities<RolloutActivities>(summary ? { ...options, summary } : options));
+const local = (options: LocalActivityOptions): RolloutActivities => summarized((summary) => localActivities(summary ? { ...options, summary } : options));
 
 /**
  * Local activities whose failures read like a regular activity's. The SDK raises a local activity's

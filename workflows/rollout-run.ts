@@ -1,7 +1,7 @@
 // One run of the rollout workflow: its state, its activities, and the operations every part of
 // the rollout shares (status writes, safe points, the read switch, failure holds). Workflow code:
 // only workflow APIs (the sandbox's Date is the deterministic workflow clock).
-import { CancellationScope, condition, isCancellation, log, patched, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log, patched, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase, Strategy, VMDistributedClusterStatus, WorkflowRef, ZoneSpec } from '../api/types';
 import type { VMKind } from '../api/constants';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
@@ -11,7 +11,7 @@ import { FailureType, failureMessage, failureType, isStepFailure } from './failu
 import { createsObject } from './merge';
 import { planZoneOrder, shuffleSeed } from './plan';
 import { removedAnything, type RolloutResult, type RolloutState, type RolloutWorkflowInput, type ZoneState } from './state';
-import { buildStatus } from './status';
+import { buildStatus, currentDetails } from './status';
 
 /**
  * How long after the operator rewrote the config Secret a vmauth pod without the config-reloader's
@@ -154,20 +154,22 @@ export class RolloutRun {
     return this.state.supersededBy !== undefined;
   }
 
-  /**
-   * Write the status; the rollout never moves on without telling it. A status the API server
-   * rejects (an error that will not go away, e.g. an older CRD) is reported in the progress query
-   * and the worker log, and tried again every pollInterval.
-   */
   /** The CR status as of now. */
   status(): VMDistributedClusterStatus {
     return buildStatus(this.state, this.object, this.workflow, this.now());
   }
 
+  /**
+   * Write the status; the rollout never moves on without telling it. A status the API server
+   * rejects (an error that will not go away, e.g. an older CRD) is reported in the progress query
+   * and the worker log, and tried again every pollInterval. The Web UI's current details say the same.
+   */
   async writeStatus(): Promise<{ written: boolean }> {
     for (;;) {
+      const status = this.status();
+      setCurrentDetails(currentDetails(status));
       try {
-        const r = await this.acts.status.writeStatus({ object: this.object, status: this.status(), fromRecords: this.records });
+        const r = await this.acts.status.writeStatus({ object: this.object, status, fromRecords: this.records });
         this.state.statusError = undefined;
         return r;
       } catch (err) {

@@ -77,3 +77,17 @@ export function queueProgressMessage(streak: DrainHeartbeat, queueDrainedForMs: 
     : 'not empty';
   return `waiting for the vmagent backlog (sample at ${s.at}): ${s.message}${pods ? ` [${pods}]` : ''}; ${since}`.slice(0, 1000);
 }
+
+/**
+ * The workflow's current details in the Temporal Web UI (markdown): the phase, which zone of how
+ * many and its step, what is out of reads, and the latest message — what `kubectl get vmdc` says.
+ */
+export function currentDetails(status: VMDistributedClusterStatus): string {
+  const zones = status.zones ?? [];
+  const i = zones.findIndex((z) => z.name === status.currentZone);
+  const current = i >= 0 ? `: zone ${i + 1} of ${zones.length}, \`${zones[i]!.name}\` ${zones[i]!.phase}` : '';
+  const out = status.zonesOutOfRotation?.length ? status.zonesOutOfRotation.map((z) => `\`${z}\``).join(', ') : 'none';
+  const lines = [`**${status.phase ?? 'Pending'}**${current}`, `out of reads: ${out}`];
+  if (status.message) lines.push(status.message);
+  return lines.join('\n\n');
+}

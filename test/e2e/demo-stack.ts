@@ -22,7 +22,7 @@ import type { SimEvent } from '../simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { loadConfig } from '../../worker/config';
 import { startWorker, type RunningWorker } from '../../worker/main';
-import { createObjects, DEMO_MANIFESTS_DIR, READ_PATH, getObject, installCrdFiles, loadManifests, mergePatch, REPO_ROOT, STALE_AFTER_MS, startTraffic, watchVmdc, writeUrlVar, type Traffic } from './support';
+import { createObjects, DEMO_MANIFESTS_DIR, READ_PATH, installCrdFiles, loadManifests, REPO_ROOT, STALE_AFTER_MS, startTraffic, writeUrlVar, type Traffic } from './support';
 
 export const DEMO_NAMESPACE = 'default';
 export const DEMO_VMDC = 'demo';
@@ -176,88 +176,6 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
       await stopAll(); // every process the harness started, in reverse order
     },
   };
-}
-
-export interface RolloutReport {
-  phase: string;
-  workflowId?: string;
-  readsDuring: number;
-  failedReads: number;
-  staleReads: number;
-}
-
-/** Creates the VMDistributedCluster (waits for the initial rollout), bumps clusterVersion and prints each transition until it ends. */
-export async function runDemoRollout(stack: DemoStack, onWorkflow: (id: string) => void): Promise<RolloutReport> {
-  const kc = stack.kube.kubeConfig;
-  const vars: Record<string, string> = { NAMESPACE: DEMO_NAMESPACE, INITIAL_VERSION: DEMO_FROM_VERSION };
-  for (const c of DEMO_CLUSTERS) vars[writeUrlVar(c)] = stack.vm.remoteWriteURLs[c]!;
-  const vmdc = loadManifests(DEMO_MANIFESTS_DIR, vars).find((o) => o.kind === 'VMDistributedCluster')!;
-
-  const zonePhases = new Map<string, string>();
-  let announced = '';
-  let printedGen: number | undefined;
-  let printedPhase: string | undefined;
-  const watch = watchVmdc(kc, DEMO_NAMESPACE, vmdc.metadata.name, (snap) => {
-    const s = snap.status;
-    if (s.workflow?.id && s.workflow.id !== announced) {
-      announced = s.workflow.id;
-      onWorkflow(s.workflow.id);
-    }
-    // Print the generation the status belongs to (status.observedGeneration), not the object's:
-    // metadata.generation moves at the edit, long before that generation's rollout has started.
-    // The trigger records a new observedGeneration before the new workflow writes its first phase;
-    // until then phase, message and zones are still the previous generation's (the workflow writes
-    // its generation into the Ready condition with them), so nothing is printed.
-    const gen = s.observedGeneration;
-    const ready = s.conditions?.find((c) => c.type === 'Ready');
-    if (gen === undefined || (ready?.observedGeneration !== undefined && ready.observedGeneration !== gen)) return;
-    if (s.phase !== printedPhase || gen !== printedGen) {
-      printedPhase = s.phase;
-      printedGen = gen;
-      say(`VMDistributedCluster ${vmdc.metadata.name} generation ${gen}: phase ${s.phase ?? '-'}${s.message ? ` (${s.message})` : ''}`);
-    }
-    for (const z of s.zones ?? []) {
-      const key = `${gen}/${z.name}`;
-      if (zonePhases.get(key) !== z.phase) {
-        zonePhases.set(key, z.phase);
-        say(`  zone ${z.name.padEnd(5)} ${z.phase.padEnd(18)} zonesOutOfRotation=[${(s.zonesOutOfRotation ?? []).join(',')}]${z.message ? `  ${z.message}` : ''}`);
-      }
-    }
-  });
-  // The trigger records a new generation before its workflow writes a phase: the previous
-  // generation's terminal phase must not count, so an active phase must be seen first.
-  const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
-  const seenActive = new Set<number>(); // per generation: gen 1's active phase must not count for gen 2
-  const phaseOf = async (gen: number, fresh = false) => {
-    const o = await getObject(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name);
-    const st = (o.status ?? {}) as { observedGeneration?: number; phase?: string; workflow?: { id: string } };
-    if (st.observedGeneration !== gen || !st.workflow?.id.includes(`/g${gen}-`)) return undefined;
-    if (!TERMINAL.includes(st.phase ?? '')) seenActive.add(gen);
-    return (fresh || seenActive.has(gen)) && TERMINAL.includes(st.phase ?? '') ? st.phase : undefined;
-  };
-  try {
-    await createObjects(kc, [vmdc]);
-    say(`created VMDistributedCluster ${vmdc.metadata.name} at ${DEMO_FROM_VERSION} (every zone already runs it: the initial rollout skips them)`);
-    const first = await waitFor(() => phaseOf(1, true), { timeoutMs: 120_000, intervalMs: 100, description: 'the initial rollout to finish' });
-    say(`initial rollout: ${first}`);
-
-    const from = Date.now();
-    await mergePatch(kc, 'VMDistributedCluster', DEMO_NAMESPACE, vmdc.metadata.name, { spec: { clusterVersion: DEMO_TO_VERSION } });
-    say(`bumped spec.clusterVersion ${DEMO_FROM_VERSION} → ${DEMO_TO_VERSION}: rolling out zone by zone`);
-    const phase = (await waitFor(() => phaseOf(2), { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'the rollout to finish' }))!;
-    const to = Date.now();
-    await new Promise((r) => setTimeout(r, 300)); // let the watcher print the last transition
-    const t = stack.traffic;
-    return {
-      phase,
-      workflowId: announced || undefined,
-      readsDuring: t.reads.filter((r) => r.at >= from && r.at <= to).length,
-      failedReads: t.failed(from, to).length,
-      staleReads: t.stale(from, to).length,
-    };
-  } finally {
-    watch.stop();
-  }
 }
 
 export function controlCommands(stack: DemoStack, workflowId: string): string {

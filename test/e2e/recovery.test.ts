@@ -3,7 +3,7 @@
  * route objects (annotation vmrollout.io/out-of-rotation on the VMAuth / VMUsers), and whatever
  * ends a rollout early — a failure, a new generation, a cancel, a cancel while paused — every zone
  * comes back into reads: by a later generation that adopts it, by the cancelled run's own cleanup,
- * or by a person (scripts/release-zone.ts).
+ * or by a person (`kubectl vmdc release-zone`, cli/verbs/release-zone.ts).
  *
  * The whole real stack (test/e2e/support.ts startE2EStack): Temporal dev server, kube-apiserver,
  * 3 real VictoriaMetrics zones, a real vmagent writing to every zone, a real vmauth, the ZONE
@@ -519,7 +519,7 @@ describe('never strand a zone (real stack, under read load)', () => {
     );
     expect(held.o.metadata.finalizers).toContain('vmrollout.io/route-records');
     expect(held.st.zonesOutOfRotation).toEqual(['az-c']);
-    expect(held.st.message).toContain(`npx tsx scripts/release-zone.ts --namespace ${NS} --uid ${uid} --zone az-c`);
+    expect(held.st.message).toContain(`kubectl vmdc release-zone --namespace ${NS} --uid ${uid} --zone az-c`);
     const result = await handle(wid(g12)).result().then(() => 'completed', (e: Error) => e.name);
     expect(result).toBe('WorkflowFailedError'); // cancelled
     await expectRecordsOf('az-c');

@@ -13,12 +13,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { EncryptionCodec } from '../../process/payload-codec';
 import { waitFor } from '../harness/processes';
 import type { VmEnvironment } from '../simulator/environment';
 import { ANNOTATION_FAIL } from '../simulator/simulator';
 import {
   getObject,
+  kubeRaw,
   mergePatch,
   REPO_ROOT,
   startE2EStack,
@@ -89,6 +92,7 @@ beforeAll(async () => {
     zoneDowntimeMs: ZONE_DOWNTIME_MS,
     strategy: { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: '250ms', zoneTimeout: '2m' },
     taskQueue: TASK_QUEUE,
+    temporalUi: true,
     log,
   });
   ({ kc, vm, traffic, probe, queueSamples } = stack);
@@ -208,7 +212,76 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const seenOut = new Set(watch.history.flatMap((s) => s.status.zonesOutOfRotation ?? []));
     expect(seenOut).toEqual(new Set(['az-a', 'az-b', 'az-c']));
     for (const s of watch.history) expect((s.status.zonesOutOfRotation ?? []).length).toBeLessThanOrEqual(1);
+
+    // The Temporal Web UI tells the same story, read from its own HTTP API and decoded as the UI
+    // does through the codec (payloads are encrypted): the rollout's summary and details, each
+    // activity's summary, the current details.
+    const ui = await uiView(final.workflow!.id, final.workflow!.runId);
+    expect(ui.summary).toBe(`${NS}/${VMDC} → ${V2} (generation 2, 3 zones)`);
+    expect(ui.details).toContain('`az-a` (VMCluster `vm-az-a`), `az-b` (VMCluster `vm-az-b`), `az-c` (VMCluster `vm-az-c`)');
+    for (const c of CLUSTERS) {
+      expect(ui.activitySummaries).toContain(`remove ${c} from VMAuth vm-global, VMUser reads-${c.replace(/^vm-/, '')}`);
+      expect(ui.activitySummaries).toContain(`apply VMCluster ${c} (clusterVersion ${V2})`);
+    }
+    expect(ui.currentDetails).toMatch(/^\*\*Succeeded\*\*/);
+
+    // Every zone transition is an Event on the object, zone after zone, each once, then the end.
+    expect(await workerEvents(t0)).toEqual([
+      ...['az-a', 'az-b', 'az-c'].flatMap((z) => ['ZoneLeftReads', 'ZoneUpgraded', 'ZoneOperational', 'ZoneDrained', 'ZoneRejoined'].map((r) => `${r} ${z}`)),
+      'RolloutSucceeded',
+    ]);
   });
+
+  /** What the Web UI's HTTP API returns for a workflow, its payloads decoded with this run's codec (as the UI's codec endpoint does). */
+  async function uiView(workflowId: string, runId: string): Promise<{ summary?: string; details?: string; activitySummaries: string[]; currentDetails?: string }> {
+    const base = `${stack.temporalUiUrl}/api/v1/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
+    const get = async (url: string, init?: RequestInit) => {
+      const res = await fetch(url, init);
+      if (!res.ok) throw new Error(`${init?.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const codec = new EncryptionCodec(stack.payloadKeys);
+    type JsonPayload = { metadata?: Record<string, string>; data?: string };
+    const decode = async <T = string>(p?: JsonPayload): Promise<T | undefined> => {
+      if (!p) return undefined;
+      const bytes = (v?: string) => Buffer.from(v ?? '', 'base64');
+      const [plain] = await codec.decode([{ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, bytes(v)])), data: bytes(p.data) }]);
+      return defaultPayloadConverter.fromPayload<T>(plain!);
+    };
+    const described = (await get(`${base}?execution.runId=${runId}`)) as { executionConfig?: { userMetadata?: { summary?: JsonPayload; details?: JsonPayload } } };
+    const history = (await get(`${base}/history?execution.runId=${runId}`)) as { history?: { events?: Array<{ userMetadata?: { summary?: JsonPayload } }> } };
+    const activitySummaries: string[] = [];
+    for (const e of history.history?.events ?? []) {
+      const summary = await decode(e.userMetadata?.summary);
+      if (summary) activitySummaries.push(summary);
+    }
+    const metadata = (await get(`${base}/query/__temporal_workflow_metadata`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ execution: { runId }, query: { queryType: '__temporal_workflow_metadata' } }),
+    })) as { queryResult?: { payloads?: JsonPayload[] } };
+    const meta = await decode<{ currentDetails?: string }>(metadata.queryResult?.payloads?.[0]);
+    return {
+      summary: await decode(described.executionConfig?.userMetadata?.summary),
+      details: await decode(described.executionConfig?.userMetadata?.details),
+      activitySummaries,
+      currentDetails: meta?.currentDetails,
+    };
+  }
+
+  /** The worker's Events on the object since `since`, in the order the API server stored them: `<reason> <zone>`. */
+  async function workerEvents(since: number): Promise<string[]> {
+    const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as {
+      items: Array<{ reason: string; message: string; reportingComponent?: string; firstTimestamp: string; metadata: { resourceVersion: string } }>;
+    };
+    return (
+      list.items
+        .filter((e) => e.reportingComponent === 'vmrollout.io/worker' && Date.parse(e.firstTimestamp) >= Math.floor(since / 1000) * 1000)
+        // Timestamps have whole seconds; the storage revision orders Events created within one.
+        .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+        .map((e) => [e.reason, /^zone (az-\w)/.exec(e.message)?.[1]].filter(Boolean).join(' '))
+    );
+  }
 
   it('a zone whose VMCluster fails: phase Failed, the zone stays out of reads, the status says so, reads stay fresh', async () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
@@ -225,6 +298,9 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(`${st.message ?? ''} ${b?.message ?? ''}`).toMatch(/vm-az-b|az-b/);
     expect(st.zones?.find((z) => z.name === 'az-c')?.phase).not.toBe('Done');
     expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V2); // never moved on
+    // The failure is a Warning Event saying the zone is kept out of reads.
+    const events = await workerEvents(t0);
+    expect(events.slice(-2)).toEqual(['ZoneFailed az-b', 'RolloutFailed']);
 
     // vmauth no longer routes to the failed zone, on any route; the others still serve fresh reads.
     for (const zs of Object.values(vm.simulator.currentConfig!.routes)) expect(zs).not.toContain('vm-az-b');

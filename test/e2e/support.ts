@@ -28,6 +28,7 @@ import { installChartIdentities } from '../harness/chart-identities';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
+import { freePort } from '../harness/ports';
 import { onRuntimeLog, startTemporalDevEnv } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
 import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../simulator/environment';
@@ -480,6 +481,8 @@ export interface E2EStackOptions {
   vmauthPodOptions?: VmEnvironmentOptions['vmauthPodOptions'];
   /** createActivities({ confirmSwitchInPods }) at the start (default true); see E2EStack.knobs. */
   confirmSwitchInPods?: boolean;
+  /** Run Temporal's Web UI too (E2EStack.temporalUiUrl): what it shows can be read from its HTTP API. */
+  temporalUi?: boolean;
   log?: (m: string) => void;
 }
 
@@ -494,6 +497,8 @@ export interface E2EStack {
   kube: KubeCluster;
   kc: k8s.KubeConfig;
   temporal: TestWorkflowEnvironment;
+  /** With `temporalUi`: the Web UI (its HTTP API under /api/v1). */
+  temporalUiUrl?: string;
   /** The client of the worker and the trigger: it encrypts and decrypts payloads (temporal.client does not). */
   client: Client;
   /** The payload keys of this run. */
@@ -533,13 +538,13 @@ export async function routeSpecs(kc: k8s.KubeConfig, namespace: string, routes: 
 /** What startControlPlane starts: everything but the VM operator's objects and the traffic. */
 export type ControlPlaneOptions = Pick<
   E2EStackOptions,
-  'namespace' | 'clusters' | 'zoneDowntimeMs' | 'taskQueue' | 'finalizerRecheckIntervalMs' | 'vmauthPods' | 'configPropagationDelayMs' | 'vmauthPodOptions' | 'confirmSwitchInPods' | 'log'
+  'namespace' | 'clusters' | 'zoneDowntimeMs' | 'taskQueue' | 'finalizerRecheckIntervalMs' | 'vmauthPods' | 'configPropagationDelayMs' | 'vmauthPodOptions' | 'confirmSwitchInPods' | 'temporalUi' | 'log'
 > & {
   /** Also run the API server's garbage collector (kube-controller-manager): owned objects go with their owner. */
   garbageCollector?: boolean;
 };
 
-export type ControlPlane = Pick<E2EStack, 'kube' | 'kc' | 'temporal' | 'client' | 'payloadKeys' | 'logs' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'stop'>;
+export type ControlPlane = Pick<E2EStack, 'kube' | 'kc' | 'temporal' | 'client' | 'payloadKeys' | 'logs' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'temporalUiUrl' | 'stop'>;
 
 /**
  * kube-apiserver + CRDs (and with `garbageCollector` its garbage collector), Temporal dev server, the
@@ -571,7 +576,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       releaseNamespace: CHART_RELEASE_NAMESPACE,
       values: [`watchNamespaces={${opts.namespace}}`, `createNamespaces={${opts.namespace}}`, `vmauths={${opts.namespace}/vm-global}`],
     });
-    const temporal = (parts.temporal = await startTemporalDevEnv());
+    const uiPort = opts.temporalUi ? await freePort() : undefined;
+    const temporal = (parts.temporal = await startTemporalDevEnv({ ui: !!uiPort, uiPort }));
+    if (uiPort) parts.temporalUiUrl = `http://127.0.0.1:${uiPort}`;
     // Every log line of the worker (the SDK Runtime's: worker, workflow, activity logs) and the trigger.
     const logs: string[] = (parts.logs = []);
     const stopRuntimeLog = onRuntimeLog((e) => logs.push(`${e.level} ${e.message} ${inspect(e.meta, { depth: 8, breakLength: Infinity })}`));
@@ -622,7 +629,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
             log(`worker queue sample ${l.zone}: ${bytes} bytes`);
           },
           activityError: (a, t) => log(`activity error ${a}: ${t}`),
-          rolloutPhase() {},
+          queueWatchEnded() {},
           zoneStepDuration() {},
         },
       }),
@@ -776,5 +783,5 @@ export const kubectl = (kubeconfigPath: string, args: string[]) => runCommand(to
 /** The `temporal` CLI against a Temporal server (e.g. `workflow cancel -w <id>`). */
 export const temporalCli = (address: string, namespace: string, args: string[]) => runCommand(toolPath('temporal'), [...args, '--address', address, '--namespace', namespace]);
 
-/** `npx tsx scripts/release-zone.ts ARGS` (tsx from node_modules, as `npx tsx` runs it). */
-export const releaseZone = (args: string[]) => runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'scripts', 'release-zone.ts'), ...args], { timeoutMs: 120_000 });
+/** `npx tsx cli/main.ts release-zone ARGS` (`kubectl vmdc release-zone` from the checkout; tsx from node_modules, as `npx tsx` runs it). */
+export const releaseZone = (args: string[]) => runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'cli', 'main.ts'), 'release-zone', ...args], { timeoutMs: 120_000 });

@@ -21,6 +21,7 @@ export type ToolName =
   | 'victoria-metrics'
   | 'vmagent'
   | 'vmauth'
+  | 'vmalert-tool'
   | 'tctl';
 
 let versionsCache: Record<string, string> | undefined;
@@ -67,6 +68,8 @@ function candidates(tool: ToolName): string[] {
     case 'vmagent':
     case 'vmauth':
       return [`${tool}-${v('VICTORIAMETRICS_VERSION')}`, `${tool}-${v('VICTORIAMETRICS_FALLBACK_VERSION')}`, `${tool}-debian`];
+    case 'vmalert-tool': // not in the Debian package: no -debian fallback
+      return [`${tool}-${v('VICTORIAMETRICS_VERSION')}`, `${tool}-${v('VICTORIAMETRICS_FALLBACK_VERSION')}`];
     case 'tctl':
       return [`tctl-${v('TCTL_VERSION')}`];
   }

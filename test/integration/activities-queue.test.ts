@@ -93,7 +93,7 @@ beforeAll(async () => {
     metrics: {
       queuePendingBytes: (l, b) => pending.push([l.zone, b]),
       activityError: (a, t) => errors.push([a, t]),
-      rolloutPhase() {},
+      queueWatchEnded() {},
       zoneStepDuration() {},
     },
   });

@@ -3,7 +3,7 @@
  * VM operator's real CRDs (test/fixtures/crds/vm-operator-crds.yaml) and our CRD: editRoutes with a record owner (one write carries the edit and
  * the record; restore from the records alone; conflicts; two VMDistributedClusters on one VMAuth; a
  * partial edit), readRecords, unreadable annotations, writeStatus rejected by the API server, and
- * scripts/release-zone.ts as a person runs it. Each test works in a namespace of its own (records
+ * `kubectl vmdc release-zone` (cli/main.ts) as a person runs it. Each test works in a namespace of its own (records
  * are listed per namespace).
  */
 import { execFile } from 'node:child_process';
@@ -500,10 +500,10 @@ describe('writeStatus rejected by the API server', () => {
   });
 });
 
-describe('scripts/release-zone.ts', () => {
+describe('kubectl vmdc release-zone', () => {
   function release(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile('npx', ['--no-install', 'tsx', 'scripts/release-zone.ts', ...args], { cwd: REPO, env: { ...process.env, ...extraEnv }, timeout: 60_000 }, (err, stdout, stderr) => {
+      execFile('npx', ['--no-install', 'tsx', 'cli/main.ts', 'release-zone', ...args], { cwd: REPO, env: { ...process.env, ...extraEnv }, timeout: 60_000 }, (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
         resolve({ code, stdout, stderr });
       });

@@ -63,7 +63,11 @@ describe('helm chart', () => {
   let kube: KubeCluster;
   beforeAll(async () => {
     kube = await startKube();
-    await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'test', 'fixtures', 'crds', 'vm-servicescrape-crd.yaml')]);
+    await installCRDs(kube.kubeConfig, [
+      VM_OPERATOR_CRDS,
+      path.join(REPO_ROOT, 'test', 'fixtures', 'crds', 'vm-servicescrape-crd.yaml'),
+      path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml'),
+    ]);
   }, 180_000);
   afterAll(async () => kube?.stop());
 
@@ -90,6 +94,8 @@ describe('helm chart', () => {
         'Service/rel-vmrollout-worker',
         'Service/rel-vmrollout-trigger',
         'VMServiceScrape/rel-vmrollout',
+        'VMRule/rel-vmrollout',
+        'ConfigMap/rel-vmrollout-dashboard',
       ]),
     );
     // No shared identity any more, no Role in any namespace (createNamespaces, vmauths and
@@ -281,7 +287,10 @@ describe('helm chart', () => {
     }
     expect(await worker({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'list' })).toBe(true);
     expect(await worker({ group: 'discovery.k8s.io', resource: 'endpointslices', verb: 'get' })).toBe(false);
-    expect(await worker({ group: '', resource: 'events', verb: 'create' })).toBe(false);
+    // Events of its status writes (zone transitions), and nothing else on Events.
+    expect(await worker({ group: '', resource: 'events', verb: 'create' })).toBe(true);
+    expect(await worker({ group: '', resource: 'events', verb: 'patch' })).toBe(false);
+    expect(await worker({ group: 'events.k8s.io', resource: 'events', verb: 'create' })).toBe(false);
     expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-vm-global' })).toBe(true);
     expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-vm-global', namespace: 'staging' })).toBe(false);
     expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmauth-config-other' })).toBe(false);

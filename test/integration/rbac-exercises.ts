@@ -270,11 +270,15 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
     expectThat(v.verdict === 'ok', `verdict ${JSON.stringify(v)}`);
   });
 
-  await step('writeStatus (get + status patch, records listed)', async () => {
-    const r = await run('writeStatus', { object: og, status: { observedGeneration: og.generation, phase: 'Progressing', message: 'rbac exercise' }, fromRecords: true });
+  await step('writeStatus (get + status patch, records listed, a zone transition Event created)', async () => {
+    const status = { observedGeneration: og.generation, phase: 'Progressing' as const, message: 'rbac exercise', zones: [{ name: 'az-a', phase: 'WaitingForSwitch' as const }] };
+    const r = await run('writeStatus', { object: og, status, fromRecords: true });
     expectThat(r.written, 'not written');
     const live = await getVmdc(ctx.admin, ns, 'w');
     expectThat(live.status?.message === 'rbac exercise', `status is ${JSON.stringify(live.status)}`);
+    // An Event that cannot be created is only logged: look for it.
+    const events = await ctx.admin.makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=w' });
+    expectThat(events.items.some((e) => e.reason === 'ZoneLeftReads'), `no ZoneLeftReads Event: ${events.items.map((e) => e.reason).join(', ') || 'none'}`);
   });
 
   // Full specs: created by server-side apply (create + patch), owned by the VMDistributedCluster.

@@ -3,7 +3,7 @@
 // VMDistributedCluster stays until no rollout workflow of it runs and no route record names it.
 // A zone is put out of read rotation honestly: the real workflow takes it out and patches its
 // VMCluster, which never becomes operational (no operator runs), so the cancellation cleanup keeps
-// it out. It is released with the real scripts/release-zone.ts. Every wait polls real state.
+// it out. It is released with the real `kubectl vmdc release-zone` (cli/main.ts). Every wait polls real state.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -105,7 +105,7 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     await gone('f-plain');
   });
 
-  it('delete while a zone is out → kept; status and a Warning Event name the zone and the release; unreadable records said so; release-zone.ts → gone within the recheck interval', async () => {
+  it('delete while a zone is out → kept; status and a Warning Event name the zone and the release; unreadable records said so; release-zone → gone within the recheck interval', async () => {
     const name = 'f-out';
     await vmObjects(name);
     const o = await create(name, spec(name));
@@ -135,7 +135,7 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     expect(held.status?.zonesOutOfRotation).toEqual(['az-a']);
     const message = held.status!.message!;
     expect(message).toContain(`zone out of read rotation: az-a (VMAuth ${name}, VMUser ${name}-a, VMUser ${name}-b)`);
-    expect(message).toContain(`\`npx tsx scripts/release-zone.ts --namespace ${NS} --uid ${uid} --zone az-a\``);
+    expect(message).toContain(`\`kubectl vmdc release-zone --namespace ${NS} --uid ${uid} --zone az-a\``);
     const ev = await waitFor(async () => (await zoneEvents(name))[0], { timeoutMs: T, description: 'ZoneOutOfRotation Event' });
     expect(ev.type).toBe('Warning');
     expect(ev.message).toBe(message);
@@ -169,7 +169,7 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     expect((await find(name))?.metadata.finalizers).toEqual([ROUTE_RECORDS_FINALIZER]);
 
     // A person releases the zone with the documented command (it touches only the routes).
-    const run = await promisify(execFile)('npx', ['--no-install', 'tsx', 'scripts/release-zone.ts', '--namespace', NS, '--uid', uid, '--zone', 'az-a', '--kubeconfig', E.kube.kubeconfigPath], { cwd: REPO_ROOT });
+    const run = await promisify(execFile)('npx', ['--no-install', 'tsx', 'cli/main.ts', 'release-zone', '--namespace', NS, '--uid', uid, '--zone', 'az-a', '--kubeconfig', E.kube.kubeconfigPath], { cwd: REPO_ROOT });
     expect(run.stdout).toContain('back in read rotation');
     expect(routedVmclusters((await getVm('VMAuth', NS, name)).spec)).toEqual([`${name}-a`, `${name}-b`]);
     for (const [kind, n] of [['VMAuth', name], ['VMUser', `${name}-a`], ['VMUser', `${name}-b`]] as const) {

@@ -71,9 +71,6 @@ it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts do
   expect(running.worker.getState()).toBe('RUNNING');
 
   // activities report through deps.metrics; record a little so every family has a sample
-  running.metrics.rolloutPhase({ namespace: 'ns', name: 'a' }, 'Progressing');
-  running.metrics.rolloutPhase({ namespace: 'ns', name: 'b' }, 'Progressing');
-  running.metrics.rolloutPhase({ namespace: 'ns', name: 'b' }, 'Succeeded');
   running.metrics.zoneStepDuration('WaitingForQueue', 42);
   running.metrics.queuePendingBytes({ namespace: 'ns', name: 'a', zone: 'az-b' }, 4096);
   running.metrics.activityError('waitOperational', 'ObjectFailed');
@@ -86,9 +83,8 @@ it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts do
     },
     { timeoutMs: 30_000, description: 'Temporal SDK metrics in /metrics' },
   );
-  expect(metrics).toContain('vmrollout_rollouts{phase="Progressing"} 1');
-  expect(metrics).toContain('vmrollout_rollouts{phase="Succeeded"} 1');
-  expect(metrics).toContain('vmrollout_rollouts{phase="Failed"} 0');
+  // Rollout phases are the trigger's (vmrollout_rollout_phase, from the objects' status), not a worker's.
+  expect(metrics).not.toContain('vmrollout_rollouts');
   expect(metrics).toContain('vmrollout_zone_step_duration_seconds_count{step="WaitingForQueue"} 1');
   expect(metrics).toContain('vmrollout_queue_pending_bytes{namespace="ns",name="a",zone="az-b"} 4096');
   expect(metrics).toContain('vmrollout_activity_errors_total{activity="waitOperational",type="ObjectFailed"} 1');
@@ -149,7 +145,7 @@ it('worker/main.ts as a process: becomes ready, then exits 0 on SIGTERM', async 
       const r = await get(`http://127.0.0.1:${port}/metrics`);
       return /^temporal_\w+/m.test(r.body) ? r.body : undefined;
     }, { timeoutMs: 30_000, description: 'SDK metrics from the process' });
-    expect(m).toContain('# TYPE vmrollout_rollouts gauge');
+    expect(m).toContain('# TYPE vmrollout_zone_step_duration_seconds histogram');
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);
     expect(p.stderr()).toContain('SIGTERM: shutting down');

@@ -4,8 +4,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { writeStatus, type CurrentObject } from '../../activities/status';
-import type { ActivityMetrics } from '../../activities/metrics';
+import { writeStatus, type CurrentObject, type StepTimer } from '../../activities/status';
 import { GROUP, PLURAL, VERSION } from '../../api/constants';
 import type { Condition, JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../../kube/status-writer';
@@ -122,14 +121,15 @@ describe('writeStatus (the activity): mayWriteStatus and adoption on top of the 
   const valid: Condition = { type: 'Valid', status: 'True', reason: 'ValidSpec', message: '', lastTransitionTime: 't0', observedGeneration: 2 };
   const ready: Condition = { type: 'Ready', status: 'False', reason: 'Progressing', message: '', lastTransitionTime: 't1', observedGeneration: 2 };
   const phases: string[] = [];
-  const metrics = { rolloutPhase: (_o: unknown, p: string) => phases.push(p), zoneStepDuration: () => undefined } as unknown as ActivityMetrics;
+  // The step timer (zone step durations) sees every status written, and only those.
+  const stepTimer = { observe: (_o: unknown, s: VMDistributedClusterStatus) => phases.push(s.phase ?? '') } as unknown as StepTimer;
   const client = (f: FakeVmdc) => f as unknown as VmdcStatusClient<CurrentObject>;
   beforeEach(() => (phases.length = 0));
 
   it("at its generation: writes everything, keeps the trigger's Valid condition, clears what it left out", async () => {
     const fake = new FakeVmdc(fresh({ observedGeneration: 2, workflow: wf, conditions: [valid], message: 'old', currentZone: 'a' }));
     const status: VMDistributedClusterStatus = { observedGeneration: 2, workflow: wf, phase: 'Progressing', conditions: [ready] };
-    expect(await writeStatus(client(fake), { object, status }, { metrics })).toEqual({ written: true });
+    expect(await writeStatus(client(fake), { object, status }, { stepTimer })).toEqual({ written: true });
     expect(fake.obj?.status).toEqual({ observedGeneration: 2, workflow: wf, phase: 'Progressing', conditions: [valid, ready] });
     expect(phases).toEqual(['Progressing']);
   });
@@ -137,7 +137,7 @@ describe('writeStatus (the activity): mayWriteStatus and adoption on top of the 
   it("adopted (a later generation still names the workflow): observedGeneration and workflow stay the trigger's", async () => {
     const fake = new FakeVmdc({ ...fresh({ observedGeneration: 3, workflow: wf }), metadata: { uid: 'u1', generation: 3, resourceVersion: '10' } });
     const status: VMDistributedClusterStatus = { observedGeneration: 2, workflow: wf, phase: 'Paused' };
-    expect(await writeStatus(client(fake), { object, status }, { metrics })).toEqual({ written: true });
+    expect(await writeStatus(client(fake), { object, status }, { stepTimer })).toEqual({ written: true });
     expect(fake.obj?.status).toMatchObject({ observedGeneration: 3, workflow: wf, phase: 'Paused' });
   });
 
@@ -145,9 +145,9 @@ describe('writeStatus (the activity): mayWriteStatus and adoption on top of the 
     const other = { id: 'vmdc/ns/x/g3-u1', runId: 'r3' };
     const superseded = new FakeVmdc({ ...fresh({ observedGeneration: 3, workflow: other }), metadata: { uid: 'u1', generation: 3, resourceVersion: '10' } });
     const status: VMDistributedClusterStatus = { observedGeneration: 2, workflow: wf, phase: 'Succeeded' };
-    expect(await writeStatus(client(superseded), { object, status }, { metrics })).toEqual({ written: false });
+    expect(await writeStatus(client(superseded), { object, status }, { stepTimer })).toEqual({ written: false });
     const recreated = new FakeVmdc({ ...fresh(), metadata: { uid: 'u2', generation: 2, resourceVersion: '10' } });
-    expect(await writeStatus(client(recreated), { object, status }, { metrics })).toEqual({ written: false });
+    expect(await writeStatus(client(recreated), { object, status }, { stepTimer })).toEqual({ written: false });
     expect([...superseded.patches, ...recreated.patches]).toEqual([]);
     expect(phases).toEqual([]);
   });

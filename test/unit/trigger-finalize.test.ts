@@ -182,7 +182,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
     const message = kube.obj?.status?.message;
     expect(message).toBe(
       `being deleted, held by finalizer vmrollout.io/route-records: zone out of read rotation: az-b (VMAuth vm-global, VMUser reads-az-b); ` +
-        `release it with \`npx tsx scripts/release-zone.ts --namespace ns --uid ${UID} --zone az-b\`, ` +
+        `release it with \`kubectl vmdc release-zone --namespace ns --uid ${UID} --zone az-b\`, ` +
         'or restore those routes and remove their vmrollout.io/out-of-rotation records by hand',
     );
     expect(kube.events).toEqual([{ type: 'Warning', reason: 'ZoneOutOfRotation', message }]);

@@ -102,7 +102,8 @@ worker (activities/*.ts, kube/status-writer.ts, kube/route-records.ts):
   vmdistributedclusters/status patch;
   vmclusters, vmauths, vmusers, vmagents get + patch (reads, server-side apply, route merge patches);
   vmauths, vmusers list (readRecords and a zone's restore list the route records of the namespace);
-  endpointslices list (the pods behind the vmagent, vmauth and vmselect services).
+  endpointslices list (the pods behind the vmagent, vmauth and vmselect services);
+  events create (a status write's Events: zone transitions, kube/events.ts).
 Granted separately: create of VM objects (createNamespaces), the VMAuth config Secrets (vmauths)
 and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in one namespace.
 */}}
@@ -137,6 +138,9 @@ and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in o
 - apiGroups: ["discovery.k8s.io"]
   resources: ["endpointslices"]
   verbs: ["list"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create"]
 {{- end -}}
 
 {{/*

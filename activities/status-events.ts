@@ -1,0 +1,58 @@
+// The Kubernetes Events a status write raises: one per zone transition and per end of a rollout,
+// computed from the status before the write (as read fresh by the writer) and the status written.
+// A status write that is retried after it landed finds the new status already there: no second
+// Event. Pure. The reasons are documented in README "Events".
+import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../api/types';
+import type { EventType } from '../kube/events';
+
+export interface StatusEvent {
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+/** A zone's status message when a person released it (the records gone, the workflow did not put it back). */
+export const RELEASED_BY_HAND = 'back in read rotation: released by hand';
+
+const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '' : ` (VMCluster generation ${z.vmclusterGeneration})`);
+
+/** Entering these zone phases is an Event: the step before it is done. */
+const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => StatusEvent>> = {
+  WaitingForSwitch: (z) => ({ type: 'Normal', reason: 'ZoneLeftReads', message: `zone ${z.name} left read rotation: its routes are edited; waiting until every vmauth pod serves them` }),
+  WaitingOperational: (z) => ({ type: 'Normal', reason: 'ZoneUpgraded', message: `zone ${z.name}: VMCluster patched${generationOf(z)}; waiting until the operator reports it operational` }),
+  WaitingForQueue: (z) => ({ type: 'Normal', reason: 'ZoneOperational', message: `zone ${z.name}: VMCluster operational${generationOf(z)}; waiting until the vmagent backlog is drained` }),
+  RejoiningReads: (z) => ({ type: 'Normal', reason: 'ZoneDrained', message: `zone ${z.name}: vmagent backlog drained; rejoining read rotation` }),
+  Failed: (z, out) => ({
+    type: 'Warning',
+    reason: 'ZoneFailed',
+    message: `zone ${z.name} failed, ${out ? 'kept OUT of read rotation' : 'still in read rotation'}: ${z.message ?? 'no message'}`,
+  }),
+};
+
+/** Entering these rollout phases is an Event. */
+const ROLLOUT_PHASES_TOLD: Partial<Record<Phase, EventType>> = { Succeeded: 'Normal', Failed: 'Warning', Cancelled: 'Normal', Paused: 'Normal' };
+
+export function statusEvents(before: VMDistributedClusterStatus | undefined, after: VMDistributedClusterStatus): StatusEvent[] {
+  const events: StatusEvent[] = [];
+  const beforeZones = new Map((before?.zones ?? []).map((z) => [z.name, z]));
+  const outAfter = new Set(after.zonesOutOfRotation ?? []);
+  for (const z of after.zones ?? []) {
+    const entered = ENTERED[z.phase];
+    if (entered && beforeZones.get(z.name)?.phase !== z.phase) events.push(entered(z, outAfter.has(z.name)));
+  }
+  if (after.zonesOutOfRotation) {
+    for (const name of before?.zonesOutOfRotation ?? []) {
+      if (outAfter.has(name)) continue;
+      const z = after.zones?.find((x) => x.name === name);
+      events.push(
+        z?.message === RELEASED_BY_HAND
+          ? { type: 'Normal', reason: 'ZoneReleased', message: `zone ${name} back in read rotation: released by a person (its records removed)` }
+          : { type: 'Normal', reason: 'ZoneRejoined', message: `zone ${name} back in read rotation` },
+      );
+    }
+  }
+  const told = after.phase && ROLLOUT_PHASES_TOLD[after.phase];
+  if (told && before?.phase !== after.phase) events.push({ type: told, reason: `Rollout${after.phase}`, message: after.message ?? `rollout ${after.phase}` });
+  if (after.phase === 'Progressing' && before?.phase === 'Paused') events.push({ type: 'Normal', reason: 'RolloutResumed', message: after.message ?? 'rollout resumed' });
+  return events;
+}

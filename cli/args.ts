@@ -1,0 +1,250 @@
+// The command line of `kubectl vmdc`: verbs, their flags, and the global Kubernetes and Temporal
+// flags, which (as with kubectl) may stand before or after the verb. Pure: argv → Command.
+import { parseArgs } from 'node:util';
+import { parseDuration } from '../api/duration';
+
+export class UsageError extends Error {
+  /** The verb whose usage applies (release-zone has its own exit code for bad arguments). */
+  constructor(
+    message: string,
+    readonly verb?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface KubeFlags {
+  kubeconfig?: string;
+  context?: string;
+  /** Unset: the kubeconfig context's namespace, as kubectl does. */
+  namespace?: string;
+}
+
+/** Each overrides the environment variable the worker reads (TEMPORAL_ADDRESS, …). */
+export interface TemporalFlags {
+  address?: string;
+  namespace?: string;
+  tls?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
+  tlsServerName?: string;
+  apiKey?: string;
+  payloadKeysFile?: string;
+  uiUrl?: string;
+}
+
+interface Common {
+  kube: KubeFlags;
+  temporal: TemporalFlags;
+  noColour: boolean;
+}
+
+export type Output = 'text' | 'json';
+
+export type Command =
+  | { verb: 'help'; text: string }
+  | (Common & { verb: 'get'; name: string; watch: boolean; output: Output; intervalMs: number })
+  | (Common & { verb: 'status'; name: string; timeoutMs?: number })
+  | (Common & { verb: 'pause' | 'resume'; name: string })
+  | (Common & { verb: 'retry'; name: string })
+  | (Common & { verb: 'cancel'; name: string; yes: boolean })
+  | (Common & { verb: 'history'; name: string; output: Output; limit: number })
+  | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean });
+
+export const VERBS = ['get', 'status', 'pause', 'resume', 'retry', 'cancel', 'history', 'release-zone'] as const;
+type Verb = (typeof VERBS)[number];
+
+const GLOBAL_OPTIONS = {
+  namespace: { type: 'string', short: 'n' },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  'temporal-address': { type: 'string' },
+  'temporal-namespace': { type: 'string' },
+  'temporal-tls': { type: 'boolean' },
+  'temporal-tls-cert': { type: 'string' },
+  'temporal-tls-key': { type: 'string' },
+  'temporal-tls-ca': { type: 'string' },
+  'temporal-tls-server-name': { type: 'string' },
+  'temporal-api-key': { type: 'string' },
+  'temporal-payload-keys-file': { type: 'string' },
+  'temporal-ui-url': { type: 'string' },
+  'no-color': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const VERB_OPTIONS = {
+  watch: { type: 'boolean', short: 'w' },
+  output: { type: 'string', short: 'o' },
+  interval: { type: 'string' },
+  timeout: { type: 'string' },
+  yes: { type: 'boolean', short: 'y' },
+  limit: { type: 'string' },
+  vmdc: { type: 'string' },
+  uid: { type: 'string' },
+  zone: { type: 'string' },
+  list: { type: 'boolean' },
+} as const;
+
+type VerbOption = keyof typeof VERB_OPTIONS;
+
+const ALLOWED: Record<Verb, readonly VerbOption[]> = {
+  get: ['watch', 'output', 'interval'],
+  status: ['timeout'],
+  pause: [],
+  resume: [],
+  retry: [],
+  cancel: ['yes'],
+  history: ['output', 'limit'],
+  'release-zone': ['vmdc', 'uid', 'zone', 'list'],
+};
+
+const GLOBAL_HELP = `global flags (before or after the verb):
+  -n, --namespace NS              default: the kubeconfig context's namespace
+      --kubeconfig PATH           default: $KUBECONFIG, ~/.kube/config, in-cluster
+      --context NAME              a kubeconfig context other than the current one
+      --temporal-address H:P      $TEMPORAL_ADDRESS (default localhost:7233)
+      --temporal-namespace NS     $TEMPORAL_NAMESPACE (default default)
+      --temporal-tls              $TEMPORAL_TLS: TLS with the system roots
+      --temporal-tls-cert PATH    $TEMPORAL_TLS_CERT (mTLS, with --temporal-tls-key)
+      --temporal-tls-key PATH     $TEMPORAL_TLS_KEY
+      --temporal-tls-ca PATH      $TEMPORAL_TLS_CA
+      --temporal-tls-server-name  $TEMPORAL_TLS_SERVER_NAME
+      --temporal-api-key KEY      $TEMPORAL_API_KEY (prefer the variable: a flag shows in ps)
+      --temporal-payload-keys-file PATH   $TEMPORAL_PAYLOAD_KEYS_FILE (encrypted payloads)
+      --temporal-ui-url URL       $TEMPORAL_UI_URL: link the workflow in the Web UI
+      --no-color                  also off when stdout is not a terminal or $NO_COLOR is set`;
+
+export const USAGE: Record<Verb | 'main', string> = {
+  main: `usage: kubectl vmdc VERB [NAME] [flags]
+
+  get NAME [-w|--watch] [-o json] [--interval 2s]   the rollout: header, one line per zone
+  status NAME [--timeout 30m]        wait for the rollout to end; exit 0 Succeeded, 1 Failed,
+                                     Cancelled, Superseded or Invalid, 2 timeout, 3 usage/API error
+  pause NAME | resume NAME           set spec.paused (the trigger signals the workflow)
+  retry NAME                         resume a Failed zone (the workflow's resume signal)
+  cancel NAME [-y|--yes]             cancel the rollout (after its cleanup rules and a confirmation)
+  history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
+  release-zone ...                   put a zone kept out of reads back by hand (see its --help)
+
+${GLOBAL_HELP}`,
+  get: 'usage: kubectl vmdc get NAME [-w|--watch] [-o json] [--interval 2s] [global flags]',
+  status: 'usage: kubectl vmdc status NAME [--timeout 30m] [global flags]',
+  pause: 'usage: kubectl vmdc pause NAME [global flags]',
+  resume: 'usage: kubectl vmdc resume NAME [global flags]',
+  retry: 'usage: kubectl vmdc retry NAME [global flags]',
+  cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [global flags]',
+  history: 'usage: kubectl vmdc history NAME [-o json] [--limit 20] [global flags]',
+  'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]
+       kubectl vmdc release-zone -n NS [NAME | --vmdc NAME | --uid UID] --list [--kubeconfig PATH]`,
+};
+
+const DEFAULT_INTERVAL_MS = 2000;
+const MIN_INTERVAL_MS = 500;
+const DEFAULT_HISTORY_LIMIT = 20;
+const MAX_HISTORY_LIMIT = 1000;
+
+function duration(flag: string, value: string, verb: Verb): number {
+  const r = parseDuration(value);
+  if (!r.ok) throw new UsageError(`--${flag} ${JSON.stringify(value)} ${r.message}`, verb);
+  return r.ms;
+}
+
+function output(value: string | undefined, verb: Verb): Output {
+  if (value === undefined) return 'text';
+  if (value !== 'json') throw new UsageError(`-o ${JSON.stringify(value)}: the only output format is json (the default is text)`, verb);
+  return 'json';
+}
+
+export function parseCommand(argv: string[]): Command {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...VERB_OPTIONS }, strict: true, allowPositionals: true });
+  } catch (err) {
+    const verb = argv.find((a) => (VERBS as readonly string[]).includes(a));
+    throw new UsageError((err as Error).message, verb);
+  }
+  const { values, positionals } = parsed;
+  const [verbWord, ...names] = positionals;
+  if (verbWord === 'help' || (values.help && !verbWord)) {
+    const topic = names[0];
+    return { verb: 'help', text: topic && topic in USAGE ? USAGE[topic as Verb] : USAGE.main };
+  }
+  if (verbWord === undefined) throw new UsageError('no verb given');
+  if (!(VERBS as readonly string[]).includes(verbWord)) throw new UsageError(`unknown verb ${JSON.stringify(verbWord)}`);
+  const verb = verbWord as Verb;
+  if (values.help) return { verb: 'help', text: USAGE[verb] };
+
+  for (const k of Object.keys(VERB_OPTIONS) as VerbOption[]) {
+    if (values[k] !== undefined && !ALLOWED[verb].includes(k)) throw new UsageError(`${verb} takes no --${k}`, verb);
+  }
+  for (const [k, v] of Object.entries(values)) {
+    if (typeof v === 'string' && v.trim() === '') throw new UsageError(`--${k} must not be empty`, verb);
+  }
+
+  const common: Common = {
+    kube: { kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace },
+    temporal: {
+      address: values['temporal-address'],
+      namespace: values['temporal-namespace'],
+      tls: values['temporal-tls'],
+      tlsCert: values['temporal-tls-cert'],
+      tlsKey: values['temporal-tls-key'],
+      tlsCa: values['temporal-tls-ca'],
+      tlsServerName: values['temporal-tls-server-name'],
+      apiKey: values['temporal-api-key'],
+      payloadKeysFile: values['temporal-payload-keys-file'],
+      uiUrl: values['temporal-ui-url'],
+    },
+    noColour: values['no-color'] === true,
+  };
+
+  if (verb === 'release-zone') return releaseZone(common, names, values);
+
+  if (names.length !== 1) throw new UsageError(names.length ? `one NAME only, got ${names.join(' ')}` : 'NAME is required', verb);
+  const name = names[0]!;
+  switch (verb) {
+    case 'get': {
+      const intervalMs = values.interval === undefined ? DEFAULT_INTERVAL_MS : duration('interval', values.interval, verb);
+      if (intervalMs < MIN_INTERVAL_MS) throw new UsageError(`--interval must be at least ${MIN_INTERVAL_MS}ms`, verb);
+      return { ...common, verb, name, watch: values.watch === true, output: output(values.output, verb), intervalMs };
+    }
+    case 'status':
+      return { ...common, verb, name, ...(values.timeout !== undefined ? { timeoutMs: duration('timeout', values.timeout, verb) } : {}) };
+    case 'cancel':
+      return { ...common, verb, name, yes: values.yes === true };
+    case 'history': {
+      const limit = values.limit === undefined ? DEFAULT_HISTORY_LIMIT : Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`, verb);
+      return { ...common, verb, name, output: output(values.output, verb), limit };
+    }
+    case 'retry':
+      return { ...common, verb, name };
+    default:
+      return { ...common, verb, name };
+  }
+}
+
+/**
+ * The flags and rules of the former scripts/release-zone.ts, unchanged. The namespace stays
+ * required, unlike for the other verbs: this puts reads back without any check, so it must not act
+ * in whatever namespace a kubeconfig context happens to name.
+ */
+function releaseZone(common: Common, names: string[], values: { vmdc?: string; uid?: string; zone?: string; list?: boolean }): Command {
+  const verb = 'release-zone';
+  if (names.length > 1) throw new UsageError(`one NAME only, got ${names.join(' ')}`, verb);
+  if (names.length && values.vmdc) throw new UsageError('give NAME or --vmdc, not both', verb);
+  const vmdc = names[0] ?? values.vmdc;
+  const namespace = common.kube.namespace;
+  if (!namespace) throw new UsageError('--namespace is required', verb);
+  if (vmdc && values.uid) throw new UsageError('give --vmdc or --uid, not both', verb);
+  const list = values.list === true;
+  if (list) {
+    if (values.zone) throw new UsageError('--list takes no --zone', verb);
+  } else {
+    if (!vmdc && !values.uid) throw new UsageError('--vmdc NAME or --uid UID is required', verb);
+    if (!values.zone) throw new UsageError('--zone is required (or --list)', verb);
+  }
+  return { ...common, verb, namespace, vmdc, uid: values.uid, zone: values.zone, list };
+}

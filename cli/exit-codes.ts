@@ -1,0 +1,36 @@
+// The plugin's exit codes (README "kubectl vmdc"): CI pipelines branch on them.
+import type { Phase } from '../api/types';
+
+export const EXIT = {
+  /** Done; for `status` and `get --watch`: the rollout Succeeded. */
+  ok: 0,
+  /** The rollout ended Failed, Cancelled, Superseded or Invalid; for the other verbs: refused (nothing to retry, not confirmed, …). */
+  failed: 1,
+  /** `status --timeout` ran out before the rollout ended. */
+  timeout: 2,
+  /** Bad arguments, no such object, or Kubernetes / Temporal could not be asked. */
+  error: 3,
+  /** Ctrl-C (128 + SIGINT, as a shell reports it). */
+  interrupted: 130,
+} as const;
+
+/**
+ * release-zone keeps the codes scripts/release-zone.ts had (0 done, 1 refused or an API or record
+ * error, 2 bad arguments): runbooks and the trigger's messages already call it.
+ */
+export const RELEASE_ZONE_EXIT = { ok: 0, refused: 1, usage: 2 } as const;
+
+/** Phases after which nothing moves without a person: a Failed rollout waits for retry, cancel or a new spec. */
+export const ENDED_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
+
+export function exitCodeForPhase(phase: Phase): number {
+  return phase === 'Succeeded' ? EXIT.ok : EXIT.failed;
+}
+
+/** A verb that will not act, saying why (exit 1): nothing to retry, not confirmed, … */
+export class Refused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'Refused';
+  }
+}

@@ -1,0 +1,53 @@
+// `kubectl vmdc cancel NAME [--yes]`: what `temporal workflow cancel` does, after saying what the
+// cleanup will and will not do (README "Operations", Cancel) and asking.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Command } from '../args';
+import { EXIT, Refused } from '../exit-codes';
+import { prose, type Io } from '../io';
+import { getVmdc, loadKube } from '../kube';
+import { endedPhase } from '../rollout-end';
+import { requestCancel } from '../temporal';
+import { requireTemporal } from './workflow-source';
+
+type CancelCommand = Extract<Command, { verb: 'cancel' }>;
+
+const CLEANUP_RULES = [
+  'The cleanup runs to its end whatever happens (a non-cancellable scope), for each zone out of reads:',
+  '  - a zone whose VMCluster was not patched yet rejoins reads at once;',
+  '  - a patched zone rejoins only if its VMCluster is operational and its vmagent backlog drained;',
+  '    otherwise it stays out of reads, recorded on its routes, and the status says so: the next',
+  '    generation takes it from there, or a person with `kubectl vmdc release-zone`.',
+  'Nothing is rolled back: zones already done keep the new version, zones not reached the old one.',
+  'The phase becomes Cancelled; a new spec starts a new rollout.',
+];
+
+export async function cancel(cmd: CancelCommand, io: Io): Promise<number> {
+  const kube = loadKube(cmd.kube, cmd.verb);
+  const obj = await getVmdc(kube, cmd.name);
+  const st = obj.status ?? {};
+  const id = st.workflow?.id;
+  if (!id) throw new Refused('status.workflow names no workflow to cancel');
+  const ended = endedPhase(obj);
+  if (ended && ended !== 'Failed') throw new Refused(`the rollout has ended (${ended}): nothing to cancel`);
+  const out = st.zonesOutOfRotation ?? [];
+  io.print(`Cancelling rollout ${id} of VMDistributedCluster ${kube.namespace}/${cmd.name}`);
+  for (const l of prose(`(phase ${st.phase ?? '-'}${st.currentZone ? `, zone ${st.currentZone}` : ''}; out of reads now: ${out.join(', ') || 'none'}).`)) io.print(l);
+  for (const line of CLEANUP_RULES) io.print(line);
+  if (!cmd.yes) {
+    const answer = await io.confirm('Cancel this rollout? [y/N] ');
+    if (answer === undefined) throw new Refused('stdin is not a terminal, so nobody can confirm: pass --yes');
+    if (!answer) throw new Refused('not cancelled');
+  }
+  const t = await requireTemporal(cmd.temporal, io.env);
+  try {
+    await requestCancel(t, id);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new Refused(`workflow ${id} is not running any more: nothing to cancel`);
+    throw err;
+  } finally {
+    await t.connection.close();
+  }
+  io.print(`cancel requested for ${id}; the cleanup runs now`);
+  io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch (ends at Cancelled)`);
+  return EXIT.ok;
+}

@@ -1,0 +1,38 @@
+// `kubectl vmdc retry NAME`: a Failed zone waits for the workflow's `resume` signal, which retries
+// the failed step (README "When a zone fails"). Sent only to a rollout that is Failed.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Command } from '../args';
+import { EXIT, Refused } from '../exit-codes';
+import { prose, type Io } from '../io';
+import { getVmdc, loadKube } from '../kube';
+import { signalResume } from '../temporal';
+import { requireTemporal } from './workflow-source';
+
+type RetryCommand = Extract<Command, { verb: 'retry' }>;
+
+export async function retry(cmd: RetryCommand, io: Io): Promise<number> {
+  const kube = loadKube(cmd.kube, cmd.verb);
+  const obj = await getVmdc(kube, cmd.name);
+  const st = obj.status ?? {};
+  if (st.phase !== 'Failed') throw new Refused(`nothing to retry: the rollout is ${st.phase ?? 'without a status'}, not Failed`);
+  // The signal also lifts a pause, which the spec would still ask for: the trigger keeps the two in step.
+  if ((obj.spec as { paused?: unknown } | undefined)?.paused === true) {
+    throw new Refused(`spec.paused is true: run \`kubectl vmdc resume ${cmd.name}\`, which lifts the pause; the resume signal the trigger then sends retries the failed zone too`);
+  }
+  const id = st.workflow?.id;
+  if (!id) throw new Refused('status.workflow names no workflow to signal');
+  const failed = st.zones?.find((z) => z.phase === 'Failed');
+  const t = await requireTemporal(cmd.temporal, io.env);
+  try {
+    await signalResume(t, id);
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new Refused(`workflow ${id} is not running any more: nothing to retry`);
+    throw err;
+  } finally {
+    await t.connection.close();
+  }
+  const what = failed ? `zone ${failed.name} retries its failed step` : 'the failed step is retried';
+  for (const l of prose(`resume signal sent to ${id}: ${what} (a failed WaitingOperational restarts at the patch)`)) io.print(l);
+  io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch`);
+  return EXIT.ok;
+}

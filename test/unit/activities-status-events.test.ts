@@ -1,0 +1,57 @@
+// The Events a status write raises (activities/status-events.ts): one per zone transition and per
+// rollout phase an SRE is told about, none when the status already says it (a retried write).
+import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
+import { RELEASED_BY_HAND, statusEvents } from '../../activities/status-events';
+
+const zone = (name: string, phase: ZonePhase, extra: object = {}) => ({ name, phase, ...extra });
+const st = (zones: ReturnType<typeof zone>[], extra: Partial<VMDistributedClusterStatus> = {}): VMDistributedClusterStatus => ({ phase: 'Progressing', zones, ...extra });
+const reasons = (before: VMDistributedClusterStatus | undefined, after: VMDistributedClusterStatus) => statusEvents(before, after).map((e) => `${e.type}/${e.reason}`);
+
+test.each([
+  ['LeavingReads', 'WaitingForSwitch', 'Normal/ZoneLeftReads'],
+  ['WaitingForSwitch', 'Upgrading', undefined],
+  ['Upgrading', 'WaitingOperational', 'Normal/ZoneUpgraded'],
+  ['WaitingOperational', 'WaitingForQueue', 'Normal/ZoneOperational'],
+  ['WaitingForQueue', 'RejoiningReads', 'Normal/ZoneDrained'],
+  ['WaitingOperational', 'Failed', 'Warning/ZoneFailed'],
+] as Array<[ZonePhase, ZonePhase, string | undefined]>)('zone %s → %s: %s', (from, to, expected) => {
+  expect(reasons(st([zone('az-a', 'Done'), zone('az-b', from)]), st([zone('az-a', 'Done'), zone('az-b', to)]))).toEqual(expected ? [expected] : []);
+});
+
+test('a retried write (the status already says it) raises nothing', () => {
+  const s = st([zone('az-a', 'WaitingForQueue', { vmclusterGeneration: 4 })], { zonesOutOfRotation: ['az-a'] });
+  expect(statusEvents(s, s)).toEqual([]);
+});
+
+test('the upgrade names the VMCluster generation; a failure says whether the zone is kept out of reads', () => {
+  const [upgraded] = statusEvents(st([zone('az-a', 'Upgrading')]), st([zone('az-a', 'WaitingOperational', { vmclusterGeneration: 7 })]));
+  expect(upgraded!.message).toContain('generation 7');
+  const failedOut = statusEvents(undefined, st([zone('az-a', 'Failed', { message: 'zoneTimeout exhausted' })], { zonesOutOfRotation: ['az-a'] }));
+  expect(failedOut.map((e) => e.message)).toEqual(['zone az-a failed, kept OUT of read rotation: zoneTimeout exhausted']);
+  const failedIn = statusEvents(undefined, st([zone('az-a', 'Failed', { message: 'carriers not ready' })], { zonesOutOfRotation: [] }));
+  expect(failedIn[0]!.message).toContain('still in read rotation');
+});
+
+test('a zone leaving zonesOutOfRotation rejoined, or was released by a person', () => {
+  const before = st([zone('az-a', 'RejoiningReads')], { zonesOutOfRotation: ['az-a'] });
+  expect(reasons(before, st([zone('az-a', 'Done')], { zonesOutOfRotation: [] }))).toEqual(['Normal/ZoneRejoined']);
+  expect(reasons(before, st([zone('az-a', 'RejoiningReads', { message: RELEASED_BY_HAND })], { zonesOutOfRotation: [] }))).toEqual(['Normal/ZoneReleased']);
+  // A write that does not carry zonesOutOfRotation says nothing about it.
+  expect(reasons(before, st([zone('az-a', 'RejoiningReads')]))).toEqual([]);
+});
+
+test('a new generation starting over Done zones raises nothing until its zones move', () => {
+  const old = st([zone('az-a', 'Done'), zone('az-b', 'Done')], { phase: 'Succeeded' });
+  expect(reasons(old, st([zone('az-a', 'Pending'), zone('az-b', 'Pending')]))).toEqual([]);
+});
+
+test('the rollout phases an SRE is told: succeeded, failed, cancelled, paused and resumed — once each', () => {
+  const s = (phase: VMDistributedClusterStatus['phase'], message?: string) => st([], { phase, ...(message ? { message } : {}) });
+  expect(statusEvents(s('Progressing'), s('Succeeded', 'every zone upgraded'))).toEqual([{ type: 'Normal', reason: 'RolloutSucceeded', message: 'every zone upgraded' }]);
+  expect(reasons(s('Progressing'), s('Failed'))).toEqual(['Warning/RolloutFailed']);
+  expect(reasons(s('Progressing'), s('Cancelled'))).toEqual(['Normal/RolloutCancelled']);
+  expect(reasons(s('Progressing'), s('Paused'))).toEqual(['Normal/RolloutPaused']);
+  expect(reasons(s('Paused'), s('Progressing'))).toEqual(['Normal/RolloutResumed']);
+  expect(reasons(s('Succeeded'), s('Succeeded'))).toEqual([]);
+  expect(reasons(s('Pending'), s('Progressing'))).toEqual([]);
+});

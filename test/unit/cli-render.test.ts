@@ -1,0 +1,396 @@
+// kubectl vmdc's views are pure (object + workflow reading + now → lines): golden outputs of a
+// rollout in each state a person looks at, the 100-column bound, colour only on request, and the
+// JSON document's stable shape.
+import type { Condition, VMDistributedClusterStatus } from '../../api/types';
+import { renderJson, viewDocument } from '../../cli/render-json';
+import { endLines, renderText, statusLine } from '../../cli/render-text';
+import { StepClock } from '../../cli/step-clock';
+import { textWidth } from '../../cli/style';
+import { buildView, type ViewInput } from '../../cli/view';
+import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { Progress } from '../../workflows/state';
+
+const NOW = new Date('2026-03-04T10:20:30Z');
+const WORKFLOW = { id: 'vmdc/monitoring/vm-global/g2-1a2b3c4d', runId: '0195a2b4-7c3d-7e8f-9a0b-1c2d3e4f5a6b' };
+const ANSI = /\x1b[[\]]/;
+
+function ready(generation: number, status: 'True' | 'False' = 'False'): Condition[] {
+  return [{ type: 'Ready', status, reason: 'x', message: '', lastTransitionTime: '2026-03-04T10:00:00Z', observedGeneration: generation }];
+}
+
+function vmdc(status: VMDistributedClusterStatus, paused = false): VmdcObject {
+  return {
+    metadata: { name: 'vm-global', namespace: 'monitoring', generation: 2, uid: '1a2b3c4d-5e6f' },
+    spec: {
+      clusterVersion: 'v1.151.0-cluster',
+      paused,
+      zones: ['a', 'b', 'c'].map((z) => ({ name: `az-${z}`, vmcluster: { name: `vm-az-${z}` }, vmuser: { name: `reads-az-${z}` } })),
+      vmauth: { name: 'vm-global' },
+      vmagent: { name: 'vm-global' },
+      strategy: { order: 'Declared', queueDrainedFor: '2m' },
+    },
+    status: { observedGeneration: 2, workflow: WORKFLOW, conditions: ready(2), ...status },
+  };
+}
+
+const done = (name: string, gen: number) => ({ name, phase: 'Done' as const, vmclusterGeneration: gen, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' });
+
+function progressOf(p: Partial<Progress> & Pick<Progress, 'phase' | 'zones'>): Progress {
+  return { message: '', paused: false, pauseRequested: false, order: ['az-a', 'az-b', 'az-c'], zonesOutOfRotation: [], ...p };
+}
+
+const pzone = (name: string, extra: Partial<Progress['zones'][number]>): Progress['zones'][number] => ({
+  name,
+  vmcluster: `vm-${name}`,
+  phase: 'Pending',
+  outOfRotation: false,
+  patchAttempted: false,
+  drainedConfirmed: false,
+  removedRefs: 0,
+  ...extra,
+});
+
+/** az-a done, az-b out of reads waiting for its backlog (the wait's heartbeat: empty for 50 s of 2 min), az-c pending. */
+const queueWait: ViewInput = {
+  object: vmdc({
+    phase: 'Progressing',
+    message: 'zone az-b: waiting for the vmagent backlog',
+    currentZone: 'az-b',
+    zonesOutOfRotation: ['az-b'],
+    zones: [done('az-a', 4), { name: 'az-b', phase: 'WaitingForQueue', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z' }, { name: 'az-c', phase: 'Pending' }],
+  }),
+  workflow: {
+    progress: progressOf({
+      phase: 'Progressing',
+      message: 'zone az-b: waiting for the vmagent backlog',
+      currentZone: 'az-b',
+      currentStep: 'WaitingForQueue',
+      zonesOutOfRotation: ['az-b'],
+      zones: [
+        pzone('az-a', { phase: 'Done', vmclusterGeneration: 4, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' }),
+        pzone('az-b', { phase: 'WaitingForQueue', step: 'WaitingForQueue', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', outOfRotation: true, patchAttempted: true, removedRefs: 4 }),
+        pzone('az-c', {}),
+      ],
+    }),
+    queueHeartbeat: {
+      last: {
+        at: '2026-03-04T10:20:28Z',
+        pendingBytes: 0,
+        unreadablePods: 0,
+        totalPods: 2,
+        drained: true,
+        message: '2 pods, 0 B pending',
+        podPendingBytes: { 'vmagent-vm-global-7d9f-0': 0, 'vmagent-vm-global-7d9f-1': 0 },
+      },
+      emptySince: '2026-03-04T10:19:38Z',
+    },
+  },
+  previousVersion: 'v1.150.0-cluster',
+  webUI: { baseUrl: 'http://ui.example', namespace: 'prod' },
+};
+
+/** The same wait seen without Temporal: the backlog as the wait last wrote it into the zone's message. */
+const queueWaitStatusOnly: ViewInput = {
+  object: vmdc({
+    ...queueWait.object.status,
+    zones: queueWait.object.status!.zones!.map((z) =>
+      z.name === 'az-b'
+        ? {
+            ...z,
+            message:
+              'waiting for the vmagent backlog (sample at 2026-03-04T10:20:20Z): 2 pods, 0 B pending [vmagent-vm-global-7d9f-0 0 B, vmagent-vm-global-7d9f-1 0 B]; ' +
+              'empty since 2026-03-04T10:19:38Z (42 s of 120 s)',
+          }
+        : z,
+    ),
+  }),
+  workflowNote: 'Temporal at localhost:7233 unreachable (connect ECONNREFUSED 127.0.0.1:7233)',
+};
+
+/** Paused by spec.paused inside a zone: az-b, out of reads, stopped before its last step (its phase is still the step it finished). */
+const paused: ViewInput = {
+  object: vmdc(
+    {
+      phase: 'Paused',
+      message: 'paused before RejoiningReads of zone az-b',
+      currentZone: 'az-b',
+      zonesOutOfRotation: ['az-b'],
+      zones: [
+        done('az-a', 4),
+        { name: 'az-b', phase: 'WaitingForQueue', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', message: 'out of read rotation for the upgrade' },
+        { name: 'az-c', phase: 'Pending' },
+      ],
+    },
+    true,
+  ),
+  workflow: {
+    progress: progressOf({
+      phase: 'Paused',
+      message: 'paused before RejoiningReads of zone az-b',
+      paused: true,
+      pauseRequested: true,
+      currentZone: 'az-b',
+      currentStep: 'RejoiningReads',
+      zonesOutOfRotation: ['az-b'],
+      zones: [
+        pzone('az-a', { phase: 'Done', vmclusterGeneration: 4, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' }),
+        pzone('az-b', { phase: 'WaitingForQueue', step: 'RejoiningReads', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', outOfRotation: true, message: 'out of read rotation for the upgrade' }),
+        pzone('az-c', {}),
+      ],
+    }),
+  },
+  previousVersion: 'v1.150.0-cluster',
+};
+
+const FAILED_MESSAGE =
+  'failed at WaitingOperational, kept out of read rotation: VMCluster vm-az-b reports updateStatus failed at generation 7 ' +
+  '(vmstorage-vm-az-b-1: CrashLoopBackOff: flag provided but not defined: -storage.minFreeDiskSpaceBytes)';
+
+/** az-b failed and stays out of reads; Temporal cannot be asked: the status alone. */
+const failed: ViewInput = {
+  object: vmdc({
+    phase: 'Failed',
+    message: `zone az-b ${FAILED_MESSAGE.replace('failed at WaitingOperational, kept out of read rotation', 'failed at WaitingOperational')}`,
+    currentZone: 'az-b',
+    zonesOutOfRotation: ['az-b'],
+    zones: [done('az-a', 4), { name: 'az-b', phase: 'Failed', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', message: FAILED_MESSAGE }, { name: 'az-c', phase: 'Pending' }],
+    conditions: ready(2),
+  }),
+  workflowNote: 'Temporal at temporal.example:7233 unreachable (14 UNAVAILABLE: No connection established)',
+};
+
+/** Every zone upgraded; the link to the run in the Web UI. */
+const succeeded: ViewInput = {
+  object: vmdc({
+    phase: 'Succeeded',
+    message: 'all zones at v1.151.0-cluster (3 upgraded, 0 already up to date)',
+    zonesOutOfRotation: [],
+    zones: [done('az-a', 4), done('az-b', 8), done('az-c', 3)],
+    conditions: ready(2, 'True'),
+  }),
+  workflowNote: 'the rollout has ended; its status is final',
+  previousVersion: 'v1.150.0-cluster',
+  webUI: { baseUrl: 'http://127.0.0.1:8233/', namespace: 'default' },
+};
+
+const plain = (input: ViewInput) => renderText(buildView(input), { now: NOW, colour: false });
+
+describe('kubectl vmdc get: text view (golden)', () => {
+  it('progressing, az-b out of reads in its queue wait: the backlog bar counts down to queueDrainedFor', () => {
+    expect(plain(queueWait)).toEqual([
+      'Name:         vm-global',
+      'Namespace:    monitoring',
+      'Phase:        ◌ Progressing',
+      'Message:      zone az-b: waiting for the vmagent backlog',
+      'Zone:         2/3 az-b · WaitingForQueue',
+      'Version:      v1.150.0-cluster → v1.151.0-cluster',
+      'Generation:   2',
+      'Out of reads: az-b',
+      'Workflow:     vmdc/monitoring/vm-global/g2-1a2b3c4d',
+      'Web UI:       (the URL is split over the next lines)',
+      'http://ui.example/namespaces/prod/workflows/vmdc%2Fmonitoring%2Fvm-global%2Fg2-1a2b3c4d/0195a2b4-7c3',
+      'd-7e8f-9a0b-1c2d3e4f5a6b',
+      'Source:       the workflow (progress query)',
+      '',
+      'ZONE  PHASE              STEP  IN STEP  READS  VMCLUSTER  GEN',
+      'az-a  ✔ Done             -     -        in     vm-az-a    4',
+      'az-b  ◌ WaitingForQueue  5/6   ≤8m20s   OUT    vm-az-b    7',
+      '    backlog ▕████████░░░░░░░░░░░░▏ empty 50s of 2m00s · sample 2s ago',
+      '    pending vmagent-vm-global-7d9f-0 0 B · vmagent-vm-global-7d9f-1 0 B',
+      'az-c  ○ Pending          -     -        in     vm-az-c    -',
+    ]);
+  });
+
+  it('the same queue wait from the status alone: the figures of the last status write', () => {
+    const lines = plain(queueWaitStatusOnly);
+    expect(lines.join('\n')).toContain('Source:       the status only: Temporal at localhost:7233 unreachable (connect ECONNREFUSED\n');
+    expect(lines.slice(-4)).toEqual([
+      'az-b  ◌ WaitingForQueue  5/6   ≤8m20s   OUT    vm-az-b    7',
+      '    backlog ▕███████░░░░░░░░░░░░░▏ empty 42s of 2m00s · sample 10s ago',
+      '    pending vmagent-vm-global-7d9f-0 0 B · vmagent-vm-global-7d9f-1 0 B',
+      'az-c  ○ Pending          -     -        in     vm-az-c    -',
+    ]);
+  });
+
+  it('paused before the last step of a zone: the step it waits to run is named', () => {
+    expect(plain(paused)).toEqual([
+      'Name:         vm-global',
+      'Namespace:    monitoring',
+      'Phase:        ‖ Paused',
+      'Message:      paused before RejoiningReads of zone az-b',
+      'Zone:         2/3 az-b · RejoiningReads',
+      'Version:      v1.150.0-cluster → v1.151.0-cluster',
+      'Generation:   2',
+      'Out of reads: az-b',
+      'Workflow:     vmdc/monitoring/vm-global/g2-1a2b3c4d',
+      'Source:       the workflow (progress query)',
+      '',
+      'ZONE  PHASE              STEP                IN STEP  READS  VMCLUSTER  GEN',
+      'az-a  ✔ Done             -                   -        in     vm-az-a    4',
+      'az-b  ◌ WaitingForQueue  6/6 RejoiningReads  ≤8m20s   OUT    vm-az-b    7',
+      '    out of read rotation for the upgrade',
+      'az-c  ○ Pending          -                   -        in     vm-az-c    -',
+    ]);
+  });
+
+  it('failed, the zone kept out of reads, from the status alone (Temporal unreachable)', () => {
+    expect(plain(failed)).toEqual([
+      'Name:         vm-global',
+      'Namespace:    monitoring',
+      'Phase:        ✖ Failed',
+      'Message:      zone az-b failed at WaitingOperational: VMCluster vm-az-b reports updateStatus failed',
+      '              at generation 7 (vmstorage-vm-az-b-1: CrashLoopBackOff: flag provided but not defined:',
+      '              -storage.minFreeDiskSpaceBytes)',
+      'Zone:         2/3 az-b',
+      'Version:      v1.151.0-cluster',
+      'Generation:   2',
+      'Out of reads: az-b',
+      'Workflow:     vmdc/monitoring/vm-global/g2-1a2b3c4d',
+      'Source:       the status only: Temporal at temporal.example:7233 unreachable (14 UNAVAILABLE: No',
+      '              connection established)',
+      '',
+      'ZONE  PHASE      STEP                    IN STEP  READS  VMCLUSTER  GEN',
+      'az-a  ✔ Done     -                       -        in     vm-az-a    4',
+      'az-b  ✖ Failed   4/6 WaitingOperational  ≤8m20s   OUT    vm-az-b    7',
+      '    failed at WaitingOperational, kept out of read rotation: VMCluster vm-az-b reports updateStatus',
+      '    failed at generation 7 (vmstorage-vm-az-b-1: CrashLoopBackOff: flag provided but not defined:',
+      '    -storage.minFreeDiskSpaceBytes)',
+      'az-c  ○ Pending  -                       -        in     vm-az-c    -',
+    ]);
+  });
+
+  it('succeeded, with the Web UI link (split over lines without colour, never past 100 columns)', () => {
+    expect(plain(succeeded)).toEqual([
+      'Name:         vm-global',
+      'Namespace:    monitoring',
+      'Phase:        ✔ Succeeded',
+      'Message:      all zones at v1.151.0-cluster (3 upgraded, 0 already up to date)',
+      'Zone:         3/3 done',
+      'Version:      v1.150.0-cluster → v1.151.0-cluster',
+      'Generation:   2',
+      'Out of reads: none',
+      'Workflow:     vmdc/monitoring/vm-global/g2-1a2b3c4d',
+      'Web UI:       (the URL is split over the next lines)',
+      'http://127.0.0.1:8233/namespaces/default/workflows/vmdc%2Fmonitoring%2Fvm-global%2Fg2-1a2b3c4d/0195a',
+      '2b4-7c3d-7e8f-9a0b-1c2d3e4f5a6b',
+      'Source:       the status only: the rollout has ended; its status is final',
+      '',
+      'ZONE  PHASE   STEP  IN STEP  READS  VMCLUSTER  GEN',
+      'az-a  ✔ Done  -     -        in     vm-az-a    4',
+      'az-b  ✔ Done  -     -        in     vm-az-b    8',
+      'az-c  ✔ Done  -     -        in     vm-az-c    3',
+    ]);
+  });
+});
+
+describe('kubectl vmdc get: bounds and colour', () => {
+  const all = [queueWait, queueWaitStatusOnly, paused, failed, succeeded];
+
+  it('every line is at most 100 columns, with and without colour; no ANSI when colour is off', () => {
+    for (const input of all) {
+      for (const colour of [false, true]) {
+        const lines = renderText(buildView(input), { now: NOW, colour });
+        const visible = lines.map((l) => l.replace(/\x1b\]8;;[^\x1b]*\x1b\\/g, '').replace(/\x1b\[[0-9;]*m/g, ''));
+        for (const l of visible) expect([l, textWidth(l)]).toEqual([l, Math.min(textWidth(l), 100)]);
+        if (!colour) for (const l of lines) expect(l).not.toMatch(ANSI);
+      }
+    }
+  });
+
+  it('with colour: styled phases and a terminal hyperlink to the workflow carrying the whole URL', () => {
+    const lines = renderText(buildView(succeeded), { now: NOW, colour: true });
+    expect(lines.join('\n')).toContain('\x1b[32;1m✔ Succeeded\x1b[0m');
+    const url = `http://127.0.0.1:8233/namespaces/default/workflows/${encodeURIComponent(WORKFLOW.id)}/${WORKFLOW.runId}`;
+    expect(lines.find((l) => l.startsWith('\x1b[1mWeb UI:'))).toContain(`\x1b]8;;${url}\x1b\\`);
+  });
+
+  it('a narrower width is kept as well', () => {
+    for (const input of all) for (const l of renderText(buildView(input), { now: NOW, colour: false, width: 60 })) expect(textWidth(l)).toBeLessThanOrEqual(60);
+  });
+
+  it('a step seen to begin is dated exactly; one found running is bounded by the zone start (≤)', () => {
+    const clock = new StepClock();
+    const first = clock.apply(buildView(queueWait), NOW);
+    expect(first.zones[1]).toMatchObject({ step: 'WaitingForQueue', stepSince: '2026-03-04T10:12:10Z', stepSinceExact: false });
+    const rejoining = structuredClone(queueWait);
+    rejoining.workflow!.progress.zones[1]!.step = 'RejoiningReads';
+    rejoining.workflow!.progress.zones[1]!.phase = 'RejoiningReads';
+    const later = new Date(NOW.getTime() + 5000);
+    const second = clock.apply(buildView(rejoining), later);
+    expect(second.zones[1]).toMatchObject({ step: 'RejoiningReads', stepSince: later.toISOString(), stepSinceExact: true });
+    const row = renderText(second, { now: new Date(later.getTime() + 3000), colour: false }).find((l) => l.startsWith('az-b'));
+    expect(row).toMatch(/^az-b +◌ RejoiningReads +6\/6 +3s +OUT /);
+  });
+
+  it('status: one line a log can carry, then how it ended in full', () => {
+    expect(statusLine(buildView(queueWait))).toBe('Progressing · zone 2/3 az-b WaitingForQueue · out of reads: az-b');
+    expect(statusLine(buildView(succeeded))).toBe('Succeeded · out of reads: none');
+    expect(statusLine(buildView(failed), 30)).toBe('Failed · zone 2/3 az-b · out …');
+    expect(endLines(buildView(succeeded))).toEqual(['Succeeded: all zones at v1.151.0-cluster (3 upgraded, 0 already up to date)']);
+    const failedEnd = endLines(buildView(failed));
+    expect(failedEnd[0]).toMatch(/^Failed: zone az-b failed at WaitingOperational: /);
+    for (const l of failedEnd) expect(textWidth(l)).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('kubectl vmdc get -o json', () => {
+  it('has the same keys in the same order whatever the state, null for what is unknown', () => {
+    const keys = (o: object) => JSON.stringify(o, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).map((k) => [k, 0])) : 0));
+    const docs = [queueWait, paused, failed, succeeded].map((i) => viewDocument(buildView(i), NOW));
+    for (const d of docs) expect(Object.keys(d)).toEqual(Object.keys(docs[0]!));
+    const zoneKeys = docs.flatMap((d) => d.zones.map((z) => Object.keys(z).join(',')));
+    expect(new Set(zoneKeys).size).toBe(1);
+    // The backlog read from the status message has the shape of the one from the heartbeat.
+    const fromStatus = viewDocument(buildView(queueWaitStatusOnly), NOW).zones[1]!.queue!;
+    expect(keys(fromStatus)).toBe(keys(docs[0]!.zones[1]!.queue!));
+    expect(fromStatus).toMatchObject({ source: 'status', sampleAt: '2026-03-04T10:20:20Z', emptySince: '2026-03-04T10:19:38Z', emptyForSeconds: 42, drainedForSeconds: 120 });
+  });
+
+  it('the queue wait as a script reads it', () => {
+    const doc = JSON.parse(renderJson(buildView(queueWait), NOW)) as ReturnType<typeof viewDocument>;
+    expect(doc).toMatchObject({
+      schemaVersion: 1,
+      phase: 'Progressing',
+      source: 'workflow',
+      zoneIndex: 2,
+      zoneCount: 3,
+      clusterVersion: { from: 'v1.150.0-cluster', to: 'v1.151.0-cluster' },
+      workflow: { ...WORKFLOW, webUI: `http://ui.example/namespaces/prod/workflows/${encodeURIComponent(WORKFLOW.id)}/${WORKFLOW.runId}` },
+      zonesOutOfRotation: ['az-b'],
+      ended: null,
+    });
+    expect(doc.zones[1]).toEqual({
+      name: 'az-b',
+      vmcluster: 'vm-az-b',
+      phase: 'WaitingForQueue',
+      step: 'WaitingForQueue',
+      stepIndex: 5,
+      stepSince: '2026-03-04T10:12:10Z',
+      stepSinceIsUpperBound: true,
+      secondsInStep: 500,
+      outOfReads: true,
+      vmclusterGeneration: 7,
+      startedAt: '2026-03-04T10:12:10Z',
+      finishedAt: null,
+      message: null,
+      queue: {
+        source: 'heartbeat',
+        sampleAt: '2026-03-04T10:20:28Z',
+        pods: [
+          { pod: 'vmagent-vm-global-7d9f-0', pendingBytes: 0 },
+          { pod: 'vmagent-vm-global-7d9f-1', pendingBytes: 0 },
+        ],
+        unlistedPods: 0,
+        unreadablePods: 0,
+        emptySince: '2026-03-04T10:19:38Z',
+        emptyForSeconds: 50,
+        drainedForSeconds: 120,
+      },
+    });
+  });
+
+  it('is the same text for the same inputs', () => {
+    expect(renderJson(buildView(failed), NOW)).toBe(renderJson(buildView(structuredClone(failed)), NOW));
+    expect(viewDocument(buildView(succeeded), NOW)).toMatchObject({ ended: 'Succeeded', statusIsCurrent: true, source: 'status' });
+  });
+});

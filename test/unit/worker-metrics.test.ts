@@ -1,0 +1,94 @@
+// The worker's metrics: vmrollout_queue_pending_bytes lives only while a queue wait of this worker
+// runs (activities/metrics.ts reportingQueues), so summed over the worker replicas it is the live
+// value, never a stale one left by a replica whose wait ended.
+import type { Registry } from 'prom-client';
+import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from '../../activities/metrics';
+import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
+import { createWorkerMetrics } from '../../worker/metrics';
+
+const target = (zone: string): QueueTarget => ({ namespace: 'ns', vmagentName: 'vmagent', vmclusterName: `vm-${zone}`, queueEmptyBytes: 0, zone, objectName: 'c1' });
+const sampleOf = (pendingBytes: number): QueueSample => ({ at: '2026-01-01T00:00:00Z', pendingBytes, unreadablePods: 0, totalPods: 1, drained: pendingBytes === 0, message: '' });
+
+/** sum by (namespace, name, zone) (vmrollout_queue_pending_bytes) over replicas. */
+async function pendingSum(registries: Registry[]): Promise<Record<string, number>> {
+  const sums: Record<string, number> = {};
+  for (const r of registries) {
+    const m = (await r.getMetricsAsJSON()).find((x) => x.name === 'vmrollout_queue_pending_bytes');
+    for (const v of m?.values ?? []) {
+      const key = `${String(v.labels.namespace)}/${String(v.labels.name)}/${String(v.labels.zone)}`;
+      sums[key] = (sums[key] ?? 0) + v.value;
+    }
+  }
+  return sums;
+}
+
+/** A wait that samples `bytes` in turn, then ends (or throws `fail`). */
+function wait(bytes: number[], fail?: Error): (sample: QueueSampler) => Promise<void> {
+  return async (sample) => {
+    for (const _ of bytes) await sample(target('az-a'));
+    if (fail) throw fail;
+  };
+}
+
+function scripted(bytes: number[]): QueueSampler {
+  let i = 0;
+  return async () => sampleOf(bytes[Math.min(i++, bytes.length - 1)]!);
+}
+
+describe('vmrollout_queue_pending_bytes: one series per running wait', () => {
+  it('set while the wait samples; removed when it ends, succeeded or failed', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false });
+    let during: Record<string, number> = {};
+    await reportingQueues(m, scripted([4096, 1024]), async (sample) => {
+      await sample(target('az-a'));
+      await sample(target('az-a'));
+      during = await pendingSum([m.registry]);
+    });
+    expect(during).toEqual({ 'ns/c1/az-a': 1024 });
+    expect(await pendingSum([m.registry])).toEqual({});
+
+    const err = new Error('zoneTimeout');
+    await expect(reportingQueues(m, scripted([512]), wait([1], err))).rejects.toBe(err);
+    expect(await pendingSum([m.registry])).toEqual({});
+    expect(await m.registry.metrics()).not.toContain('vmrollout_queue_pending_bytes{');
+  });
+
+  it('two replicas: the one whose wait ended shows nothing, so the sum is the live value', async () => {
+    const [a, b] = [createWorkerMetrics({ defaultMetrics: false }), createWorkerMetrics({ defaultMetrics: false })];
+    // Replica a's wait saw 8 MiB, then ended (its worker lost the activity, or it timed out).
+    await reportingQueues(a, scripted([8 << 20]), wait([1]));
+    // Replica b runs the next wait: the backlog is gone.
+    let sum: Record<string, number> = {};
+    await reportingQueues(b, scripted([0]), async (sample) => {
+      await sample(target('az-a'));
+      sum = await pendingSum([a.registry, b.registry]);
+    });
+    expect(sum).toEqual({ 'ns/c1/az-a': 0 });
+  });
+
+  it('negative control: without the removal (the old gauge, last value kept forever) the sum adds the stale 8 MiB', async () => {
+    const keepForever = (m: ActivityMetrics): ActivityMetrics => ({ ...m, queueWatchEnded: noopMetrics.queueWatchEnded });
+    const [a, b] = [createWorkerMetrics({ defaultMetrics: false }), createWorkerMetrics({ defaultMetrics: false })];
+    await reportingQueues(keepForever(a), scripted([8 << 20]), wait([1]));
+    let sum: Record<string, number> = {};
+    await reportingQueues(keepForever(b), scripted([0]), async (sample) => {
+      await sample(target('az-a'));
+      sum = await pendingSum([a.registry, b.registry]);
+    });
+    expect(sum).toEqual({ 'ns/c1/az-a': 8 << 20 });
+  });
+
+  it('labels: the zone and the object when the target names them, else the VMCluster and the vmagent', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false });
+    let during: Record<string, number> = {};
+    await reportingQueues(m, scripted([7]), async (sample) => {
+      await sample({ namespace: 'ns', vmagentName: 'vmagent', vmclusterName: 'vm-az-b', queueEmptyBytes: 0 });
+      during = await pendingSum([m.registry]);
+    });
+    expect(during).toEqual({ 'ns/vmagent/vm-az-b': 7 });
+  });
+
+  it('the worker exports no per-worker rollout phase gauge', async () => {
+    expect(await createWorkerMetrics({ defaultMetrics: false }).registry.metrics()).not.toContain('vmrollout_rollout');
+  });
+});

@@ -1,0 +1,77 @@
+// What the Temporal Web UI shows of a rollout: each activity call's summary
+// (workflows/activity-summary.ts), the workflow's current details (workflows/status.ts) and its
+// static summary/details fixed at the start (trigger/workflow-description.ts).
+import { activitySummary } from '../../workflows/activity-summary';
+import { currentDetails } from '../../workflows/status';
+import { workflowDescription } from '../../trigger/workflow-description';
+import { DEFAULT_STRATEGY } from '../../api/schema';
+
+const removal = (kind: 'VMAuth' | 'VMUser', name: string) => ({ route: { kind, name }, vmcluster: { name: 'vm-az-b', namespace: 'monitoring' }, removed: [] });
+
+test('a route edit names the zone and the routes, both ways', () => {
+  const input = { namespace: 'monitoring', vmauthName: 'vm-global', removals: [removal('VMAuth', 'vm-global'), removal('VMUser', 'reads-az-b')] };
+  expect(activitySummary('editRoutes', { ...input, direction: 'remove' })).toBe('remove vm-az-b from VMAuth vm-global, VMUser reads-az-b');
+  expect(activitySummary('editRoutes', { ...input, direction: 'restore' })).toBe('put vm-az-b back into VMAuth vm-global, VMUser reads-az-b');
+});
+
+test('the upgrade and the waits say what they do', () => {
+  expect(activitySummary('applyObject', { kind: 'VMCluster', namespace: 'm', name: 'vm-az-b', patch: { clusterVersion: 'v1.151.0-cluster' }, create: false })).toBe(
+    'apply VMCluster vm-az-b (clusterVersion v1.151.0-cluster)',
+  );
+  expect(activitySummary('waitOperational', { kind: 'VMCluster', namespace: 'm', name: 'vm-az-b', generation: 4, pollIntervalMs: 1000 })).toBe(
+    'wait until VMCluster vm-az-b is operational at generation 4',
+  );
+  expect(activitySummary('watchQueue', { namespace: 'm', vmagentName: 'g', vmclusterName: 'vm-az-b', queueEmptyBytes: 0, queueDrainedForMs: 30_000, pollIntervalMs: 1000 })).toBe(
+    "wait until vmagent's queue for vm-az-b stays empty for 30s",
+  );
+});
+
+test('an unknown activity or an input shaped otherwise (an older version) has no summary, and never throws', () => {
+  expect(activitySummary('noSuchActivity', {})).toBeUndefined();
+  expect(activitySummary('editRoutes', { direction: 'remove' })).toBeUndefined();
+  expect(activitySummary('readObject', undefined)).toBeUndefined();
+});
+
+test('a summary is one line of at most 200 characters', () => {
+  const routes = Array.from({ length: 40 }, (_, i) => ({ kind: 'VMUser' as const, name: `reads-${i}` }));
+  const s = activitySummary('readRoutes', { namespace: 'm', routes })!;
+  expect(s.length).toBe(200);
+  expect(s).not.toContain('\n');
+});
+
+test('current details: the phase, zone N of M and its step, what is out of reads, the message', () => {
+  const details = currentDetails({
+    phase: 'Progressing',
+    currentZone: 'az-b',
+    zonesOutOfRotation: ['az-b'],
+    message: 'upgrading zone az-b',
+    zones: [
+      { name: 'az-a', phase: 'Done' },
+      { name: 'az-b', phase: 'WaitingForQueue' },
+      { name: 'az-c', phase: 'Pending' },
+    ],
+  });
+  expect(details).toBe('**Progressing**: zone 2 of 3, `az-b` WaitingForQueue\n\nout of reads: `az-b`\n\nupgrading zone az-b');
+  expect(currentDetails({ phase: 'Succeeded', zones: [] })).toBe('**Succeeded**\n\nout of reads: none');
+});
+
+test('the static summary and details name the object, the version, the zones in order and the strategy', () => {
+  const d = workflowDescription({
+    object: { namespace: 'monitoring', name: 'vm-global', uid: 'u-1', generation: 3 },
+    spec: {
+      paused: false,
+      clusterVersion: 'v1.151.0-cluster',
+      overrideSpec: {},
+      zones: ['az-a', 'az-b'].map((z) => ({ name: z, vmcluster: { name: `vm-${z}` } })),
+      vmauth: { name: 'vm-global' },
+      vmagent: { name: 'vm-global' },
+      strategy: { ...DEFAULT_STRATEGY, order: 'Declared' },
+    },
+    previousWorkflowIds: ['vmdc/monitoring/vm-global/g2-u-1'],
+  });
+  expect(d.staticSummary).toBe('monitoring/vm-global → v1.151.0-cluster (generation 3, 2 zones)');
+  expect(d.staticDetails).toContain('`az-a` (VMCluster `vm-az-a`), `az-b` (VMCluster `vm-az-b`)');
+  expect(d.staticDetails).toContain('in this order');
+  expect(d.staticDetails).toContain('**supersedes** `vmdc/monitoring/vm-global/g2-u-1`');
+  expect(d.staticSummary).not.toContain('\n');
+});
