@@ -1,13 +1,12 @@
 // `kubectl vmdc cancel NAME [--yes]`: what `temporal workflow cancel` does, after saying what the
 // cleanup will and will not do (README "Operations", Cancel) and asking.
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
 import { endedPhase } from '../rollout-end';
 import { requestCancel } from '../temporal';
-import { requireTemporal } from './workflow-source';
+import { onRunningWorkflow } from './workflow-source';
 
 type CancelCommand = Extract<Command, { verb: 'cancel' }>;
 
@@ -38,15 +37,7 @@ export async function cancel(cmd: CancelCommand, io: Io): Promise<number> {
     if (answer === undefined) throw new Refused('stdin is not a terminal, so nobody can confirm: pass --yes');
     if (!answer) throw new Refused('not cancelled');
   }
-  const t = await requireTemporal(cmd.temporal, io.env);
-  try {
-    await requestCancel(t, id);
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new Refused(`workflow ${id} is not running any more: nothing to cancel`);
-    throw err;
-  } finally {
-    await t.connection.close();
-  }
+  await onRunningWorkflow(cmd.temporal, io.env, id, 'cancel', (t) => requestCancel(t, id));
   io.print(`cancel requested for ${id}; the cleanup runs now`);
   io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch (ends at Cancelled)`);
   return EXIT.ok;

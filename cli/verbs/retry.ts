@@ -1,12 +1,11 @@
 // `kubectl vmdc retry NAME`: a Failed zone waits for the workflow's `resume` signal, which retries
 // the failed step (README "When a zone fails"). Sent only to a rollout that is Failed.
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
 import { signalResume } from '../temporal';
-import { requireTemporal } from './workflow-source';
+import { onRunningWorkflow } from './workflow-source';
 
 type RetryCommand = Extract<Command, { verb: 'retry' }>;
 
@@ -22,15 +21,7 @@ export async function retry(cmd: RetryCommand, io: Io): Promise<number> {
   const id = st.workflow?.id;
   if (!id) throw new Refused('status.workflow names no workflow to signal');
   const failed = st.zones?.find((z) => z.phase === 'Failed');
-  const t = await requireTemporal(cmd.temporal, io.env);
-  try {
-    await signalResume(t, id);
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new Refused(`workflow ${id} is not running any more: nothing to retry`);
-    throw err;
-  } finally {
-    await t.connection.close();
-  }
+  await onRunningWorkflow(cmd.temporal, io.env, id, 'retry', (t) => signalResume(t, id));
   const what = failed ? `zone ${failed.name} retries its failed step` : 'the failed step is retried';
   for (const l of prose(`resume signal sent to ${id}: ${what} (a failed WaitingOperational restarts at the patch)`)) io.print(l);
   io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch`);
