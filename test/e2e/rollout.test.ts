@@ -128,6 +128,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const configsBefore = vm.simulator.configs.length;
     const restartsBefore = vm.simulator.restarts.length;
     const watch = watchVmdc(kc, NS, VMDC, (s) => log(`vmdc g${s.generation} ${s.status.phase} zone=${s.status.currentZone} out=${s.status.zonesOutOfRotation}`));
+    const eventsBefore = await eventNames();
 
     const t0 = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
@@ -220,13 +221,16 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(ui.summary).toBe(`${NS}/${VMDC} → ${V2} (generation 2, 3 zones)`);
     expect(ui.details).toContain('`az-a` (VMCluster `vm-az-a`), `az-b` (VMCluster `vm-az-b`), `az-c` (VMCluster `vm-az-c`)');
     for (const c of CLUSTERS) {
-      expect(ui.activitySummaries).toContain(`remove ${c} from VMAuth vm-global, VMUser reads-${c.replace(/^vm-/, '')}`);
-      expect(ui.activitySummaries).toContain(`apply VMCluster ${c} (clusterVersion ${V2})`);
+      const said = (re: RegExp) => expect({ zone: c, said: ui.activitySummaries.some((x) => re.test(x)) }).toEqual({ zone: c, said: true });
+      said(new RegExp(`^remove ${c} from VMAuth vm-global, VMUser `));
+      said(new RegExp(`^apply VMCluster ${c} \\(clusterVersion ${V2}\\)$`));
+      said(new RegExp(`^wait until vmagent's queue for ${c} stays empty for ${QUEUE_DRAINED_FOR_MS / 1000}s$`));
+      said(new RegExp(`^put ${c} back into `));
     }
     expect(ui.currentDetails).toMatch(/^\*\*Succeeded\*\*/);
 
     // Every zone transition is an Event on the object, zone after zone, each once, then the end.
-    expect(await workerEvents(t0)).toEqual([
+    expect(await workerEvents(eventsBefore)).toEqual([
       ...['az-a', 'az-b', 'az-c'].flatMap((z) => ['ZoneLeftReads', 'ZoneUpgraded', 'ZoneOperational', 'ZoneDrained', 'ZoneRejoined'].map((r) => `${r} ${z}`)),
       'RolloutSucceeded',
     ]);
@@ -255,9 +259,11 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       const summary = await decode(e.userMetadata?.summary);
       if (summary) activitySummaries.push(summary);
     }
+    // The UI's POSTs carry its CSRF token: the cookie its server set, echoed in a header.
+    const csrf = /_csrf=([^;]+)/.exec((await fetch(`${stack.temporalUiUrl}/api/v1/settings`)).headers.getSetCookie().join('; '))?.[1] ?? '';
     const metadata = (await get(`${base}/query/__temporal_workflow_metadata`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'x-csrf-token': csrf, cookie: `_csrf=${csrf}` },
       body: JSON.stringify({ execution: { runId }, query: { queryType: '__temporal_workflow_metadata' } }),
     })) as { queryResult?: { payloads?: JsonPayload[] } };
     const meta = await decode<{ currentDetails?: string }>(metadata.queryResult?.payloads?.[0]);
@@ -269,18 +275,24 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     };
   }
 
-  /** The worker's Events on the object since `since`, in the order the API server stored them: `<reason> <zone>`. */
-  async function workerEvents(since: number): Promise<string[]> {
+  /** The worker's Events on the object, in the order the API server stored them: `<reason>[ <zone>]`; `after` leaves out those already there then. */
+  async function workerEvents(after: Set<string> = new Set()): Promise<string[]> {
     const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as {
-      items: Array<{ reason: string; message: string; reportingComponent?: string; firstTimestamp: string; metadata: { resourceVersion: string } }>;
+      items: Array<{ reason: string; message: string; reportingComponent?: string; metadata: { name: string; resourceVersion: string } }>;
     };
     return (
       list.items
-        .filter((e) => e.reportingComponent === 'vmrollout.io/worker' && Date.parse(e.firstTimestamp) >= Math.floor(since / 1000) * 1000)
+        .filter((e) => e.reportingComponent === 'vmrollout.io/worker' && !after.has(e.metadata.name))
         // Timestamps have whole seconds; the storage revision orders Events created within one.
         .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
-        .map((e) => [e.reason, /^zone (az-\w)/.exec(e.message)?.[1]].filter(Boolean).join(' '))
+        .map((e) => [e.reason, e.reason.startsWith('Zone') ? /^zone (az-\w)/.exec(e.message)?.[1] : undefined].filter(Boolean).join(' '))
     );
+  }
+
+  /** The names of the Events on the object now. */
+  async function eventNames(): Promise<Set<string>> {
+    const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as { items: Array<{ metadata: { name: string } }> };
+    return new Set(list.items.map((e) => e.metadata.name));
   }
 
   it('a zone whose VMCluster fails: phase Failed, the zone stays out of reads, the status says so, reads stay fresh', async () => {
@@ -299,7 +311,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(st.zones?.find((z) => z.name === 'az-c')?.phase).not.toBe('Done');
     expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V2); // never moved on
     // The failure is a Warning Event saying the zone is kept out of reads.
-    const events = await workerEvents(t0);
+    const events = await workerEvents();
     expect(events.slice(-2)).toEqual(['ZoneFailed az-b', 'RolloutFailed']);
 
     // vmauth no longer routes to the failed zone, on any route; the others still serve fresh reads.
