@@ -4,6 +4,8 @@ import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../api/constants';
 import { isNotFound } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
+import { vmdcStatusClient, type VmdcStatusClient } from '../kube/status-writer';
+import { vmdcPath } from '../trigger/kube';
 import type { VmdcObject } from '../trigger/vmdc-object';
 import type { KubeFlags } from './args';
 import { UsageError } from './args';
@@ -11,6 +13,8 @@ import { UsageError } from './args';
 export interface Kube {
   kc: k8s.KubeConfig;
   api: k8s.CustomObjectsApi;
+  /** Reads the object as the trigger and the activities do (kube/status-writer.ts). */
+  vmdc: VmdcStatusClient<VmdcObject>;
   namespace: string;
 }
 
@@ -28,10 +32,9 @@ export function loadKube(flags: KubeFlags, verb?: string): Kube {
 
 /** For a KubeConfig already at hand (`make demo`'s). */
 export function kubeFor(kc: k8s.KubeConfig, namespace: string): Kube {
-  return { kc, api: kc.makeApiClient(k8s.CustomObjectsApi), namespace };
+  return { kc, api: kc.makeApiClient(k8s.CustomObjectsApi), vmdc: vmdcStatusClient<VmdcObject>(kc), namespace };
 }
 
-const timeout = withRequestTimeout(REQUEST_TIMEOUT_MS);
 const mergePatch = withRequestTimeout(REQUEST_TIMEOUT_MS, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
 
 /** The object does not exist: exit 3 like an API error (release-zone: 1, as it always had). */
@@ -47,11 +50,9 @@ function notFound(k: Kube, name: string): NotFound {
 }
 
 export async function getVmdc(k: Kube, name: string): Promise<VmdcObject> {
-  try {
-    return (await k.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: k.namespace, name }, timeout)) as VmdcObject;
-  } catch (err) {
-    throw isNotFound(err) ? notFound(k, name) : err;
-  }
+  const obj = await k.vmdc.get(k.namespace, name);
+  if (!obj) throw notFound(k, name);
+  return obj;
 }
 
 /** The one change pause and resume make: spec.paused, which the trigger forwards as signals. */
@@ -100,7 +101,7 @@ export function followVmdc(
     if (stopped) return;
     try {
       abort = await new k8s.Watch(k.kc).watch(
-        `/apis/${GROUP}/${VERSION}/namespaces/${encodeURIComponent(k.namespace)}/${PLURAL}`,
+        vmdcPath(k.namespace),
         { fieldSelector: `metadata.name=${name}`, resourceVersion, timeoutSeconds: WATCH_SECONDS },
         (type: string, obj: VmdcObject) => {
           if (type === 'DELETED') handlers.onGone();

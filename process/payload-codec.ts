@@ -16,8 +16,12 @@ import { temporal } from '@temporalio/proto';
 export const ENCODING_ENCRYPTED = 'binary/encrypted';
 export const METADATA_KEY_ID = 'encryption-key-id';
 
-/** The failure converter that moves messages and stack traces into a payload (so the codec encrypts them too). */
-export const FAILURE_CONVERTER_PATH = require.resolve('../workflows/failure-converter');
+/**
+ * The failure converter that moves messages and stack traces into a payload (so the codec encrypts
+ * them too). Resolved when asked for: a single-file bundle that never asks (kubectl vmdc) has no
+ * such file to resolve.
+ */
+export const failureConverterPath = (): string => require.resolve('../workflows/failure-converter');
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
@@ -134,5 +138,5 @@ export class EncryptionCodec implements PayloadCodec {
  * the SDK's defaults (plaintext).
  */
 export function payloadDataConverter(keys: PayloadKeys | undefined): DataConverter | undefined {
-  return keys ? { payloadCodecs: [new EncryptionCodec(keys)], failureConverterPath: FAILURE_CONVERTER_PATH } : undefined;
+  return keys ? { payloadCodecs: [new EncryptionCodec(keys)], failureConverterPath: failureConverterPath() } : undefined;
 }

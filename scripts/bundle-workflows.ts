@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH } from '../process/payload-codec';
+import { failureConverterPath } from '../process/payload-codec';
 import { workflowBundleOptions } from '../process/workflow-bundle';
 
 async function main(): Promise<void> {
@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   // The sandbox's failure converter is fixed here, not by the worker's TEMPORAL_PAYLOAD_KEYS_FILE:
   // the image's bundle always moves failure messages into a payload, so that with keys they are
   // encrypted; without keys that payload is plain JSON, which SDK clients and the Web UI still show.
-  const { code } = await bundleWorkflowCode(workflowBundleOptions(FAILURE_CONVERTER_PATH));
+  const { code } = await bundleWorkflowCode(workflowBundleOptions(failureConverterPath()));
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, code);
   process.stdout.write(`workflow bundle written to ${out} (${(code.length / 1024).toFixed(0)} KiB)\n`);

@@ -33,7 +33,7 @@ import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
 import type { NormalizedSpec } from '../../api/types';
 import { watchQueue as realWatchQueue } from '../../activities/vmagent-drain';
 import type { PollContext } from '../../activities/activity-context';
-import { FAILURE_CONVERTER_PATH } from '../../process/payload-codec';
+import { failureConverterPath } from '../../process/payload-codec';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
 import { freePort } from '../../test/harness/ports';
 import { guardPid } from '../../test/harness/processes';
@@ -287,7 +287,7 @@ async function runScale(): Promise<ScaleResult> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const bundlePath = path.join(OUT_DIR, 'scale-workflow-bundle.js');
   log('bundling the workflows (as scripts/bundle-workflows.ts does for the image)');
-  const options = workflowBundleOptions(FAILURE_CONVERTER_PATH);
+  const options = workflowBundleOptions(failureConverterPath());
   const { code } = await bundleWorkflowCode(NO_PRELOAD ? { ...options, preloadModules: [] } : options);
   fs.writeFileSync(bundlePath, code);
 

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
-import { FAILURE_CONVERTER_PATH, parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
+import { failureConverterPath, parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
 import { createEnv, HISTORY_VERSION } from './setup';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
 
@@ -49,7 +49,7 @@ test('every recorded history replays deterministically', async () => {
   // As the image's worker runs them: the bundle of scripts/bundle-workflows.ts (with the failure
   // converter) and the payload codec, through which these histories, recorded before payloads were
   // encrypted, pass unchanged.
-  const workflowBundle = await bundleWorkflowCode({ ...workflowBundleOptions(FAILURE_CONVERTER_PATH), logger: new DefaultLogger('WARN') });
+  const workflowBundle = await bundleWorkflowCode({ ...workflowBundleOptions(failureConverterPath()), logger: new DefaultLogger('WARN') });
   const dataConverter = payloadDataConverter(parsePayloadKeys(`replay:${randomBytes(32).toString('base64')}`));
   for await (const r of Worker.runReplayHistories({ workflowBundle, dataConverter }, histories)) {
     n++;
