@@ -74,6 +74,16 @@ export function metricValue(page: string, metric: string, labels: Record<string,
   return parseSeries(page, [metric]).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
 
+/**
+ * Whether a vmauth reload at `reloadAtSeconds` (vmauth's metric: whole seconds) surely came after
+ * the Secret changed at `changedAtMs` (managedFields: whole seconds too). A reload within the same
+ * second may have been of the old config, so only a later second counts; a same-second reload of
+ * the new one is left to the bounded wait.
+ */
+export function reloadedAfter(reloadAtSeconds: number, changedAtMs: number): boolean {
+  return reloadAtSeconds > Math.floor(changedAtMs / 1000);
+}
+
 export class SwitchChecker {
   private readonly core: CoreV1Api;
   private readonly now: () => number;
@@ -110,7 +120,7 @@ export class SwitchChecker {
       const page = await this.deps.pods.scrape(pod, { signal });
       const ok = metricValue(page, RELOAD_OK_METRIC);
       const at = metricValue(page, RELOAD_TIME_METRIC);
-      if (ok === 1 && at !== undefined && at * 1000 >= Math.floor(since / 1000) * 1000) return 'vmauth-reload';
+      if (ok === 1 && at !== undefined && reloadedAfter(at, since)) return 'vmauth-reload';
     } catch {
       /* the bounded wait below decides */
     }

@@ -627,7 +627,8 @@ export const zoneStatusSchema = z.object({
   name: z.string(),
   phase: z.enum(ZONE_PHASES),
   vmclusterGeneration: generation('The VMCluster generation the upgrade patch produced.').optional(),
-  startedAt: timestamp('When the zone step started.').optional(),
+  startedAt: timestamp('When the zone started.').optional(),
+  stepStartedAt: timestamp("When the zone's current step began (a Failed zone keeps the failed step's).").optional(),
   finishedAt: timestamp('When the zone finished.').optional(),
   message: z.string().optional(),
 });

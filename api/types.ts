@@ -78,6 +78,8 @@ export interface ZoneStatus {
   phase: ZonePhase;
   vmclusterGeneration?: number;
   startedAt?: string;
+  /** When the zone's current step began (a Failed zone: the step that failed). */
+  stepStartedAt?: string;
   finishedAt?: string;
   message?: string;
 }

@@ -1,7 +1,7 @@
-// Neither the status nor the progress query says when a zone entered its current step, only when
-// the zone started. A watch sees the steps change, so it can date them: a step seen to begin is
-// dated from that observation (exact, to the watch's latency); a step already running at the first
-// look keeps the zone's start, an upper bound.
+// Rollouts started before the step-started-at workflow version say when a zone started, not when
+// it entered its current step. A watch sees the steps change, so it can date them: a step seen to
+// begin is dated from that observation (exact, to the watch's latency); a step already running at
+// the first look keeps the zone's start, an upper bound. A step the rollout dates itself is kept.
 import type { RolloutView } from './view';
 
 interface Seen {
@@ -21,6 +21,7 @@ export class StepClock {
       const prev = this.seen.get(key);
       let next: Seen;
       if (!z.step) next = { exact: false };
+      else if (z.stepSinceExact) next = { step: z.step, since: z.stepSince, exact: true };
       else if (prev && prev.step === z.step) next = prev;
       else if (prev) next = { step: z.step, since: now.toISOString(), exact: true };
       else next = { step: z.step, since: z.stepSince, exact: false };

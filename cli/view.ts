@@ -50,7 +50,7 @@ export interface ZoneView {
   step?: ZoneStep;
   /** 1-based position of `step` among the six. */
   stepIndex?: number;
-  /** Since when the zone is in `step`; an upper bound unless `stepSinceExact` (see StepClock). */
+  /** Since when the zone is in `step`; an upper bound (the zone's start) unless `stepSinceExact`. */
   stepSince?: string;
   stepSinceExact: boolean;
   outOfReads: boolean;
@@ -165,15 +165,19 @@ function zoneView(name: string, fromStatus: ZoneStatus | undefined, fromWorkflow
   const inFlight = phase !== 'Done' && phase !== 'Skipped' && phase !== 'Pending';
   const step = !inFlight ? undefined : (fromWorkflow?.step ?? (isStep(phase) ? phase : failedStepOf(message)));
   const startedAt = fromWorkflow?.startedAt ?? fromStatus?.startedAt;
+  // The rollout dates the step its zone's phase is in (a Failed zone: the failed one); a step only
+  // about to run (paused before it) has not begun. Rollouts started before the step-started-at
+  // workflow version date no step: the zone's start bounds it.
+  const dated = phase === 'Failed' || phase === step;
+  const stepStartedAt = !dated ? undefined : fromWorkflow ? fromWorkflow.stepStartedAt : fromStatus?.stepStartedAt;
   const z: ZoneView = {
     name,
     vmcluster: fromWorkflow?.vmcluster ?? facts.zones.find((s) => s.name === name)?.vmcluster,
     phase,
     step,
     stepIndex: step ? ZONE_STEPS.indexOf(step) + 1 : undefined,
-    // Neither the status nor the progress query dates a step: the zone's start bounds it.
-    stepSince: step ? startedAt : undefined,
-    stepSinceExact: false,
+    stepSince: step ? (stepStartedAt ?? startedAt) : undefined,
+    stepSinceExact: !!(step && stepStartedAt),
     outOfReads,
     vmclusterGeneration: fromWorkflow?.vmclusterGeneration ?? fromStatus?.vmclusterGeneration,
     startedAt,

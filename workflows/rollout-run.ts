@@ -85,6 +85,8 @@ export class RolloutRun {
    * round trip per short call.
    */
   readonly localCalls: boolean;
+  /** From this version on, each zone's status says when its current step began (`stepStartedAt`). */
+  readonly stepTimes: boolean;
   /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
   routesDeferred: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
@@ -98,6 +100,7 @@ export class RolloutRun {
     this.verifiesInput = this.ssa && patched('verify-input');
     this.queueHeartbeats = this.verifiesInput && patched('queue-heartbeats');
     this.localCalls = this.queueHeartbeats && patched('local-calls');
+    this.stepTimes = this.localCalls && patched('step-started-at');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;

@@ -12,6 +12,8 @@ export interface ZoneState {
   step?: ZoneStep;
   vmclusterGeneration?: number;
   startedAt?: string;
+  /** When `step` began (step-started-at version on); a Failed zone keeps its failed step's. */
+  stepStartedAt?: string;
   finishedAt?: string;
   message?: string;
   /** What leaving reads removed (undefined before step 1 computed it). */

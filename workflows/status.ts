@@ -26,6 +26,7 @@ function zoneStatus(z: RolloutState['zones'][number]): ZoneStatus {
   const s: ZoneStatus = { name: z.name, phase: z.phase };
   if (z.vmclusterGeneration !== undefined) s.vmclusterGeneration = z.vmclusterGeneration;
   if (z.startedAt) s.startedAt = z.startedAt;
+  if (z.stepStartedAt) s.stepStartedAt = z.stepStartedAt;
   if (z.finishedAt) s.finishedAt = z.finishedAt;
   let message = z.message;
   if (z.outOfRotation && !message) message = `out of read rotation: ${z.phase}`;

@@ -1,6 +1,6 @@
 // Runs one zone through its steps: skips a zone already at the desired spec, stops at safe points
 // (pause, supersede), holds a failed zone until resume, supersede or cancel.
-import { ZONE_STEPS, type ZoneSpec } from '../api/types';
+import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
 import { desiredClusterPatch, isUpToDate } from './merge';
 import { isOperationalAt, resumeStep, stepIndex } from './plan';
 import type { Outcome, RolloutRun } from './rollout-run';
@@ -39,6 +39,7 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
   if (outcome === 'done') {
     z.phase = 'Done';
     z.step = undefined;
+    z.stepStartedAt = undefined;
     z.finishedAt = run.now();
     z.message = undefined;
     state.currentStep = undefined;
@@ -93,7 +94,7 @@ async function runSteps(c: ZoneContext): Promise<Outcome> {
     state.currentStep = s;
     await run.safePoint();
     if (run.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
-    z.phase = s;
+    enterStep(run, z, s);
     z.message = z.outOfRotation ? outOfRotationMessage(run, z) : undefined;
     state.phase = 'Progressing';
     state.message = `zone ${z.name}: ${s}`;
@@ -103,16 +104,23 @@ async function runSteps(c: ZoneContext): Promise<Outcome> {
   return 'done';
 }
 
+/** The zone's phase becomes step `s`, dated from now. */
+function enterStep(run: RolloutRun, z: ZoneState, s: ZoneStep): void {
+  z.phase = s;
+  if (run.stepTimes) z.stepStartedAt = run.now();
+}
+
 /** Superseded before the VMCluster changed: rejoin at once (if out) and stop here. */
 async function stopUnpatched(run: RolloutRun, z: ZoneState): Promise<Outcome> {
   if (z.outOfRotation) {
     run.state.currentStep = 'RejoiningReads';
-    z.phase = 'RejoiningReads';
+    enterStep(run, z, 'RejoiningReads');
     await run.writeStatus();
     await run.rejoin(z, run.acts.step);
   }
   z.phase = 'Pending';
   z.step = undefined;
+  z.stepStartedAt = undefined;
   z.message = `not upgraded: superseded by generation ${run.state.supersededBy}`;
   await run.writeStatus();
   return 'superseded';

@@ -6,7 +6,8 @@
  *   generation 2 (v1.151): `get` (-o json and text) mid-rollout, `status` timing out, `pause` and
  *   `resume` (generations 3 and 4, adopted by the same workflow), `status` until it Succeeded,
  *   `history`; generation 5 (v1.152): `cancel` (refused without a terminal, then --yes), `status`
- *   reporting Cancelled; `release-zone --list` (bundle and `npx tsx cli/main.ts`).
+ *   reporting Cancelled; `release-zone --list` (bundle and `npx tsx cli/main.ts`); generation 6
+ *   (v1.153): zone az-b fails, its cause is fixed, `retry` → Succeeded.
  * What the plugin shows is checked against the object's status as a poller saw it meanwhile.
  * Short durations (4 s zone downtime, 8 s queueDrainedFor) keep the file around three minutes.
  */
@@ -16,6 +17,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { viewDocument } from '../../cli/render-json';
 import { ZONE_PHASES, type VMDistributedClusterStatus } from '../../api/types';
 import { waitFor } from '../harness/processes';
+import { ANNOTATION_FAIL } from '../simulator/simulator';
 import {
   DEMO_CLUSTERS,
   DEMO_TOKENS,
@@ -24,6 +26,7 @@ import {
   REPO_ROOT,
   runCommand,
   startE2EStack,
+  waitVmclusterOperational,
   waitVmdcPhase,
   watchVmdc,
   type CommandResult,
@@ -38,6 +41,7 @@ const VMDC = 'cli';
 const V1 = 'v1.150.0-cluster';
 const V2 = 'v1.151.0-cluster';
 const V3 = 'v1.152.0-cluster';
+const V4 = 'v1.153.0-cluster';
 const QUEUE_DRAINED_FOR = '8s';
 /** cli/build.ts BUNDLE: built by a child process (esbuild's JS API refuses to run inside jest's sandbox). */
 const BUNDLE = path.join(REPO_ROOT, 'dist', 'kubectl-vmdc.cjs');
@@ -310,5 +314,42 @@ describe('kubectl vmdc against a real rollout', () => {
     }
     const bad = await vmdc(['release-zone', '--vmdc', VMDC, '--zone', 'az-a']);
     expect({ code: bad.code, usage: bad.stderr.includes('usage: kubectl vmdc release-zone') }).toEqual({ code: 2, usage: true });
+  });
+
+  it('retry: a Failed zone whose cause is fixed goes on at the resume signal (refused before it failed and after it succeeded)', async () => {
+    await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } });
+    const g = await generation();
+    const early = await vmdc(['retry', VMDC]);
+    expect({ code: early.code, stderr: early.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/^error: nothing to retry: the rollout is \w+, not Failed\n$/) });
+    const failed = await waitVmdcPhase(kc, NS, VMDC, g, ['Failed'], { timeoutMs: 180_000, fresh: true });
+    expect({ out: failed.zonesOutOfRotation, b: failed.zones?.find((z) => z.name === 'az-b')?.phase }).toEqual({ out: ['az-b'], b: 'Failed' });
+    const view = await vmdc(['get', VMDC]);
+    keep('get-failed.txt', view.stdout);
+    expect(normalize(view.stdout)).toMatch(/^az-b +✖ Failed +4\/6 WaitingOperational +<t> +OUT +vm-az-b +\d+$/m);
+
+    // The cause fixed: the operator brings vm-az-b up at its generation; the rollout waits for a person.
+    await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: null } } });
+    await waitVmclusterOperational(kc, NS, 'vm-az-b');
+    expect((await status()).phase).toBe('Failed');
+
+    const r = await vmdc(['retry', VMDC]);
+    keep('retry.txt', r.stdout);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(new RegExp(`^resume signal sent to vmdc/default/cli/g${g}-[0-9a-f]{8}: zone az-b retries its failed step`));
+    const done = await vmdc(['status', VMDC, '--timeout', '3m'], 200_000);
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
+    const final = await status();
+    expect({ out: final.zonesOutOfRotation ?? [], zones: final.zones?.map((z) => [z.name, z.phase]) }).toEqual({
+      out: [],
+      zones: [
+        ['az-a', 'Done'],
+        ['az-b', 'Done'],
+        ['az-c', 'Done'],
+      ],
+    });
+    for (const c of DEMO_CLUSTERS) expect((await getObject(kc, 'VMCluster', NS, c)).spec?.clusterVersion).toBe(V4);
+    const again = await vmdc(['retry', VMDC]);
+    expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 1, stderr: 'error: nothing to retry: the rollout is Succeeded, not Failed\n' });
   });
 });

@@ -30,6 +30,7 @@ import {
   startE2EStack,
   temporalCli,
   zonesMissingFrom,
+  waitVmclusterOperational,
   type E2EStack,
   DEMO_CLUSTERS,
   DEMO_TOKENS,
@@ -282,8 +283,17 @@ describe('never strand a zone (real stack, under read load)', () => {
     await expectOutOfRotation(['az-b']);
     await expectVisibleByCommands('az-b');
 
-    // The user fixes the cause and edits the spec: every zone to V2.
+    // The user fixes the cause: the operator's next reconcile brings vm-az-b up at its generation,
+    // and nothing puts the zone back — the run stays Failed, waiting for a retry or a new generation.
     await annotate('VMCluster', 'vm-az-b', { [ANNOTATION_FAIL]: null });
+    await waitVmclusterOperational(s.kc, NS, 'vm-az-b');
+    expect(s.vm.simulator.restarts.slice(restartsBefore).map((r) => [r.zone, r.error])).toEqual([['vm-az-b', undefined]]);
+    const stillFailed = await vmdcStatus();
+    expect({ phase: stillFailed.phase, out: stillFailed.zonesOutOfRotation }).toEqual({ phase: 'Failed', out: ['az-b'] });
+    await expectOutOfRotation(['az-b']);
+
+    // Then edits the spec: every zone to V2.
+    const recovered = s.vm.simulator.restarts.length;
     const g3 = await editSpec({ clusterVersion: V2 });
     const old = (await handle(wid(g2)).result()) as RolloutResult;
     expect({ phase: old.phase, zonesOutOfRotation: old.zonesOutOfRotation }).toEqual({ phase: 'Superseded', zonesOutOfRotation: ['az-b'] });
@@ -296,7 +306,7 @@ describe('never strand a zone (real stack, under read load)', () => {
       ['az-a', 'Done'],
       ['az-c', 'Done'],
     ]);
-    const restarts = s.vm.simulator.restarts.slice(restartsBefore);
+    const restarts = s.vm.simulator.restarts.slice(recovered);
     expect(restarts.map((r) => [r.zone, r.error])).toEqual([
       ['vm-az-b', undefined],
       ['vm-az-a', undefined],
@@ -332,7 +342,12 @@ describe('never strand a zone (real stack, under read load)', () => {
     await expectRecordsOf('az-c');
     await expectOutOfRotation(['az-c']);
 
+    // The cause removed: vm-az-c recovers at its generation, and stays out (the run has ended).
     await annotate('VMCluster', 'vm-az-c', { [ANNOTATION_FAIL]: null });
+    await waitVmclusterOperational(s.kc, NS, 'vm-az-c');
+    await expectOutOfRotation(['az-c']);
+    const recovered = s.vm.simulator.restarts.length;
+    expect(recovered).toBe(restartsBefore + 1);
     const g5 = await editSpec({ overlays: { 'az-c': { vmselect: { replicaCount: 4 } } } });
     const final = await waitWorkflowPhase(wid(g5), ['Succeeded']);
     const t1 = Date.now();
@@ -341,7 +356,7 @@ describe('never strand a zone (real stack, under read load)', () => {
       ['az-a', 'Skipped'],
       ['az-b', 'Skipped'],
     ]);
-    const restarts = s.vm.simulator.restarts.slice(restartsBefore);
+    const restarts = s.vm.simulator.restarts.slice(recovered);
     expect(restarts.map((r) => [r.zone, r.error])).toEqual([['vm-az-c', undefined]]);
     expectRejoinedDrained(restarts[0]!);
     expect(final.zonesOutOfRotation ?? []).toEqual([]);
@@ -442,11 +457,11 @@ describe('never strand a zone (real stack, under read load)', () => {
     await expectRecordsOf('az-b');
     await expectVisibleByCommands('az-b');
 
-    // 2. The person repairs the VMCluster by hand (the simulator's failure cause removed, then the
-    //    spec that ran before put back) and waits until it is operational at that generation.
-    await annotate('VMCluster', 'vm-az-b', { [ANNOTATION_FAIL]: null });
+    // 2. The person repairs the VMCluster by hand (the spec that ran before put back, then the
+    //    simulator's failure cause removed) and waits until it is operational at that generation.
     const fix = await kubectl(s.kube.kubeconfigPath, ['-n', NS, 'patch', 'vmcluster', 'vm-az-b', '--type', 'merge', '-p', '{"spec":{"vmselect":{"replicaCount":3}}}']);
     expect({ code: fix.code, stderr: fix.stderr }).toEqual({ code: 0, stderr: '' });
+    await annotate('VMCluster', 'vm-az-b', { [ANNOTATION_FAIL]: null });
     await waitFor(
       async () => {
         const r = await kubectl(s.kube.kubeconfigPath, ['-n', NS, 'get', 'vmcluster', 'vm-az-b', '-o', 'jsonpath={.status.updateStatus} {.status.observedGeneration} {.metadata.generation}']);
@@ -547,7 +562,8 @@ describe('never strand a zone (real stack, under read load)', () => {
       timeoutMs: 30_000,
       description: 'the VMDistributedCluster to be gone',
     });
-    await annotate('VMCluster', 'vm-az-c', { [ANNOTATION_FAIL]: null });
+    // The failure cause stays: removed, the operator would finish the upgrade with the zone back in
+    // reads (its reconcile does not look at vmauth) — nothing of vmrollout's is left to stop it.
     expectReadsAndInvariant(t0, Date.now());
   });
 

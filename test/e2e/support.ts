@@ -15,7 +15,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { parseAllDocuments } from 'yaml';
 import { createActivities } from '../../activities';
-import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
+import { GROUP, OPERATIONAL, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
@@ -101,6 +101,21 @@ export async function mergePatch(kc: k8s.KubeConfig, kind: string, namespace: st
   return (await kc
     .makeApiClient(k8s.CustomObjectsApi)
     .patchNamespacedCustomObject({ ...resourceOf(kind), namespace, name, body, ...(fieldManager ? { fieldManager } : {}) }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))) as KubeObject;
+}
+
+/**
+ * Until the VMCluster is operational at its generation: after its failure cause is removed the
+ * operator's next reconcile (the zone simulator's) restarts the zone at the same generation.
+ */
+export async function waitVmclusterOperational(kc: k8s.KubeConfig, namespace: string, name: string, timeoutMs = 60_000): Promise<KubeObject> {
+  return waitFor(
+    async () => {
+      const o = await getObject(kc, 'VMCluster', namespace, name);
+      const st = (o.status ?? {}) as { updateStatus?: string; observedGeneration?: number };
+      return st.updateStatus === OPERATIONAL && st.observedGeneration === o.metadata.generation ? o : undefined;
+    },
+    { timeoutMs, intervalMs: 250, description: `VMCluster ${name} operational at its generation` },
+  );
 }
 
 export interface VmdcSnapshot {

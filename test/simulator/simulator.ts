@@ -44,24 +44,23 @@
  *    serves a config, port `http` 8427). Each zone's vmselect: a front with real vmselect request
  *    counters (./vmselect-front.ts), EndpointSlice `vmselect-<vmc>` (port `http` 8481), not ready
  *    while the zone restarts.
- *  - VMCluster: on a spec change (generation > status.observedGeneration) sets
- *    `updateStatus: expanding`, restarts that zone's VictoriaMetrics process (same port and
- *    data: the zone is down meanwhile), then sets `operational` at the new generation.
- *    A VMCluster seen for the first time (existing or just created) becomes operational at
- *    its generation without a restart. Knobs (annotations, read at each spec change):
- *      sim.vmrollout.io/fail: "true"         → updateStatus `failed` (reason from
- *                                              sim.vmrollout.io/fail-reason), no restart.
- *                                              It models a failure caused by the spec being
- *                                              applied (e.g. an image that does not exist): the
- *                                              operator retries the reconcile but it keeps
- *                                              failing, so removing the annotation alone does
- *                                              not recover the VMCluster; the NEXT spec change
- *                                              (generation > observedGeneration) does, when the
- *                                              annotation is gone: failed → expanding → restart →
- *                                              operational at the new generation. That is the
- *                                              operator's reconcileAndTrackStatus (controllers.go):
- *                                              spec changed → `expanding`, reconcile error → `failed`
- *                                              (requeued), reconcile ok → `operational`.
+ *  - VMCluster (controllers.go reconcileAndTrackStatus; the controller has no event filter, so every
+ *    update of the object, annotations included, runs a reconcile): on a spec change
+ *    (generation > status.observedGeneration) sets `updateStatus: expanding`, restarts that zone's
+ *    VictoriaMetrics process (same port and data: the zone is down meanwhile), then sets
+ *    `operational` at the new generation. A VMCluster seen for the first time (existing or just
+ *    created) becomes operational at its generation without a restart. Knobs (annotations):
+ *      sim.vmrollout.io/fail: "true"         → the reconcile fails while the annotation is set:
+ *                                              updateStatus `failed` (reason from
+ *                                              sim.vmrollout.io/fail-reason) at the generation, no
+ *                                              restart. The operator requeues a failed reconcile
+ *                                              (2 s doubling to 2 min) and reconciles on every event,
+ *                                              so once the cause is gone it recovers at the SAME
+ *                                              generation: removing the annotation (itself an event,
+ *                                              so the backoff requeue is not modelled) restarts the
+ *                                              zone and sets `operational`, without `expanding`
+ *                                              first (LastSpecUpdated: the failed reconcile already
+ *                                              stored the spec as lastAppliedSpec).
  *      sim.vmrollout.io/hang: "true"         → stays `expanding` until the annotation is removed
  *      sim.vmrollout.io/delay-ms: "<ms>"     → extra time spent `expanding` before the restart
  *  - VMAgent: `operational` at its generation (the real vmagent's remote writes are fixed at start).
@@ -901,10 +900,11 @@ export class ZoneSimulator extends EventEmitter {
       await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: OPERATIONAL, reason: null });
       return;
     }
-    const settled = (st.observedGeneration ?? 0) >= gen && st.updateStatus !== EXPANDING;
-    if (settled) return;
-    if (st.updateStatus !== EXPANDING) await this.patchStatus('VMCluster', o, { updateStatus: EXPANDING, reason: null });
+    const specChanged = (st.observedGeneration ?? 0) < gen;
+    if (!specChanged && st.updateStatus === OPERATIONAL) return;
+    if (specChanged && st.updateStatus !== EXPANDING) await this.patchStatus('VMCluster', o, { updateStatus: EXPANDING, reason: null });
     if (ann[ANNOTATION_FAIL] === 'true') {
+      if (!specChanged && st.updateStatus === FAILED) return;
       const reason = ann[ANNOTATION_FAIL_REASON] ?? `simulated failure of VMCluster ${name} (annotation ${ANNOTATION_FAIL})`;
       await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: FAILED, reason });
       return;

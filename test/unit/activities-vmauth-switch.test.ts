@@ -17,7 +17,7 @@ import {
   type ManagedRoute,
 } from '../../activities/vmauth-config';
 import { KubeConfig } from '@kubernetes/client-node';
-import { SwitchChecker, confirmSwitch, metricValue, secretChangedAt } from '../../activities/vmauth-switch';
+import { SwitchChecker, confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth-switch';
 import type { KubeObjects } from '../../activities/kube-objects';
 import type { SwitchInput } from '../../workflows/activity-types';
 import { selectRequests, waitReadsDrained } from '../../activities/reads-drain';
@@ -129,6 +129,17 @@ describe('pod metrics', () => {
   it("reads the config-reloader's content hash of the main config, as an unsigned 32-bit number", () => {
     expect(metricValue(reloader, 'configreloader_reload_content_hash', { key: 'main' })).toBe(3421780262);
     expect(metricValue('vmauth_config_last_reload_successful 1\n', 'configreloader_reload_content_hash', { key: 'main' })).toBeUndefined();
+  });
+
+  it("takes vmauth's reload (whole seconds) as after the Secret change (whole seconds) only from the next second on", () => {
+    const changed = Date.parse('2026-03-04T10:20:30Z');
+    // The same second: the reload may have been of the old config, just before the write.
+    expect(reloadedAfter(changed / 1000, changed)).toBe(false);
+    expect(reloadedAfter(changed / 1000 - 1, changed)).toBe(false);
+    expect(reloadedAfter(changed / 1000 + 1, changed)).toBe(true);
+    // A change time with milliseconds (creationTimestamp parsing keeps none, but be exact): its second counts.
+    expect(reloadedAfter(changed / 1000, changed + 999)).toBe(false);
+    expect(reloadedAfter(changed / 1000 + 1, changed + 999)).toBe(true);
   });
 
   it("counts a vmselect's /select/ requests over every path, and nothing else", () => {

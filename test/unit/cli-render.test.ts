@@ -322,6 +322,22 @@ describe('kubectl vmdc get: bounds and colour', () => {
     expect(row).toMatch(/^az-b +◌ RejoiningReads +6\/6 +3s +OUT /);
   });
 
+  it('a step the rollout dates (stepStartedAt, in the status or the progress query) is exact, and the clock keeps it', () => {
+    const dated = structuredClone(failed);
+    const st = dated.object.status!;
+    st.zones![1]!.stepStartedAt = '2026-03-04T10:15:00Z';
+    const fromStatus = buildView(dated);
+    expect(fromStatus.zones[1]).toMatchObject({ step: 'WaitingOperational', stepSince: '2026-03-04T10:15:00Z', stepSinceExact: true });
+    expect(plain(dated).find((l) => l.startsWith('az-b'))).toMatch(/^az-b +✖ Failed +4\/6 WaitingOperational +5m30s +OUT /);
+
+    const running = structuredClone(queueWait);
+    running.workflow!.progress.zones[1]!.stepStartedAt = '2026-03-04T10:19:00Z';
+    const clock = new StepClock();
+    expect(clock.apply(buildView(running), NOW).zones[1]).toMatchObject({ stepSince: '2026-03-04T10:19:00Z', stepSinceExact: true });
+    // The same step still dated by the rollout at the next look: not re-dated from the watch.
+    expect(clock.apply(buildView(running), new Date(NOW.getTime() + 5000)).zones[1]).toMatchObject({ stepSince: '2026-03-04T10:19:00Z', stepSinceExact: true });
+  });
+
   it('status: one line a log can carry, then how it ended in full', () => {
     expect(statusLine(buildView(queueWait))).toBe('Progressing · zone 2/3 az-b WaitingForQueue · out of reads: az-b');
     expect(statusLine(buildView(succeeded))).toBe('Succeeded · out of reads: none');

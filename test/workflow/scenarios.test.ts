@@ -1,5 +1,6 @@
 // Rollout scenarios on the real time-skipping test server, activities replaced by the fake cluster.
 // Every scenario ends with the invariant checker over the recorded action log.
+import { ZONE_STEPS, type VMDistributedClusterStatus } from '../../api/types';
 import type { Progress } from '../../workflows/state';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -20,6 +21,27 @@ import {
 
 jest.setTimeout(180_000);
 const env = useTimeSkippingEnv();
+
+/**
+ * In every status, a zone in a step says when that step began: a new date when the step changes
+ * (never earlier than the last), the same one while it lasts and once it Failed; none out of a step.
+ */
+function expectStepsDated(statuses: VMDistributedClusterStatus[], zone: string): void {
+  let last: { phase: string; at?: string } | undefined;
+  for (const s of statuses) {
+    const z = s.zones!.find((x) => x.name === zone)!;
+    const inStep = (ZONE_STEPS as readonly string[]).includes(z.phase);
+    if (!inStep && z.phase !== 'Failed') expect({ phase: z.phase, stepStartedAt: z.stepStartedAt }).toEqual({ phase: z.phase, stepStartedAt: undefined });
+    else {
+      expect({ phase: z.phase, dated: typeof z.stepStartedAt }).toEqual({ phase: z.phase, dated: 'string' });
+      if (last?.at && (z.phase === last.phase || z.phase === 'Failed')) expect(z.stepStartedAt).toBe(last.at);
+      else if (last?.at) expect(Date.parse(z.stepStartedAt!)).toBeGreaterThanOrEqual(Date.parse(last.at));
+    }
+    last = { phase: z.phase, at: z.stepStartedAt ?? last?.at };
+  }
+  const dates = new Set(statuses.map((s) => s.zones!.find((x) => x.name === zone)!.stepStartedAt).filter(Boolean));
+  expect(dates.size).toBeGreaterThan(1);
+}
 
 test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes restored exactly', async () => {
   const fake = makeFake();
@@ -55,6 +77,7 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
     // every step was reported
     const phases = fake.statuses.map((s) => s.zones?.find((z) => z.name === 'az-b')?.phase);
     for (const p of ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads', 'Done']) expect(phases).toContain(p);
+    expectStepsDated(fake.statuses, 'az-b');
     expect(r.breaches(true)).toEqual([]);
   });
 });
@@ -146,6 +169,9 @@ test('VMCluster failed: zone Failed and kept out, next zone untouched; resume af
     const st = fake.statuses.at(-1)!;
     expect(st).toMatchObject({ phase: 'Failed', zonesOutOfRotation: ['az-b'], currentZone: 'az-b' });
     expect(st.zones?.find((z) => z.name === 'az-b')?.message).toMatch(/kept out of read rotation/);
+    // Failed keeps the date of the step that failed.
+    const began = fake.statuses.filter((s) => s.zones?.find((z) => z.name === 'az-b')?.phase === 'WaitingOperational').at(-1)!;
+    expect(st.zones?.find((z) => z.name === 'az-b')?.stepStartedAt).toBe(began.zones!.find((z) => z.name === 'az-b')!.stepStartedAt);
     expect(r.breaches()).toEqual([]);
     // the operator recovers; resume retries from Upgrading (re-apply, then wait)
     fake.patchBehaviour.set('vm-az-b', 'operational');
@@ -155,6 +181,7 @@ test('VMCluster failed: zone Failed and kept out, next zone untouched; resume af
     await maybeRecord('vmcluster-failed-then-resume', h);
     expect(res.phase).toBe('Succeeded');
     expect(mutations(fake).filter((m) => m === 'applyObject:VMCluster:vm-az-b')).toHaveLength(2);
+    expectStepsDated(fake.statuses, 'az-b');
     expect(r.breaches(true)).toEqual([]);
   });
 });

@@ -245,7 +245,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
  * suffix. Histories of older versions are never overwritten: the replay test keeps proving that
  * workflows started by an older worker still replay.
  */
-export const HISTORY_VERSION = 'local-calls';
+export const HISTORY_VERSION = 'step-started-at';
 
 /**
  * With RECORD_HISTORIES=1, saves the workflow's history as
