@@ -28,7 +28,9 @@ export async function viewInput(object: VmdcObject, source: WorkflowSource, cach
   if (!cache.has(id)) cache.set(id, await previousVersion(t, object.metadata?.namespace ?? '', object.metadata?.name ?? '', id).catch(() => undefined));
   const from = cache.get(id);
   if (from) input.previousVersion = from;
-  if (endedPhase(object)) return { ...input, workflowNote: 'the rollout has ended; its status is final' };
+  const ended = endedPhase(object);
+  // A Failed rollout has not ended: its workflow holds the zone until a retry, a new generation or a cancel.
+  if (ended && ended !== 'Failed') return { ...input, workflowNote: 'the rollout has ended; its status is final' };
   let workflow: WorkflowReading;
   try {
     workflow = await readWorkflow(t, id);

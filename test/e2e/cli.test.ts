@@ -327,6 +327,8 @@ describe('kubectl vmdc against a real rollout', () => {
     const view = await vmdc(['get', VMDC]);
     keep('get-failed.txt', view.stdout);
     expect(normalize(view.stdout)).toMatch(/^az-b +✖ Failed +4\/6 WaitingOperational +<t> +OUT +vm-az-b +\d+$/m);
+    // Not ended: the workflow holds the zone, so the view asks it.
+    expect(view.stdout).toContain('Source:       the workflow (progress query)');
 
     // The cause fixed: the operator brings vm-az-b up at its generation; the rollout waits for a person.
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: null } } });
