@@ -13,12 +13,16 @@ import type { RemoteWriteQueue } from './vmagent-url';
 
 /** memory + disk bytes not yet sent, per remote write queue (labels path, url). */
 export const PENDING_METRIC = 'vmagent_remotewrite_pending_data_bytes';
-/** disk-only bytes per persistent queue (label path): the fallback. */
-export const FALLBACK_METRIC = 'vm_persistentqueue_bytes_pending';
+/**
+ * Disk-only bytes per persistent queue (label path). Never read as the queue's pending bytes (see
+ * readQueue); still parsed strictly, as a line of the queue block vmagent prints well-formed, so a
+ * damaged one marks a damaged page.
+ */
+export const DISK_PENDING_METRIC = 'vm_persistentqueue_bytes_pending';
 /** Send retries per remote write (label url only): grows while a block in flight keeps failing. */
 export const RETRIES_METRIC = 'vmagent_remotewrite_retries_count_total';
 /** The families read from the page, strictly; every other line is skipped unread. */
-export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC];
+export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, DISK_PENDING_METRIC, RETRIES_METRIC];
 
 /** One series of a /metrics page. */
 export interface PendingSeries {
@@ -217,7 +221,7 @@ function pathMatches(path: string | undefined, dirName: string): boolean {
   return path === dirName || path.endsWith(`/${dirName}`) || path.endsWith(`\\${dirName}`);
 }
 
-export type MatchedBy = 'path' | 'url' | 'fallback-path';
+export type MatchedBy = 'path' | 'url';
 
 export type QueueReading =
   | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number }
@@ -235,11 +239,15 @@ function badValue(found: PendingSeries[], what: string): string | undefined {
 /**
  * Pending bytes of one remote write queue in one vmagent's series:
  *  1. `vmagent_remotewrite_pending_data_bytes` whose `path` ends in `/<i+1>_<XXH64>`;
- *  2. else the same metric whose `url` is `<i+1>:secret-url` or `<i+1>:<url>`;
- *  3. else, only on a page without any `vmagent_remotewrite_pending_data_bytes` series (a vmagent
- *     that does not export it), `vm_persistentqueue_bytes_pending` whose `path` ends in `/<i+1>_<XXH64>`.
+ *  2. else the same metric whose `url` is `<i+1>:secret-url` or `<i+1>:<url>`.
  * Never the bare URL. No series, or a value that is not a finite number >= 0 (NaN, ±Inf, negative),
  * is unreadable; so is such a value of the queue's send-retries counter.
+ *
+ * Never `vm_persistentqueue_bytes_pending`, even on a page without the main metric: it counts the
+ * disk part only (the v1.150.0 fixture: 0 there, 210 in vmagent_remotewrite_pending_data_bytes), and
+ * no vmagent prints it without the main metric (newRemoteWriteCtx registers the main gauge for every
+ * queue it opens; so did the first vmagents), so such a page is one that lost lines, e.g. a body cut
+ * short. Reading the disk gauge there said "drained" over a backlog held in memory.
  */
 export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): QueueReading {
   const primary = series.filter((s) => s.metric === PENDING_METRIC);
@@ -248,8 +256,6 @@ export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): Que
   const candidates: Array<[MatchedBy, PendingSeries[]]> = [
     ['path', primary.filter((s) => pathMatches(s.labels.path, queue.dirName))],
     ['url', primary.filter(urlMatches)],
-    // A page that has the main metric but not for this queue is missing the queue: no fallback.
-    ['fallback-path', primary.length > 0 ? [] : series.filter((s) => s.metric === FALLBACK_METRIC && pathMatches(s.labels.path, queue.dirName))],
   ];
   for (const [matchedBy, found] of candidates) {
     if (found.length === 0) continue;

@@ -10,7 +10,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import type { DrainHeartbeat } from '../../workflows/activity-types';
-import { FALLBACK_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent-match';
+import { DISK_PENDING_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent-match';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
@@ -122,7 +122,7 @@ it('both backends up: both zones drain', async () => {
   }
   // The real page passes the strict parser: every queue line well-formed, no series twice.
   const series = parseQueueSeries(await agent.metricsText());
-  for (const metric of [PENDING_METRIC, FALLBACK_METRIC, RETRIES_METRIC]) {
+  for (const metric of [PENDING_METRIC, DISK_PENDING_METRIC, RETRIES_METRIC]) {
     expect(series.filter((x) => x.metric === metric)).toHaveLength(2);
   }
 });

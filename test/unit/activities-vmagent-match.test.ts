@@ -102,10 +102,20 @@ describe('readQueue / readZoneQueues', () => {
     expect(readZoneQueues(text, [b]).ok).toBe(false);
   });
 
-  it('falls back to vm_persistentqueue_bytes_pending by path when the main metric is absent', async () => {
+  it('never takes vm_persistentqueue_bytes_pending (disk only) for the pending bytes, even without the main metric', async () => {
     const a = await queue(0, URL_A);
-    const text = `vm_persistentqueue_bytes_pending{path="/data/persistent-queue/${a.dirName}"} 321\n`;
-    expect(readZoneQueues(text, [a])).toEqual({ ok: true, bytes: 321, matchedBy: 'fallback-path', series: 1 });
+    const text = `vm_persistentqueue_bytes_pending{path="/data/persistent-queue/${a.dirName}"} 0\n`;
+    expect(readZoneQueues(text, [a])).toEqual({ ok: false, message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]') });
+  });
+
+  it('a page cut short before the pending lines is unreadable, whatever the disk-only line says', async () => {
+    // Found by the fuzz test below (seed -1855899915): cut right after the zone's disk-only line
+    // (0 B), it lost every pending line and with them the 4096 B backlog held in memory.
+    const lines = zoneLines(SECRET_PAGE, 0);
+    const backlog = editLine(SECRET_PAGE, lines.pending, (l) => withValue(l, '4096')).split('\n');
+    for (const cut of [backlog.slice(0, lines.fallback + 1).join('\n'), `${backlog.slice(0, lines.pending).join('\n')}\n`]) {
+      expect(readZoneQueues(cut, [await queue(0, U1)])).toEqual({ ok: false, message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]') });
+    }
   });
 
   it('no fallback when the page has the main metric, only not for this queue (the queue is missing, not disk-only)', async () => {
