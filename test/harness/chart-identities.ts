@@ -27,6 +27,10 @@ export interface RenderOptions {
   releaseNamespace: string;
   /** `helm --set` values, e.g. `watchNamespaces={a,b}`. */
   values?: string[];
+  /** `helm --values` files, before the --set values. */
+  valueFiles?: string[];
+  /** Default CHART_DIR (e.g. a copy of it). */
+  chartDir?: string;
   /** Default DEFAULT_RELEASE. */
   release?: string;
   includeCRDs?: boolean;
@@ -39,8 +43,9 @@ export function serviceAccountName(component: Component, release = DEFAULT_RELEA
 
 /** `helm template` of the chart, parsed. A failing render (e.g. a `fail` of the chart) throws with helm's stderr. */
 export function renderChart(opts: RenderOptions): k8s.KubernetesObject[] {
-  const args = ['template', opts.release ?? DEFAULT_RELEASE, CHART_DIR, '--namespace', opts.releaseNamespace];
+  const args = ['template', opts.release ?? DEFAULT_RELEASE, opts.chartDir ?? CHART_DIR, '--namespace', opts.releaseNamespace];
   if (opts.includeCRDs) args.push('--include-crds');
+  for (const f of opts.valueFiles ?? []) args.push('--values', f);
   for (const v of opts.values ?? []) args.push('--set', v);
   let out: string;
   try {

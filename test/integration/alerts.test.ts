@@ -383,11 +383,11 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
     ]);
   }, 120_000);
 
-  test('vmRule.alertLabels override the severity; vmRule.labels go on the VMRule; a bad duration fails rendering', () => {
+  test('vmRule.alertLabels override the severity; vmRule.labels go on the VMRule; a bad duration is refused (values.schema.json)', () => {
     const r = vmRuleOf(['vmRule.alertLabels.severity=page', 'vmRule.alertLabels.team=sre', 'vmRule.labels.vmalert=main'])!;
     expect(r.metadata?.labels).toMatchObject({ vmalert: 'main' });
     for (const g of r.spec.groups) for (const x of g.rules) expect(x.labels).toEqual({ severity: 'page', team: 'sre' });
-    expect(() => vmRuleOf(['vmRule.stuckInStepFor=half an hour'])).toThrow(/vmRule.stuckInStepFor: "half an hour" is not a duration/);
+    expect(() => vmRuleOf(['vmRule.stuckInStepFor=half an hour'])).toThrow(/- at '\/vmRule\/stuckInStepFor': 'half an hour' does not match pattern/);
   });
 
   test('vmRule.enabled=false renders no VMRule', () => {

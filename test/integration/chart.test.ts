@@ -172,18 +172,18 @@ describe('helm chart', () => {
     ]);
   });
 
-  test('vmauths: <namespace>/<name> → get on vmauth-config-<name> in that namespace; a bare name or a namespace vmrollout does not watch fails rendering', () => {
+  test('vmauths: <namespace>/<name> → get on vmauth-config-<name> in that namespace; a bare name (values.schema.json) or a namespace vmrollout does not watch fails rendering', () => {
     const objs = render('vmauths={prod/vm-global,prod/vm-other,staging/vm-global}');
     const secretRules = renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'));
     expect(secretRules.map((r) => [r.namespace, r.name, r.rule.resourceNames, r.rule.verbs, r.components])).toEqual([
       ['prod', `${WORKER_SA}-vmauth-config`, ['vmauth-config-vm-global', 'vmauth-config-vm-other'], ['get'], ['worker']],
       ['staging', `${WORKER_SA}-vmauth-config`, ['vmauth-config-vm-global'], ['get'], ['worker']],
     ]);
-    expect(() => render('vmauths={vm-global}')).toThrow(/vmauths: "vm-global" must be <namespace>\/<name>/);
-    expect(() => render('vmauths={a/b/c}')).toThrow(/must be <namespace>\/<name>/);
+    expect(() => render('vmauths={vm-global}')).toThrow(/- at '\/vmauths\/0': 'vm-global' does not match pattern/);
+    expect(() => render('vmauths={a/b/c}')).toThrow(/- at '\/vmauths\/0'/);
     expect(() => render('watchNamespaces={prod}', 'vmauths={staging/vm-global}')).toThrow(/vmauths: namespace "staging" is not in watchNamespaces/);
     expect(() => render('watchNamespaces={prod}', 'createNamespaces={staging}')).toThrow(/createNamespaces: "staging" is not in watchNamespaces/);
-    expect(() => render('createNamespaces={Not_A_Namespace}')).toThrow(/not a namespace name/);
+    expect(() => render('createNamespaces={Not_A_Namespace}')).toThrow(/- at '\/createNamespaces\/0'/);
   });
 
   test('watchNamespaces=[a,b]: a Role + RoleBinding per component in a and in b, nothing cluster-wide', () => {

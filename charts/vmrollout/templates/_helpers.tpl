@@ -84,8 +84,6 @@ volumeMounts:
 {{- printf "%s-%s" (include "vmrollout.fullname" .root) .component -}}
 {{- end -}}
 
-{{- define "vmrollout.dns1123Label" -}}^[a-z0-9]([-a-z0-9]*[a-z0-9])?${{- end -}}
-
 {{/*
 The Kubernetes API requests each process makes, as RBAC rules, in the namespaces it works in (every
 namespace, or each of watchNamespaces). Derived from the code; keep in step with it:
@@ -145,16 +143,12 @@ and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in o
 
 {{/*
 The config Secrets the worker may read, by namespace: {namespace: [vmauth-config-<name>, ...]},
-from .Values.vmauths (<namespace>/<name>). Fails rendering on anything else. Returned as JSON.
+from .Values.vmauths (<namespace>/<name>, as values.schema.json requires). Returned as JSON.
 */}}
 {{- define "vmrollout.vmauthSecrets" -}}
 {{- $byNs := dict }}
-{{- $label := include "vmrollout.dns1123Label" . }}
 {{- range $ref := .Values.vmauths }}
-{{- $parts := splitList "/" (toString $ref) }}
-{{- if or (ne (len $parts) 2) (not (regexMatch $label (index $parts 0))) (not (regexMatch "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" (index $parts 1))) }}
-{{- fail (printf "vmauths: %q must be <namespace>/<name> (the VMAuth's namespace and name: the worker may read its config Secret vmauth-config-<name> in that namespace only)" (toString $ref)) }}
-{{- end }}
+{{- $parts := splitList "/" $ref }}
 {{- $ns := index $parts 0 }}
 {{- $names := list }}
 {{- if hasKey $byNs $ns }}{{ $names = get $byNs $ns }}{{ end }}
@@ -163,19 +157,11 @@ from .Values.vmauths (<namespace>/<name>). Fails rendering on anything else. Ret
 {{- toJson $byNs }}
 {{- end -}}
 
-{{/* Checks the values RBAC depends on; fails rendering with a clear message. */}}
+{{/*
+Checks what values RBAC depends on and values.schema.json cannot say (each value's own form is the
+schema's): namespaces outside watchNamespaces. Fails rendering with a clear message.
+*/}}
 {{- define "vmrollout.validate" -}}
-{{- $label := include "vmrollout.dns1123Label" . }}
-{{- range $key := list "watchNamespaces" "createNamespaces" }}
-{{- range $ns := index $.Values $key }}
-{{- if not (regexMatch $label (toString $ns)) }}
-{{- fail (printf "%s: %q is not a namespace name (DNS-1123 label)" $key (toString $ns)) }}
-{{- end }}
-{{- end }}
-{{- end }}
-{{- if not (kindIs "bool" .Values.allowCrossNamespaceTargetRefs) }}
-{{- fail (printf "allowCrossNamespaceTargetRefs: must be true or false, not %q" (toString .Values.allowCrossNamespaceTargetRefs)) }}
-{{- end }}
 {{- with .Values.watchNamespaces }}
 {{- $watched := . }}
 {{- range $ns := $.Values.createNamespaces }}

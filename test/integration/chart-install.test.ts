@@ -1,0 +1,252 @@
+// `helm install`, `helm upgrade` and `helm uninstall` of the chart into a real kube-apiserver, in a
+// namespace where Pod Security "restricted" is enforced and warned about, with the temporalSetup hook
+// against a real Temporal dev server started WITHOUT vmrollout's search attributes.
+//
+// No controllers run there: no Pod ever starts (so no `helm install --wait`: nothing would become
+// ready), and nothing runs the hook's Job. The test plays the Job controller: it runs the Job's
+// container as rendered (its command, arguments and environment; the `temporal` CLI of the version
+// the hook's image is) on this machine, then records the Job complete, and helm, waiting for its hook,
+// goes on as in a cluster. It plays the ServiceAccount controller too (the namespace's `default`
+// ServiceAccount, which the hook's pods run as).
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { parseAllDocuments, stringify } from 'yaml';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
+import { CHART_DIR } from '../harness/chart-identities';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { harnessTempDir, waitFor } from '../harness/processes';
+import { startTemporalDevEnv } from '../harness/temporal';
+import { REPO_ROOT, toolPath } from '../harness/tools';
+
+const NAMESPACE = 'vmrollout';
+const TEMPORAL_NAMESPACE = 'vmrollout';
+const RELEASE = 'rel';
+const HOOK_JOB = `${RELEASE}-vmrollout-temporal-setup`;
+const CRD = 'vmdistributedclusters.vmrollout.io';
+const RESTRICTED = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+};
+const CLUSTER_SCOPED = ['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition'];
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+interface HookRun extends Run {
+  /** Whether the worker's Deployment existed when helm created the hook's Job. */
+  workerExisted: boolean;
+}
+
+/** Runs a command to its end; a failure is a result (code, output), not an exception. */
+async function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
+  const child = promisify(execFile)(command, args, { env: opts.env ?? process.env, maxBuffer: 16 * 1024 * 1024 });
+  if (opts.input !== undefined) child.child.stdin!.end(opts.input);
+  try {
+    const { stdout, stderr } = await child;
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(err) };
+  }
+}
+
+const parseObjects = (manifest: string) =>
+  parseAllDocuments(manifest)
+    .map((d) => d.toJS() as k8s.KubernetesObject | null)
+    .filter((o): o is k8s.KubernetesObject => !!o);
+
+const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { code?: number }) => err.code);
+
+/** The Pod a pod template makes (what PodSecurity admission judges). */
+function podOf(template: k8s.V1PodTemplateSpec, name: string): k8s.V1Pod {
+  const t = JSON.parse(JSON.stringify(template)) as k8s.V1PodTemplateSpec;
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { ...t.metadata, name, namespace: NAMESPACE }, spec: t.spec };
+}
+
+describe('helm install, upgrade and uninstall on a real API server', () => {
+  let kube: KubeCluster;
+  let temporal: TestWorkflowEnvironment;
+  let dir: string;
+  let valuesFile: string;
+  const hookRuns: HookRun[] = [];
+
+  const helm = (...args: string[]) => run(toolPath('helm'), [...args, '--kubeconfig', kube.kubeconfigPath]);
+  const temporalCli = (...args: string[]) => run(toolPath('temporal'), [...args, '--address', temporal.address]);
+  const core = () => kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const batch = () => kube.kubeConfig.makeApiClient(k8s.BatchV1Api);
+  const objects = () => k8s.KubernetesObjectApi.makeApiClient(kube.kubeConfig);
+
+  /** Whether the object exists (404: it does not). */
+  const exists = async (o: k8s.KubernetesObject) => {
+    const namespace = CLUSTER_SCOPED.includes(o.kind!) ? undefined : (o.metadata!.namespace ?? NAMESPACE);
+    const code = await statusOf(objects().read({ apiVersion: o.apiVersion!, kind: o.kind!, metadata: { name: o.metadata!.name!, namespace } }));
+    if (code !== 200 && code !== 404) throw new Error(`reading ${o.kind} ${o.metadata!.name}: ${code}`);
+    return code === 200;
+  };
+
+  /**
+   * The Job controller's part for one run of the hook: waits for helm to create the Job, checks its
+   * Pod would be admitted, runs its container here, and records the outcome in the Job's status.
+   */
+  async function playJobController(helmEnded: () => string | undefined): Promise<HookRun> {
+    // A Job of this run: not one an earlier run left behind (helm replaces it: before-hook-creation).
+    const fresh = async () => {
+      const j = await batch().readNamespacedJob({ name: HOOK_JOB, namespace: NAMESPACE });
+      return !j.status?.conditions?.length && j;
+    };
+    const job = await waitFor(fresh, { timeoutMs: 60_000, description: `helm to create Job ${HOOK_JOB}`, abortIf: helmEnded });
+    const workerExisted = await exists({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${RELEASE}-vmrollout-worker` } });
+    // Its Pod would be admitted under Pod Security "restricted".
+    await core().createNamespacedPod({ namespace: NAMESPACE, body: podOf(job.spec!.template, `${HOOK_JOB}-probe`), dryRun: 'All' });
+    const container = job.spec!.template.spec!.containers[0]!;
+    const env: NodeJS.ProcessEnv = { PATH: `${path.dirname(toolPath('temporal'))}:${process.env.PATH}`, HOME: harnessTempDir('hook-home') };
+    for (const e of container.env ?? []) {
+      if (e.value === undefined) throw new Error(`the hook's ${e.name} is not a plain value: this test cannot provide it`);
+      env[e.name] = e.value;
+    }
+    const result = await run(container.command![0]!, [...container.command!.slice(1), ...(container.args ?? [])], { env });
+    // As the Job controller writes it (the API server requires the interim condition first); a
+    // failure is recorded too, so that helm ends at once rather than at its timeout.
+    const now = new Date();
+    const ok = result.code === 0;
+    const condition = (type: string): k8s.V1JobCondition => ({ type, status: 'True', lastProbeTime: now, lastTransitionTime: now, reason: 'RunByTest', message: 'run by the test' });
+    const conditions = ok ? [condition('SuccessCriteriaMet'), condition('Complete')] : [condition('FailureTarget'), condition('Failed')];
+    const status: k8s.V1JobStatus = { startTime: now, conditions, ...(ok ? { succeeded: 1, completionTime: now } : { failed: 1 }) };
+    await batch().replaceNamespacedJobStatus({ name: HOOK_JOB, namespace: NAMESPACE, body: { ...job, status } });
+    hookRuns.push({ ...result, workerExisted });
+    return hookRuns[hookRuns.length - 1]!;
+  }
+
+  /** `helm install|upgrade` with the hook: helm and the test's Job controller side by side. */
+  async function withHook(...args: string[]): Promise<Run> {
+    let ended: Run | undefined;
+    const helmRun = helm(...args).then((r) => (ended = r));
+    const hookRun = await playJobController(() => ended && `helm ${args[0]} ended (${ended.code}) before its hook Job was created: ${ended.stderr}`);
+    if (hookRun.code !== 0) throw new Error(`the hook's container failed (${hookRun.code}):\n${hookRun.stdout}${hookRun.stderr}`);
+    return helmRun;
+  }
+
+  const customAttributes = async () => {
+    const r = await temporalCli('operator', 'search-attribute', 'list', '--namespace', TEMPORAL_NAMESPACE, '-o', 'json');
+    expect(r).toMatchObject({ code: 0 });
+    const all = (JSON.parse(r.stdout) as { customAttributes?: Record<string, string> }).customAttributes ?? {};
+    return Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith('Vmdc')));
+  };
+
+  beforeAll(async () => {
+    kube = await startKube();
+    // The VM operator's CRDs, as in a cluster where it runs (the chart's VMServiceScrape and VMRule).
+    await installCRDs(kube.kubeConfig, [
+      VM_OPERATOR_CRDS,
+      path.join(REPO_ROOT, 'test', 'fixtures', 'crds', 'vm-servicescrape-crd.yaml'),
+      path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml'),
+    ]);
+    temporal = await startTemporalDevEnv({ searchAttributes: [] });
+    await core().createNamespace({ body: { metadata: { name: NAMESPACE, labels: RESTRICTED } } });
+    await core().createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: 'default' } } });
+    // The namespace of the VMAuth and of created objects: helm creates Roles there, not the namespace.
+    await core().createNamespace({ body: { metadata: { name: 'monitoring' } } });
+    dir = harnessTempDir('chart-install');
+    valuesFile = path.join(dir, 'values.yaml');
+    fs.writeFileSync(
+      valuesFile,
+      stringify({
+        temporal: { address: temporal.address, namespace: TEMPORAL_NAMESPACE },
+        temporalSetup: { enabled: true, createNamespace: true },
+        watchNamespaces: ['monitoring'],
+        createNamespaces: ['monitoring'],
+        vmauths: ['monitoring/vm-global'],
+        vmagentMetricsAuthSecret: 'vmagent-auth',
+        networkPolicy: { enabled: true, egress: { kubeAPIServer: { to: [{ ipBlock: { cidr: '10.0.0.10/32' } }], ports: [{ port: 6443, protocol: 'TCP' }] } } },
+      }),
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await temporal?.teardown();
+    await kube?.stop();
+  }, 60_000);
+
+  test('bad values: helm install refuses them by name and creates nothing', async () => {
+    const r = await helm('install', 'bad', CHART_DIR, '--namespace', NAMESPACE, '--set', 'image.pullPolicy=Sometimes', '--set', 'worker.replicas=0');
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/- at '\/image\/pullPolicy': value must be one of/);
+    expect(r.stderr).toMatch(/- at '\/worker\/replicas': minimum: got 0, want 1/);
+    expect((await helm('list', '--all', '--namespace', NAMESPACE, '-q')).stdout.trim()).toBe('');
+    expect(await exists({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'bad-vmrollout-worker' } })).toBe(false);
+  });
+
+  test('helm install: the hook creates the Temporal namespace and registers the search attributes, then every object is created, the Deployments without a PodSecurity warning', async () => {
+    // Before: no such Temporal namespace (the dev server has only `default`, with no Vmdc attribute).
+    expect((await temporalCli('operator', 'namespace', 'describe', '--namespace', TEMPORAL_NAMESPACE)).code).not.toBe(0);
+
+    const install = await withHook('install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
+    expect(install).toMatchObject({ code: 0 });
+    expect(install.stderr).not.toMatch(/PodSecurity|[Ww]arning/);
+    // pre-install: the hook ran before the worker existed.
+    expect(hookRuns.map((r) => r.workerExisted)).toEqual([false]);
+
+    expect(await customAttributes()).toEqual(Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, `INDEXED_VALUE_TYPE_${k.type}`])));
+    // The hook Job was removed once it succeeded.
+    expect(await statusOf(batch().readNamespacedJob({ name: HOOK_JOB, namespace: NAMESPACE }))).toBe(404);
+
+    const manifest = parseObjects((await helm('get', 'manifest', RELEASE, '--namespace', NAMESPACE)).stdout);
+    const kinds = new Set(manifest.map((o) => o.kind));
+    // watchNamespaces is set: Roles there, no ClusterRole.
+    for (const kind of ['ServiceAccount', 'Role', 'RoleBinding', 'Deployment', 'Service', 'PodDisruptionBudget', 'NetworkPolicy', 'VMServiceScrape', 'VMRule', 'ConfigMap']) {
+      expect([kind, kinds.has(kind)]).toEqual([kind, true]);
+    }
+    for (const o of manifest) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, true]);
+    // crds/: created by helm before the templates.
+    expect(await exists({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD } })).toBe(true);
+
+    // PodSecurity enforces on Pods: each Deployment's Pod is admitted (a dry run: nothing would start it).
+    for (const d of manifest.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment')) {
+      const pod = await core().createNamespacedPod({ namespace: NAMESPACE, body: podOf(d.spec!.template, `${d.metadata!.name}-probe`), dryRun: 'All' });
+      expect(pod.spec?.securityContext?.runAsNonRoot).toBe(true);
+    }
+  }, 240_000);
+
+  test("negative control: a release whose pods are not hardened is installed with helm printing the API server's PodSecurity warnings", async () => {
+    const r = await helm('install', 'bare', CHART_DIR, '--namespace', NAMESPACE, '--set', 'podSecurityContext=null', '--set', 'securityContext=null', '--set', 'networkPolicy.enabled=false');
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.stderr).toMatch(/would violate PodSecurity \\?"restricted:latest/); // klog quotes it
+    expect(await helm('uninstall', 'bare', '--namespace', NAMESPACE)).toMatchObject({ code: 0 });
+  }, 120_000);
+
+  test('helm upgrade runs the hook again (nothing left to create: no error) and applies the new values; the documented CRD upgrade applies', async () => {
+    const upgrade = await withHook('upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--set', 'worker.replicas=3', '--set', 'trigger.replicas=2', '--timeout', '2m');
+    expect(upgrade).toMatchObject({ code: 0 });
+    expect(upgrade.stderr).not.toMatch(/PodSecurity|[Ww]arning/);
+    expect(hookRuns.map((r) => r.workerExisted)).toEqual([false, true]);
+    expect(await customAttributes()).toEqual(expect.objectContaining({ VmdcGeneration: 'INDEXED_VALUE_TYPE_INT' }));
+    const apps = kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
+    expect((await apps.readNamespacedDeployment({ name: `${RELEASE}-vmrollout-worker`, namespace: NAMESPACE })).spec!.replicas).toBe(3);
+    const policy = kube.kubeConfig.makeApiClient(k8s.PolicyV1Api);
+    expect((await policy.readNamespacedPodDisruptionBudget({ name: `${RELEASE}-vmrollout-trigger`, namespace: NAMESPACE })).spec!.maxUnavailable).toBe(1);
+
+    // README "Upgrading": helm does not upgrade crds/; this applies them.
+    const crds = await helm('show', 'crds', CHART_DIR);
+    expect(crds).toMatchObject({ code: 0 });
+    const apply = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: crds.stdout });
+    expect(apply).toMatchObject({ code: 0, stdout: expect.stringContaining(`customresourcedefinition.apiextensions.k8s.io/${CRD} serverside-applied`) });
+  }, 240_000);
+
+  test('helm uninstall removes every object of the release and keeps the CRD', async () => {
+    const manifest = parseObjects((await helm('get', 'manifest', RELEASE, '--namespace', NAMESPACE)).stdout);
+    expect(await helm('uninstall', RELEASE, '--namespace', NAMESPACE, '--timeout', '2m')).toMatchObject({ code: 0 });
+    for (const o of manifest) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, false]);
+    expect((await helm('list', '--all', '--namespace', NAMESPACE, '-q')).stdout.trim()).toBe('');
+    expect(await exists({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD } })).toBe(true);
+    // Nothing of the hook is left either.
+    expect(await statusOf(batch().readNamespacedJob({ name: HOOK_JOB, namespace: NAMESPACE }))).toBe(404);
+  }, 120_000);
+});
