@@ -7,7 +7,7 @@ import { Client, Connection, WorkflowFailedError, WorkflowNotFoundError } from '
 import { PLURAL, VM_KINDS } from '../api/constants';
 import { temporalConnectionOptions } from '../process/env';
 import { payloadDataConverter } from '../process/payload-codec';
-import { loadConfigOrExit, stopOnSignals } from '../process/main';
+import { loadConfigOrExit, requireSearchAttributesOrExit, stopOnSignals } from '../process/main';
 import { formatIssues } from '../api/schema';
 import { validateUnderPolicy, type TrustPolicy } from '../api/trust-policy';
 import { DEFAULT_RETRY_BACKOFF, type Backoff, type Random } from './backoff';
@@ -296,6 +296,7 @@ export async function main(): Promise<void> {
   const config = loadConfigOrExit(() => loadConfig());
   const log = createLogger(config.logLevel).child({ component: 'trigger' });
   if (!config.temporal.payloadKeys) log.warn('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext');
+  await requireSearchAttributesOrExit(config.temporal, (warning) => log.warn(warning));
   const trigger = await startTrigger(config, { log });
   stopOnSignals(() => trigger.stop(), {
     stopping: (signal) => log.info('shutting down', { signal }),

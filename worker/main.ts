@@ -10,7 +10,7 @@ import { temporalConnectionOptions } from '../process/env';
 import { bundleAtStart } from '../process/workflow-bundle';
 import { releasePredecessors, workerIdentity, type ReleaseResult } from './predecessor';
 import { payloadDataConverter } from '../process/payload-codec';
-import { loadConfigOrExit, stopOnSignals } from '../process/main';
+import { loadConfigOrExit, requireSearchAttributesOrExit, stopOnSignals } from '../process/main';
 import { loadConfig, type WorkerConfig } from './config';
 import { startMetricsServer, type MetricsServer } from '../process/metrics-server';
 import { createWorkerMetrics, workerMetricsText, type WorkerMetrics } from './metrics';
@@ -150,6 +150,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
 export async function main(): Promise<void> {
   const config = loadConfigOrExit(() => loadConfig());
   if (!config.temporal.payloadKeys) process.stderr.write('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext\n');
+  await requireSearchAttributesOrExit(config.temporal, (warning) => process.stderr.write(`${warning}\n`));
   const running = await startWorker(config);
   process.stderr.write(
     `vmrollout worker: task queue ${config.taskQueue} on ${config.temporal.address}/${config.temporal.namespace}; ` +
