@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test`: installs what is missing, then typecheck, lint and every jest project.
+# `make test`: installs what is missing, builds the image, then typecheck, lint and every jest project.
 # Keeps going after a failing step so every result is counted; each step's exit code goes to
 # $RESULTS/<step>.rc and each jest project's JSON results to $RESULTS/jest-<project>.json
 # (scripts/test-summary.mjs turns them into the `N passed, N failed` line).
@@ -34,12 +34,14 @@ step deps make --no-print-directory deps || { echo "npm dependencies could not b
 step tools scripts/install-tools.sh || overall=1
 jest_step() { step "jest-$1" scripts/jest-project.sh "$1" --json --outputFile="$RESULTS/jest-$1.json"; }
 # Typecheck, lint and the unit tests start no server: side by side, each one's output kept apart and
-# printed whole once all three are done.
+# printed whole once all are done; beside them the image the e2e suite runs the worker and the
+# trigger in (test/e2e/image.test.ts), rebuilt only when what it is built from changed.
 step typecheck npx --no-install tsc --noEmit >"$RESULTS/typecheck.log" 2>&1 &
 step lint npx --no-install eslint . >"$RESULTS/lint.log" 2>&1 &
 jest_step unit >"$RESULTS/jest-unit.log" 2>&1 &
+step image scripts/image.sh >"$RESULTS/image.log" 2>&1 &
 wait
-report typecheck lint jest-unit
+report typecheck lint jest-unit image
 # The workflow tests (time-skipping server, no real stack) beside the integration tests.
 jest_step workflow >"$RESULTS/jest-workflow.log" 2>&1 &
 jest_step integration || overall=1

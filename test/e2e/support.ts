@@ -498,7 +498,24 @@ export interface E2EStackOptions {
   confirmSwitchInPods?: boolean;
   /** Run Temporal's Web UI too (E2EStack.temporalUiUrl): what it shows can be read from its HTTP API. */
   temporalUi?: boolean;
+  /**
+   * Runs the worker and the trigger some other way (e.g. inside the image: test/e2e/image.test.ts)
+   * instead of in this process: called once the bed is up; stop() stops what it started first.
+   */
+  controlProcesses?: (bed: ControlBed) => Promise<{ stop(): Promise<void> }>;
   log?: (m: string) => void;
+}
+
+/** What a worker and a trigger started outside this process need from the bed. */
+export interface ControlBed {
+  temporal: { address: string; namespace: string };
+  /** The chart's ServiceAccounts, with the rights the chart gives them. */
+  identities: { worker: k8s.KubeConfig; trigger: k8s.KubeConfig };
+  /** This run's payload keys, as a TEMPORAL_PAYLOAD_KEYS_FILE holds them. */
+  payloadKeysText: string;
+  taskQueue: string;
+  /** The namespace watched, and the one full specs may create objects in. */
+  namespace: string;
 }
 
 /** One pending-bytes sample the worker's activities observed (zone = the VMDistributedCluster's zone name). */
@@ -521,8 +538,9 @@ export interface E2EStack {
   /** Every log line of the worker (SDK Runtime, INFO and up) and of the trigger (debug and up), in order. */
   logs: string[];
   vm: VmEnvironment;
-  worker: Worker;
-  trigger: TriggerHandle;
+  /** The in-process worker and trigger (undefined with `controlProcesses`, as are the logs, queueSamples and knobs' effect). */
+  worker?: Worker;
+  trigger?: TriggerHandle;
   traffic: Traffic;
   probe: ZoneProbe;
   queueSamples: WorkerQueueSample[];
@@ -553,7 +571,7 @@ export async function routeSpecs(kc: k8s.KubeConfig, namespace: string, routes: 
 /** What startControlPlane starts: everything but the VM operator's objects and the traffic. */
 export type ControlPlaneOptions = Pick<
   E2EStackOptions,
-  'namespace' | 'clusters' | 'zoneDowntimeMs' | 'taskQueue' | 'finalizerRecheckIntervalMs' | 'vmauthPods' | 'configPropagationDelayMs' | 'vmauthPodOptions' | 'confirmSwitchInPods' | 'temporalUi' | 'log'
+  'namespace' | 'clusters' | 'zoneDowntimeMs' | 'taskQueue' | 'finalizerRecheckIntervalMs' | 'vmauthPods' | 'configPropagationDelayMs' | 'vmauthPodOptions' | 'confirmSwitchInPods' | 'temporalUi' | 'controlProcesses' | 'log'
 > & {
   /** Also run the API server's garbage collector (kube-controller-manager): owned objects go with their owner. */
   garbageCollector?: boolean;
@@ -599,7 +617,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const stopRuntimeLog = onRuntimeLog((e) => logs.push(`${e.level} ${e.message} ${inspect(e.meta, { depth: 8, breakLength: Infinity })}`));
     before.push(async () => void stopRuntimeLog());
     // Payloads encrypted as in production (a fresh key per run): history holds no spec in plaintext.
-    const payloadKeys = (parts.payloadKeys = parsePayloadKeys(`e2e:${randomBytes(32).toString('base64')}\n`));
+    const payloadKeysText = `e2e:${randomBytes(32).toString('base64')}\n`;
+    const payloadKeys = (parts.payloadKeys = parsePayloadKeys(payloadKeysText));
     const dataConverter = payloadDataConverter(payloadKeys);
     const client = (parts.client = new Client({ connection: temporal.connection, namespace: temporal.namespace ?? 'default', dataConverter }));
     parts.vm = await startVmEnvironment({
@@ -621,6 +640,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
     // As the chart would be configured for this namespace: full specs may create objects here.
     const policy: TrustPolicy = { createNamespaces: [opts.namespace], crossNamespaceTargetRefs: false };
+    if (opts.controlProcesses) {
+      const outside = await opts.controlProcesses({ temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' }, identities, payloadKeysText, taskQueue, namespace: opts.namespace });
+      before.push(() => outside.stop());
+      return Object.assign(parts as ControlPlane, { kc, stop, onStop: (f: () => Promise<void>) => void before.push(f) });
+    }
     const worker = (parts.worker = await Worker.create({
       connection: temporal.nativeConnection,
       namespace: temporal.namespace ?? 'default',
