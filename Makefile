@@ -16,7 +16,7 @@ help:
 	@echo "make cli               build the kubectl plugin, dist/kubectl-vmdc.cjs (copy it to the PATH as kubectl-vmdc: kubectl vmdc)"
 	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
 	@echo "make image             the worker and trigger image without a Docker engine (buildah, mmdebstrap: Debian trixie,"
-	@echo "                        Node 22) as localhost/vmrollout:local (scripts/buildah.sh images) and .tmp/vmrollout-image.oci.tar"
+	@echo "                        Node 22) as localhost/vmrollout:<version> (scripts/buildah.sh images) and .tmp/vmrollout-image.oci.tar"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
 	@echo "make test-unit | test-workflow | test-integration | test-e2e | test-chaos  [ARGS=<pattern>]"
 	@echo "make typecheck | lint | crd"

@@ -13,8 +13,9 @@ CACHE="${VMROLLOUT_CACHE:-$HOME/.cache/vmrollout}"
 IMAGES_DIR="$CACHE/images"
 BUILDAH=(buildah --root "$IMAGES_DIR/storage" --runroot "$IMAGES_DIR/run" --storage-driver vfs)
 export BUILDAH_ISOLATION=chroot
-# The application image `make image` builds, and its OCI archive.
-IMAGE="localhost/vmrollout:local"
+# The application image `make image` builds, and its OCI archive. Tagged with the code's version,
+# the tag the chart defaults to (its appVersion, kept equal to package.json's version).
+IMAGE="localhost/vmrollout:$(node -p "require('$ROOT/package.json').version")"
 IMAGE_ARCHIVE="$ROOT/.tmp/vmrollout-image.oci.tar"
 # The bases scripts/image-base.sh builds (tagged with its key).
 BASE_REPO="localhost/vmrollout-base"

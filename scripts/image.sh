@@ -2,7 +2,7 @@
 # `make image`: the worker and trigger image, built without a Docker engine.
 #   1. buildah and mmdebstrap from Debian, when missing;
 #   2. the bases (scripts/image-base.sh: Debian trixie + Node 22, and the same with npm), cached;
-#   3. the Dockerfile, with `buildah bud` on those bases, as localhost/vmrollout:local in the
+#   3. the Dockerfile, with `buildah bud` on those bases, as localhost/vmrollout:<version> in the
 #      project's image storage (scripts/buildah.sh reaches it);
 #   4. its OCI archive, .tmp/vmrollout-image.oci.tar (`podman load -i`, `skopeo copy oci-archive:...`).
 # Skipped when nothing it is built from changed: the image carries a hash of its inputs (the bases'

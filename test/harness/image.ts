@@ -26,7 +26,8 @@ import { promisify } from 'node:util';
 import { allProcStats, harnessTempDir, startProcess, type ManagedProcess, type ReadinessCheck } from './processes';
 import { REPO_ROOT } from './tools';
 
-export const IMAGE = 'localhost/vmrollout:local';
+/** scripts/image-env.sh IMAGE: tagged with the code's version, the chart's default tag. */
+export const IMAGE = `localhost/vmrollout:${(JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}`;
 export const IMAGE_ARCHIVE = path.join(REPO_ROOT, '.tmp', 'vmrollout-image.oci.tar');
 const BUILDAH = path.join(REPO_ROOT, 'scripts', 'buildah.sh');
 /** The chart's runAsUser, and the image's USER. */
