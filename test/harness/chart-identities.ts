@@ -9,10 +9,17 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { VM_OPERATOR_CRDS } from './kube';
 import { waitFor } from './processes';
 import { REPO_ROOT, toolPath } from './tools';
 
 export const CHART_DIR = path.join(REPO_ROOT, 'charts', 'vmrollout');
+/** The VM operator's CRDs the chart's objects need, as in a cluster where the operator runs (its VMServiceScrape and VMRule). */
+export const CHART_VM_CRDS = [
+  VM_OPERATOR_CRDS,
+  path.join(REPO_ROOT, 'test', 'fixtures', 'crds', 'vm-servicescrape-crd.yaml'),
+  path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml'),
+];
 /** The release name unless told another: objects are named `<release>-vmrollout-…`. */
 export const DEFAULT_RELEASE = 'rel';
 /** TokenRequest lifetime: longer than any test. */

@@ -16,11 +16,11 @@ import * as k8s from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parseAllDocuments, stringify } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
-import { CHART_DIR } from '../harness/chart-identities';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { CHART_DIR, CHART_VM_CRDS } from '../harness/chart-identities';
+import { installCRDs, startKube, type KubeCluster } from '../harness/kube';
 import { harnessTempDir, waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
-import { REPO_ROOT, toolPath } from '../harness/tools';
+import { toolPath } from '../harness/tools';
 
 const NAMESPACE = 'vmrollout';
 const TEMPORAL_NAMESPACE = 'vmrollout';
@@ -145,11 +145,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   beforeAll(async () => {
     kube = await startKube();
     // The VM operator's CRDs, as in a cluster where it runs (the chart's VMServiceScrape and VMRule).
-    await installCRDs(kube.kubeConfig, [
-      VM_OPERATOR_CRDS,
-      path.join(REPO_ROOT, 'test', 'fixtures', 'crds', 'vm-servicescrape-crd.yaml'),
-      path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml'),
-    ]);
+    await installCRDs(kube.kubeConfig, CHART_VM_CRDS);
     temporal = await startTemporalDevEnv({ searchAttributes: [] });
     await core().createNamespace({ body: { metadata: { name: NAMESPACE, labels: RESTRICTED } } });
     await core().createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: 'default' } } });

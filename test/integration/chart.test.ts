@@ -2,11 +2,10 @@
 // real kube-apiserver (Pod Security "restricted" enforced by its PodSecurity admission), and the
 // RBAC of each ServiceAccount checked by the API server's own authorizer and with their own tokens.
 import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { REPO_ROOT, toolPath } from '../harness/tools';
-import { startKube, installCRDs, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { CHART_DIR, installChartIdentities, renderChart, renderedRbacRules, serviceAccountName, withoutRule } from '../harness/chart-identities';
+import { toolPath } from '../harness/tools';
+import { startKube, installCRDs, type KubeCluster } from '../harness/kube';
+import { CHART_DIR, CHART_VM_CRDS, installChartIdentities, renderChart, renderedRbacRules, serviceAccountName, withoutRule } from '../harness/chart-identities';
 
 const NAMESPACE = 'vmrollout-system';
 const WORKER_SA = serviceAccountName('worker');
@@ -63,11 +62,7 @@ describe('helm chart', () => {
   let kube: KubeCluster;
   beforeAll(async () => {
     kube = await startKube();
-    await installCRDs(kube.kubeConfig, [
-      VM_OPERATOR_CRDS,
-      path.join(REPO_ROOT, 'test', 'fixtures', 'crds', 'vm-servicescrape-crd.yaml'),
-      path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml'),
-    ]);
+    await installCRDs(kube.kubeConfig, CHART_VM_CRDS);
   }, 180_000);
   afterAll(async () => kube?.stop());
 
