@@ -61,6 +61,11 @@
  *                                              zone and sets `operational`, without `expanding`
  *                                              first (LastSpecUpdated: the failed reconcile already
  *                                              stored the spec as lastAppliedSpec).
+ *      sim.vmrollout.io/fail: "spec"         → the same failure, caused by the spec itself (e.g. an image
+ *                                              that does not exist): every reconcile of that generation
+ *                                              keeps failing, annotation or not; the next spec change
+ *                                              (generation > observedGeneration) with the annotation
+ *                                              gone recovers: failed → expanding → restart → operational.
  *      sim.vmrollout.io/hang: "true"         → stays `expanding` until the annotation is removed
  *      sim.vmrollout.io/delay-ms: "<ms>"     → extra time spent `expanding` before the restart
  *  - VMAgent: `operational` at its generation (the real vmagent's remote writes are fixed at start).
@@ -89,6 +94,8 @@ import { CONFIG_KEY, CONFIG_RELOADER_PORT, VMAUTH_POD_PORT, type ServedConfigRec
 
 export const ANNOTATION_FAIL = 'sim.vmrollout.io/fail';
 export const ANNOTATION_FAIL_REASON = 'sim.vmrollout.io/fail-reason';
+/** ANNOTATION_FAIL's value for a failure the spec causes: it outlives the annotation until the spec changes. */
+export const FAIL_SPEC = 'spec';
 export const ANNOTATION_HANG = 'sim.vmrollout.io/hang';
 export const ANNOTATION_DELAY_MS = 'sim.vmrollout.io/delay-ms';
 export const EXPANDING = 'expanding';
@@ -295,6 +302,8 @@ export class ZoneSimulator extends EventEmitter {
   private informers: Array<k8s.Informer<KObj>> = [];
   private resyncTimer?: NodeJS.Timeout;
   private readonly hangsLogged = new Set<string>();
+  /** VMCluster name → the generation whose spec fails its reconciles (ANNOTATION_FAIL: FAIL_SPEC). */
+  private readonly badSpecs = new Map<string, number>();
   private stopped = false;
   private readonly log: (msg: string) => void;
   private pendingVmauth = { full: false, users: new Set<string>() };
@@ -902,8 +911,11 @@ export class ZoneSimulator extends EventEmitter {
     }
     const specChanged = (st.observedGeneration ?? 0) < gen;
     if (!specChanged && st.updateStatus === OPERATIONAL) return;
+    if (!specChanged && st.updateStatus === FAILED && this.badSpecs.get(name) === gen) return;
     if (specChanged && st.updateStatus !== EXPANDING) await this.patchStatus('VMCluster', o, { updateStatus: EXPANDING, reason: null });
-    if (ann[ANNOTATION_FAIL] === 'true') {
+    const fail = ann[ANNOTATION_FAIL];
+    if (fail === 'true' || fail === FAIL_SPEC) {
+      if (fail === FAIL_SPEC) this.badSpecs.set(name, gen);
       if (!specChanged && st.updateStatus === FAILED) return;
       const reason = ann[ANNOTATION_FAIL_REASON] ?? `simulated failure of VMCluster ${name} (annotation ${ANNOTATION_FAIL})`;
       await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: FAILED, reason });
