@@ -32,16 +32,16 @@ import {
   type CommandResult,
   type E2EStack,
   type VmdcSnapshot,
+  V1,
+  V2,
+  V3,
+  V4,
 } from './support';
 
 jest.setTimeout(6 * 60_000);
 
 const NS = 'default';
 const VMDC = 'cli';
-const V1 = 'v1.150.0-cluster';
-const V2 = 'v1.151.0-cluster';
-const V3 = 'v1.152.0-cluster';
-const V4 = 'v1.153.0-cluster';
 const QUEUE_DRAINED_FOR = '8s';
 /** cli/build.ts BUNDLE: built by a child process (esbuild's JS API refuses to run inside jest's sandbox). */
 const BUNDLE = path.join(REPO_ROOT, 'dist', 'kubectl-vmdc.cjs');

@@ -24,14 +24,12 @@ import { freePort } from '../harness/ports';
 import { harnessTempDir, httpGet, httpReady } from '../harness/processes';
 import { toolVersions } from '../harness/tools';
 import type { VmEnvironment } from '../simulator/environment';
-import { CHART_RELEASE_NAMESPACE, DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, REPO_ROOT, startE2EStack, waitVmdcPhase, type ControlBed, type E2EStack } from './support';
+import { CHART_RELEASE_NAMESPACE, DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, REPO_ROOT, startE2EStack, waitVmdcPhase, type ControlBed, type E2EStack, V1, V2 } from './support';
 
 jest.setTimeout(10 * 60_000);
 
 const NS = 'default';
 const VMDC = 'image';
-const V1 = 'v1.150.0-cluster';
-const V2 = 'v1.151.0-cluster';
 /** Where kubelet mounts a ServiceAccount (/var/run/secrets/...: /var/run is a symlink to /run in the image). */
 const SERVICE_ACCOUNT_DIR = '/run/secrets/kubernetes.io/serviceaccount';
 const PAYLOAD_KEYS_FILE = '/etc/vmrollout-payload-keys/keys';

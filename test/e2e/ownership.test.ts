@@ -40,6 +40,8 @@ import {
   waitVmdcPhase,
   type ControlPlane,
   type KubeObject,
+  V1,
+  V2,
 } from './support';
 
 jest.setTimeout(10 * 60_000);
@@ -48,8 +50,6 @@ const NS = 'default';
 const ZONES = ['vm-az-a', 'vm-az-b'];
 /** The VMUsers' bearer tokens: secrets of the spec (no log, Event, status or history may show them). */
 const TOKENS = ['e2e-secret-token-az-a', 'e2e-secret-token-az-b'];
-const V1 = 'v1.150.0-cluster';
-const V2 = 'v1.151.0-cluster';
 const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '2m' };
 /**
  * For rollouts nobody reads through (the six combinations): reads stay fresh only when the queue

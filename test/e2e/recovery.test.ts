@@ -33,14 +33,14 @@ import {
   type E2EStack,
   DEMO_CLUSTERS,
   DEMO_TOKENS,
+  V1,
+  V2,
 } from './support';
 
 jest.setTimeout(10 * 60_000);
 
 const NS = 'default';
 const VMDC = 'demo';
-const V1 = 'v1.150.0-cluster';
-const V2 = 'v1.151.0-cluster';
 const CLUSTERS = DEMO_CLUSTERS;
 const TOKENS = DEMO_TOKENS;
 /**

@@ -34,15 +34,15 @@ import {
   type ZoneProbe,
   DEMO_CLUSTERS,
   DEMO_TOKENS,
+  V1,
+  V2,
+  V3,
 } from './support';
 
 jest.setTimeout(10 * 60_000);
 
 const NS = 'default';
 const VMDC = 'demo';
-const V1 = 'v1.150.0-cluster';
-const V2 = 'v1.151.0-cluster';
-const V3 = 'v1.152.0-cluster';
 const CLUSTERS = DEMO_CLUSTERS;
 const TOKENS = DEMO_TOKENS;
 const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;

@@ -468,6 +468,11 @@ export type ZoneProbe = ReturnType<typeof startZoneProbe>;
 export const CHART_RELEASE_NAMESPACE = 'vmrollout-system';
 
 export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
+/** The clusterVersions the e2e files roll out, in turn (tags only: the zone simulator restarts the same binary). */
+export const V1 = 'v1.150.0-cluster';
+export const V2 = 'v1.151.0-cluster';
+export const V3 = 'v1.152.0-cluster';
+export const V4 = 'v1.153.0-cluster';
 export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 
 export interface E2EStackOptions {

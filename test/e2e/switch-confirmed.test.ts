@@ -15,16 +15,13 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { VmEnvironment } from '../simulator/environment';
 import type { RestartRecord } from '../simulator/simulator';
-import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, STALE_AFTER_MS, waitVmdcPhase, watchVmdc, type E2EStack } from './support';
+import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, STALE_AFTER_MS, waitVmdcPhase, watchVmdc, type E2EStack, V1, V2, V3 } from './support';
 import { waitFor } from '../harness/processes';
 
 jest.setTimeout(12 * 60_000);
 
 const NS = 'default';
 const VMDC = 'switch';
-const V1 = 'v1.150.0-cluster';
-const V2 = 'v1.151.0-cluster';
-const V3 = 'v1.152.0-cluster';
 /** Kubelet's Secret propagation delay of both vmauth pods. */
 const PROPAGATION_MS = 15_000;
 /**
