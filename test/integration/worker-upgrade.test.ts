@@ -5,9 +5,11 @@
  * converter in the bundle, payload codec in the data converter), the in-memory fake cluster of the
  * workflow suite as the activities of both workers.
  *
- * OLD = commit b3983bb, the parent of the commit that added the `step-started-at` patch
- * (workflows/rollout-run.ts: `this.stepTimes = this.localCalls && patched('step-started-at')`),
- * built from git into a temporary directory. NEW = this tree. The activities' interface did not
+ * OLD = the workflow code before the commit that added the `step-started-at` patch
+ * (workflows/rollout-run.ts: `this.stepTimes = this.localCalls && patched('step-started-at')`):
+ * `workflows/` and `api/` of commit b3983bb, kept as test/fixtures/workflow-versions/
+ * before-step-started-at.tar.gz (`git archive --format=tar.gz b3983bb workflows api`) because CI
+ * may clone without history, and bundled from a temporary directory. NEW = this tree. The activities' interface did not
  * change between the two (workflows/activity-types.ts is identical), so one set serves both.
  *
  * What is proved: the takeover replays without a nondeterminism error (no WorkflowTaskFailed event)
@@ -44,8 +46,8 @@ import type { FakeCluster } from '../workflow/fake-cluster';
 jest.setTimeout(120_000);
 
 const REPO = path.resolve(__dirname, '..', '..');
-/** The workflow version before `step-started-at` (the parent of commit ba23d3b). */
-const OLD_COMMIT = 'b3983bb';
+/** The workflow sources before `step-started-at` (commit b3983bb, the parent of ba23d3b). */
+const OLD_SOURCES = path.join(__dirname, '..', 'fixtures', 'workflow-versions', 'before-step-started-at.tar.gz');
 const PATCH_ID = 'step-started-at';
 const STEPS = new Set<string>(ZONE_STEPS);
 
@@ -77,13 +79,7 @@ function bundleOf(root: string): Promise<WorkflowBundle> {
 
 beforeAll(async () => {
   const old = treeDir('old');
-  // The old code comes from the repository's history: a shallow clone lacks it, and must fail saying so.
-  try {
-    execFileSync('git', ['-C', REPO, 'cat-file', '-e', `${OLD_COMMIT}^{commit}`], { stdio: 'ignore' });
-  } catch {
-    throw new Error(`commit ${OLD_COMMIT} (the old workflow version) is not in this clone: the test needs the repository's history (clone without --depth, or git fetch --unshallow)`);
-  }
-  execFileSync('sh', ['-c', `git -C "${REPO}" archive ${OLD_COMMIT} workflows api | tar -x -C "${old}"`]);
+  execFileSync('tar', ['-xzf', OLD_SOURCES, '-C', old]);
   // The old tree is the version without the patch (a check on the fixture, not on the code under test).
   expect(fs.readFileSync(path.join(old, 'workflows', 'rollout-run.ts'), 'utf8')).not.toContain(PATCH_ID);
   oldBundle = await bundleOf(old);
