@@ -47,16 +47,10 @@ export function podsRetriedSince(prev: QueueSample | undefined, sample: QueueSam
  *    {status_code="2XX"} and _blocks_sent_total are per URL, summed over -remoteWrite.queues workers
  *    (default 2 × CPUs) that each hold one block: another worker's success grows them too, and one
  *    scrape cannot order the increments. vmagent_remotewrite_pending_data_bytes
- *    (FastQueue.GetPendingBytes) excludes every block a worker holds. (vmrollout reads neither the
- *    request counters nor the worker count today.)
+ *    (FastQueue.GetPendingBytes) excludes every block a worker holds.
  * Starting at the next sample keeps the retry-free window at queueDrainedFor plus the sampling gap
- * after the retry, not queueDrainedFor alone.
- *
- * Known limit (not handled here): while a block waits out a backoff between two attempts, neither
- * the pending bytes nor the retries counter move (the failure itself grows only
- * vmagent_remotewrite_errors_total or requests_total{status_code!="2XX"}, which are not read). A
- * backoff longer than queueDrainedFor (up to retryMaxInterval + 10% jitter, 66 s by default, vs the
- * default queueDrainedFor of 1m) can outlast a whole streak unseen.
+ * after the retry, not queueDrainedFor alone. A block back in a backoff after that attempt is seen
+ * by the sample itself (vmagent-match.ts, blocksInBackoff: not drained while a pod holds one).
  */
 export function advanceStreak(prev: DrainHeartbeat | undefined, sample: QueueSample, pollIntervalMs: number): DrainHeartbeat {
   const retried = sample.drained ? podsRetriedSince(prev?.last, sample) : [];

@@ -21,8 +21,14 @@ export const PENDING_METRIC = 'vmagent_remotewrite_pending_data_bytes';
 export const DISK_PENDING_METRIC = 'vm_persistentqueue_bytes_pending';
 /** Send retries per remote write (label url only): grows while a block in flight keeps failing. */
 export const RETRIES_METRIC = 'vmagent_remotewrite_retries_count_total';
+/** Failed sends without an answer (label url). */
+export const ERRORS_METRIC = 'vmagent_remotewrite_errors_total';
+/** Answered sends per status code (labels url, status_code: "2XX" or the code). */
+export const REQUESTS_METRIC = 'vmagent_remotewrite_requests_total';
+/** Blocks given up on, never re-sent (label url). */
+export const DROPPED_METRIC = 'vmagent_remotewrite_packets_dropped_total';
 /** The families read from the page, strictly; every other line is skipped unread. */
-export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, DISK_PENDING_METRIC, RETRIES_METRIC];
+export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, DISK_PENDING_METRIC, RETRIES_METRIC, ERRORS_METRIC, REQUESTS_METRIC, DROPPED_METRIC];
 
 /** One series of a /metrics page. */
 export interface PendingSeries {
@@ -224,7 +230,7 @@ function pathMatches(path: string | undefined, dirName: string): boolean {
 export type MatchedBy = 'path' | 'url';
 
 export type QueueReading =
-  | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number }
+  | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number; inBackoff?: number }
   | { ok: false; message: string };
 
 const describeSeries = (s: PendingSeries) =>
@@ -234,6 +240,32 @@ const describeSeries = (s: PendingSeries) =>
 function badValue(found: PendingSeries[], what: string): string | undefined {
   const bad = found.find((s) => !Number.isFinite(s.value) || s.value < 0);
   return bad ? `${describeSeries(bad)} has value ${bad.value}: ${what} must be a finite number >= 0`.slice(0, 300) : undefined;
+}
+
+const sum = (found: PendingSeries[]) => found.reduce((a, s) => a + s.value, 0);
+
+/**
+ * Blocks of one remote write that its workers hold in a send-retry backoff, from the send counters
+ * of that remote write (one scrape, one process); undefined when the page lacks one of them. Such a
+ * block is in neither the pending bytes nor, until its next attempt, the retries counter: without
+ * this count a backoff longer than queueDrainedFor could end a queue wait with the block undelivered.
+ *
+ * vmagent v1.150.0 app/vmagent/remotewrite/client.go `sendBlockHTTP`, per attempt of a block:
+ *  - no answer: errors_total + 1, backoff wait, retries_count_total + 1, again;
+ *  - 2XX: requests_total{status_code="2XX"} + 1, done;
+ *  - 409, or 400/415 not re-packable: requests_total{status_code=code} + 1, packets_dropped_total + 1, done;
+ *  - 400/415 re-packed from zstd to snappy: requests_total{code} + 1, retries_count_total + 1, again (no wait);
+ *  - any other code: requests_total{code} + 1, backoff wait, retries_count_total + 1, again.
+ * So errors + requests{code != 2XX} - dropped - retries grows by one when a block enters a backoff
+ * and falls back when it leaves it: it is the number of blocks waiting out a backoff. A scrape between
+ * two increments of one step can only see one too many (each step increments the failure first).
+ */
+function blocksInBackoff(counters: PendingSeries[]): number | undefined {
+  const of = (metric: string) => counters.filter((s) => s.metric === metric);
+  const [errors, dropped, retries] = [of(ERRORS_METRIC), of(DROPPED_METRIC), of(RETRIES_METRIC)];
+  if (errors.length === 0 || dropped.length === 0 || retries.length === 0) return undefined;
+  const failedAnswers = of(REQUESTS_METRIC).filter((s) => s.labels.status_code !== '2XX');
+  return Math.max(0, sum(errors) + sum(failedAnswers) - sum(dropped) - sum(retries));
 }
 
 /**
@@ -261,15 +293,18 @@ export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): Que
     if (found.length === 0) continue;
     const bad = badValue(found, 'pending bytes');
     if (bad) return { ok: false, message: bad };
-    const retries = series.filter((s) => s.metric === RETRIES_METRIC && urlMatches(s));
-    const badRetries = badValue(retries, 'a send-retries counter');
-    if (badRetries) return { ok: false, message: badRetries };
+    const counters = series.filter((s) => s.metric !== PENDING_METRIC && s.metric !== DISK_PENDING_METRIC && urlMatches(s));
+    const badCounter = badValue(counters, 'a send counter');
+    if (badCounter) return { ok: false, message: badCounter };
+    const retries = counters.filter((s) => s.metric === RETRIES_METRIC);
+    const inBackoff = blocksInBackoff(counters);
     return {
       ok: true,
       bytes: found.reduce((a, s) => a + s.value, 0),
       matchedBy,
       series: found.length,
-      ...(retries.length > 0 ? { retries: retries.reduce((a, s) => a + s.value, 0) } : {}),
+      ...(retries.length > 0 ? { retries: sum(retries) } : {}),
+      ...(inBackoff !== undefined ? { inBackoff } : {}),
     };
   }
   return {
@@ -289,6 +324,7 @@ export function readZoneQueues(text: string, queues: RemoteWriteQueue[]): QueueR
   let bytes = 0;
   let count = 0;
   let retries: number | undefined;
+  let inBackoff: number | undefined;
   let matchedBy: MatchedBy = 'path';
   for (const q of queues) {
     const r = readQueue(series, q);
@@ -296,9 +332,10 @@ export function readZoneQueues(text: string, queues: RemoteWriteQueue[]): QueueR
     bytes += r.bytes;
     count += r.series;
     if (r.retries !== undefined) retries = (retries ?? 0) + r.retries;
+    if (r.inBackoff !== undefined) inBackoff = (inBackoff ?? 0) + r.inBackoff;
     if (r.matchedBy !== 'path') matchedBy = r.matchedBy;
   }
-  return { ok: true, bytes, matchedBy, series: count, ...(retries !== undefined ? { retries } : {}) };
+  return { ok: true, bytes, matchedBy, series: count, ...(retries !== undefined ? { retries } : {}), ...(inBackoff !== undefined ? { inBackoff } : {}) };
 }
 
 export interface PodReading {
@@ -320,7 +357,8 @@ export function formatBytes(n: number): string {
 
 /**
  * A QueueSample from per-pod readings. Drained only when there is at least one pod, every pod was
- * read, and the pending bytes summed over the pods are <= queueEmptyBytes.
+ * read, no pod holds a block for the zone in a send-retry backoff, and the pending bytes summed over
+ * the pods are <= queueEmptyBytes.
  */
 export function buildQueueSample(
   pods: PodReading[],
@@ -337,11 +375,17 @@ export function buildQueueSample(
   if (totalPods === 0) {
     return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 0, drained: false, message: 'no vmagent pods found (EndpointSlices list no endpoints)' };
   }
-  const drained = unreadable.length === 0 && pendingBytes <= opts.queueEmptyBytes;
+  const backoff = readable.flatMap((p) => (p.reading.ok && p.reading.inBackoff ? [[p.pod, p.reading.inBackoff] as const] : []));
+  const drained = unreadable.length === 0 && backoff.length === 0 && pendingBytes <= opts.queueEmptyBytes;
   let message = drained
     ? `drained: ${formatBytes(pendingBytes)} pending on ${totalPods} vmagent pod${totalPods === 1 ? '' : 's'}`
     : `${formatBytes(pendingBytes)} pending on ${readable.length}/${totalPods} vmagent pods`;
-  if (!drained && unreadable.length === 0) message += ` (threshold ${formatBytes(opts.queueEmptyBytes)})`;
+  if (pendingBytes > opts.queueEmptyBytes && unreadable.length === 0) message += ` (threshold ${formatBytes(opts.queueEmptyBytes)})`;
+  if (backoff.length > 0) {
+    const blocks = backoff.reduce((a, [, n]) => a + n, 0);
+    const shown = backoff.slice(0, 3).map(([pod, n]) => `${pod}: ${n}`);
+    message += `; ${blocks} block${blocks === 1 ? '' : 's'} waiting out a send-retry backoff (${shown.join(', ')}${backoff.length > 3 ? ', …' : ''})`;
+  }
   if (unreadable.length > 0) {
     const shown = unreadable.slice(0, 3).map((p) => `vmagent pod ${p.pod}: ${p.reading.ok ? '' : p.reading.message}`);
     message += `; ${unreadable.length} unreadable: ${shown.join('; ')}${unreadable.length > 3 ? '; …' : ''}`;
@@ -349,6 +393,7 @@ export function buildQueueSample(
   const sample: QueueSample = { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: message.slice(0, 1000) };
   const retries = readable.flatMap((p) => (p.reading.ok && p.reading.retries !== undefined ? [[p.pod, p.reading.retries] as const] : []));
   if (retries.length > 0) sample.sendRetries = Object.fromEntries(retries);
+  if (backoff.length > 0) sample.blocksInBackoff = Object.fromEntries(backoff);
   if (readable.length > 0) sample.podPendingBytes = Object.fromEntries(readable.map((p) => [p.pod, p.reading.ok ? p.reading.bytes : 0]));
   return sample;
 }

@@ -45,6 +45,8 @@ export interface QueueSample {
    * retried is not in the pending bytes, so a counter that grew between samples breaks the streak.
    */
   sendRetries?: Record<string, number>;
+  /** Per pod that holds any, the zone's blocks waiting out a send-retry backoff (not drained while any). */
+  blocksInBackoff?: Record<string, number>;
   /** Per readable pod, its pending bytes for the zone (what the status shows while waiting). */
   podPendingBytes?: Record<string, number>;
 }

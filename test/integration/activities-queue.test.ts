@@ -3,8 +3,11 @@
  * single-node backends (two "zones"), a real kube-apiserver holding the VMAgent object and the
  * EndpointSlice of its service (pointing at the vmagent on 127.0.0.1). Backend B is stopped:
  * pending bytes are attributed to zone B only, waitQueueDrained(B) does not return until B is back
- * and its backlog is gone.
+ * and its backlog is gone. A third vmagent holds a block in a send-retry backoff longer than
+ * queueDrainedFor, its pending bytes 0: the wait ends only after the block was delivered.
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
@@ -213,5 +216,66 @@ it('vmagent with -remoteWrite.showURL: the same queues are found', async () => {
     expect(b).toMatchObject({ drained: true, totalPods: 1, unreadablePods: 0 });
   } finally {
     await shown.stop();
+  }
+});
+
+it('a block waiting out a send-retry backoff longer than queueDrainedFor keeps the wait going until it is delivered', async () => {
+  // Zone C's "vminsert": answers 503 until told to pass, then forwards to backend A (a real VictoriaMetrics).
+  let passing = false;
+  const answered: Array<{ at: number; status: number }> = [];
+  const gate = http.createServer((req, res) => {
+    if (!passing) {
+      req.resume();
+      answered.push({ at: Date.now(), status: 503 });
+      res.writeHead(503).end('zone restarting');
+      return;
+    }
+    const up = http.request(`${vmA.url}${req.url}`, { method: req.method, headers: req.headers }, (r) => {
+      answered.push({ at: Date.now(), status: r.statusCode ?? 0 });
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((ok) => gate.listen(0, '127.0.0.1', ok));
+  const urlC = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/api/v1/write`;
+  // One worker, a 10 s backoff from the first failure on: the block it holds is nowhere in the pending bytes.
+  const held = await startVmagent({
+    name: 'vmagent-vc',
+    remoteWriteUrls: [urlC],
+    extraArgs: ['-remoteWrite.flushInterval=100ms', '-remoteWrite.queues=1', '-remoteWrite.retryMinInterval=10s', '-remoteWrite.retryMaxInterval=10s'],
+  });
+  try {
+    await createVMAgent('vc', [urlC]);
+    await createEndpointSlice('vc', [{ pod: 'vmagent-vc-0', port: held.port }]);
+    const zoneC: QueueTarget = { ...target('a', 'vc'), remoteWriteURL: urlC, zone: 'c', vmclusterName: 'vm-c' };
+    await httpPost(`${held.url}/api/v1/import/prometheus`, 'backoff_test_series{i="1"} 1\n');
+    const inBackoff = await waitFor(async () => {
+      const s = await sample(zoneC);
+      return answered.length > 0 && s.pendingBytes === 0 && s.blocksInBackoff ? s : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 100, description: 'the block refused once and held in its backoff', diagnostics: () => held.process.logTail() });
+    expect(inBackoff).toMatchObject({ drained: false, pendingBytes: 0, unreadablePods: 0, totalPods: 1, blocksInBackoff: { 'vmagent-vc-0': 1 } });
+    expect(inBackoff.message).toContain('1 block waiting out a send-retry backoff (vmagent-vc-0: 1)');
+
+    passing = true;
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 30_000 });
+    const beats: DrainHeartbeat[] = [];
+    env.on('heartbeat', (d: DrainHeartbeat) => d?.last && beats.push(d));
+    const result = await env.run(acts.waitQueueDrained, { ...zoneC, queueDrainedForMs: 2_000, pollIntervalMs: 200 });
+    const ended = Date.now();
+    expect(result).toMatchObject({ drained: true, pendingBytes: 0 });
+    // The wait ended after the block was delivered, and a full queueDrainedFor after it.
+    const delivered = answered.find((a) => a.status === 204)?.at;
+    expect(delivered).toBeDefined();
+    expect(ended - delivered!).toBeGreaterThanOrEqual(2_000);
+    expect((await vmQuery(vmA.url, 'backoff_test_series')).length).toBe(1);
+    // Negative control: before the delivery the samples showed 0 pending bytes from every pod for
+    // longer than queueDrainedFor; read by the pending bytes alone the wait would have ended then.
+    const before = beats.filter((b) => Date.parse(b.last.at) < delivered!);
+    expect(before.every((b) => b.last.pendingBytes === 0 && b.last.unreadablePods === 0 && !b.last.drained)).toBe(true);
+    expect(Date.parse(before.at(-1)!.last.at) - Date.parse(before[0]!.last.at)).toBeGreaterThan(2_000);
+  } finally {
+    await held.stop();
+    await new Promise((ok) => gate.close(ok));
   }
 });

@@ -18,8 +18,10 @@ import { vmagentScheme } from '../../activities/vmagent-service';
 import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent-queue';
 import type { QueueTarget } from '../../workflows/activity-types';
 import { generateKubeCerts } from '../harness/kube';
+import { SECRET_PAGE, settled } from '../support/vmagent-pages';
 
-const PAGE = fs.readFileSync(`${__dirname}/../fixtures/vmagent/vmagent-v1.150.0-metrics.txt`, 'utf8');
+/** The real vmagent page, settled (no block in a send-retry backoff). */
+const PAGE = settled(SECRET_PAGE);
 const U1 = 'http://127.0.0.1:1/api/v1/write';
 const NS = 'ns';
 const SVC = 'vmagent-va';

@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import fc from 'fast-check';
 import {
   buildQueueSample,
@@ -12,12 +11,11 @@ import {
 } from '../../activities/vmagent-match';
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent-url';
 import { assertProperty } from '../support/property';
+import { SECRET_PAGE as CAPTURED_SECRET_PAGE, SHOWURL_PAGE as CAPTURED_SHOWURL_PAGE, settled } from '../support/vmagent-pages';
 
-const FIXTURES = `${__dirname}/../fixtures/vmagent`;
-/** Real vmagent v1.150.0 pages (test/fixtures/vmagent/README.md): remote writes U1 and U2, 210 pending bytes each. */
-const SECRET_PAGE = fs.readFileSync(`${FIXTURES}/vmagent-v1.150.0-metrics.txt`, 'utf8');
-/** The same with -remoteWrite.showURL, 0 pending bytes. */
-const SHOWURL_PAGE = fs.readFileSync(`${FIXTURES}/vmagent-v1.150.0-showurl-metrics.txt`, 'utf8');
+/** Real vmagent v1.150.0 pages (test/fixtures/vmagent/README.md), settled (no block in a send-retry backoff). */
+const SECRET_PAGE = settled(CAPTURED_SECRET_PAGE);
+const SHOWURL_PAGE = settled(CAPTURED_SHOWURL_PAGE);
 const U1 = 'http://127.0.0.1:1/api/v1/write';
 const U2 = 'http://vminsert-az-b.ns1.svc:8480/insert/0/prometheus/api/v1/write?extra_label=a=b';
 
@@ -192,6 +190,85 @@ describe('buildQueueSample', () => {
   });
 });
 
+describe('blocks in a send-retry backoff (vmagent v1.150.0 client.go sendBlockHTTP)', () => {
+  type Counters = { errors: number; retries: number; dropped: number; requests: Record<string, number> };
+  const zero = (): Counters => ({ errors: 0, retries: 0, dropped: 0, requests: { '2XX': 0 } });
+  /** A page with one queue (URL_A, remoteWrite[0]) at 0 pending bytes and its send counters as vmagent prints them. */
+  const page = (c: Counters) =>
+    vmagentText([{ dir: '1_AAAAAAAAAAAAAAAA', url: '1:secret-url', bytes: 0 }]) +
+    [
+      `vmagent_remotewrite_errors_total{url="1:secret-url"} ${c.errors}`,
+      `vmagent_remotewrite_packets_dropped_total{url="1:secret-url"} ${c.dropped}`,
+      ...Object.entries(c.requests).map(([code, n]) => `vmagent_remotewrite_requests_total{url="1:secret-url", status_code="${code}"} ${n}`),
+      `vmagent_remotewrite_retries_count_total{url="1:secret-url"} ${c.retries}`,
+      // Another remote write's block in backoff is not this zone's.
+      'vmagent_remotewrite_errors_total{url="2:secret-url"} 5',
+    ].join('\n') + '\n';
+  const q = { index: 0, url: URL_A, dirName: '1_AAAAAAAAAAAAAAAA' };
+  const backoff = (c: Counters) => {
+    const r = readZoneQueues(page(c), [q]);
+    if (!r.ok) throw new Error(r.message);
+    return r.inBackoff;
+  };
+  const inc = (c: Counters, k: 'errors' | 'retries' | 'dropped') => ({ ...c, [k]: c[k] + 1 });
+  const answered = (c: Counters, code: string) => ({ ...c, requests: { ...c.requests, [code]: (c.requests[code] ?? 0) + 1 } });
+
+  it('each way an attempt ends moves the count as the code increments the counters, step by step', () => {
+    // [how the attempt ends, the counter steps in the order the code takes them, the count after each]
+    const paths: Array<[string, Array<(c: Counters) => Counters>, number[]]> = [
+      ['no answer: errors, backoff wait, retries', [(c) => inc(c, 'errors'), (c) => inc(c, 'retries')], [1, 0]],
+      ['503: requests{503}, backoff wait, retries', [(c) => answered(c, '503'), (c) => inc(c, 'retries')], [1, 0]],
+      ['429 with Retry-After: the same', [(c) => answered(c, '429'), (c) => inc(c, 'retries')], [1, 0]],
+      ['409: requests{409}, dropped', [(c) => answered(c, '409'), (c) => inc(c, 'dropped')], [1, 0]],
+      ['400 not re-packable: requests{400}, dropped', [(c) => answered(c, '400'), (c) => inc(c, 'dropped')], [1, 0]],
+      ['415 re-packed to snappy: requests{415}, retries, no wait', [(c) => answered(c, '415'), (c) => inc(c, 'retries')], [1, 0]],
+      ['2XX: requests{2XX}', [(c) => answered(c, '2XX')], [0]],
+    ];
+    for (const [name, steps, counts] of paths) {
+      let c = zero();
+      const seen = steps.map((step) => backoff((c = step(c))));
+      expect({ name, seen }).toEqual({ name, seen: counts });
+    }
+  });
+
+  it('a block failing again and again stays one block; two workers in backoff are two', () => {
+    let c = zero();
+    for (let i = 0; i < 5; i++) c = inc(answered(c, '503'), 'retries');
+    expect(backoff(c)).toBe(0);
+    c = inc(answered(c, '503'), 'errors');
+    expect(backoff(c)).toBe(2);
+    const sample = buildQueueSample([{ pod: 'p0', reading: readZoneQueues(page(c), [q]) }], { queueEmptyBytes: 0, at: new Date(0) });
+    expect(sample).toMatchObject({ drained: false, pendingBytes: 0, blocksInBackoff: { p0: 2 } });
+    expect(sample.message).toBe('0 B pending on 1/1 vmagent pods; 2 blocks waiting out a send-retry backoff (p0: 2)');
+    // Control: once both are re-sent the same page is drained.
+    expect(buildQueueSample([{ pod: 'p0', reading: readZoneQueues(page(inc(inc(c, 'retries'), 'retries')), [q]) }], { queueEmptyBytes: 0, at: new Date(0) })).toMatchObject({ drained: true });
+  });
+
+  it('a vmagent without the send counters is read by its pending bytes alone', () => {
+    const r = readZoneQueues(vmagentText([{ dir: '1_AAAAAAAAAAAAAAAA', url: '1:secret-url', bytes: 0 }]), [q]);
+    expect(r).toEqual({ ok: true, bytes: 0, matchedBy: 'path', series: 1 });
+  });
+
+  it('a send counter that is not a count makes the page unreadable', () => {
+    for (const bad of ['NaN', '-1', '+Inf']) {
+      const r = readZoneQueues(page(zero()).replace('errors_total{url="1:secret-url"} 0', `errors_total{url="1:secret-url"} ${bad}`), [q]);
+      expect(r).toEqual({ ok: false, message: expect.stringContaining('a send counter must be a finite number >= 0') });
+    }
+    const broken = readZoneQueues(page(zero()).replace('status_code="2XX"} 0', 'status_code=2XX} 0'), [q]);
+    expect(broken).toEqual({ ok: false, message: expect.stringContaining('of vmagent_remotewrite_requests_total') });
+  });
+
+  it('the captured pages (backends unreachable) hold blocks in backoff: not drained, even at 0 pending bytes', async () => {
+    const read = (text: string) => buildQueueSample([{ pod: 'p0', reading: readZoneQueues(text, [{ index: 1, url: U2, dirName: '2_B078390AA32A37A2' }]) }], { queueEmptyBytes: 0, at: new Date(0) });
+    const captured = read(CAPTURED_SHOWURL_PAGE);
+    expect(captured).toMatchObject({ drained: false, pendingBytes: 0, unreadablePods: 0, blocksInBackoff: { p0: 3 } });
+    expect(captured.message).toContain('3 blocks waiting out a send-retry backoff (p0: 3)');
+    // Negative control: the pending bytes alone (the same page once the blocks are re-sent) say drained.
+    expect(read(SHOWURL_PAGE)).toMatchObject({ drained: true, pendingBytes: 0 });
+    expect(readZoneQueues(CAPTURED_SECRET_PAGE, [await queue(0, U1)])).toMatchObject({ ok: true, bytes: 210, inBackoff: 1 });
+  });
+});
+
 describe('real vmagent v1.150.0 /metrics (test/fixtures/vmagent)', () => {
   const secret = SECRET_PAGE;
   const showURL = SHOWURL_PAGE;
@@ -203,15 +280,15 @@ describe('real vmagent v1.150.0 /metrics (test/fixtures/vmagent)', () => {
   });
 
   it('reads each queue by path (masked URLs)', async () => {
-    expect(readZoneQueues(secret, [await queue(0, U1)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1, retries: 2 });
-    expect(readZoneQueues(secret, [await queue(1, U2)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1, retries: 1 });
+    expect(readZoneQueues(secret, [await queue(0, U1)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1, retries: 2, inBackoff: 0 });
+    expect(readZoneQueues(secret, [await queue(1, U2)])).toEqual({ ok: true, bytes: 210, matchedBy: 'path', series: 1, retries: 1, inBackoff: 0 });
   });
 
   it('reads each queue by path with -remoteWrite.showURL, and by url <i+1>:<url> when the path does not match', async () => {
-    expect(readZoneQueues(showURL, [await queue(1, U2)])).toEqual({ ok: true, bytes: 0, matchedBy: 'path', series: 1, retries: 3 });
+    expect(readZoneQueues(showURL, [await queue(1, U2)])).toEqual({ ok: true, bytes: 0, matchedBy: 'path', series: 1, retries: 3, inBackoff: 0 });
     const wrongHash: RemoteWriteQueue = { index: 1, url: U2, dirName: '2_0000000000000000' };
-    expect(readZoneQueues(showURL, [wrongHash])).toEqual({ ok: true, bytes: 0, matchedBy: 'url', series: 1, retries: 3 });
-    expect(readZoneQueues(secret, [wrongHash])).toEqual({ ok: true, bytes: 210, matchedBy: 'url', series: 1, retries: 1 });
+    expect(readZoneQueues(showURL, [wrongHash])).toEqual({ ok: true, bytes: 0, matchedBy: 'url', series: 1, retries: 3, inBackoff: 0 });
+    expect(readZoneQueues(secret, [wrongHash])).toEqual({ ok: true, bytes: 210, matchedBy: 'url', series: 1, retries: 1, inBackoff: 0 });
   });
 
   it('send retries come from the url label of the same remote write, and reach the sample per pod', async () => {
@@ -392,7 +469,7 @@ describe('a malformed or ambiguous queue line on a real page is "not drained", w
       expect(s.message).toContain('pending bytes must be a finite number >= 0');
       const r = sample(editLine(pending('0'), lines.retries, (l) => withValue(l, v)), [await q0()]);
       expect(r).toMatchObject({ drained: false });
-      expect(r.message).toContain('a send-retries counter must be a finite number >= 0');
+      expect(r.message).toContain('a send counter must be a finite number >= 0');
     }
     // Another zone's NaN is that zone's problem only.
     const other = zoneLines(SECRET_PAGE, 1);
@@ -454,7 +531,7 @@ describe('fuzz: a damaged page is never "drained" unless the zone\'s pending lin
     String.raw`^[ \t]*([a-zA-Z_:][a-zA-Z0-9_:]*[ \t]*(?:\{[ \t]*(?:${LABEL}[ \t]*(?:,[ \t]*${LABEL}[ \t]*)*,?[ \t]*)?\})?)` +
       String.raw`[ \t]+(?:[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|NaN|[+-]Inf)(?:[ \t]+[+-]?\d+)?[ \t]*$`,
   );
-  const QUEUE_LINE = /^[ \t]*(?:vmagent_remotewrite_pending_data_bytes|vm_persistentqueue_bytes_pending|vmagent_remotewrite_retries_count_total)(?![a-zA-Z0-9_:])/;
+  const QUEUE_LINE = /^[ \t]*(?:vmagent_remotewrite_pending_data_bytes|vm_persistentqueue_bytes_pending|vmagent_remotewrite_(?:retries_count|errors|requests|packets_dropped)_total)(?![a-zA-Z0-9_:])/;
   /** A value literal (with an optional timestamp) that makes a well-formed sample line. */
   const wellFormed = (literal: string) => SAMPLE.test(`m ${literal}`);
   const isZero = (v: string) => /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(v) && Number(v) === 0;
@@ -506,7 +583,10 @@ describe('fuzz: a damaged page is never "drained" unless the zone\'s pending lin
           const clean = cut === undefined && ops.every((o) => o.kind === 'none' || o.kind === 'value');
           const valueOf = (o: Op) => (o.kind === 'value' && wellFormed(o.literal) ? Number(o.literal.trim().split(/[ \t]+/)[0]) : undefined);
           const retries = valueOf(ops[2]!);
-          const retriesOk = ops[2]!.kind !== 'value' || (retries !== undefined && Number.isFinite(retries) && retries >= 0);
+          // The settled page's errors equal its retries: fewer retries than that leave a block in backoff.
+          const retriesLine = lines[at.retries]!;
+          const retriesAtStart = Number(retriesLine.slice(retriesLine.lastIndexOf(' ') + 1));
+          const retriesOk = ops[2]!.kind !== 'value' || (retries !== undefined && Number.isFinite(retries) && retries >= retriesAtStart);
           const fallbackOk = ops[1]!.kind !== 'value' || valueOf(ops[1]!) !== undefined;
           if (clean && pendingOp.kind === 'value' && wellFormed(pendingOp.literal) && isZero(pendingOp.literal.trim().split(/[ \t]+/)[0]!) && retriesOk && fallbackOk) {
             expect(sample).toMatchObject({ drained: true });

@@ -1,6 +1,5 @@
 // Scraping a vmagent /metrics page over real HTTP on 127.0.0.1: the body is capped (a larger page is
 // "not drained", and reading stops early) and the scrape timeout covers the whole body.
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -9,8 +8,10 @@ import { MAX_METRICS_PAGE_BYTES, type ServicePod } from '../../activities/servic
 import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent-queue';
 import type { VmagentAuth } from '../../activities/vmagent-auth';
 import type { QueueTarget } from '../../workflows/activity-types';
+import { SECRET_PAGE, settled } from '../support/vmagent-pages';
 
-const PAGE = fs.readFileSync(`${__dirname}/../fixtures/vmagent/vmagent-v1.150.0-metrics.txt`, 'utf8');
+/** The real vmagent page, settled (no block in a send-retry backoff). */
+const PAGE = settled(SECRET_PAGE);
 const U1 = 'http://127.0.0.1:1/api/v1/write';
 const target: QueueTarget = { namespace: 'ns', vmagentName: 'va', vmclusterName: 'az-a', remoteWriteURL: U1, queueEmptyBytes: 1024 };
 
