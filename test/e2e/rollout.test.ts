@@ -58,9 +58,10 @@ const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
  * zone that served reads before that backlog was delivered and searchable answers with its newest
  * sample from before the outage: at least ZONE_DOWNTIME_MS old, well above STALE_AFTER_MS.
  *
- * QUEUE_DRAINED_FOR_MS must exceed vmagent's -remoteWrite.retryMaxInterval (2 s here: blocks that a
- * remote-write worker is retrying are not in pending bytes) plus the zone's ingestion-to-search lag
- * (~2 s, measured up to ~4-5 s right after a restart with a backlog); otherwise "pending 0" rejoins a zone whose last blocks are still undelivered or unsearchable.
+ * QUEUE_DRAINED_FOR_MS must exceed the zone's ingestion-to-search lag (~2 s, measured up to ~4-5 s
+ * right after a restart with a backlog); otherwise "drained" rejoins a zone whose last blocks are
+ * delivered but not yet searchable. (A block vmagent is still retrying is not in the pending bytes,
+ * but each sample counts it as one in a send-retry backoff: activities/vmagent-match.ts.)
  */
 const ZONE_DOWNTIME_MS = 15_000;
 const QUEUE_DRAINED_FOR_MS = 6_000;
