@@ -78,7 +78,10 @@ export function metricValue(page: string, metric: string, labels: Record<string,
  * Whether a vmauth reload at `reloadAtSeconds` (vmauth's metric: whole seconds) surely came after
  * the Secret changed at `changedAtMs` (managedFields: whole seconds too). A reload within the same
  * second may have been of the old config, so only a later second counts; a same-second reload of
- * the new one is left to the bounded wait.
+ * the new one is left to the bounded wait. vmauth reads that time from a clock that lags up to a
+ * second (v1.150.0 lib/fasttime: a ticker stores time.Now().Unix() every second), so the metric is
+ * never later than the reload, only earlier: a later second is still proof, and a reload in the
+ * first second or two after the change is left to the bounded wait too.
  */
 export function reloadedAfter(reloadAtSeconds: number, changedAtMs: number): boolean {
   return reloadAtSeconds > Math.floor(changedAtMs / 1000);

@@ -9,10 +9,12 @@
  *  - it waits while the Secret still routes the zone, saying so;
  *  - waitReadsDrained sees the zone's vmselect quiet only once requests stop reaching it.
  */
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
+import { configSecretName } from '../../activities/vmauth-config';
+import { secretChangedAt } from '../../activities/vmauth-switch';
 import type { ReadsDrained, ReadsDrainInput, RolloutActivities, SwitchConfirmed, SwitchInput } from '../../workflows/activity-types';
 import { podNetworkFetch } from '../harness/pod-network';
 import { httpRequest, waitFor } from '../harness/processes';
@@ -52,6 +54,17 @@ function confirm(i: SwitchInput) {
   return { run: env.run(acts.confirmSwitch, i) as Promise<SwitchConfirmed>, beats };
 }
 
+/**
+ * A held pod released now would reload late enough to count: vmauth dates a reload in whole seconds
+ * of a clock that lags up to a second (lib/fasttime), and confirmSwitch counts a reload only from the
+ * second after the Secret's change on (reloadedAfter); an earlier one is left to the bounded wait.
+ */
+async function untilAReloadCanCount(): Promise<void> {
+  const secret = await kc.makeApiClient(k8s.CoreV1Api).readNamespacedSecret({ name: configSecretName(VMAUTH), namespace: NS });
+  const countsFrom = (Math.floor(secretChangedAt(secret)! / 1000) + 2) * 1000;
+  await waitFor(() => Date.now() >= countsFrom, { timeoutMs: 5_000, intervalMs: 50, description: 'two seconds past the second the Secret changed in' });
+}
+
 const drained = (i: ReadsDrainInput) => new MockActivityEnvironment().run(acts.waitReadsDrained, i) as Promise<ReadsDrained>;
 
 beforeAll(async () => {
@@ -73,17 +86,27 @@ afterAll(() => stop?.());
 
 describe('confirmSwitch', () => {
   it('returns only when every pod serves the config without the zone — long after the VMAuth status said so', async () => {
-    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = DELAY_MS));
+    // Both pods hold the change until released below.
+    vm.vmauthPods.forEach((p) => (p.propagationDelayMs = 600_000));
     const statusesBefore = vm.simulator.statuses.length;
     await setRoutes(['vm-az-a']);
     const c = confirm(input('absent'));
+    let done: number | undefined;
+    void c.run.then(() => (done = Date.now()), () => {});
+    // The operator's status says operational right after the Secret, the pods not yet reloaded...
+    await waitFor(() => vm.simulator.statuses.slice(statusesBefore).some((s) => s.kind === 'VMAuth' && s.updateStatus === 'operational'), {
+      timeoutMs: 30_000,
+      description: 'the VMAuth operational after the edit',
+    });
+    const beatsThen = c.beats.length;
+    await waitFor(() => c.beats.length > beatsThen, { timeoutMs: 20_000, description: 'confirmSwitch looking again after the operator said operational' });
+    for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a', 'vm-az-b']);
+    expect(done).toBeUndefined();
+    // ...and the switch is confirmed only once both have reloaded.
+    await untilAReloadCanCount();
+    vm.vmauthPods.forEach((p) => p.deliverNow());
     const confirmed = await c.run;
-    const done = Date.now();
-    // The operator's status said operational right after the Secret; the pods came DELAY_MS later.
-    const operationalAt = vm.simulator.statuses.slice(statusesBefore).find((s) => s.kind === 'VMAuth' && s.updateStatus === 'operational')!.at;
-    const servedAt = vm.vmauthPods.map((p) => p.currentConfig!.at);
-    expect(Math.min(...servedAt) - operationalAt).toBeGreaterThanOrEqual(DELAY_MS - 500);
-    expect(done).toBeGreaterThanOrEqual(Math.max(...servedAt));
+    expect(done).toBeGreaterThanOrEqual(Math.max(...vm.vmauthPods.map((p) => p.currentConfig!.at)));
     for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a']);
     // Pod 0 by its content hash, pod 1 (no metric) by vmauth's reload after the Secret changed.
     expect(confirmed.hash).toBe(vm.simulator.currentConfig!.hash);
@@ -100,17 +123,31 @@ describe('confirmSwitch', () => {
     const g = (await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: true } })).metadata.generation;
     await waitFor(async () => ((await getObject(kc, 'VMAuth', NS, VMAUTH)).status as { observedGeneration?: number; updateStatus?: string } | undefined)?.observedGeneration === g, { timeoutMs: 20_000, description: 'the VMAuth to apply waitForConfigReload' });
     vm.vmauthPods[0]!.propagationDelayMs = 1_000;
-    vm.vmauthPods[1]!.propagationDelayMs = DELAY_MS; // the old config-reloader: no content hash
+    // The old config-reloader (no content hash) holds the change until released below.
+    vm.vmauthPods[1]!.propagationDelayMs = 600_000;
     const edited = (await setRoutes(['vm-az-a'])).metadata.generation;
-    const confirmed = await confirm(input('absent')).run;
-    const done = Date.now();
-    const operationalAt = vm.simulator.statuses.find((x) => x.kind === 'VMAuth' && x.generation === edited && x.updateStatus === 'operational')!.at;
-    const [pod0, pod1] = vm.vmauthPods.map((p) => p.currentConfig!.at) as [number, number];
+    const c = confirm(input('absent'));
+    let done: number | undefined;
+    void c.run.then(() => (done = Date.now()), () => {});
     // The operator waited for pod 0's hash, counted pod 1 (no metric) as reloaded, and said operational...
-    expect(operationalAt).toBeGreaterThanOrEqual(pod0);
-    expect(operationalAt).toBeLessThan(pod1);
-    // ...while pod 1 still served the old routes; the switch was confirmed only after pod 1's reload.
-    expect(done).toBeGreaterThanOrEqual(pod1);
+    const operational = await waitFor(() => vm.simulator.statuses.find((x) => x.kind === 'VMAuth' && x.generation === edited && x.updateStatus === 'operational'), {
+      timeoutMs: 30_000,
+      description: 'the VMAuth operational at the edited generation',
+    });
+    expect(operational.at).toBeGreaterThanOrEqual(vm.vmauthPods[0]!.currentConfig!.at);
+    // ...while pod 1 still serves the old routes: confirmSwitch looks again after that, and still waits.
+    const beatsThen = c.beats.length;
+    await waitFor(() => c.beats.slice(beatsThen).some((b) => /1\/2 vmauth pods run config|waiting for vmauth to report a reload/.test(b.waitingFor ?? '')), {
+      timeoutMs: 20_000,
+      description: 'confirmSwitch waiting for pod 1 after the operator said operational',
+    });
+    expect(vm.vmauthPods[1]!.currentConfig!.routes.unauthorized).toEqual(['vm-az-a', 'vm-az-b']);
+    expect(done).toBeUndefined();
+    // The switch is confirmed only after pod 1's reload.
+    await untilAReloadCanCount();
+    vm.vmauthPods[1]!.deliverNow();
+    const confirmed = await c.run;
+    expect(done).toBeGreaterThanOrEqual(vm.vmauthPods[1]!.currentConfig!.at);
     expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['content-hash', 'vmauth-reload']);
     // As the next test expects: routes without vm-az-b, served by both pods.
     await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: false } });

@@ -184,6 +184,13 @@ export class VmauthPod extends EventEmitter {
     this.schedule();
   }
 
+  /** Applies now every Secret change seen but not yet applied (a test releasing a held pod). */
+  deliverNow(): void {
+    const now = Date.now();
+    for (const p of this.pending) p.dueAt = Math.min(p.dueAt, now);
+    this.schedule();
+  }
+
   private schedule(): void {
     if (this.applying || this.stopped || this.pending.length === 0) return;
     if (this.applyTimer) clearTimeout(this.applyTimer);
