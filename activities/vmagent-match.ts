@@ -300,7 +300,7 @@ export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): Que
     const inBackoff = blocksInBackoff(counters);
     return {
       ok: true,
-      bytes: found.reduce((a, s) => a + s.value, 0),
+      bytes: sum(found),
       matchedBy,
       series: found.length,
       ...(retries.length > 0 ? { retries: sum(retries) } : {}),

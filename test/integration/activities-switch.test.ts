@@ -51,7 +51,11 @@ function confirm(i: SwitchInput) {
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 60_000 });
   const beats: Array<{ waitingFor?: string }> = [];
   env.on('heartbeat', (d: unknown) => beats.push(d as { waitingFor?: string }));
-  return { run: env.run(acts.confirmSwitch, i) as Promise<SwitchConfirmed>, beats };
+  const run = env.run(acts.confirmSwitch, i) as Promise<SwitchConfirmed>;
+  let doneAt: number | undefined;
+  void run.then(() => (doneAt = Date.now()), () => {});
+  /** `done()`: when the activity returned, undefined while it still waits. */
+  return { run, beats, done: () => doneAt };
 }
 
 /**
@@ -91,8 +95,6 @@ describe('confirmSwitch', () => {
     const statusesBefore = vm.simulator.statuses.length;
     await setRoutes(['vm-az-a']);
     const c = confirm(input('absent'));
-    let done: number | undefined;
-    void c.run.then(() => (done = Date.now()), () => {});
     // The operator's status says operational right after the Secret, the pods not yet reloaded...
     await waitFor(() => vm.simulator.statuses.slice(statusesBefore).some((s) => s.kind === 'VMAuth' && s.updateStatus === 'operational'), {
       timeoutMs: 30_000,
@@ -101,12 +103,12 @@ describe('confirmSwitch', () => {
     const beatsThen = c.beats.length;
     await waitFor(() => c.beats.length > beatsThen, { timeoutMs: 20_000, description: 'confirmSwitch looking again after the operator said operational' });
     for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a', 'vm-az-b']);
-    expect(done).toBeUndefined();
+    expect(c.done()).toBeUndefined();
     // ...and the switch is confirmed only once both have reloaded.
     await untilAReloadCanCount();
     vm.vmauthPods.forEach((p) => p.deliverNow());
     const confirmed = await c.run;
-    expect(done).toBeGreaterThanOrEqual(Math.max(...vm.vmauthPods.map((p) => p.currentConfig!.at)));
+    expect(c.done()).toBeGreaterThanOrEqual(Math.max(...vm.vmauthPods.map((p) => p.currentConfig!.at)));
     for (const p of vm.vmauthPods) expect(p.currentConfig!.routes.unauthorized).toEqual(['vm-az-a']);
     // Pod 0 by its content hash, pod 1 (no metric) by vmauth's reload after the Secret changed.
     expect(confirmed.hash).toBe(vm.simulator.currentConfig!.hash);
@@ -127,8 +129,6 @@ describe('confirmSwitch', () => {
     vm.vmauthPods[1]!.propagationDelayMs = 600_000;
     const edited = (await setRoutes(['vm-az-a'])).metadata.generation;
     const c = confirm(input('absent'));
-    let done: number | undefined;
-    void c.run.then(() => (done = Date.now()), () => {});
     // The operator waited for pod 0's hash, counted pod 1 (no metric) as reloaded, and said operational...
     const operational = await waitFor(() => vm.simulator.statuses.find((x) => x.kind === 'VMAuth' && x.generation === edited && x.updateStatus === 'operational'), {
       timeoutMs: 30_000,
@@ -142,12 +142,12 @@ describe('confirmSwitch', () => {
       description: 'confirmSwitch waiting for pod 1 after the operator said operational',
     });
     expect(vm.vmauthPods[1]!.currentConfig!.routes.unauthorized).toEqual(['vm-az-a', 'vm-az-b']);
-    expect(done).toBeUndefined();
+    expect(c.done()).toBeUndefined();
     // The switch is confirmed only after pod 1's reload.
     await untilAReloadCanCount();
     vm.vmauthPods[1]!.deliverNow();
     const confirmed = await c.run;
-    expect(done).toBeGreaterThanOrEqual(vm.vmauthPods[1]!.currentConfig!.at);
+    expect(c.done()).toBeGreaterThanOrEqual(vm.vmauthPods[1]!.currentConfig!.at);
     expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['content-hash', 'vmauth-reload']);
     // As the next test expects: routes without vm-az-b, served by both pods.
     await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: false } });

@@ -135,6 +135,12 @@ function versioned(): Versioned {
   };
 }
 
+/** Shuts a worker down and waits until it has stopped. */
+async function stopWorker(w: { worker: Worker; run: Promise<void> }): Promise<void> {
+  w.worker.shutdown();
+  await w.run;
+}
+
 type Event = temporal.api.history.v1.IHistoryEvent;
 const completedBy = (events: Event[]) => events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.identity ?? ''] : []));
 const taskFailures = (events: Event[]) => events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message);
@@ -168,8 +174,7 @@ async function takeover(v: Versioned, upgraded: WorkflowBundle, fake: FakeCluste
     const events = (await h.fetchHistory()).events ?? [];
     return { h, events, beforeTakeover, statuses: [...fake.statuses], neu };
   } catch (e) {
-    neu.worker.shutdown();
-    await neu.run;
+    await stopWorker(neu);
     throw e;
   }
 }
@@ -208,8 +213,7 @@ test('a worker of the new version takes over a rollout started by the old one: i
     // Done zones carry no step time.
     expect((second.statuses.at(-1)?.zones ?? []).filter((z) => z.stepStartedAt)).toEqual([]);
   } finally {
-    neu.worker.shutdown();
-    await neu.run;
+    await stopWorker(neu);
   }
 });
 
@@ -233,7 +237,6 @@ test('negative control: without the patch guard the takeover still replays, but 
     expect(statuses.slice(0, beforeTakeover).flatMap((s) => s.zones ?? []).filter((z) => z.stepStartedAt)).toEqual([]);
     expect(zonesInStep(statuses.slice(beforeTakeover)).filter((z) => z.stepStartedAt).length).toBeGreaterThan(0);
   } finally {
-    neu.worker.shutdown();
-    await neu.run;
+    await stopWorker(neu);
   }
 });
