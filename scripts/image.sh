@@ -27,7 +27,7 @@ inputs_hash() {
   {
     echo "$KEY"
     git ls-files -z --cached --others --exclude-standard |
-      grep -zvE '^(test|docs|examples|bench|charts|\.ci)/|^(README\.md|docker-compose\.yml|Makefile)$' |
+      grep -zvE '^(test|docs|examples|bench|charts|\.ci)/|^(README\.md|CONTRIBUTING\.md|docker-compose\.yml|Makefile)$' |
       sort -zu |
       while IFS= read -r -d '' f; do if [[ -f "$f" ]]; then sha256sum "$f"; fi; done
   } | sha256sum | cut -c1-16

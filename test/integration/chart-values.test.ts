@@ -232,9 +232,9 @@ describe('temporalSetup hook', () => {
     expect(line.match(/ --name /g)).toHaveLength(SEARCH_ATTRIBUTE_KEYS.length);
   });
 
-  test("README's one-liner for installs without the hook registers the same attributes", () => {
+  test("docs/install.md's one-liner for installs without the hook registers the same attributes", () => {
     const pairsOf = (line: string) => [...line.matchAll(/--name (\S+) --type (\S+)/g)].map((m) => `${m[1]}=${m[2]}`);
-    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'docs/install.md'), 'utf8');
     const oneLiner = readme.split('\n').find((l) => l.trim().startsWith('temporal operator search-attribute create --address'))!;
     const hook = script(job())
       .split('\n')
