@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PATCHES } from '../../workflows/versions';
-import { REPO_ROOT } from '../harness/tools';
+import { REPO_ROOT, toolVersions } from '../harness/tools';
 import { anchorsOf, checkDocReferences, githubSlug, type Problem, type Repo, type TextFile } from '../support/doc-references';
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tmp', '.demo']);
@@ -65,6 +65,14 @@ describe('references in the documentation and the code', () => {
   it('the README is a landing page: at most 200 lines', () => {
     const lines = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8').trimEnd().split('\n').length;
     expect(lines).toBeLessThanOrEqual(200);
+  });
+
+  it('the README names the versions scripts/tool-versions.env pins as tested', () => {
+    const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const pinned = toolVersions();
+    expect(readme).toContain(`Temporal CLI ${pinned.TEMPORAL_CLI_VERSION}`);
+    expect(readme).toContain(`kube-apiserver v${pinned.KUBERNETES_VERSION}`);
+    expect(readme).toContain(`v${pinned.VICTORIAMETRICS_VERSION}`);
   });
 
   it('reports each kind of dangling reference where it is, and no good one (negative control)', () => {
