@@ -496,7 +496,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
      * Rolls out a generation, cancels it once a zone is out of reads, and kills the worker a second
      * into the cleanup (while it confirms the patched zone's queue: a heartbeating activity). The
      * zone rejoins if that confirmation succeeds, or stays out, named in the status, for the next
-     * generation to adopt (DESIGN.md: cancel).
+     * generation to adopt (docs/design.md#control-pause-cancel-supersede-failure).
      */
     async function cancelAndClean(rollout: number): Promise<Interruption> {
       const restartsBefore = vm.simulator.restarts.length;

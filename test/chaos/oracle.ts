@@ -3,22 +3,22 @@
  * audit log, ./audit-log.ts), plus what the campaign sampled outside (reads through vmauth, when
  * vmagent's queues were drained), never from the workflow's own memory. Pure: no I/O, no clock.
  *
- * DESIGN.md's invariants, as seen from outside the workflow:
- *   a. at most one zone out of reads at any time (replaying the route objects' targetRefs);
- *   b. a zone rejoins only after the operator reported its VMCluster operational at the generation
+ * The invariants of docs/design.md, as seen from outside the workflow:
+ *   a. [I1] at most one zone out of reads at any time (replaying the route objects' targetRefs);
+ *   b. [I2] a zone rejoins only after the operator reported its VMCluster operational at the generation
  *      vmrollout's patch produced (and after it was seen drained, when drain times are given); a
  *      VMCluster never changes while it is in read rotation;
- *   c. one actor per object at a time: the records on the routes name the workflow (id,
+ *   c. [I3] one actor per object at a time: the records on the routes name the workflow (id,
  *      generation) that took each zone out: no other workflow edits while one's removal is
  *      pending, and no older generation writes after a newer one began;
- *   d. every route edit is exactly undone: each removal is undoable from its record, each restore
+ *   d. [I4] every route edit is exactly undone: each removal is undoable from its record, each restore
  *      is that undo, and every route ends as it began (but for zones the final status reports out);
- *   e. the status always names the zones out (with a message why), from the write that took the
+ *   e. [I5] the status always names the zones out (with a message why), from the write that took the
  *      zone out to the one that put it back; the zones recorded on a route are exactly the zones
  *      missing from it;
- *   f. each VMCluster is changed exactly once per rollout generation that needed its upgrade
+ *   f. [I2] each VMCluster is changed exactly once per rollout generation that needed its upgrade
  *      (no-op re-applies are retries, counted apart);
- *   g. no failed and no stale read.
+ *   g. [I6] no failed and no stale read.
  *
  * `crossCheck` is a second opinion: the same events as test/oracle/invariants.ts's action log,
  * judged by its `checkInvariants`. It is stricter on e (it wants the status to name a zone already
@@ -37,15 +37,15 @@ import { isWrite, responseGeneration, succeeded, type AuditEvent } from './audit
 
 export type CheckId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g';
 
-/** What each check stands for, and the DESIGN.md invariant it checks. */
-export const CHECKS: Record<CheckId, { invariant: 1 | 2 | 3 | 4 | 5 | 'reads'; title: string }> = {
-  a: { invariant: 1, title: 'at most one zone out of reads' },
-  b: { invariant: 2, title: 'rejoin only when operational at the patched generation (and drained)' },
-  c: { invariant: 3, title: 'one workflow acts on the object at a time, never an older generation after a newer one' },
-  d: { invariant: 4, title: 'every route edit exactly undone' },
-  e: { invariant: 5, title: 'the status names every zone out of reads' },
-  f: { invariant: 2, title: 'one VMCluster change per rollout generation' },
-  g: { invariant: 'reads', title: 'no failed and no stale read' },
+/** What each check stands for, and the invariant of docs/design.md it checks, by id. */
+export const CHECKS: Record<CheckId, { invariant: `I${number}`; title: string }> = {
+  a: { invariant: 'I1', title: 'at most one zone out of reads' },
+  b: { invariant: 'I2', title: 'rejoin only when operational at the patched generation (and drained)' },
+  c: { invariant: 'I3', title: 'one workflow acts on the object at a time, never an older generation after a newer one' },
+  d: { invariant: 'I4', title: 'every route edit exactly undone' },
+  e: { invariant: 'I5', title: 'the status names every zone out of reads' },
+  f: { invariant: 'I2', title: 'one VMCluster change per rollout generation' },
+  g: { invariant: 'I6', title: 'no failed and no stale read' },
 };
 
 export interface Breach {
@@ -336,7 +336,7 @@ export function judge(input: JudgeInput): Verdict {
       if (!changed) continue;
       if (typeof applied?.vmdc.generation === 'number') checkGeneration(e, applied.vmdc.generation, `VMCluster ${e.name} changed`);
       // A pending removal of an OLDER generation (one cancelled, failed or superseded) is the newer
-      // one's to adopt (DESIGN.md); a newer generation's is nobody else's.
+      // one's to adopt ([I3]); a newer generation's is nobody else's.
       for (const p of pendingRecords()) {
         if (p.record.generation > rolloutGen) {
           breach('c', `VMCluster ${e.name} changed for generation ${rolloutGen} while g${p.record.generation}'s removal of zone ${p.record.zone} (${p.record.workflowId}) is pending on ${p.route}`, e);
@@ -413,11 +413,11 @@ export function judge(input: JudgeInput): Verdict {
 
 /**
  * The same audit events as the action log of test/oracle/invariants.ts, so that its checker
- * (`checkInvariants`) judges them too, as a second opinion on checks a, b, d and e (invariants 1,
- * 2, 4, 5). Every route write becomes a `routes` action (a worker's: its removals are the records
+ * (`checkInvariants`) judges them too, as a second opinion on checks a, b, d and e ([I1], [I2],
+ * [I4], [I5]). Every route write becomes a `routes` action (a worker's: its removals are the records
  * the write added, or dropped for a restore; anyone else's: a `userSet`), every worker VMCluster
  * spec write a `patch`, every operator report of `operational` an `operational`, every drain time a
- * `drained`, every worker status write a `status`. The actor is left empty: who acts (invariant 3,
+ * `drained`, every worker status write a `status`. The actor is left empty: who acts ([I3],
  * check c) cannot be told from the audit log the way the test doubles record it (no takeOver).
  * `events` maps an action's seq to the audit event it comes from (drain times have none).
  */

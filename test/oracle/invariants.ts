@@ -1,5 +1,5 @@
-// Checks DESIGN.md's five invariants over a recorded action log (from a test double or a real
-// environment's recorder). Pure: no Temporal imports.
+// Checks invariants [I1]–[I5] of docs/design.md over a recorded action log (from a test double or
+// a real environment's recorder). Pure: no Temporal imports.
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import type { RouteRemoval } from '../../api/route-records';
 import { jsonEqual } from '../../workflows/merge';
@@ -60,6 +60,7 @@ export interface InvariantOptions {
 }
 
 export interface Breach {
+  /** n of the invariant In of docs/design.md: [I1] to [I5]. */
   invariant: 1 | 2 | 3 | 4 | 5;
   seq: number;
   message: string;
