@@ -17,6 +17,7 @@ import {
   type LogLevel,
   type TemporalConnectionConfig,
 } from '../process/env';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { VmagentAuthConfig } from '../activities/vmagent-auth';
 import type { TrustPolicy } from '../api/trust-policy';
 
@@ -50,6 +51,13 @@ export interface WorkerConfig {
    * Undefined: the SDK's default identity, and attempts of a killed worker end at their heartbeat timeout.
    */
   instance?: string;
+  /**
+   * Temporal Worker Versioning (docs/upgrading.md): this worker's Worker Deployment and build id;
+   * every rollout it starts is pinned to this build and runs on its workers only, to the end.
+   * Undefined: an unversioned worker, which takes every task of the queue (tests, `make demo`, a
+   * single build); the chart always sets both.
+   */
+  deploymentVersion?: WorkerDeploymentVersion;
 }
 
 /** Where the Temporal SDK's Prometheus exporter listens unless TEMPORAL_METRICS_BIND says otherwise. */
@@ -79,6 +87,9 @@ const envSchema = z
     SHUTDOWN_GRACE_TIME: duration('30s', 0),
     MAX_CONCURRENT_ACTIVITIES: optionalPositiveInteger,
     MAX_CACHED_WORKFLOWS: optionalPositiveInteger,
+    // The server ignores a deployment whose name has a dot (a version's canonical form is `<name>.<build id>`).
+    TEMPORAL_WORKER_DEPLOYMENT_NAME: z.preprocess(emptyToUndefined, z.string().trim().max(255).regex(/^[^.\s]+$/, 'must not contain dots or spaces').optional()),
+    TEMPORAL_WORKER_BUILD_ID: z.preprocess(emptyToUndefined, z.string().trim().max(255).regex(/^\S+$/, 'must not contain spaces').optional()),
     WORKER_INSTANCE: z.preprocess(emptyToUndefined, z.string().trim().regex(/^[-._a-zA-Z0-9]+$/, 'must be a pod name (letters, digits, - . _)').optional()),
   })
   .superRefine((env, ctx) => {
@@ -86,6 +97,14 @@ const envSchema = z
     const authKeys = ['VMAGENT_AUTH_TOKEN_KEY', 'VMAGENT_AUTH_USERNAME_KEY', 'VMAGENT_AUTH_PASSWORD_KEY'] as const;
     for (const k of authKeys) {
       if (env[k] && !env.VMAGENT_METRICS_AUTH_SECRET) ctx.addIssue({ code: 'custom', path: [k], message: 'needs VMAGENT_METRICS_AUTH_SECRET' });
+    }
+    // One without the other would run unversioned while the operator believes rollouts are pinned.
+    if (!!env.TEMPORAL_WORKER_DEPLOYMENT_NAME !== !!env.TEMPORAL_WORKER_BUILD_ID) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [env.TEMPORAL_WORKER_DEPLOYMENT_NAME ? 'TEMPORAL_WORKER_BUILD_ID' : 'TEMPORAL_WORKER_DEPLOYMENT_NAME'],
+        message: 'TEMPORAL_WORKER_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID must be set together (Worker Versioning), or neither (unversioned)',
+      });
     }
   });
 
@@ -123,5 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     maxConcurrentActivities: e.MAX_CONCURRENT_ACTIVITIES,
     maxCachedWorkflows: e.MAX_CACHED_WORKFLOWS,
     instance: e.WORKER_INSTANCE,
+    deploymentVersion:
+      e.TEMPORAL_WORKER_DEPLOYMENT_NAME && e.TEMPORAL_WORKER_BUILD_ID ? { deploymentName: e.TEMPORAL_WORKER_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
   };
 }

@@ -55,6 +55,16 @@ function logRedacted({ level, timestampNanos, message, meta }: LogEntry): void {
 
 let runtimeInstalled = false;
 
+/**
+ * Worker Versioning (docs/upgrading.md): a rollout is PINNED to the build that started it, so a
+ * new vmrollout version never replays a rollout in flight; it drains on its own build's workers.
+ */
+export function workerDeploymentOptions(config: Pick<WorkerConfig, 'deploymentVersion'>): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  return config.deploymentVersion
+    ? { workerDeploymentOptions: { useWorkerVersioning: true, version: config.deploymentVersion, defaultVersioningBehavior: 'PINNED' } }
+    : {};
+}
+
 export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions = {}): Promise<RunningWorker> {
   if ((opts.installRuntime ?? true) && !runtimeInstalled) {
     Runtime.install({
@@ -104,6 +114,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
       maxConcurrentActivityTaskExecutions: config.maxConcurrentActivities,
       maxCachedWorkflows: config.maxCachedWorkflows,
       ...(identity ? { identity } : {}),
+      ...workerDeploymentOptions(config),
     });
   } catch (err) {
     await clientConnection.close().catch(() => {});
@@ -152,8 +163,10 @@ export async function main(): Promise<void> {
   if (!config.temporal.payloadKeys) process.stderr.write('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext\n');
   await requireSearchAttributesOrExit(config.temporal, (warning) => process.stderr.write(`${warning}\n`));
   const running = await startWorker(config);
+  const version = config.deploymentVersion;
   process.stderr.write(
     `vmrollout worker: task queue ${config.taskQueue} on ${config.temporal.address}/${config.temporal.namespace}; ` +
+      `${version ? `Worker Deployment ${version.deploymentName}, build ${version.buildId} (rollouts pinned)` : 'unversioned'}; ` +
       `metrics ${running.server.url}/metrics\n`,
   );
   void running.released?.then((r) => {

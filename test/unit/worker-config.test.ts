@@ -141,4 +141,20 @@ describe('worker loadConfig', () => {
     expect(loadConfig({}).instance).toBeUndefined();
     expect(issues({ WORKER_INSTANCE: 'pod/1' })).toEqual([expect.stringMatching(/^WORKER_INSTANCE: .*must be a pod name/)]);
   });
+
+  it('is versioned with both TEMPORAL_WORKER_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID, unversioned with neither', () => {
+    expect(loadConfig({}).deploymentVersion).toBeUndefined();
+    expect(loadConfig({ TEMPORAL_WORKER_DEPLOYMENT_NAME: ' rel-vmrollout ', TEMPORAL_WORKER_BUILD_ID: '1.0.0-rc.1' }).deploymentVersion).toEqual({
+      deploymentName: 'rel-vmrollout',
+      buildId: '1.0.0-rc.1',
+    });
+    expect(issues({ TEMPORAL_WORKER_BUILD_ID: '1.0.0' })).toEqual([
+      expect.stringMatching(/^TEMPORAL_WORKER_DEPLOYMENT_NAME: TEMPORAL_WORKER_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID must be set together/),
+    ]);
+    expect(issues({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel-vmrollout', TEMPORAL_WORKER_BUILD_ID: ' ' })).toEqual([expect.stringMatching(/^TEMPORAL_WORKER_BUILD_ID: .*set together/)]);
+    // The server ignores a deployment name with a dot.
+    expect(issues({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel.vmrollout', TEMPORAL_WORKER_BUILD_ID: '1' })).toEqual([
+      expect.stringMatching(/^TEMPORAL_WORKER_DEPLOYMENT_NAME: must not contain dots or spaces \(got "rel.vmrollout"\)/),
+    ]);
+  });
 });
