@@ -3,8 +3,8 @@
 // the ownerReference to the VMDistributedCluster (unless retainOnDelete).
 //
 // A conflict (another manager owns a field vmrollout would change) is resolved by force only when it
-// is vmrollout's own: a field its merge patches of older versions or its route edits own (manager
-// `vmrollout`, operation Update), one it handed over (below), or a field it applied before that
+// is vmrollout's own: a field its route edits own (manager `vmrollout`, operation Update), one it
+// handed over (below), or a field it applied before that
 // someone changed behind its back (drift, per the record on the object), or a VMCluster's
 // clusterVersion (TAKEN_FIELDS). Any other conflict fails for good, naming field and manager, unless
 // forceConflicts is set.
@@ -39,7 +39,6 @@ function appliedMetadata(input: ApplyObjectInput, current: KubeObject | undefine
   const form = input.create ? 'spec' : 'overlay';
   const meta: JsonObject = { name: input.name, namespace: input.namespace };
   if (current?.metadata.uid) meta.uid = current.metadata.uid;
-  if (!m) return meta;
   meta.annotations = { [APPLIED_ANNOTATION]: appliedRecord(m.vmdc, form, spec) };
   if (form === 'spec' && !m.retain) meta.ownerReferences = [{ ...vmdcOwnerReference(m.vmdc) }];
   return meta;
@@ -75,13 +74,13 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
   const current = await kube.get(k, input.namespace, input.name);
   if (!current && !input.create) throw nonRetryable(FailureType.ObjectNotFound, `${what} not found (and the spec does not define it in full)`);
   const m = input.managedBy;
-  if (current && m && input.create) {
+  if (current && input.create) {
     const problem = ownershipProblem(current, m.vmdc.uid, m.adopt);
     if (problem) throw nonRetryable(FailureType.NotOwned, `${what} (${m.specPath}): ${problem}`);
   }
   const spec = appliedConfig(input.patch);
   const record = current && readAppliedRecord(current);
-  const applied = current && m ? await handOver(kube, input, current, record, spec, m) : spec;
+  const applied = current ? await handOver(kube, input, current, record, spec, m) : spec;
   // No `spec: {}`: an object vmrollout sets nothing in gets only the record.
   const config = { metadata: appliedMetadata(input, current, spec), ...(Object.keys(applied).length > 0 ? { spec: applied } : {}) };
   const apply = async (force: boolean) => {
@@ -95,10 +94,10 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
   };
   let after: KubeObject;
   try {
-    after = await apply(!m);
+    after = await apply(false);
   } catch (err) {
     const conflicts = applyConflicts(err);
-    if (!conflicts || !current || !m) throw err;
+    if (!conflicts || !current) throw err;
     const foreign = conflicts.filter((c) => !OWN_MANAGERS.includes(c.manager) && !TAKEN_FIELDS[input.kind]?.includes(c.field) && !isDrift(c.field, record, current));
     if (foreign.length > 0 && !m.forceConflicts) throw nonRetryable(FailureType.FieldConflict, conflictMessage(input, m, foreign));
     activityLog('info', 'server-side apply: taking fields back', { object: what, conflicts, forcedByForceConflicts: foreign.length > 0, dryRun: !!input.dryRun });

@@ -100,8 +100,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     }
   };
 
-  const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }, fromRecords?: boolean) => {
-    const status = fromRecords ? await statusFromRecords(input.object, input.status) : input.status;
+  const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }) => {
+    const status = await statusFromRecords(input.object, input.status);
     return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent });
   };
 
@@ -121,7 +121,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
 
-    writeStatus: ({ fromRecords, ...input }) => writeStatusOf(input, fromRecords),
+    writeStatus: (input) => writeStatusOf(input),
 
     async readObject(input) {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
@@ -136,7 +136,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     async editRoutes(input) {
       const ctx = activityPollContext();
       const r = await withReadableRecords(() => editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) }));
-      return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations, ...(r.recorded ? { recorded: r.recorded } : {}) };
+      return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations, recorded: r.recorded };
     },
 
     readRecords: (input) => withReadableRecords(() => readRecords(kube, input)),
@@ -147,10 +147,10 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     watchQueue: ({ report, ...input }) =>
       sampling((sample) =>
-        watchQueue(activityPollContext(), sample, input, Date.now, report && {
+        watchQueue(activityPollContext(), sample, input, Date.now, {
           everyMs: report.everyMs,
-          // As the workflow would write it after a slice: its status with the zone's latest progress.
-          write: async (streak) => void (await writeStatusOf({ object: report.object, status: queueReportStatus(report, streak, input.queueDrainedForMs) }, true)),
+          // The workflow's status with the zone's latest progress.
+          write: async (streak) => void (await writeStatusOf({ object: report.object, status: queueReportStatus(report, streak, input.queueDrainedForMs) })),
         }),
       ),
 

@@ -3,13 +3,13 @@
 // is there now, a JSON merge patch carrying metadata.resourceVersion (409 on a concurrent write →
 // read again and recompute), so a retried activity is harmless and nobody's edit is lost.
 //
-// With a record owner (`record`), the route objects themselves carry the record of what was taken
-// out (api/route-records.ts): the patch that removes a zone's entries writes the record, the patch
-// that puts them back deletes it, both under the same resourceVersion precondition.
+// The route objects themselves carry the record of what was taken out (api/route-records.ts): the
+// patch that removes a zone's entries writes the record, the patch that puts them back deletes it,
+// both under the same resourceVersion precondition.
 //
 // The route objects of one call are independent objects (each its own read-modify-write under its
-// own resourceVersion): with a record owner they are edited at once (settleAll), and every read
-// around the edits is made at once too.
+// own resourceVersion): they are edited at once (settleAll), and every read around the edits is made
+// at once too.
 import type { JsonObject, JsonValue } from '../api/types';
 import {
   formatRecords,
@@ -23,7 +23,7 @@ import {
   type RouteRemoval,
 } from '../api/route-records';
 import type { RecordedZone, RouteSnapshot } from '../workflows/activity-types';
-import { applyRemoval, computeRemoval, hasReadBackend as hasReadBackendWith, OPERATOR_RULES, undoRemoval } from '../workflows/routes';
+import { applyRemoval, computeRemoval, hasReadBackend, undoRemoval } from '../workflows/routes';
 import { jsonEqual } from '../workflows/merge';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { listRouteRecords, recordedZones, routeObjectRecords, type ListOptions } from '../kube/route-records';
@@ -34,9 +34,6 @@ import { settleAll, settled } from './at-once';
 import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
 export const MAX_CONFLICT_RETRIES = 10;
-
-/** Whether a route still serves reads, by the operator's rules (what the activities always check). */
-const hasReadBackend = (targetRefs: readonly JsonObject[]): boolean => hasReadBackendWith(targetRefs, OPERATOR_RULES);
 
 function asObject(v: JsonValue | undefined): JsonObject | undefined {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
@@ -70,12 +67,6 @@ export async function readRoutes(kube: KubeObjects, input: { namespace: string; 
   });
 }
 
-/** The desired targetRefs of one route: all its removals applied (remove), or undone in reverse (restore). */
-export function desiredTargetRefs(current: JsonObject[], removals: RouteRemoval[], direction: 'remove' | 'restore'): JsonObject[] {
-  if (direction === 'remove') return removals.reduce<JsonObject[]>((refs, r) => applyRemoval(refs, r), current);
-  return [...removals].reverse().reduce<JsonObject[]>((refs, r) => undoRemoval(refs, r), current);
-}
-
 function groupByRoute(removals: RouteRemoval[]): Array<[RouteRef, RouteRemoval[]]> {
   const groups = new Map<string, [RouteRef, RouteRemoval[]]>();
   for (const r of removals) {
@@ -93,8 +84,8 @@ export interface EditRoutesHooks {
   /** Called on every attempt (activities heartbeat here). */
   onAttempt?(route: RouteRef, attempt: number): void;
   /**
-   * Called after a route was written (tests inject edits here). With a record owner the routes are
-   * edited at once: another route's read may come before or after this call.
+   * Called after a route was written (tests inject edits here). The routes are edited at once:
+   * another route's read may come before or after this call.
    */
   afterWrite?(route: RouteRef): Promise<void> | void;
 }
@@ -135,62 +126,50 @@ async function rewriteRoute<T>(
   );
 }
 
-/** Edits one route to the desired state; returns whether it wrote. */
-function editRoute(
-  kube: KubeObjects,
-  namespace: string,
-  route: RouteRef,
-  removals: RouteRemoval[],
-  direction: 'remove' | 'restore',
-  hooks: EditRoutesHooks,
-): Promise<boolean> {
-  return rewriteRoute<boolean>(kube, namespace, route, hooks, (obj) => {
-    if (!obj) throw notFound(namespace, route);
-    const current = routeTargetRefs(route.kind, obj);
-    const desired = desiredTargetRefs(current, removals, direction);
-    if (jsonEqual(desired, current)) return { done: false };
-    if (direction === 'remove' && !hasReadBackend(desired)) {
-      throw nonRetryable(
-        FailureType.EmptyRoute,
-        `refusing to edit ${routeLabel(route)}: removing ${removals.map((r) => `VMCluster ${r.vmcluster.namespace}/${r.vmcluster.name}`).join(', ')} would leave it with no read backend`,
-        { route },
-      );
-    }
-    return { patch: routePatch(route.kind, obj.metadata.resourceVersion, desired), result: true };
-  });
-}
-
 /**
- * Applies (or undoes) every removal, route by route. Routes whose desired state is already there are
- * not written. Returns the VMAuth's generation after the edit (read fresh).
+ * Takes the zone of `input.record` out of the routes of `input.removals`, or puts it back, each
+ * route's edit carrying its record (see the top of this file).
  */
 export async function editRoutes(
   kube: KubeObjects,
-  input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record?: RecordOwner },
+  input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record: RecordOwner },
   hooks: EditRoutesHooks = {},
 ): Promise<EditRoutesResult> {
-  if (input.record) return editRoutesRecorded(kube, { ...input, record: input.record }, hooks);
-  const groups = groupByRoute(input.removals);
-  if (input.direction === 'remove') {
-    // Refuse before touching anything: check every route first against a fresh read (read at once).
-    await settleAll(groups, async ([route, removals]) => {
-      const obj = await kube.get(vmKind(route.kind), input.namespace, route.name);
-      if (!obj) throw notFound(input.namespace, route);
-      const current = routeTargetRefs(route.kind, obj);
-      const desired = desiredTargetRefs(current, removals, 'remove');
-      if (!jsonEqual(desired, current) && !hasReadBackend(desired)) {
-        throw nonRetryable(FailureType.EmptyRoute, `refusing to edit ${routeLabel(route)}: the removal would leave it with no read backend`, { route });
-      }
-    });
-  }
-  // Without a record owner (workflows older than the route records) the edits stay one after
-  // another: nothing on the objects says what landed, and those workflows take an EmptyRoute as
-  // "nothing was edited"; editing the other routes at the same time would make that wrong more often.
+  const { namespace, record: owner } = input;
   const written: RouteRef[] = [];
-  for (const [route, removals] of groups) {
-    if (await editRoute(kube, input.namespace, route, removals, input.direction, hooks)) written.push(route);
+  let edited: RouteRef[];
+  if (input.direction === 'remove') {
+    const routes = removalRoutes(input.removals);
+    const key = recordKey(owner.vmdc.uid, owner.zone);
+    // Refuse before touching anything: check every route first against a fresh read (read at once).
+    await settleAll(routes, async ({ route, vmcluster }) => {
+      const obj = await kube.get(vmKind(route.kind), namespace, route.name);
+      if (!obj) throw notFound(namespace, route);
+      if (recordsOn(route, namespace, obj)[key]) return;
+      const current = routeTargetRefs(route.kind, obj);
+      const removal = freshRemoval(route, current, vmcluster);
+      if (removal.removed.length > 0 && !hasReadBackend(applyRemoval(current, removal))) throw emptyRoute(route, vmcluster);
+    });
+    // Every route at once. Each write carries its own record, and settleAll returns (or throws the
+    // first failure in edit order) only once every edit has landed or failed: the records the
+    // workflow reads after a failed edit (resyncRecorded) are exactly what landed.
+    const wrote = await settleAll(routes, ({ route, vmcluster }) => removeRecorded(kube, namespace, route, vmcluster, owner, hooks));
+    routes.forEach(({ route }, i) => wrote[i] && written.push(route));
+    edited = routes.map((r) => r.route);
+  } else {
+    // What is put back comes from the records alone; `removals` only add VMUsers to report (a
+    // retried restore whose first attempt already deleted the records finds none of them).
+    const restored = await restoreRecordedZone(kube, { namespace, uid: owner.vmdc.uid, zone: owner.zone }, hooks);
+    for (const r of restored) if (r.record) written.push(r.route);
+    edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
   }
-  return { ...(await generations(kube, input.namespace, input.vmauthName, groups.map(([route]) => route))), written };
+  // Both read after every edit settled, at once; an unreadable record is reported before a missing route.
+  const [recordedRead, gensRead] = await Promise.allSettled([
+    readRecords(kube, { namespace, uid: owner.vmdc.uid }),
+    generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' }),
+  ]);
+  const recorded = settled(recordedRead);
+  return { ...settled(gensRead), written, recorded };
 }
 
 export interface EditRoutesResult {
@@ -198,8 +177,8 @@ export interface EditRoutesResult {
   vmuserGenerations: Record<string, number>;
   /** The routes this call wrote. */
   written: RouteRef[];
-  /** With a record owner: the zones of its VMDistributedCluster recorded out of reads after the edit. */
-  recorded?: RecordedZone[];
+  /** The zones of its VMDistributedCluster recorded out of reads after the edit. */
+  recorded: RecordedZone[];
 }
 
 /** The VMAuth's generation and those of the VMUsers among `routes`, read fresh. */
@@ -231,9 +210,6 @@ async function generations(
   });
   return { vmauthGeneration: vmauthGeneration!, vmuserGenerations };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Edits that carry their record on the route object.
 
 const LIST_TIMEOUT: ListOptions = withRequestTimeout(REQUEST_TIMEOUT_MS);
 
@@ -268,9 +244,9 @@ function recordedPatch(kind: RouteRef['kind'], resourceVersion: string | undefin
   return { ...patch, metadata };
 }
 
-/** The removal of `vmcluster` from the route as it is now, by the operator's rules (workflows/routes.ts RouteRules). */
+/** The removal of `vmcluster` from the route as it is now. */
 function freshRemoval(route: RouteRef, current: JsonObject[], vmcluster: RouteRemoval['vmcluster']): RouteRemoval {
-  return computeRemoval({ route, targetRefs: current }, vmcluster, OPERATOR_RULES);
+  return computeRemoval({ route, targetRefs: current }, vmcluster);
 }
 
 function emptyRoute(route: RouteRef, vmcluster: RouteRemoval['vmcluster']): Error {
@@ -373,48 +349,6 @@ export async function restoreRecordedZone(
 /** The zones of one VMDistributedCluster recorded out of reads on the namespace's routes. */
 export async function readRecords(kube: KubeObjects, input: { namespace: string; uid: string }): Promise<RecordedZone[]> {
   return recordedZones(await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT));
-}
-
-async function editRoutesRecorded(
-  kube: KubeObjects,
-  input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record: RecordOwner },
-  hooks: EditRoutesHooks,
-): Promise<EditRoutesResult> {
-  const { namespace, record: owner } = input;
-  const written: RouteRef[] = [];
-  let edited: RouteRef[];
-  if (input.direction === 'remove') {
-    const routes = removalRoutes(input.removals);
-    const key = recordKey(owner.vmdc.uid, owner.zone);
-    // Refuse before touching anything: check every route first against a fresh read (read at once).
-    await settleAll(routes, async ({ route, vmcluster }) => {
-      const obj = await kube.get(vmKind(route.kind), namespace, route.name);
-      if (!obj) throw notFound(namespace, route);
-      if (recordsOn(route, namespace, obj)[key]) return;
-      const current = routeTargetRefs(route.kind, obj);
-      const removal = freshRemoval(route, current, vmcluster);
-      if (removal.removed.length > 0 && !hasReadBackend(applyRemoval(current, removal))) throw emptyRoute(route, vmcluster);
-    });
-    // Every route at once. Each write carries its own record, and settleAll returns (or throws the
-    // first failure in edit order) only once every edit has landed or failed: the records the
-    // workflow reads after a failed edit (resyncRecorded) are exactly what landed.
-    const wrote = await settleAll(routes, ({ route, vmcluster }) => removeRecorded(kube, namespace, route, vmcluster, owner, hooks));
-    routes.forEach(({ route }, i) => wrote[i] && written.push(route));
-    edited = routes.map((r) => r.route);
-  } else {
-    // What is put back comes from the records alone; `removals` only add VMUsers to report (a
-    // retried restore whose first attempt already deleted the records finds none of them).
-    const restored = await restoreRecordedZone(kube, { namespace, uid: owner.vmdc.uid, zone: owner.zone }, hooks);
-    for (const r of restored) if (r.record) written.push(r.route);
-    edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
-  }
-  // Both read after every edit settled, at once; an unreadable record is reported before a missing route.
-  const [recordedRead, gensRead] = await Promise.allSettled([
-    readRecords(kube, { namespace, uid: owner.vmdc.uid }),
-    generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' }),
-  ]);
-  const recorded = settled(recordedRead);
-  return { ...settled(gensRead), written, recorded };
 }
 
 /** One line per removed entry: where it was and what it is. */

@@ -1,7 +1,7 @@
 // waitQueueDrained: poll inside one heartbeating activity until the zone's queues have been empty
 // for queueDrainedForMs without a break. Heartbeat details { last, emptySince } let a retried attempt
 // (worker crash, heartbeat timeout) resume the streak instead of starting over.
-import type { DrainHeartbeat, QueueSample, QueueTarget, QueueWatch } from '../workflows/activity-types';
+import type { DrainHeartbeat, QueueSample, QueueTarget } from '../workflows/activity-types';
 import { sleepHeartbeating, type PollContext } from './activity-context';
 
 /**
@@ -90,28 +90,27 @@ export function nextSampleDue(sampleStartedMs: number, state: DrainHeartbeat, po
 }
 
 /**
- * Poll until the zone's queues have been empty for queueDrainedForMs without a break, or (with
- * `reportAfterMs`) until that long has passed, to let the caller show the latest sample. The streak
- * starts from `from` (the previous watch of the same wait), else from a previous attempt's heartbeat.
+ * Poll until the zone's queues have been empty for queueDrainedForMs without a break, handing the
+ * streak to `report` (when given) every `report.everyMs`. The streak starts from a previous attempt's heartbeat.
  */
 export async function watchQueue(
   ctx: PollContext,
   sample: (target: QueueTarget) => Promise<QueueSample>,
-  input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs?: number; from?: DrainHeartbeat },
+  input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number },
   now: () => number = Date.now,
   report?: { everyMs: number; write(streak: DrainHeartbeat): Promise<void> },
-): Promise<QueueWatch> {
+): Promise<DrainHeartbeat> {
   const poll = Math.max(50, input.pollIntervalMs);
   const started = now();
   let reported = started;
-  let state = resumeStreak(ctx.heartbeatDetails() ?? input.from, started, poll);
+  let state = resumeStreak(ctx.heartbeatDetails(), started, poll);
   for (;;) {
     const sampleStarted = now();
     const s = await sample(input);
     state = advanceStreak(state, s, poll);
     ctx.heartbeat(state);
     const lasted = streakMs(state);
-    if (state.emptySince && lasted >= input.queueDrainedForMs) return { streak: state, drained: true };
+    if (state.emptySince && lasted >= input.queueDrainedForMs) return state;
     if (report && now() - reported >= report.everyMs) {
       await report.write(state);
       reported = now();
@@ -119,7 +118,6 @@ export async function watchQueue(
     // advanceStreak turned an empty sample into a not-drained one: it saw a retry.
     const retried = s.drained && !state.last.drained;
     const wait = Math.max(0, nextSampleDue(sampleStarted, state, poll, input.queueDrainedForMs, retried) - now());
-    if (input.reportAfterMs !== undefined && now() + wait - started > input.reportAfterMs) return { streak: state, drained: false };
     await sleepHeartbeating(ctx, wait, state);
   }
 }
@@ -131,5 +129,5 @@ export async function waitQueueDrained(
   input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number },
   now: () => number = Date.now,
 ): Promise<QueueSample> {
-  return (await watchQueue(ctx, sample, input, now)).streak.last;
+  return (await watchQueue(ctx, sample, input, now)).last;
 }

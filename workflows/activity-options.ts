@@ -13,14 +13,13 @@ export interface RolloutProxies {
   /** Every step of a zone: retried with backoff until zoneTimeout is exhausted. */
   step: RolloutActivities;
   /**
-   * The short calls of a step (reads, dry runs, applies), with the step's timeouts and retries. From
-   * the local-calls version on they are local activities: a marker in the history instead of a task
-   * round trip each.
+   * The short calls of a step (reads, dry runs, applies), with the step's timeouts and retries, as
+   * local activities: a marker in the history instead of a task round trip each.
    */
   short: RolloutActivities;
   /** The heartbeating waits of a zone, within the same zoneTimeout. */
   wait: RolloutActivities;
-  /** Status writes retry forever: the workflow does not move on without telling the status (local activities from local-calls on). */
+  /** Status writes retry forever: the workflow does not move on without telling the status (local activities). */
   status: RolloutActivities;
   /** Taking over waits for older workflows to stop at a safe point: long, heartbeating. */
   takeOver: RolloutActivities;
@@ -30,7 +29,7 @@ export interface RolloutProxies {
   confirmDrain: RolloutActivities;
 }
 
-export function rolloutProxies(st: Strategy, localCalls: boolean): RolloutProxies {
+export function rolloutProxies(st: Strategy): RolloutProxies {
   const retry: ActivityOptions['retry'] = {
     initialInterval: '1s',
     backoffCoefficient: 2,
@@ -46,9 +45,9 @@ export function rolloutProxies(st: Strategy, localCalls: boolean): RolloutProxie
   const step = remote(stepOptions);
   return {
     step,
-    short: localCalls ? local(stepOptions) : step,
+    short: local(stepOptions),
     wait: remote({ scheduleToCloseTimeout: ms(st.zoneTimeoutMs), heartbeatTimeout, retry, cancellationType }),
-    status: localCalls ? local(statusOptions) : remote(statusOptions),
+    status: local(statusOptions),
     takeOver: remote({ startToCloseTimeout: '7d', heartbeatTimeout: '1m', retry }),
     cleanup: remote({ scheduleToCloseTimeout: ms(Math.min(st.zoneTimeoutMs, 5 * 60_000)), startToCloseTimeout: '1m', retry }),
     confirmDrain: remote({

@@ -77,13 +77,13 @@ export interface SwitchInput {
   fallbackWaitMs: number;
 }
 
-/** A read switch awaited whole: the edited route objects, then (optionally) the pods. */
+/** A read switch awaited whole: the edited route objects, then the pods. */
 export interface AwaitSwitchInput {
   namespace: string;
   /** Each awaited operational at its generation after the edit (read afresh when unknown, e.g. after a resume). */
   routes: Array<{ kind: 'VMAuth' | 'VMUser'; name: string; generation?: number }>;
   pollIntervalMs: number;
-  confirm?: SwitchInput;
+  confirm: SwitchInput;
 }
 
 /** How one vmauth pod was found to run the config. */
@@ -124,7 +124,6 @@ export interface DrainHeartbeat {
   emptySince?: string;
 }
 
-/** Where a queue watch stands: the streak so far, and whether it lasted queueDrainedFor. */
 /** What the queue wait writes into the status while it waits: `status` with zone `zone`'s message replaced by the latest progress. */
 export interface QueueReport {
   object: ObjectGeneration;
@@ -133,12 +132,7 @@ export interface QueueReport {
   everyMs: number;
 }
 
-export interface QueueWatch {
-  streak: DrainHeartbeat;
-  drained: boolean;
-}
-
-/** How an object is managed for a VMDistributedCluster (from the server-side-apply workflow version on). */
+/** How an object is managed for a VMDistributedCluster. */
 export interface ManagedBy {
   vmdc: { name: string; uid: string; generation: number };
   /** Where the object is in the VMDistributedCluster's spec (e.g. zones[1].vmcluster), for messages. */
@@ -160,11 +154,7 @@ export interface ApplyObjectInput {
   create: boolean;
   /** Send it with `dryRun=All`: validated and admitted by the API server, stored nowhere (a preflight). */
   dryRun?: boolean;
-  /**
-   * Absent (workflow versions before server-side apply): the applied fields are forced, as their merge
-   * patches overwrote them, and nothing is recorded or owned.
-   */
-  managedBy?: ManagedBy;
+  managedBy: ManagedBy;
 }
 
 /**
@@ -189,12 +179,8 @@ export interface RolloutActivities {
   }): Promise<{ stale: boolean; superseded: string[] }>;
 
   /** Write the CR status via the status subresource, only while the object is still at this generation, or while status.workflow names the calling workflow (an adopted paused-only generation). */
-  writeStatus(input: {
-    object: ObjectGeneration;
-    status: VMDistributedClusterStatus;
-    /** From the route-records version on: `zonesOutOfRotation` is taken from the records on the routes. */
-    fromRecords?: boolean;
-  }): Promise<{ written: boolean }>;
+  /** `zonesOutOfRotation` is taken from the records on the routes (activities/status.ts withRecordedZones). */
+  writeStatus(input: { object: ObjectGeneration; status: VMDistributedClusterStatus }): Promise<{ written: boolean }>;
 
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;
 
@@ -220,28 +206,29 @@ export interface RolloutActivities {
   readRoutes(input: { namespace: string; routes: RouteRef[] }): Promise<RouteSnapshot[]>;
 
   /**
-   * Apply removals (`direction: 'remove'`) or put them back (`'restore'`), idempotently, with a
-   * resourceVersion precondition and retry on conflict. A removal that would leave a route with no
-   * backend fails with non-retryable ApplicationFailure type 'EmptyRoute' naming the route.
+   * Take the zone of `record` out of the routes of `removals` (`direction: 'remove'`) or put it back
+   * (`'restore'`), idempotently, with a resourceVersion precondition and retry on conflict. A removal
+   * that would leave a route with no backend fails with non-retryable ApplicationFailure type
+   * 'EmptyRoute' naming the route, before any route is edited.
    *
-   * With `record`: the removal is computed again from each freshly read route, and the same patch
-   * that removes the entries writes the record of exactly what it removed on that route (a route
-   * that already carries the zone's record is left alone); a restore puts back what the records of
-   * the zone say, on every route of the namespace that carries one, and deletes them in the same
-   * patch (`removals` are not needed then). The result lists the zones recorded after the edit.
+   * The removal is computed again from each freshly read route, and the same patch that removes the
+   * entries writes the record of exactly what it removed on that route (a route that already carries
+   * the zone's record is left alone); a restore puts back what the records of the zone say, on every
+   * route of the namespace that carries one, and deletes them in the same patch (`removals` only add
+   * VMUsers to report then). The result lists the zones recorded after the edit.
    */
   editRoutes(input: {
     namespace: string;
     vmauthName: string;
     removals: RouteRemoval[];
     direction: 'remove' | 'restore';
-    record?: RecordOwner;
+    record: RecordOwner;
   }): Promise<{
     vmauthGeneration: number;
     /** Generation of every VMUser the edit changed (or the removals name), after the edit: each must apply its new routes too. */
     vmuserGenerations?: Record<string, number>;
-    /** With `record`: the zones of this VMDistributedCluster recorded out of reads after the edit. */
-    recorded?: RecordedZone[];
+    /** The zones of this VMDistributedCluster recorded out of reads after the edit. */
+    recorded: RecordedZone[];
   }>;
 
   /** The zones of one VMDistributedCluster (by uid) that the records on the namespace's VMAuths and VMUsers show out of reads. */
@@ -257,13 +244,12 @@ export interface RolloutActivities {
   sampleQueue(input: QueueTarget): Promise<QueueSample>;
 
   /**
-   * waitQueueDrained that shows its progress. With `report` (from the queue-heartbeats version on):
-   * to the end in this one activity, writing the latest sample into the zone's status message itself
-   * every `report.everyMs` (a long drain costs heartbeats, not history events). Without (older
-   * versions): in slices, returning after about `reportAfterMs` with the streak so far, which the
-   * next call continues (`from`), for the workflow to write the status.
+   * waitQueueDrained that shows its progress (and returns the streak that completed the wait): to
+   * the end in this one activity, writing the latest
+   * sample into the zone's status message itself every `report.everyMs` (a long drain costs
+   * heartbeats, not history events).
    */
-  watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; reportAfterMs?: number; from?: DrainHeartbeat; report?: QueueReport }): Promise<QueueWatch>;
+  watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; report: QueueReport }): Promise<DrainHeartbeat>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;
@@ -274,6 +260,6 @@ export interface RolloutActivities {
   /** Wait until the zone's vmselect pods count no new /select/ request for quietMs (at most maxMs). */
   waitReadsDrained(input: ReadsDrainInput): Promise<ReadsDrained>;
 
-  /** waitOperational of each edited route object, then confirmSwitch: one activity per read switch (local-calls version on). */
-  awaitSwitch(input: AwaitSwitchInput): Promise<{ confirmed?: SwitchConfirmed }>;
+  /** waitOperational of each edited route object, then confirmSwitch: one activity per read switch. */
+  awaitSwitch(input: AwaitSwitchInput): Promise<{ confirmed: SwitchConfirmed }>;
 }

@@ -11,8 +11,6 @@ export const FailureType = {
   ObjectNotFound: 'ObjectNotFound',
   /** Taking the zone out would leave a read route with no backend: nothing was edited. */
   EmptyRoute: 'EmptyRoute',
-  /** A targetRef names the zone in a way that cannot be taken apart. */
-  RouteShape: 'RouteShape',
   /** A route kept changing under every edit attempt (retryable). */
   RouteConflict: 'RouteConflict',
   /** A route's out-of-rotation record is not what vmrollout writes: a person must look at it. */
@@ -23,8 +21,6 @@ export const FailureType = {
   PatchRejected: 'PatchRejected',
   /** The API server refuses the status (4xx other than conflict/not found): it will not go away by itself. */
   StatusRejected: 'StatusRejected',
-  /** A wait the workflow slices itself (to report progress) outlasted zoneTimeout. */
-  ZoneTimeout: 'ZoneTimeout',
   /** Server-side apply: another field manager owns a field vmrollout would change (and forceConflicts is off). */
   FieldConflict: 'FieldConflict',
   /** A full spec names an object this VMDistributedCluster does not own (adoption not asked for, or another controller's). */
@@ -35,7 +31,7 @@ export const FailureType = {
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failures that retrying the same activity cannot fix. */
-export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RouteShape, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected, FailureType.FieldConflict, FailureType.NotOwned, FailureType.InputRefused];
+export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected, FailureType.FieldConflict, FailureType.NotOwned, FailureType.InputRefused];
 
 /** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
 export function stepFailure(type: FailureType, message: string): ApplicationFailure {

@@ -115,11 +115,6 @@ export function applyPatch(target: JsonObject | undefined, patch: JsonObject): J
   return applyValue(target ?? dict(), patch) as JsonObject;
 }
 
-/** True when applying `patch` to `current` changes nothing. */
-export function isUpToDate(current: JsonObject | undefined, patch: JsonObject): boolean {
-  return jsonEqual(applyPatch(current, patch), current ?? {});
-}
-
 /**
  * The VMCluster patch of one zone: zone full `spec` (if given) → global `overrideSpec` → zone
  * `overrideSpec` → `{ clusterVersion }`.
@@ -131,16 +126,6 @@ export function desiredClusterPatch(spec: Pick<NormalizedSpec, 'overrideSpec' | 
 /** The VMCluster is created (with the zone's full spec) when absent only in the full-spec form. */
 export function createsObject(obj: ManagedObject | undefined): boolean {
   return !!obj?.spec;
-}
-
-/**
- * The patch for a VMAgent or VMUser: its full `spec`, or its `overrideSpec`. `undefined` when there
- * is nothing to apply (a bare reference, or an empty overlay).
- */
-export function managedObjectPatch(obj: ManagedObject | undefined): JsonObject | undefined {
-  if (!obj) return undefined;
-  const p = composePatches(obj.spec, obj.overrideSpec);
-  return Object.keys(p).length > 0 || obj.spec ? p : undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Before any zone: bring up what the zones need and apply the spec's other objects, each waited for
 // until operational. A failure holds the rollout like a zone's.
 //
-// From the server-side-apply version on, in the order a greenfield namespace needs: every object is
+// In the order a greenfield namespace needs: every object is
 // first sent as a dry run (a conflict, an object not owned, a spec the API server refuses: the
 // rollout fails here, before any zone leaves reads); then the VMAgent, then the VMClusters that do
 // not exist yet (created from their full specs), then the VMAuth and the VMUsers that route to them.
@@ -10,23 +10,19 @@
 import type { ManagedObject } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { ApplyObjectInput } from './activity-types';
-import { composePatches, managedObjectPatch } from './merge';
+import { composePatches } from './merge';
 import type { Outcome, RolloutRun } from './rollout-run';
 import { clusterApply } from './zone-steps';
 
 /**
- * The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when there is nothing to apply.
- * Before server-side apply, a bare reference has nothing to apply; from it on, every object is
- * applied (an empty overlay removes the keys vmrollout set before).
+ * The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. Every
+ * object named is applied, a bare reference too (an empty overlay removes the keys vmrollout set before).
  */
 function objectApply(run: RolloutRun, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
-  const patch = run.ssa ? composePatches(obj?.spec, obj?.overrideSpec) : managedObjectPatch(obj);
-  return obj && patch ? run.applyInput(kind, obj, patch, specPath) : undefined;
+  return obj && run.applyInput(kind, obj, composePatches(obj.spec, obj.overrideSpec), specPath);
 }
 
 const defined = <T>(x: T | undefined): x is T => x !== undefined;
-
-const userApplies = (run: RolloutRun) => run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`));
 
 /**
  * The VMAuth before the VMUsers: a VMUser's status is written by the reconcile of a VMAuth that
@@ -34,7 +30,7 @@ const userApplies = (run: RolloutRun) => run.spec.zones.map((zs, i) => objectApp
  * would never become operational.
  */
 function routeApplies(run: RolloutRun): ApplyObjectInput[] {
-  return [objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth'), ...userApplies(run)].filter(defined);
+  return [objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth'), ...run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))].filter(defined);
 }
 
 async function applyAndWait(run: RolloutRun, items: readonly ApplyObjectInput[]): Promise<void> {
@@ -50,15 +46,9 @@ export function prepare(run: RolloutRun): Promise<Outcome> {
   state.currentStep = 'Preparing';
   return run.withFailureHold(async () => {
     state.phase = 'Progressing';
-    state.message = run.ssa ? 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers' : 'applying VMAgent and VMUsers';
+    state.message = 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers';
     await run.writeStatus();
-    if (run.ssa) return prepareApplied(run);
-    const { short } = run.acts;
-    const items = [objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent'), ...userApplies(run)].filter(defined);
-    // Nothing is applied unless the API server would take all of it.
-    if (run.preflight) for (const it of items) await short.applyObject({ ...it, dryRun: true });
-    await applyAndWait(run, items);
-    return 'done';
+    return prepareApplied(run);
   });
 }
 

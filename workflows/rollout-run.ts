@@ -1,7 +1,7 @@
 // One run of the rollout workflow: its state, its activities, and the operations every part of
 // the rollout shares (status writes, safe points, the read switch, failure holds). Workflow code:
 // only workflow APIs (the sandbox's Date is the deterministic workflow clock).
-import { CancellationScope, condition, isCancellation, log, patched, setCurrentDetails, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, log, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase, Strategy, VMDistributedClusterStatus, WorkflowRef, ZoneSpec } from '../api/types';
 import type { VMKind } from '../api/constants';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
@@ -49,63 +49,17 @@ export class RolloutRun {
   readonly routes: RouteRef[];
   pauseRequested: boolean;
   resumeRequested = false;
-  /**
-   * From this workflow version on, what a zone's leaving removed is recorded on the route objects
-   * themselves, and every decision about who is out of reads is taken from those records.
-   */
-  readonly records: boolean;
-  /** From this version on, every patch is first sent as a server-side dry run, before a zone leaves reads. */
-  readonly preflight: boolean;
-  /**
-   * From this version on, the rollout judges by what the VictoriaMetrics operator really does: routes
-   * are read by the operator's rules, the zones carrying the reads must be healthy before a zone
-   * leaves, each read switch is confirmed in the vmauth pods, reads are drained by measurement, and
-   * the queue wait reports its latest sample as it goes.
-   */
-  readonly realOperator: boolean;
-  /**
-   * From this version on, objects are changed by server-side apply and owned: full specs carry an
-   * ownerReference (unless retainOnDelete), a field another manager owns is a conflict, and the first
-   * step creates missing VMClusters before the VMUsers and the VMAuth that route to them.
-   */
-  readonly ssa: boolean;
-  /**
-   * From this version on, the input is checked against the object it names before anything is done
-   * (activities/verify-input.ts): a forged or outdated input does nothing.
-   */
-  readonly verifiesInput: boolean;
-  /**
-   * From this version on, the queue wait runs whole in one heartbeating activity that writes its
-   * progress into the status itself: a long drain costs heartbeats, not history events.
-   */
-  readonly queueHeartbeats: boolean;
-  /**
-   * From this version on, status writes, reads, dry runs and prepare's applies are local activities,
-   * and a read switch is one activity: a zone costs a fraction of the history events, and no task
-   * round trip per short call.
-   */
-  readonly localCalls: boolean;
-  /** From this version on, each zone's status says when its current step began (`stepStartedAt`). */
-  readonly stepTimes: boolean;
   /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
   routesDeferred: boolean;
   private readonly zoneSpecs: Map<string, ZoneSpec>;
 
   constructor(readonly input: RolloutWorkflowInput, private readonly workflow: WorkflowRef) {
     const { object, spec, carried } = input;
-    this.records = patched('route-records');
-    this.preflight = this.records && patched('preflight-dry-run');
-    this.realOperator = this.preflight && patched('real-operator');
-    this.ssa = this.realOperator && patched('server-side-apply');
-    this.verifiesInput = this.ssa && patched('verify-input');
-    this.queueHeartbeats = this.verifiesInput && patched('queue-heartbeats');
-    this.localCalls = this.queueHeartbeats && patched('local-calls');
-    this.stepTimes = this.localCalls && patched('step-started-at');
     this.object = object;
     this.spec = spec;
     this.st = spec.strategy;
     this.ns = object.namespace;
-    this.acts = rolloutProxies(spec.strategy, this.localCalls);
+    this.acts = rolloutProxies(spec.strategy);
     this.zoneSpecs = new Map(spec.zones.map((z) => [z.name, z]));
     this.state = {
       phase: 'Pending',
@@ -134,11 +88,9 @@ export class RolloutRun {
 
   /** The applyObject input for a managed object: `patch` is its desired spec; `specPath` where it is in the spec. */
   applyInput(kind: VMKind, obj: ManagedObject, patch: JsonObject, specPath: string): ApplyObjectInput {
-    const input: ApplyObjectInput = { kind, namespace: this.ns, name: obj.name, patch, create: createsObject(obj) };
-    if (!this.ssa) return input;
     const { name, uid, generation } = this.object;
     const managedBy: ManagedBy = { vmdc: { name, uid, generation }, specPath, retain: !!this.spec.retainOnDelete, adopt: !!obj.adopt, forceConflicts: !!this.spec.forceConflicts };
-    return { ...input, managedBy };
+    return { kind, namespace: this.ns, name: obj.name, patch, create: createsObject(obj), managedBy };
   }
 
   now(): string {
@@ -172,7 +124,7 @@ export class RolloutRun {
       const status = this.status();
       setCurrentDetails(currentDetails(status));
       try {
-        const r = await this.acts.status.writeStatus({ object: this.object, status, fromRecords: this.records });
+        const r = await this.acts.status.writeStatus({ object: this.object, status });
         this.state.statusError = undefined;
         return r;
       } catch (err) {
@@ -276,43 +228,25 @@ export class RolloutRun {
     await this.writeStatus();
   }
 
-  /**
-   * Wait until every edited route serves its new config: the VMAuth, and (from this workflow version
-   * on) each VMUser the zone's removals changed. A generation unknown after a resume is read fresh.
-   */
-  async waitSwitch(removals: readonly RouteRemoval[] | undefined, edited: EditedRoutes, confirm?: { zone: ZoneState; expect: 'absent' | 'present' }): Promise<void> {
-    if (this.localCalls) return this.awaitSwitch(removals ?? [], edited, confirm);
-    const { short, wait } = this.acts;
-    const { ns, st } = this;
-    const generationOf = async (kind: 'VMAuth' | 'VMUser', name: string, known: number | undefined) =>
-      known ?? (await short.readObject({ kind, namespace: ns, name })).generation ?? 0;
-    const vmauth = this.spec.vmauth.name;
-    const vmauthGeneration = await generationOf('VMAuth', vmauth, edited.vmauthGeneration);
-    await wait.waitOperational({ kind: 'VMAuth', namespace: ns, name: vmauth, generation: vmauthGeneration, pollIntervalMs: st.pollIntervalMs });
-    if (!patched('wait-vmuser-switch')) return;
-    for (const name of editedUsers(removals ?? [])) {
-      const generation = await generationOf('VMUser', name, edited.vmuserGenerations?.[name]);
-      await wait.waitOperational({ kind: 'VMUser', namespace: ns, name, generation, pollIntervalMs: st.pollIntervalMs });
-    }
-    if (this.realOperator && confirm) await this.confirmInPods(confirm.zone, removals ?? [], confirm.expect);
-  }
-
   /** The switch, confirmed where reads happen: the operator's config, and every ready vmauth pod running it. */
   async confirmInPods(z: ZoneState, removals: readonly RouteRemoval[], expect: 'absent' | 'present'): Promise<void> {
     const input = await this.announceConfirm(z, removals, expect);
     this.confirmed(z, expect, await this.acts.wait.confirmSwitch(input));
   }
 
-  /** The whole switch in one activity: each edited route object operational, then (real operator) the pods. */
-  private async awaitSwitch(removals: readonly RouteRemoval[], edited: EditedRoutes, confirm?: { zone: ZoneState; expect: 'absent' | 'present' }): Promise<void> {
+  /**
+   * The whole read switch in one activity: each edited route object (the VMAuth, and each VMUser the
+   * zone's removals changed) operational, then every ready vmauth pod running the new config. A
+   * generation unknown after a resume is read fresh.
+   */
+  async waitSwitch(z: ZoneState, removals: readonly RouteRemoval[], edited: EditedRoutes, expect: 'absent' | 'present'): Promise<void> {
     const routes = [
       { kind: 'VMAuth' as const, name: this.spec.vmauth.name, generation: edited.vmauthGeneration },
       ...editedUsers(removals).map((name) => ({ kind: 'VMUser' as const, name, generation: edited.vmuserGenerations?.[name] })),
     ];
-    const pods = this.realOperator ? confirm : undefined;
-    const input = pods ? await this.announceConfirm(pods.zone, removals, pods.expect) : undefined;
-    const r = await this.acts.wait.awaitSwitch({ namespace: this.ns, routes, pollIntervalMs: this.st.pollIntervalMs, ...(input ? { confirm: input } : {}) });
-    if (pods && r.confirmed) this.confirmed(pods.zone, pods.expect, r.confirmed);
+    const confirm = await this.announceConfirm(z, removals, expect);
+    const r = await this.acts.wait.awaitSwitch({ namespace: this.ns, routes, pollIntervalMs: this.st.pollIntervalMs, confirm });
+    this.confirmed(z, expect, r.confirmed);
   }
 
   /** Say in the status which switch the zone waits for; the confirmSwitch input for it. */
@@ -336,19 +270,8 @@ export class RolloutRun {
     log.info('read switch confirmed in the vmauth pods', { zone: z.name, expect, message: r.message });
   }
 
-  /** Put a zone back into read rotation exactly as it was and wait for the switch. */
+  /** Put a zone back into read rotation: restore what the records of the zone say (whatever this run remembers) and wait for the switch. */
   async rejoin(z: ZoneState, acts: RolloutActivities): Promise<void> {
-    if (this.records) return this.rejoinFromRecords(z, acts);
-    if (z.removals && z.removals.some((r) => r.removed.length > 0)) {
-      const r = await acts.editRoutes({ namespace: this.ns, vmauthName: this.spec.vmauth.name, removals: z.removals, direction: 'restore' });
-      z.outOfRotation = false;
-      await this.waitSwitch(z.removals, r);
-    }
-    z.outOfRotation = false;
-  }
-
-  /** Restore what the records of the zone say (whatever this run remembers) and wait for the switch. */
-  private async rejoinFromRecords(z: ZoneState, acts: RolloutActivities): Promise<void> {
     const removals = z.removals;
     let r: Awaited<ReturnType<RolloutActivities['editRoutes']>>;
     try {
@@ -358,7 +281,7 @@ export class RolloutRun {
       throw err;
     }
     this.syncRecorded(r.recorded ?? []);
-    if (removedAnything({ removals })) await this.waitSwitch(removals, r, { zone: z, expect: 'present' });
+    if (removals && removedAnything({ removals })) await this.waitSwitch(z, removals, r, 'present');
   }
 
   /**

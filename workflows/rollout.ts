@@ -48,20 +48,18 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
   setHandler(progressQuery, () => progressOf(state, run.pauseRequested));
 
   try {
-    if (run.verifiesInput) {
-      const v = await run.acts.status.verifyInput({ object: input.object, spec: input.spec, previousWorkflowIds: input.previousWorkflowIds });
-      if (v.verdict === 'refused') throw stepFailure(FailureType.InputRefused, v.message);
-      if (v.verdict === 'stale') {
-        if (!input.carried) return run.endStale(v.message);
-        // Carried over: at a zone boundary, nothing out of reads; end as a supersede signal would.
-        if (state.supersededBy === undefined || v.generation > state.supersededBy) state.supersededBy = v.generation;
-      }
+    const v = await run.acts.status.verifyInput({ object: input.object, spec: input.spec, previousWorkflowIds: input.previousWorkflowIds });
+    if (v.verdict === 'refused') throw stepFailure(FailureType.InputRefused, v.message);
+    if (v.verdict === 'stale') {
+      if (!input.carried) return run.endStale(v.message);
+      // Carried over: at a zone boundary, nothing out of reads; end as a supersede signal would.
+      if (state.supersededBy === undefined || v.generation > state.supersededBy) state.supersededBy = v.generation;
     }
     if (!input.carried) {
       const t = await run.acts.takeOver.takeOverObject({ object: input.object, ownWorkflowId: info.workflowId, previousWorkflowIds: input.previousWorkflowIds });
       if (t.stale) return run.endStale('a newer generation of the object exists; nothing done');
     }
-    if (run.records && (await adoptRecordedZones(run)) === 'superseded') return await run.finishSuperseded();
+    if ((await adoptRecordedZones(run)) === 'superseded') return await run.finishSuperseded();
     if (!input.carried) {
       await run.safePoint();
       if (run.superseded()) return await run.finishSuperseded();

@@ -32,22 +32,6 @@ export class EmptyRouteError extends RoutePlanError {
   }
 }
 
-/**
- * A targetRef names the zone in a way the OLD rules cannot take apart (crd.name is the zone AND
- * crd.objects lists others). Kept for workflow histories computed with the old rules; with the
- * operator's rules (RouteRules) the zone is taken out of crd.name instead (a `crdName` removal).
- */
-export class RouteShapeError extends RoutePlanError {
-  override readonly name = 'RouteShapeError';
-  readonly type = FailureType.RouteShape;
-  constructor(readonly route: RouteRef, readonly index: number, readonly vmcluster: VMClusterRef) {
-    super(
-      `${route.kind} ${route.name} targetRefs[${index}] names VMCluster ${vmcluster.name} in crd.name and other ` +
-        'clusters in crd.objects; split it into separate targetRefs',
-    );
-  }
-}
-
 function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
@@ -69,34 +53,12 @@ function objectsOf(tr: JsonObject | undefined): JsonObject[] | undefined {
   return Array.isArray(o) ? (o as JsonObject[]) : undefined;
 }
 
-/**
- * Which rules decide what a targetRef routes to.
- *
- * `operatorRules` are the VictoriaMetrics operator's (v0.74.1, vmauth/vmusers_config.go
- * updateCRDObjURLs): crd.name routes to a cluster only when crd.name and crd.namespace are both
- * non-empty, and a crd.objects entry only by its exact name and namespace (an empty namespace finds
- * nothing). Taking a zone named in crd.name out of a targetRef that also lists others in crd.objects
- * empties crd.name and crd.namespace (a `crdName` removal).
- *
- * Without it (the default) the rules before the `operator-route-rules` patch apply, unchanged, for
- * workflow histories recorded with them: a missing or empty namespace means the route's, and
- * `{name: <zone>, objects: [others]}` is refused with RouteShapeError.
- */
-export interface RouteRules {
-  operatorRules?: boolean;
-}
-
-/** The operator's rules (see RouteRules). The activities always use them. */
-export const OPERATOR_RULES: Readonly<RouteRules> = Object.freeze({ operatorRules: true });
-
+// What a targetRef routes to, by the VictoriaMetrics operator's rules (v0.74.1,
+// vmauth/vmusers_config.go updateCRDObjURLs): crd.name routes to a cluster only when crd.name and
+// crd.namespace are both non-empty, and a crd.objects entry only by its exact name and namespace (an
+// empty namespace finds nothing). Taking a zone named in crd.name out of a targetRef that also lists
+// others in crd.objects empties crd.name and crd.namespace (a `crdName` removal).
 const nonEmpty = (v: JsonValue | undefined): v is string => typeof v === 'string' && v !== '';
-
-/** Old rule: `{name, namespace?}` names this VMCluster; a missing namespace means the route's (= the object's) namespace. */
-export function namesCluster(entry: JsonObject | undefined, vmc: VMClusterRef): boolean {
-  if (!entry || entry.name !== vmc.name) return false;
-  const ns = entry.namespace;
-  return ns === undefined || ns === null || ns === '' || ns === vmc.namespace;
-}
 
 /** Operator rule: crd.name names this VMCluster only with crd.namespace, both non-empty and equal to the cluster's. */
 export function crdNameNamesCluster(crd: JsonObject | undefined, vmc: VMClusterRef): boolean {
@@ -108,49 +70,27 @@ export function objectNamesCluster(entry: JsonObject | undefined, vmc: VMCluster
   return !!entry && nonEmpty(entry.name) && nonEmpty(entry.namespace) && entry.name === vmc.name && entry.namespace === vmc.namespace;
 }
 
-interface Rules {
-  /** Whether crd.name (with crd.namespace) routes anywhere. */
-  nameRoutes(crd: JsonObject): boolean;
-  /** Whether crd.name names this cluster. */
-  byName(crd: JsonObject, vmc: VMClusterRef): boolean;
-  /** Whether a crd.objects entry names this cluster. */
-  byObject(entry: JsonObject | undefined, vmc: VMClusterRef): boolean;
-}
-
-const OLD_RULES: Rules = {
-  nameRoutes: (crd) => nonEmpty(crd.name),
-  byName: (crd, vmc) => nonEmpty(crd.name) && namesCluster(crd, vmc),
-  byObject: namesCluster,
-};
-
-const OPERATOR: Rules = {
-  nameRoutes: (crd) => nonEmpty(crd.name) && nonEmpty(crd.namespace),
-  byName: crdNameNamesCluster,
-  byObject: objectNamesCluster,
-};
-
-const rulesOf = (opts: RouteRules): Rules => (opts.operatorRules ? OPERATOR : OLD_RULES);
-
 /** True when some VMCluster/vmselect targetRef still sends reads to this VMCluster. */
-export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef, opts: RouteRules = {}): boolean {
-  const rules = rulesOf(opts);
+export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef): boolean {
   return targetRefs.some((tr) => {
     if (!isVmselect(tr)) return false;
     const crd = crdOf(tr)!;
-    if (rules.byName(crd, vmc)) return true;
-    return (objectsOf(tr) ?? []).some((o) => rules.byObject(asObject(o), vmc));
+    if (crdNameNamesCluster(crd, vmc)) return true;
+    return (objectsOf(tr) ?? []).some((o) => objectNamesCluster(asObject(o), vmc));
   });
 }
 
 // An array, not a Set: this module is shared frozen between workflows (process/workflow-bundle.ts).
 const NON_READ_KINDS: readonly string[] = ['VMCluster/vminsert', 'VMAgent'];
 
+/** Whether crd.name (with crd.namespace) routes anywhere. */
+const nameRoutes = (crd: JsonObject): boolean => nonEmpty(crd.name) && nonEmpty(crd.namespace);
+
 /**
- * Whether a route still has at least one backend that can serve reads. Operator rules: a crd
- * counts only with a routing crd.name (name and namespace non-empty) or a non-empty crd.objects.
+ * Whether a route still has at least one backend that can serve reads: a crd counts only with a
+ * routing crd.name (name and namespace non-empty) or a non-empty crd.objects.
  */
-export function hasReadBackend(targetRefs: readonly JsonObject[], opts: RouteRules = {}): boolean {
-  const rules = rulesOf(opts);
+export function hasReadBackend(targetRefs: readonly JsonObject[]): boolean {
   return targetRefs.some((tr) => {
     const st = asObject(tr.static);
     if (st) {
@@ -160,36 +100,31 @@ export function hasReadBackend(targetRefs: readonly JsonObject[], opts: RouteRul
     const crd = crdOf(tr);
     if (!crd) return false;
     if (typeof crd.kind !== 'string' || NON_READ_KINDS.includes(crd.kind)) return false;
-    if (crd.kind === VMSELECT_KIND || opts.operatorRules) return rules.nameRoutes(crd) || (objectsOf(tr)?.length ?? 0) > 0;
-    return true;
+    return nameRoutes(crd) || (objectsOf(tr)?.length ?? 0) > 0;
   });
 }
 
 /**
  * What taking `vmc` out of one route removes: every VMCluster/vmselect targetRef naming only this
  * cluster (crd.name, or crd.objects whose entries all name it) as a whole, and this cluster's
- * entries of crd.objects of the others. With the operator's rules, a crd.name naming this cluster in
- * a targetRef that routes elsewhere too is emptied (a `crdName` entry); without them it is a
- * RouteShapeError. Does not check emptiness (see computeRemovals).
+ * entries of crd.objects of the others. A crd.name naming this cluster in a targetRef that routes
+ * elsewhere too is emptied (a `crdName` entry). Does not check emptiness (see computeRemovals).
  */
-export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef, opts: RouteRules = {}): RouteRemoval {
-  const rules = rulesOf(opts);
+export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef): RouteRemoval {
   const removed: RemovedRef[] = [];
   snapshot.targetRefs.forEach((tr, index) => {
     if (!isVmselect(tr)) return;
     const crd = crdOf(tr)!;
-    const nameRoutes = rules.nameRoutes(crd);
-    const nameIsZone = rules.byName(crd, vmc);
+    const nameIsZone = crdNameNamesCluster(crd, vmc);
     const objects = objectsOf(tr) ?? [];
-    const hits = objects.map((o, j) => (rules.byObject(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
+    const hits = objects.map((o, j) => (objectNamesCluster(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
     const onlyZone =
-      (nameIsZone || !nameRoutes) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
+      (nameIsZone || !nameRoutes(crd)) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
     if (onlyZone) {
       removed.push({ type: 'targetRef', index, targetRef: clone(tr) });
       return;
     }
     if (nameIsZone) {
-      if (!opts.operatorRules) throw new RouteShapeError(snapshot.route, index, vmc);
       removed.push({ type: 'crdName', index, name: crd.name as string, namespace: crd.namespace as string, targetRef: clone(tr) });
     }
     for (const objectIndex of hits) {
@@ -202,16 +137,14 @@ export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef, opts:
 /**
  * The removals that take `vmc` out of every route (routes not referencing it are left out).
  * Throws EmptyRouteError when any route would be left with no read backend (nothing is edited then).
- * `opts` defaults to the old rules: workflow code must pass `{ operatorRules: true }` only behind
- * its `operator-route-rules` patch.
  */
-export function computeRemovals(snapshots: readonly RouteSnapshot[], vmc: VMClusterRef, opts: RouteRules = {}): RouteRemoval[] {
+export function computeRemovals(snapshots: readonly RouteSnapshot[], vmc: VMClusterRef): RouteRemoval[] {
   const out: RouteRemoval[] = [];
   const empty: RouteRef[] = [];
   for (const snap of snapshots) {
-    const r = computeRemoval(snap, vmc, opts);
+    const r = computeRemoval(snap, vmc);
     if (r.removed.length === 0) continue;
-    if (!hasReadBackend(applyRemoval(snap.targetRefs, r), opts)) empty.push(snap.route);
+    if (!hasReadBackend(applyRemoval(snap.targetRefs, r))) empty.push(snap.route);
     out.push(r);
   }
   if (empty.length > 0) throw new EmptyRouteError(empty, vmc);

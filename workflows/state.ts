@@ -12,7 +12,7 @@ export interface ZoneState {
   step?: ZoneStep;
   vmclusterGeneration?: number;
   startedAt?: string;
-  /** When `step` began (step-started-at version on); a Failed zone keeps its failed step's. */
+  /** When `step` began; a Failed zone keeps its failed step's. */
   stepStartedAt?: string;
   finishedAt?: string;
   message?: string;
@@ -31,7 +31,7 @@ export interface ZoneState {
    * zone found out of reads by an earlier generation). Cleanup decides "patched?" against it.
    */
   baseGeneration?: number;
-  /** How the last read switch of the zone was confirmed in the vmauth pods (real-operator version on). */
+  /** How the last read switch of the zone was confirmed in the vmauth pods. */
   switchConfirmed?: string;
 }
 

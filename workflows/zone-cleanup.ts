@@ -4,7 +4,6 @@
 // status says why. Runs in a non-cancellable scope (the caller's).
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from './failures';
-import { desiredClusterPatch, isUpToDate } from './merge';
 import { isOperationalAt, patchMayHaveLanded } from './plan';
 import type { RolloutRun } from './rollout-run';
 import type { ZoneState } from './state';
@@ -29,8 +28,7 @@ export async function cleanupZone(run: RolloutRun, z: ZoneState, why: string): P
       return;
     }
     const cur = await cleanup.readObject({ kind: 'VMCluster', namespace: ns, name: zs.vmcluster.name });
-    const landed = run.records ? patchMayHaveLanded(z, cur) : cur.exists && isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs));
-    if (!landed) {
+    if (!patchMayHaveLanded(z, cur)) {
       // The patch never landed: the zone is as it was before, safe to rejoin.
       await rejoin(`rejoined reads (${why}): VMCluster was not changed`);
       z.patchAttempted = false;

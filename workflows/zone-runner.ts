@@ -1,13 +1,11 @@
 // Runs one zone through its steps: skips a zone already at the desired spec, stops at safe points
 // (pause, supersede), holds a failed zone until resume, supersede or cancel.
 import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
-import { desiredClusterPatch, isUpToDate } from './merge';
 import { isOperationalAt, resumeStep, stepIndex } from './plan';
 import type { Outcome, RolloutRun } from './rollout-run';
 import type { ZoneState } from './state';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
-import type { ObjectState } from './activity-types';
 import { isStepFailure } from './failures';
 
 export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 'skipped'> {
@@ -53,7 +51,7 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
 async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
   const zs = run.zoneSpec(z.name);
   const cur = await run.acts.short.readObject({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name });
-  if (!(cur.exists && (await upToDate(run, zs, cur)) && isOperationalAt(cur, cur.generation))) {
+  if (!(cur.exists && (await upToDate(run, zs)) && isOperationalAt(cur, cur.generation))) {
     z.baseGeneration = cur.exists ? cur.generation : 0;
     return false;
   }
@@ -66,13 +64,12 @@ async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
 }
 
 /**
- * Whether the VMCluster's spec is the desired one. From the server-side-apply version on, the API
- * server says (a dry run that leaves the generation alone: also a key removed from an overlay counts),
- * and an apply that changes only metadata (the applied record, ownership) is made right away: it
- * restarts nothing. A dry run that fails is not up to date: the zone's own preflight reports it.
+ * Whether the VMCluster's spec is the desired one: the API server says (a dry run that leaves the
+ * generation alone: also a key removed from an overlay counts), and an apply that changes only
+ * metadata (the applied record, ownership) is made right away: it restarts nothing. A dry run that
+ * fails is not up to date: the zone's own preflight reports it.
  */
-async function upToDate(run: RolloutRun, zs: ZoneSpec, cur: ObjectState): Promise<boolean> {
-  if (!run.ssa) return isUpToDate(cur.spec, desiredClusterPatch(run.spec, zs));
+async function upToDate(run: RolloutRun, zs: ZoneSpec): Promise<boolean> {
   const it = clusterApply(run, zs);
   try {
     if ((await run.acts.short.applyObject({ ...it, dryRun: true })).changed) return false;
@@ -95,7 +92,7 @@ async function runSteps(c: ZoneContext): Promise<Outcome> {
     await run.safePoint();
     if (run.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
     enterStep(run, z, s);
-    z.message = z.outOfRotation ? outOfRotationMessage(run, z) : undefined;
+    z.message = z.outOfRotation ? outOfRotationMessage(z) : undefined;
     state.phase = 'Progressing';
     state.message = `zone ${z.name}: ${s}`;
     await run.writeStatus();
@@ -107,7 +104,7 @@ async function runSteps(c: ZoneContext): Promise<Outcome> {
 /** The zone's phase becomes step `s`, dated from now. */
 function enterStep(run: RolloutRun, z: ZoneState, s: ZoneStep): void {
   z.phase = s;
-  if (run.stepTimes) z.stepStartedAt = run.now();
+  z.stepStartedAt = run.now();
 }
 
 /** Superseded before the VMCluster changed: rejoin at once (if out) and stop here. */
@@ -127,8 +124,8 @@ async function stopUnpatched(run: RolloutRun, z: ZoneState): Promise<Outcome> {
 }
 
 
-/** Why a zone is out of reads, and (real-operator version on) how its leaving was confirmed in the pods. */
-function outOfRotationMessage(run: RolloutRun, z: ZoneState): string {
+/** Why a zone is out of reads, and how its leaving was confirmed in the pods. */
+function outOfRotationMessage(z: ZoneState): string {
   const why = 'out of read rotation for the upgrade';
-  return run.realOperator && z.switchConfirmed ? `${why} (${z.switchConfirmed})` : why;
+  return z.switchConfirmed ? `${why} (${z.switchConfirmed})` : why;
 }

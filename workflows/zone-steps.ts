@@ -1,13 +1,12 @@
 // The six steps of one zone (DESIGN.md "One upgrade workflow per generation"), one function each.
 // Every step is idempotent: a resumed zone runs its failed step again as is.
-import { isCancellation, sleep } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
-import type { ApplyObjectInput, DrainHeartbeat, RouteSnapshot } from './activity-types';
-import { FailureType, failureType, stepFailure } from './failures';
+import type { ApplyObjectInput, RouteSnapshot } from './activity-types';
+import { stepFailure } from './failures';
 import { desiredClusterPatch } from './merge';
 import type { RouteRemoval } from '../api/route-records';
-import { OPERATOR_RULES, RoutePlanError, applyRemoval, computeRemovals, routeReferencesCluster } from './routes';
-import { queueProgressMessage } from './status';
+import { RoutePlanError, applyRemoval, computeRemovals, routeReferencesCluster } from './routes';
 import type { EditedRoutes, RolloutRun } from './rollout-run';
 import { removedAnything, type ZoneState } from './state';
 
@@ -37,7 +36,7 @@ async function planRemovals(run: RolloutRun, zs: ZoneSpec): Promise<RouteRemoval
 async function planWithRoutes(run: RolloutRun, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
   const snaps = await run.acts.short.readRoutes({ namespace: run.ns, routes: run.routes });
   try {
-    return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns }, run.realOperator ? OPERATOR_RULES : {}), snaps };
+    return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns }), snaps };
   } catch (e) {
     throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
   }
@@ -54,7 +53,7 @@ async function waitForCarriers(run: RolloutRun, z: ZoneState, zs: ZoneSpec): Pro
     const vmc = { name: o.vmcluster.name, namespace: run.ns };
     return snaps.some((snap) => {
       const r = removals.find((x) => x.route.kind === snap.route.kind && x.route.name === snap.route.name);
-      return routeReferencesCluster(r ? applyRemoval(snap.targetRefs, r) : snap.targetRefs, vmc, OPERATOR_RULES);
+      return routeReferencesCluster(r ? applyRemoval(snap.targetRefs, r) : snap.targetRefs, vmc);
     });
   });
   if (carriers.length === 0) return;
@@ -67,47 +66,24 @@ async function waitForCarriers(run: RolloutRun, z: ZoneState, zs: ZoneSpec): Pro
   });
 }
 
-/** 1. Take the zone out of every managed read route, announced in the status first. */
-async function leaveReads(c: ZoneContext): Promise<void> {
-  if (c.run.records) return leaveReadsRecorded(c);
-  const { run, z, zs, edited } = c;
-  const { step } = run.acts;
-  try {
-    z.removals ??= await planRemovals(run, zs);
-    // Announce before editing: the status never hides a zone that is out of rotation.
-    z.outOfRotation = true;
-    z.message = 'out of read rotation for the upgrade';
-    await run.writeStatus();
-    if (removedAnything(z)) {
-      Object.assign(edited, await step.editRoutes({ namespace: run.ns, vmauthName: run.spec.vmauth.name, removals: z.removals, direction: 'remove' }));
-    }
-  } catch (e) {
-    // EmptyRoute is refused before any edit: the zone is still in rotation; re-read on resume.
-    if (failureType(e) === FailureType.EmptyRoute) {
-      z.outOfRotation = false;
-      z.removals = undefined;
-    }
-    throw e;
-  }
-}
-
 /**
- * 1, from the route-records version on: planned afresh from the routes as they are (a resumed zone
- * finishes what a failed edit left); each route's edit writes, in the same API call, the record of
- * what it removed, and `z.removals` is only ever what the records say; a refused announcement stops
- * the run before any route is touched; after a failed edit the records say what landed.
+ * 1. Take the zone out of every managed read route, announced in the status first. Planned afresh
+ * from the routes as they are (a resumed zone finishes what a failed edit left); each route's edit
+ * writes, in the same API call, the record of what it removed, and `z.removals` is only ever what
+ * the records say; a refused announcement stops the run before any route is touched; after a failed
+ * edit the records say what landed.
  */
-async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<void> {
+async function leaveReads({ run, z, zs, edited }: ZoneContext): Promise<void> {
   const { step, short } = run.acts;
   // A patch the API server refuses fails the zone here, while it is still in reads.
-  if (run.preflight) await short.applyObject({ ...clusterApply(run, zs), dryRun: true });
-  if (run.realOperator) await waitForCarriers(run, z, zs);
+  await short.applyObject({ ...clusterApply(run, zs), dryRun: true });
+  await waitForCarriers(run, z, zs);
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const plan = await planRemovals(run, zs);
   // The switch must be confirmable before the zone leaves: the operator's config Secret exists and
   // routes the zone now, and every ready vmauth pod runs it. Otherwise (no Secret, no access to it,
   // a pod stuck on an older config) the zone waits, and fails, while still in reads.
-  if (run.realOperator && plan.some((r) => r.removed.length > 0)) await run.confirmInPods(z, plan, 'present');
+  if (plan.some((r) => r.removed.length > 0)) await run.confirmInPods(z, plan, 'present');
   z.outOfRotation = true;
   z.message = 'out of read rotation for the upgrade';
   if (!(await run.writeStatus()).written) {
@@ -129,10 +105,9 @@ async function leaveReadsRecorded({ run, z, zs, edited }: ZoneContext): Promise<
 /** 2. Wait until the vmauth pods serve the routes without the zone, then for in-flight reads. */
 async function waitForSwitch({ run, z, edited }: ZoneContext): Promise<void> {
   if (!removedAnything(z)) return;
-  await run.waitSwitch(z.removals, edited, { zone: z, expect: 'absent' });
+  await run.waitSwitch(z, z.removals!, edited, 'absent');
   const { st } = run;
   if (st.readDrainDelayMs <= 0) return;
-  if (!run.realOperator) return sleep(st.readDrainDelayMs);
   z.message = `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${readQuietMs(st) / 1000} s (at most readDrainDelay)`;
   await run.writeStatus();
   const d = await run.acts.wait.waitReadsDrained({ namespace: run.ns, vmcluster: z.vmcluster, quietMs: readQuietMs(st), maxMs: st.readDrainDelayMs, pollIntervalMs: st.pollIntervalMs });
@@ -146,7 +121,7 @@ export function readQuietMs(st: Pick<Strategy, 'pollIntervalMs' | 'readDrainDela
 
 /**
  * 3. Apply the desired spec to the zone's VMCluster; remember the generation it produced. A regular
- * activity, also from local-calls on: a cancel waits for it to finish, so the cleanup sees the patch.
+ * activity, not a local one: a cancel waits for it to finish, so the cleanup sees the patch.
  */
 async function upgrade({ run, z, zs }: ZoneContext): Promise<void> {
   z.patchAttempted = true;
@@ -160,45 +135,19 @@ async function waitOperational({ run, z, zs }: ZoneContext): Promise<void> {
   await run.acts.wait.waitOperational({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name, generation: z.vmclusterGeneration ?? 0, pollIntervalMs: run.st.pollIntervalMs });
 }
 
-/** 5. Wait until every vmagent pod's backlog for the zone stayed empty for queueDrainedFor. */
-async function waitForQueue(c: ZoneContext): Promise<void> {
-  const { run, z, zs } = c;
-  const { st } = run;
-  if (run.realOperator) return watchQueueLive(c);
-  const sample = await run.acts.wait.waitQueueDrained({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
-  run.state.lastQueueSample = { ...sample, zone: z.name };
-  z.drainedConfirmed = true;
-}
-
 /** How often the queue wait shows its latest sample in the status and the progress query. */
 const QUEUE_REPORT_INTERVAL_MS = 10_000;
 
-const lastSample = (streak: DrainHeartbeat, zone: string) => ({ ...streak.last, zone, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) });
-
 /**
- * 5, reporting: the latest sample shown in the status as the wait goes, bounded by zoneTimeout: by
- * the activity itself (queue-heartbeats), or in slices, each ending with the workflow's status write.
+ * 5. Wait until every vmagent pod's backlog for the zone stayed empty for queueDrainedFor, in one
+ * heartbeating activity that writes its latest sample into the status as it goes (a long drain
+ * costs heartbeats, not history events), bounded by zoneTimeout.
  */
-async function watchQueueLive({ run, z, zs }: ZoneContext): Promise<void> {
+async function waitForQueue({ run, z, zs }: ZoneContext): Promise<void> {
   const { st } = run;
-  if (run.queueHeartbeats) {
-    const report = { object: run.object, status: run.status(), zone: z.name, everyMs: QUEUE_REPORT_INTERVAL_MS };
-    const w = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, report });
-    run.state.lastQueueSample = lastSample(w.streak, z.name);
-    z.drainedConfirmed = true;
-    return;
-  }
-  const deadline = Date.now() + st.zoneTimeoutMs;
-  let from: DrainHeartbeat | undefined;
-  for (;;) {
-    const w = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, reportAfterMs: QUEUE_REPORT_INTERVAL_MS, ...(from ? { from } : {}) });
-    from = w.streak;
-    run.state.lastQueueSample = lastSample(w.streak, z.name);
-    if (w.drained) break;
-    z.message = queueProgressMessage(w.streak, st.queueDrainedForMs);
-    await run.writeStatus();
-    if (Date.now() >= deadline) throw stepFailure(FailureType.ZoneTimeout, `vmagent backlog not drained within zoneTimeout: ${w.streak.last.message}`);
-  }
+  const report = { object: run.object, status: run.status(), zone: z.name, everyMs: QUEUE_REPORT_INTERVAL_MS };
+  const streak = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, report });
+  run.state.lastQueueSample = { ...streak.last, zone: z.name, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) };
   z.drainedConfirmed = true;
 }
 

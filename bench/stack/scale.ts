@@ -40,7 +40,7 @@ import { guardPid } from '../../test/harness/processes';
 import { startTemporalDevEnv } from '../../test/harness/temporal';
 import { NS, ZONES, createEnv, inputOf, makeFake, makeSpec, withWorker } from '../../test/workflow/setup';
 import type { FakeCluster } from '../../test/workflow/fake-cluster';
-import type { QueueSample, QueueWatch, RolloutActivities } from '../../workflows/activity-types';
+import type { DrainHeartbeat, QueueSample, RolloutActivities } from '../../workflows/activity-types';
 import type { RolloutResult } from '../../workflows/state';
 import { queueProgressMessage } from '../../workflows/status';
 import type { FakeCall, FakeReply, WorkerStats } from './scale-worker';
@@ -397,7 +397,7 @@ function virtualQueue(fake: FakeCluster, backlogMs: number): { samples: number; 
   const clocks = new Map<string, { start: number; now: number }>();
   fake.activities = (): RolloutActivities => {
     const acts = base();
-    const watchQueue = async (arg: Parameters<RolloutActivities['watchQueue']>[0]): Promise<QueueWatch> => {
+    const watchQueue = async (arg: Parameters<RolloutActivities['watchQueue']>[0]): Promise<DrainHeartbeat> => {
       const { report, ...input } = arg;
       fake.calls.push(`watchQueue:${input.vmclusterName}`);
       let clock = clocks.get(input.vmclusterName);
@@ -423,12 +423,12 @@ function virtualQueue(fake: FakeCluster, backlogMs: number): { samples: number; 
         }
         return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained', podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 } };
       };
-      const selfReport = report && {
+      const selfReport = {
         everyMs: report.everyMs,
-        write: async (streak: QueueWatch['streak']) => {
+        write: async (streak: DrainHeartbeat) => {
           counts.selfReports++;
           const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage(streak, input.queueDrainedForMs) } : z));
-          await acts.writeStatus({ object: report.object, status: { ...report.status, zones }, fromRecords: true });
+          await acts.writeStatus({ object: report.object, status: { ...report.status, zones } });
         },
       };
       return realWatchQueue(ctx, sample, input, () => c.now, selfReport);
@@ -478,66 +478,13 @@ async function runDrain(env: TestWorkflowEnvironment, queueWaitMs: number): Prom
   });
 }
 
-/**
- * The sliced queue wait of the workflow versions before queue-heartbeats, estimated (a workflow
- * started now takes the newest version): events per slice from two recorded histories of the last
- * sliced version (test/fixtures/histories: happy-path, and slow-queue-live-progress with 3 more
- * slices), the number of slices from the real loop in sliced mode (reportAfterMs 10 s) over the same
- * virtual queue.
- */
-interface LegacyEstimate {
-  slicesPerZone: number;
-  eventsPerSlice: number;
-  eventsPerZone: number;
-  fromFixtures: string;
-}
-
-async function legacySlicedEstimate(queueWaitMs: number): Promise<LegacyEstimate | null> {
-  const version = 'verify-input';
-  const dir = path.join(REPO, 'test', 'fixtures', 'histories');
-  const read = (name: string) => {
-    const f = path.join(dir, `${name}@${version}.json`);
-    return fs.existsSync(f) ? (JSON.parse(fs.readFileSync(f, 'utf8')) as { events: Array<{ activityTaskScheduledEventAttributes?: { activityType?: { name?: string } } }> }).events : undefined;
-  };
-  const happy = read('happy-path');
-  const slow = read('slow-queue-live-progress');
-  if (!happy || !slow) return null;
-  const watches = (evs: typeof happy) => evs.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'watchQueue').length;
-  const extraSlices = watches(slow) - watches(happy);
-  if (extraSlices <= 0) return null;
-  const eventsPerSlice = (slow.length - happy.length) / extraSlices;
-  const st = makeSpec().strategy;
-  const backlogMs = Math.max(0, queueWaitMs - st.queueDrainedForMs);
-  const clock = { start: 0, now: 0 };
-  const ctx: PollContext = { heartbeat: () => {}, sleep: async (ms) => void (clock.now += ms), heartbeatDetails: () => undefined, signal: new AbortController().signal };
-  const sampleAt = (): QueueSample => {
-    const at = new Date(clock.now).toISOString();
-    return clock.now - clock.start < backlogMs
-      ? { at, pendingBytes: 4096, unreadablePods: 0, totalPods: 2, drained: false, message: 'pending' }
-      : { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained' };
-  };
-  let slices = 0;
-  let from: QueueWatch['streak'] | undefined;
-  const target = { namespace: NS, vmagentName: 'vm-global', vmclusterName: 'vm-az-a', queueEmptyBytes: 0 };
-  for (;;) {
-    slices++;
-    const w = await realWatchQueue(ctx, async () => sampleAt(), { ...target, queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, reportAfterMs: 10_000, ...(from ? { from } : {}) }, () => clock.now);
-    from = w.streak;
-    if (w.drained) break;
-  }
-  const z = ZONES.length;
-  // The recorded happy path has one slice per zone.
-  return { slicesPerZone: slices, eventsPerSlice: round(eventsPerSlice), eventsPerZone: round((happy.length + (slices - 1) * z * eventsPerSlice) / z), fromFixtures: `happy-path@${version}, slow-queue-live-progress@${version}` };
-}
-
-async function runDrains(): Promise<{ oneMinute: DrainResult; thirtyMinutes: DrainResult; legacySliced: { oneMinute: LegacyEstimate | null; thirtyMinutes: LegacyEstimate | null } }> {
+async function runDrains(): Promise<{ oneMinute: DrainResult; thirtyMinutes: DrainResult }> {
   log('time-skipping server: queue waits of 1 min and 30 min per zone');
   const env = await createEnv();
   try {
     const oneMinute = await runDrain(env, 60_000);
     const thirtyMinutes = await runDrain(env, 30 * 60_000);
-    const legacySliced = { oneMinute: await legacySlicedEstimate(60_000), thirtyMinutes: await legacySlicedEstimate(30 * 60_000) };
-    return { oneMinute, thirtyMinutes, legacySliced };
+    return { oneMinute, thirtyMinutes };
   } finally {
     await env.teardown();
   }
@@ -584,9 +531,6 @@ async function main(): Promise<void> {
       eventsPerZoneOverTarget: round(scale.eventsPerZone.max / TARGETS.eventsPerZone, 3),
       drain30VsDrain1: round(drains.thirtyMinutes.eventsPerZone / drains.oneMinute.eventsPerZone, 2),
       drain30OverTarget: round(drains.thirtyMinutes.eventsPerZone / TARGETS.eventsPerZone, 3),
-      ...(drains.legacySliced.oneMinute && drains.legacySliced.thirtyMinutes
-        ? { legacySlicedDrain30VsDrain1: round(drains.legacySliced.thirtyMinutes.eventsPerZone / drains.legacySliced.oneMinute.eventsPerZone, 2) }
-        : {}),
       worstEventsPerZoneOverTarget: round(eventsMax / TARGETS.eventsPerZone, 3),
     },
     targets: TARGETS,

@@ -31,7 +31,7 @@ import { routeTargetRefs } from '../../activities/routes';
 import type { KubeObject } from '../../activities/kube-objects';
 import { readAppliedRecord } from '../../kube/applied-fields';
 import { jsonEqual } from '../../workflows/merge';
-import { OPERATOR_RULES, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 import { checkInvariants, type Action, type Breach as InvariantBreach, type InvariantOptions } from '../oracle/invariants';
 import { isWrite, responseGeneration, succeeded, type AuditEvent } from './audit-log';
 
@@ -208,9 +208,9 @@ export function judge(input: JudgeInput): Verdict {
   const vmc = (name: string) => ({ name, namespace: ns });
   /** VMClusters some initial route reaches but the given route (or every route) no longer does. */
   const missingFrom = (rk: string): string[] =>
-    clusters.filter((c) => routeReferencesCluster(input.initialRoutes[rk]!, vmc(c), OPERATOR_RULES) && !routeReferencesCluster(routes[rk] ?? [], vmc(c), OPERATOR_RULES));
+    clusters.filter((c) => routeReferencesCluster(input.initialRoutes[rk]!, vmc(c)) && !routeReferencesCluster(routes[rk] ?? [], vmc(c)));
   const outNow = (): string[] => clusters.filter((c) => Object.keys(routes).some((rk) => missingFrom(rk).includes(c)));
-  const inSomeRoute = (c: string) => Object.values(input.initialRoutes).some((t) => routeReferencesCluster(t, vmc(c), OPERATOR_RULES));
+  const inSomeRoute = (c: string) => Object.values(input.initialRoutes).some((t) => routeReferencesCluster(t, vmc(c)));
   const pendingRecords = (): Array<{ route: string; key: string; record: OutOfRotationRecord }> =>
     Object.entries(records).flatMap(([route, rs]) => Object.entries(rs).map(([key, record]) => ({ route, key, record })));
 

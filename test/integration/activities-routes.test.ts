@@ -3,7 +3,7 @@
  * test/fixtures/crds/vm-operator-crds.yaml) and our CRD:
  * route removal/restore (exact, idempotent, conflict-safe, EmptyRoute refusal, the name+objects
  * form), the fixture CRDs' strictness, writeStatus's
- * generation / status.workflow guard, applyObject create vs merge patch, waitOperational.
+ * generation / status.workflow guard, applyObject (server-side apply: create, change, dry run), waitOperational.
  */
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -15,9 +15,9 @@ import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../activit
 import { editRoutes } from '../../activities/routes';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { JsonObject } from '../../api/types';
-import type { RouteRemoval } from '../../api/route-records';
-import type { RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
-import { computeRemovals, OPERATOR_RULES } from '../../workflows/routes';
+import type { RecordOwner, RouteRemoval } from '../../api/route-records';
+import type { ApplyObjectInput, ManagedBy, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
+import { computeRemovals } from '../../workflows/routes';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 
 jest.setTimeout(180_000);
@@ -52,6 +52,12 @@ const vmselect = (...names: string[]): JsonObject => ({
 });
 const single = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: NS }, paths: ['/select/.*'] });
 
+/** Who the route records of a zone belong to (each edit carries its record). */
+const owner = (zone: string): RecordOwner => ({ vmdc: { namespace: NS, name: 'vmdc', uid: 'uid-routes' }, zone, workflowId: 'wf-routes', generation: 1 });
+/** A VMDistributedCluster that keeps what it creates (no ownerReference: nothing here collects garbage anyway). */
+const managedBy: ManagedBy = { vmdc: { name: 'vmdc', uid: 'uid-apply', generation: 1 }, specPath: 'zones[0].vmcluster', retain: true, adopt: false, forceConflicts: false };
+const apply = (input: Omit<ApplyObjectInput, 'managedBy'>) => run('applyObject', { ...input, managedBy });
+
 async function createVM(kind: 'VMAuth' | 'VMUser' | 'VMCluster', name: string, spec: JsonObject): Promise<JsonObject> {
   const k = vmKind(kind);
   return (await custom.createNamespacedCustomObject({
@@ -84,7 +90,7 @@ describe('editRoutes on a real API server', () => {
     const gen0 = (await objects.get(vmKind('VMAuth'), NS, 'ga'))!.metadata.generation!;
 
     const removals = computeRemovals(await snapshots('ga', ['reads-a', 'reads-b']), { name: 'vm-az-a', namespace: NS });
-    const r1 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove' });
+    const r1 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove', record: owner('az-a') });
     expect(r1.vmauthGeneration).toBe(gen0 + 1);
     // The edited VMUser's new generation is reported (the workflow waits until it is applied);
     // reads-b does not route to the zone, so it is neither edited nor reported.
@@ -97,16 +103,16 @@ describe('editRoutes on a real API server', () => {
     expect(await getSpec('VMUser', 'reads-b')).toEqual(before.b);
 
     // a retried remove is a no-op (no new generation)
-    const r2 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove' });
+    const r2 = await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'remove', record: owner('az-a') });
     expect(r2.vmauthGeneration).toBe(r1.vmauthGeneration);
 
-    await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'restore' });
+    await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'restore', record: owner('az-a') });
     expect(await getSpec('VMAuth', 'ga')).toEqual(before.ga);
     expect(await getSpec('VMUser', 'reads-a')).toEqual(before.a);
     expect(await getSpec('VMUser', 'reads-b')).toEqual(before.b);
     // a retried restore is a no-op
     const gen = (await objects.get(vmKind('VMAuth'), NS, 'ga'))!.metadata.generation;
-    await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'restore' });
+    await run('editRoutes', { namespace: NS, vmauthName: 'ga', removals, direction: 'restore', record: owner('az-a') });
     expect((await objects.get(vmKind('VMAuth'), NS, 'ga'))!.metadata.generation).toBe(gen);
     expect(await getSpec('VMUser', 'reads-a')).toEqual(before.a);
   });
@@ -127,13 +133,13 @@ describe('editRoutes on a real API server', () => {
         mergePatchOptions,
       );
     };
-    await editRoutes(objects, { namespace: NS, vmauthName: 'gb', removals, direction: 'remove' }, { beforeWrite: userEdit });
+    await editRoutes(objects, { namespace: NS, vmauthName: 'gb', removals, direction: 'remove', record: owner('az-b') }, { beforeWrite: userEdit });
     expect(conflicts).toBe(1);
     const uas = (await getSpec('VMAuth', 'gb')).unauthorizedUserAccessSpec as JsonObject;
     expect(uas.targetRefs).toEqual([vmselect('vm-az-a', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }, { static: { url: 'http://user-added' } }]);
     expect(uas.default_url).toEqual(['http://user']);
 
-    await run('editRoutes', { namespace: NS, vmauthName: 'gb', removals, direction: 'restore' });
+    await run('editRoutes', { namespace: NS, vmauthName: 'gb', removals, direction: 'restore', record: owner('az-b') });
     const back = (await getSpec('VMAuth', 'gb')).unauthorizedUserAccessSpec as JsonObject;
     expect(back.targetRefs).toEqual([vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }, { static: { url: 'http://user-added' } }]);
     expect(back.default_url).toEqual(['http://user']);
@@ -148,7 +154,7 @@ describe('editRoutes on a real API server', () => {
       { route: { kind: 'VMAuth', name: 'gc' }, vmcluster: { name: 'vm-az-c', namespace: NS }, removed: [{ type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-az-c', namespace: NS } }] },
       { route: { kind: 'VMUser', name: 'only-c' }, vmcluster: { name: 'vm-az-c', namespace: NS }, removed: [{ type: 'targetRef', index: 0, targetRef: single('vm-az-c') }] },
     ];
-    const err = await run('editRoutes', { namespace: NS, vmauthName: 'gc', removals, direction: 'remove' }).catch((e: unknown) => e);
+    const err = await run('editRoutes', { namespace: NS, vmauthName: 'gc', removals, direction: 'remove', record: owner('az-c') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).type).toBe('EmptyRoute');
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
@@ -171,11 +177,11 @@ describe('the name+objects form (operator rules) on a real API server', () => {
     });
     await createVM('VMUser', 'reads-n', { username: 'n', targetRefs: [nameAndObjects('vm-az-a', 'vm-az-b')] });
     const before = { gn: await getSpec('VMAuth', 'gn'), u: await getSpec('VMUser', 'reads-n') };
-    const removals = computeRemovals(await snapshots('gn', ['reads-n']), { name: 'vm-az-a', namespace: NS }, OPERATOR_RULES);
+    const removals = computeRemovals(await snapshots('gn', ['reads-n']), { name: 'vm-az-a', namespace: NS });
     expect(removals.flatMap((r) => r.removed.map((x) => x.type))).toEqual(['crdName', 'crdName']);
 
     // Every write goes through the API server with the real schemas: a refusal would fail the activity (PatchRejected).
-    const r1 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove' });
+    const r1 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove', record: owner('az-a') });
     expect(r1.written).toEqual([{ kind: 'VMAuth', name: 'gn' }, { kind: 'VMUser', name: 'reads-n' }]);
     const blank = (...others: string[]): JsonObject => ({
       crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: others.map((o) => ({ name: o, namespace: NS })) },
@@ -184,13 +190,13 @@ describe('the name+objects form (operator rules) on a real API server', () => {
     expect(((await getSpec('VMAuth', 'gn')).unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([blank('vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' } }]);
     expect((await getSpec('VMUser', 'reads-n')).targetRefs).toEqual([blank('vm-az-b')]);
     // idempotent
-    expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove' })).written).toEqual([]);
+    expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove', record: owner('az-a') })).written).toEqual([]);
 
-    const r2 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'restore' });
+    const r2 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'restore', record: owner('az-a') });
     expect(r2.written).toHaveLength(2);
     expect(await getSpec('VMAuth', 'gn')).toEqual(before.gn);
     expect(await getSpec('VMUser', 'reads-n')).toEqual(before.u);
-    expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'restore' })).written).toEqual([]);
+    expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'restore', record: owner('az-a') })).written).toEqual([]);
   });
 });
 
@@ -284,24 +290,24 @@ describe('writeStatus', () => {
 });
 
 describe('applyObject / readObject / waitOperational', () => {
-  it('creates when absent (create: true), applies otherwise (server-side: a key no longer set goes), reports changed', async () => {
+  it('creates when absent (create: true), applies otherwise (a key no longer set goes), reports changed', async () => {
     expect(await run('readObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new' })).toEqual({ exists: false });
-    const c = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v1', retentionPeriod: '1', drop: null }, create: true });
+    const c = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v1', retentionPeriod: '1', drop: null }, create: true });
     expect(c).toEqual({ generation: 1, created: true, changed: true });
     expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v1', retentionPeriod: '1' });
 
-    const p = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', retentionPeriod: null, vmselect: { replicaCount: 2 } }, create: true });
+    const p = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', retentionPeriod: null, vmselect: { replicaCount: 2 } }, create: true });
     expect(p).toEqual({ generation: 2, created: false, changed: true });
     expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v2', vmselect: { replicaCount: 2 } });
 
-    const same = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', vmselect: { replicaCount: 2 } }, create: false });
+    const same = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', vmselect: { replicaCount: 2 } }, create: true });
     expect(same).toEqual({ generation: 2, created: false, changed: false });
 
-    const fewer = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2' }, create: false });
+    const fewer = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2' }, create: true });
     expect(fewer).toEqual({ generation: 3, created: false, changed: true });
     expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v2' });
 
-    const missing = await run('applyObject', { kind: 'VMUser', namespace: NS, name: 'nope', patch: { a: 1 }, create: false }).catch((e: unknown) => e);
+    const missing = await apply({ kind: 'VMUser', namespace: NS, name: 'nope', patch: { a: 1 }, create: false }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(ApplicationFailure);
     expect((missing as ApplicationFailure).nonRetryable).toBe(true);
   });
@@ -313,7 +319,7 @@ describe('applyObject / readObject / waitOperational', () => {
   it('waits for observedGeneration >= generation and operational', async () => {
     await createVM('VMCluster', 'vm-wait', { clusterVersion: 'v1' });
     await setStatus('vm-wait', { observedGeneration: 1, updateStatus: 'operational' });
-    const { generation } = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'vm-wait', patch: { clusterVersion: 'v2' }, create: false });
+    const { generation } = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-wait', patch: { clusterVersion: 'v2' }, create: false });
     expect(generation).toBe(2);
     const beats: unknown[] = [];
     const e = new MockActivityEnvironment();
@@ -352,12 +358,12 @@ describe('applyObject: the server-side dry run, and requests the API server refu
   it('a dry run is admitted by the API server and stores nothing (patch and create)', async () => {
     await createVM('VMCluster', 'dry-a', { clusterVersion: 'v1' });
     const before = (await objects.get(vmKind('VMCluster'), NS, 'dry-a'))!;
-    const r = await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'dry-a', patch: { clusterVersion: 'v2' }, create: false, dryRun: true });
+    const r = await apply({ kind: 'VMCluster', namespace: NS, name: 'dry-a', patch: { clusterVersion: 'v2' }, create: false, dryRun: true });
     expect(r.created).toBe(false);
     const after = (await objects.get(vmKind('VMCluster'), NS, 'dry-a'))!;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(after.spec).toEqual({ clusterVersion: 'v1' });
-    expect(await run('applyObject', { kind: 'VMCluster', namespace: NS, name: 'dry-b', patch: { clusterVersion: 'v2' }, create: true, dryRun: true })).toMatchObject({ created: true });
+    expect(await apply({ kind: 'VMCluster', namespace: NS, name: 'dry-b', patch: { clusterVersion: 'v2' }, create: true, dryRun: true })).toMatchObject({ created: true });
     expect(await objects.get(vmKind('VMCluster'), NS, 'dry-b')).toBeUndefined();
   });
 
@@ -366,7 +372,7 @@ describe('applyObject: the server-side dry run, and requests the API server refu
     ['422: an invalid object name', NS, 'Not_A_DNS_Name', /HTTP 422/],
   ])('%s fails at once, non-retryable PatchRejected with the API server message (dry run or not)', async (_what, namespace, name, message) => {
     for (const dryRun of [true, false]) {
-      const err = await refusal(run('applyObject', { kind: 'VMCluster', namespace, name, patch: { clusterVersion: 'v2' }, create: true, dryRun }));
+      const err = await refusal(apply({ kind: 'VMCluster', namespace, name, patch: { clusterVersion: 'v2' }, create: true, dryRun }));
       expect(err.type).toBe('PatchRejected');
       expect(err.nonRetryable).toBe(true);
       expect(err.message).toMatch(message);

@@ -272,7 +272,7 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
 
   await step('writeStatus (get + status patch, records listed, a zone transition Event created)', async () => {
     const status = { observedGeneration: og.generation, phase: 'Progressing' as const, message: 'rbac exercise', zones: [{ name: 'az-a', phase: 'WaitingForSwitch' as const }] };
-    const r = await run('writeStatus', { object: og, status, fromRecords: true });
+    const r = await run('writeStatus', { object: og, status });
     expectThat(r.written, 'not written');
     const live = await getVmdc(ctx.admin, ns, 'w');
     expectThat(live.status?.message === 'rbac exercise', `status is ${JSON.stringify(live.status)}`);

@@ -3,7 +3,7 @@
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import type { RouteRemoval } from '../../api/route-records';
 import { jsonEqual } from '../../workflows/merge';
-import { OPERATOR_RULES, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
 interface Base {
   seq: number;
@@ -78,7 +78,7 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
   const outClusters = (): string[] =>
     clusters.filter((c) =>
       Object.keys(expected).some(
-        (rk) => routeReferencesCluster(expected[rk]!, { name: c, namespace: opts.namespace }, OPERATOR_RULES) && !routeReferencesCluster(actual[rk] ?? [], { name: c, namespace: opts.namespace }, OPERATOR_RULES),
+        (rk) => routeReferencesCluster(expected[rk]!, { name: c, namespace: opts.namespace }) && !routeReferencesCluster(actual[rk] ?? [], { name: c, namespace: opts.namespace }),
       ),
     );
 
@@ -162,7 +162,7 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
       }
       case 'patch': {
         if (a.kind !== 'VMCluster' || !a.changed) break;
-        if (!outClusters().includes(a.name) && Object.values(expected).some((t) => routeReferencesCluster(t, { name: a.name, namespace: opts.namespace }, OPERATOR_RULES))) {
+        if (!outClusters().includes(a.name) && Object.values(expected).some((t) => routeReferencesCluster(t, { name: a.name, namespace: opts.namespace }))) {
           breach(2, a.seq, `VMCluster ${a.name} changed while in read rotation`);
         }
         const s = since.get(a.name) ?? {};

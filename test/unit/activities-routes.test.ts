@@ -7,7 +7,7 @@ import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type RecordOwner }
 import type { KindRef, KubeObject, KubeObjects } from '../../activities/kube-objects';
 import { editRoutes, readRecords, readRoutes } from '../../activities/routes';
 import { settleAll } from '../../activities/at-once';
-import { computeRemovals, OPERATOR_RULES } from '../../workflows/routes';
+import { computeRemovals } from '../../workflows/routes';
 
 const NS = 'ns';
 const OWNER: RecordOwner = { vmdc: { namespace: NS, name: 'dc', uid: 'uid-1' }, zone: 'az-a', workflowId: 'wf', generation: 3 };
@@ -69,7 +69,7 @@ async function threeRoutes(gate?: (call: Call) => Promise<void> | void) {
   c.put('vmusers', 'u1', { targetRefs: [single('vm-az-a'), single('vm-az-b')] });
   c.put('vmusers', 'u2', { targetRefs: [single('vm-az-a'), single('vm-az-b')] });
   const snaps = await readRoutes(c.kube, { namespace: NS, routes: [{ kind: 'VMAuth', name: 'ga' }, { kind: 'VMUser', name: 'u1' }, { kind: 'VMUser', name: 'u2' }] });
-  const removals = computeRemovals(snaps, { name: 'vm-az-a', namespace: NS }, OPERATOR_RULES);
+  const removals = computeRemovals(snaps, { name: 'vm-az-a', namespace: NS });
   expect(removals.map((r) => r.route.name)).toEqual(['ga', 'u1', 'u2']);
   return { ...c, removals };
 }
@@ -111,12 +111,25 @@ describe('editRoutes with a record owner: the route objects at once', () => {
     expect(back.recorded).toEqual([]);
   });
 
-  it('negative control: the same barrier fails edits made one after another (no record owner: the older, sequential path)', async () => {
+  it('negative control: the same barrier fails the edit when settleAll runs the calls one after another', async () => {
+    let sequential!: typeof editRoutes;
+    jest.isolateModules(() => {
+      jest.doMock('../../activities/at-once', () => {
+        const real = jest.requireActual<typeof import('../../activities/at-once')>('../../activities/at-once');
+        const oneByOne: typeof settleAll = async (items, call) => {
+          const out = [];
+          for (const [i, item] of items.entries()) out.push(await call(item, i));
+          return out;
+        };
+        return { ...real, settleAll: oneByOne };
+      });
+      ({ editRoutes: sequential } = jest.requireActual<typeof import('../../activities/routes')>('../../activities/routes'));
+    });
     const patches = barrier(3, 200);
     let armed = false;
     const c = await threeRoutes((call) => (call.op === 'patch' && armed ? patches() : undefined));
     armed = true;
-    await expect(editRoutes(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove' })).rejects.toThrow('only 1 of 3 calls started');
+    await expect(sequential(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER })).rejects.toThrow('only 1 of 3 calls started');
   });
 
   it("one edit fails (a VMUser emptied between its read and its write): the failure is reported only after the others landed, and their records say so", async () => {

@@ -7,6 +7,8 @@ import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
+/** What a test's sample throws to end a wait that would otherwise go on (the sampling so far is what it checks). */
+const STOP = 'stop sampling';
 const sampleAt = (ms: number, drained: boolean, pendingBytes = drained ? 0 : 100): QueueSample => ({
   at: iso(ms), pendingBytes, unreadablePods: 0, totalPods: 2, drained, message: drained ? 'drained' : 'pending',
 });
@@ -140,54 +142,37 @@ describe('waitQueueDrained', () => {
   });
 });
 
-describe('watchQueue (the wait in reporting slices)', () => {
-  it('returns the streak so far after reportAfterMs, and the next slice continues it from `from`', async () => {
-    const f = fakeCtx();
-    const sample = async () => sampleAt(f.now(), f.now() >= T0 + 3_000);
-    const first = await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 5_000 }, f.now);
-    expect(first.drained).toBe(false);
-    expect(f.now() - T0).toBeLessThanOrEqual(5_000);
-    expect(first.streak.emptySince).toBe(iso(T0 + 3_000));
-    // The next slice starts from the carried streak: drained at T0 + 3 s + 10 s, not 10 s after it started.
-    const second = await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 5_000, from: first.streak }, f.now);
-    expect(second.drained).toBe(false);
-    const third = await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 5_000, from: second.streak }, f.now);
-    expect(third).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 3_000) } });
-    expect(f.now()).toBe(T0 + 13_000);
-  });
-
+describe('watchQueue (the wait that reports its progress)', () => {
   it('with a report: to the end in one call, the latest streak written every everyMs while not drained', async () => {
     const f = fakeCtx();
     // pending for 35 s, then drained for good
     const sample = async () => sampleAt(f.now(), f.now() >= T0 + 35_000);
     const written: Array<{ at: number; streak: DrainHeartbeat }> = [];
     const w = await watchQueue(f.ctx, sample, target, f.now, { everyMs: 10_000, write: async (streak) => void written.push({ at: f.now() - T0, streak }) });
-    expect(w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 35_000) } });
+    expect(w.emptySince).toBe(iso(T0 + 35_000));
     expect(f.now()).toBe(T0 + 45_000);
     // at 10, 20, 30 s (pending), and at 40 s (empty, the streak not long enough yet): never once drained
     expect(written.map((x) => x.at)).toEqual([10_000, 20_000, 30_000, 40_000]);
     expect(written.map((x) => x.streak.emptySince)).toEqual([undefined, undefined, undefined, iso(T0 + 35_000)]);
     // Negative control: without a report, nothing is written and the call still goes to the end.
     const g = fakeCtx();
-    expect(await watchQueue(g.ctx, async () => sampleAt(g.now(), g.now() >= T0 + 35_000), target, g.now)).toMatchObject({ drained: true });
+    expect((await watchQueue(g.ctx, async () => sampleAt(g.now(), g.now() >= T0 + 35_000), target, g.now)).emptySince).toBe(iso(T0 + 35_000));
   });
 
-  it('a carried streak too old to continue starts over', async () => {
-    const f = fakeCtx();
-    const stale: DrainHeartbeat = { last: sampleAt(T0 - 10 * 60_000, true), emptySince: iso(T0 - 11 * 60_000) };
-    const w = await watchQueue(f.ctx, async () => sampleAt(f.now(), true), { ...target, reportAfterMs: 5_000, from: stale }, f.now);
-    expect(w).toMatchObject({ drained: false, streak: { emptySince: iso(T0) } });
-  });
 });
 
 describe('fixed-rate sampling', () => {
-  /** A fake clock whose samples take `durationMs` each (the clock advances inside the sample). */
-  function timedRig(durationMs: number, drainedAt: (startMs: number) => boolean) {
+  /**
+   * A fake clock whose samples take `durationMs` each (the clock advances inside the sample). With
+   * `stopAfterMs`, a sample due later fails with STOP: the wait ends there, its sampling times kept.
+   */
+  function timedRig(durationMs: number, drainedAt: (startMs: number) => boolean, stopAfterMs = Infinity) {
     const f = fakeCtx();
     let now = T0;
     f.ctx.sleep = async (ms) => void (now += ms);
     const starts: number[] = [];
     const sample = async () => {
+      if (now - T0 > stopAfterMs) throw new Error(STOP);
       starts.push(now - T0);
       const drained = drainedAt(now);
       now += durationMs;
@@ -197,16 +182,15 @@ describe('fixed-rate sampling', () => {
   }
 
   it('the next sample is due one poll after the previous one STARTED, whatever the sample took', async () => {
-    const r = timedRig(300, (t) => t >= T0 + 2_500);
-    const w = await watchQueue(r.ctx, r.sample, { ...target, reportAfterMs: 6_000 }, r.now);
-    expect(w.drained).toBe(false);
+    const r = timedRig(300, (t) => t >= T0 + 2_500, 6_000);
+    await expect(watchQueue(r.ctx, r.sample, target, r.now)).rejects.toThrow(STOP);
     // Negative control of the old loop (sleep a poll after each sample ENDED): 0, 1300, 2600, ...
     expect(r.starts).toEqual([0, 1_000, 2_000, 3_000, 4_000, 5_000, 6_000]);
   });
 
   it('a sample slower than the poll is followed at once, never earlier than now', async () => {
-    const r = timedRig(1_500, () => false);
-    await watchQueue(r.ctx, r.sample, { ...target, reportAfterMs: 5_000 }, r.now);
+    const r = timedRig(1_500, () => false, 5_000);
+    await expect(watchQueue(r.ctx, r.sample, target, r.now)).rejects.toThrow(STOP);
     expect(r.starts).toEqual([0, 1_500, 3_000, 4_500]);
   });
 
@@ -215,9 +199,9 @@ describe('fixed-rate sampling', () => {
     // complete at 12.8 s, before the 13 s tick.
     const r = timedRig(300, (t) => t >= T0 + 3_000);
     const w = await watchQueue(r.ctx, r.sample, { ...target, queueDrainedForMs: 9_500 }, r.now);
-    expect(w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 3_300) } });
+    expect(w.emptySince).toBe(iso(T0 + 3_300));
     expect(r.starts.slice(-3)).toEqual([11_000, 12_000, 12_800]);
-    expect(Date.parse(w.streak.last.at) - T0).toBe(13_100);
+    expect(Date.parse(w.last.at) - T0).toBe(13_100);
   });
 
   it('decides at most one poll (plus the sample itself) after queueDrainedFor once the backlog is gone (no retry)', async () => {
@@ -226,7 +210,7 @@ describe('fixed-rate sampling', () => {
       const r = timedRig(300, (t) => t >= T0 + goneAt);
       const w = await watchQueue(r.ctx, r.sample, target, r.now);
       // A sample is stamped when it ends: the decision is the end of the sample that completes the streak.
-      latencies.push(Date.parse(w.streak.last.at) - T0 - goneAt - target.queueDrainedForMs);
+      latencies.push(Date.parse(w.last.at) - T0 - goneAt - target.queueDrainedForMs);
     }
     expect(latencies).toEqual([300, 1_299, 800, 301]);
     for (const l of latencies) expect(l).toBeLessThanOrEqual(target.pollIntervalMs + 300);
@@ -255,11 +239,11 @@ describe('a retry seen in a sample', () => {
     const retriesAt = (t: number) => (t >= T0 + 4_000 ? 6 : 5); // the last retry between 3 s and 4 s
     const w = await watchQueue(f.ctx, async () => withRetries(f.now(), retriesAt(f.now())), target, f.now);
     // The sample at 4 s saw the retry; the next, RETRY_RESAMPLE_MS later, starts the streak.
-    expect(w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 4_000 + RETRY_RESAMPLE_MS) } });
+    expect(w.emptySince).toBe(iso(T0 + 4_000 + RETRY_RESAMPLE_MS));
     expect(f.now()).toBe(T0 + 14_000 + RETRY_RESAMPLE_MS);
     // Negative control: no retry, the streak from the first sample ends at 10 s.
     const g = fakeCtx();
-    expect(await watchQueue(g.ctx, async () => withRetries(g.now(), 5), target, g.now)).toMatchObject({ drained: true, streak: { emptySince: iso(T0) } });
+    expect((await watchQueue(g.ctx, async () => withRetries(g.now(), 5), target, g.now)).emptySince).toBe(iso(T0));
     expect(g.now()).toBe(T0 + 10_000);
   });
 
@@ -277,20 +261,21 @@ describe('a retry seen in a sample', () => {
       return { w, starts };
     };
     const fast = await run(true);
-    expect(fast.w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 4_250) } });
+    expect(fast.w.emptySince).toBe(iso(T0 + 4_250));
     expect(fast.starts.slice(0, 7)).toEqual([0, 1_000, 2_000, 3_000, 4_000, 4_250, 5_250]);
     const slow = await run(false);
-    expect(slow.w).toMatchObject({ drained: true, streak: { emptySince: iso(T0 + 5_000) } });
+    expect(slow.w.emptySince).toBe(iso(T0 + 5_000));
   });
 
   it('pending bytes above the threshold are sampled at the normal rate (no fast sampling while the backlog drains)', async () => {
     const f = fakeCtx();
     const starts: number[] = [];
     const sample = async () => {
+      if (f.now() - T0 > 2_500) throw new Error(STOP);
       starts.push(f.now() - T0);
       return withRetries(f.now(), Math.floor((f.now() - T0) / 1_000), f.now() >= T0 + 3_000);
     };
-    await watchQueue(f.ctx, sample, { ...target, reportAfterMs: 2_500 }, f.now);
+    await expect(watchQueue(f.ctx, sample, target, f.now)).rejects.toThrow(STOP);
     expect(starts).toEqual([0, 1_000, 2_000]);
   });
 });

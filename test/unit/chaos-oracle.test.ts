@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { OUT_OF_ROTATION_ANNOTATION, formatRecords, recordKey, type OutOfRotationRecord, type RouteRecords, type RouteRef } from '../../api/route-records';
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../api/types';
 import { appliedRecord } from '../../kube/applied-fields';
-import { applyRemoval, computeRemoval, OPERATOR_RULES, undoRemoval } from '../../workflows/routes';
+import { applyRemoval, computeRemoval, undoRemoval } from '../../workflows/routes';
 import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../chaos/audit-log';
 import { crossCheck, judge, workflowGeneration, type Breach, type CheckId, type JudgeInput } from '../chaos/oracle';
 
@@ -79,7 +79,7 @@ class Scenario {
   /** Takes `cluster` out of the given routes (one write per route, the record in the same write). */
   remove(cluster: string, generation: number, routes: RouteRef[] = ROUTES): void {
     for (const r of routes) {
-      const removal = computeRemoval({ route: r, targetRefs: this.routes[rkey(r)]! }, { name: cluster, namespace: NS }, OPERATOR_RULES);
+      const removal = computeRemoval({ route: r, targetRefs: this.routes[rkey(r)]! }, { name: cluster, namespace: NS });
       const record: OutOfRotationRecord = {
         vmdc: { namespace: NS, name: 'dc', uid: UID },
         zone: ZONE_OF[cluster]!,

@@ -2,8 +2,8 @@
 // test/support/property.ts (FC_SEED=<seed> make test-unit ARGS=<this file>).
 import fc from 'fast-check';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { applyPatch, composePatches, createsObject, desiredClusterPatch, isUpToDate, jsonEqual, managedObjectPatch } from '../../workflows/merge';
-import { validateSpec } from '../../api/schema';
+import { applyPatch, composePatches, createsObject, desiredClusterPatch, jsonEqual } from '../../workflows/merge';
+import { validateSpec } from '../../api/validate';
 import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from '../../api/types';
 import { assertProperty } from '../support/property';
 import { minimalRawSpec } from './api-helpers';
@@ -45,7 +45,10 @@ describe('desiredClusterPatch', () => {
   });
 });
 
-describe('isUpToDate', () => {
+/** Whether applying `patch` to `current` changes nothing: the patch is there already. */
+const isUpToDate = (current: JsonObject | undefined, patch: JsonObject): boolean => jsonEqual(applyPatch(current, patch), current ?? {});
+
+describe('a patch that changes nothing', () => {
   const patch = { clusterVersion: 'v2', vmselect: { replicaCount: 2 } };
   test('true when applying the patch changes nothing', () => {
     expect(isUpToDate({ clusterVersion: 'v2', vmselect: { replicaCount: 2, x: 1 }, other: true }, patch)).toBe(true);
@@ -64,14 +67,6 @@ describe('isUpToDate', () => {
     isUpToDate(cur, patch);
     expect(cur).toEqual({ clusterVersion: 'v1' });
   });
-});
-
-test('managedObjectPatch: spec or overlay; nothing for a bare ref', () => {
-  expect(managedObjectPatch({ name: 'a' })).toBeUndefined();
-  expect(managedObjectPatch({ name: 'a', overrideSpec: {} })).toBeUndefined();
-  expect(managedObjectPatch({ name: 'a', overrideSpec: { x: 1 } })).toEqual({ x: 1 });
-  expect(managedObjectPatch({ name: 'a', spec: {} })).toEqual({});
-  expect(managedObjectPatch(undefined)).toBeUndefined();
 });
 
 test('jsonEqual ignores key order, not array order', () => {
@@ -215,8 +210,7 @@ describe('overlays are data, whatever their keys', () => {
     (key, form) => {
       const o = fromJson(`{${JSON.stringify(key)}: {"replicaCount": 9}, "extraArgs": {${JSON.stringify(key)}: "1"}}`);
       const obj: ManagedObject = { name: 'x', [form]: o };
-      const patch = managedObjectPatch(obj)!;
-      expect(patch).toBeDefined();
+      const patch = composePatches(obj.spec, obj.overrideSpec);
       expect(canon(roundTrip(patch))).toBe(canon(roundTrip(o)));
       checkPrototypes(patch);
       expect(isUpToDate({ extraArgs: {} }, patch)).toBe(false);
@@ -309,8 +303,8 @@ describe('property: after applying the desired patch the object is up to date, a
   test('VMAgent / VMUser: spec or overrideSpec', () => {
     assertProperty(
       fc.property(object, object, fc.boolean(), (current, layer, full) => {
-        const patch = managedObjectPatch({ name: 'x', [full ? 'spec' : 'overrideSpec']: layer });
-        if (!patch) return;
+        const obj: ManagedObject = { name: 'x', [full ? 'spec' : 'overrideSpec']: layer };
+        const patch = composePatches(obj.spec, obj.overrideSpec);
         const after = applyPatch(full ? undefined : current, patch);
         expect(isUpToDate(after, patch)).toBe(true);
         expect(satisfies(after, patch)).toBe(true);

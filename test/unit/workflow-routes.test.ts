@@ -4,8 +4,6 @@ import type { JsonObject } from '../../api/types';
 import type { RouteSnapshot } from '../../workflows/activity-types';
 import {
   EmptyRouteError,
-  OPERATOR_RULES,
-  RouteShapeError,
   applyRemoval,
   computeRemoval,
   computeRemovals,
@@ -22,9 +20,7 @@ const sel = (...names: string[]): JsonObject => ({ crd: { kind: 'VMCluster/vmsel
 const named = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: NS } });
 const snap = (targetRefs: JsonObject[], name = 'r'): RouteSnapshot => ({ route: { kind: 'VMAuth', name }, targetRefs });
 
-// The old rules (no options, the default): what the workflow computes before its `operator-route-rules`
-// patch. They must not change (workflow determinism).
-describe('computeRemoval (old rules, the default)', () => {
+describe('computeRemoval', () => {
   test('removes the zone from crd.objects when others remain', () => {
     const r = computeRemoval(snap([sel('vm-a', 'vm-b', 'vm-c')]), A);
     expect(r.removed).toEqual([{ type: 'object', index: 0, objectIndex: 0, object: { name: 'vm-a', namespace: NS }, targetRef: sel('vm-a', 'vm-b', 'vm-c') }]);
@@ -36,21 +32,13 @@ describe('computeRemoval (old rules, the default)', () => {
     expect(r.removed.map((x) => [x.type, x.index])).toEqual([['targetRef', 1], ['targetRef', 2]]);
     expect(applyRemoval(refs, r)).toEqual([{ static: { url: 'http://x' } }, sel('vm-b')]);
   });
-  test('namespace-less entries name the cluster in its own namespace; other namespaces do not', () => {
-    const refs: JsonObject[] = [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a' } }, { crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: 'other' } }];
-    expect(computeRemoval(snap(refs), A).removed.map((x) => x.index)).toEqual([0]);
-  });
   test('ignores other kinds', () => {
     const refs = [{ crd: { kind: 'VMCluster/vminsert', name: 'vm-a', namespace: NS } }, sel('vm-b')];
     expect(computeRemoval(snap(refs), A).removed).toEqual([]);
   });
-  test('crd.name is the zone while crd.objects lists others: RouteShapeError', () => {
-    const refs = [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: NS, objects: objs('vm-b') } }];
-    expect(() => computeRemoval(snap(refs), A)).toThrow(RouteShapeError);
-  });
 });
 
-describe('computeRemovals (old rules, the default)', () => {
+describe('computeRemovals', () => {
   test('refuses when any route would be left with no read backend, naming it', () => {
     const snaps = [snap([sel('vm-a', 'vm-b')], 'auth'), { route: { kind: 'VMUser' as const, name: 'reads-a' }, targetRefs: [named('vm-a'), { crd: { kind: 'VMCluster/vminsert', name: 'vm-b' } }] }];
     try {
@@ -131,14 +119,12 @@ test('hasReadBackend', () => {
   expect(hasReadBackend([{ crd: { kind: 'VMCluster/vminsert', name: 'x' } }])).toBe(false);
   expect(hasReadBackend([sel('vm-b')])).toBe(true);
   expect(hasReadBackend([{ static: { url: 'http://x' } }])).toBe(true);
-  expect(hasReadBackend([{ crd: { kind: 'VMSingle', name: 'x' } }])).toBe(true);
 });
 
 // ---------------------------------------------------------------------------------------------
 // The operator's rules (v0.74.1 vmusers_config.go updateCRDObjURLs): crd.name routes only with a
 // non-empty crd.namespace; a crd.objects entry only by its exact name and namespace.
 
-const R = OPERATOR_RULES;
 const B = { name: 'vm-b', namespace: NS };
 /** {name, namespace, objects: [others]}: the operator routes to crd.name AND to every object. */
 const both = (name: string, namespace: string, ...others: string[]): JsonObject => ({
@@ -149,103 +135,92 @@ const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 describe('operator rules: what names a cluster', () => {
   test('crd.name names it only with crd.namespace, both non-empty and equal', () => {
-    expect(routeReferencesCluster([named('vm-a')], A, R)).toBe(true);
-    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: '' } }], A, R)).toBe(false);
-    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a' } }], A, R)).toBe(false);
-    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: 'other' } }], A, R)).toBe(false);
-    // the old rules (default) took the empty namespace for the route's
-    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: '' } }], A)).toBe(true);
+    expect(routeReferencesCluster([named('vm-a')], A)).toBe(true);
+    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: '' } }], A)).toBe(false);
+    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a' } }], A)).toBe(false);
+    expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: 'other' } }], A)).toBe(false);
   });
   test('a crd.objects entry names it only by exact name and namespace', () => {
     const wrong: JsonObject = { crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: [{ name: 'vm-a', namespace: '' }, { name: 'vm-a', namespace: 'other' }, { name: 'vm-a' }] } };
-    expect(routeReferencesCluster([wrong], A, R)).toBe(false);
-    expect(computeRemoval(snap([wrong, sel('vm-b')]), A, R).removed).toEqual([]);
-    expect(routeReferencesCluster([wrong], A)).toBe(true); // old rules
+    expect(routeReferencesCluster([wrong], A)).toBe(false);
+    expect(computeRemoval(snap([wrong, sel('vm-b')]), A).removed).toEqual([]);
   });
   test('a name with an empty namespace is not a reference: nothing removed', () => {
     const refs: JsonObject[] = [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: '' } }, sel('vm-b')];
-    expect(computeRemoval(snap(refs), A, R).removed).toEqual([]);
-    expect(computeRemovals([snap(refs)], A, R)).toEqual([]);
+    expect(computeRemoval(snap(refs), A).removed).toEqual([]);
+    expect(computeRemovals([snap(refs)], A)).toEqual([]);
   });
 });
 
 describe('operator rules: computeRemoval of the name+objects form', () => {
   test('zone in crd.name: a crdName entry (name and namespace emptied, keys and objects kept)', () => {
     const refs = [both('vm-a', NS, 'vm-b', 'vm-c')];
-    const r = computeRemoval(snap(refs), A, R);
+    const r = computeRemoval(snap(refs), A);
     expect(r.removed).toEqual([{ type: 'crdName', index: 0, name: 'vm-a', namespace: NS, targetRef: both('vm-a', NS, 'vm-b', 'vm-c') }]);
     const out = applyRemoval(refs, r);
     expect(out).toEqual([both('', '', 'vm-b', 'vm-c')]);
-    expect(routeReferencesCluster(out, A, R)).toBe(false);
-    expect(routeReferencesCluster(out, B, R)).toBe(true);
+    expect(routeReferencesCluster(out, A)).toBe(false);
+    expect(routeReferencesCluster(out, B)).toBe(true);
     expect(undoRemoval(out, r)).toEqual(refs);
   });
   test('zone in crd.objects of a name+objects targetRef: only its entry', () => {
     const refs = [both('vm-b', NS, 'vm-a', 'vm-c')];
-    const r = computeRemoval(snap(refs), A, R);
+    const r = computeRemoval(snap(refs), A);
     expect(r.removed.map((x) => [x.type, x.index])).toEqual([['object', 0]]);
     expect(applyRemoval(refs, r)).toEqual([both('vm-b', NS, 'vm-c')]);
     expect(undoRemoval(applyRemoval(refs, r), r)).toEqual(refs);
   });
   test('zone in both crd.name and crd.objects, with others: crdName and object entries', () => {
     const refs = [both('vm-a', NS, 'vm-a', 'vm-b')];
-    const r = computeRemoval(snap(refs), A, R);
+    const r = computeRemoval(snap(refs), A);
     expect(r.removed.map((x) => [x.type, x.index])).toEqual([['crdName', 0], ['object', 0]]);
     expect(applyRemoval(refs, r)).toEqual([both('', '', 'vm-b')]);
     expect(undoRemoval(applyRemoval(refs, r), r)).toEqual(refs);
   });
   test('zone in both and nothing else: the whole targetRef', () => {
     const refs = [both('vm-a', NS, 'vm-a'), sel('vm-b')];
-    const r = computeRemoval(snap(refs), A, R);
+    const r = computeRemoval(snap(refs), A);
     expect(r.removed).toEqual([{ type: 'targetRef', index: 0, targetRef: both('vm-a', NS, 'vm-a') }]);
     expect(applyRemoval(refs, r)).toEqual([sel('vm-b')]);
   });
   test('a non-routing name (empty namespace) next to zone-only objects: the whole targetRef (the name routes nowhere)', () => {
     const refs = [both('vm-x', '', 'vm-a'), sel('vm-b')];
-    const r = computeRemoval(snap(refs), A, R);
+    const r = computeRemoval(snap(refs), A);
     expect(r.removed.map((x) => [x.type, x.index])).toEqual([['targetRef', 0]]);
     expect(undoRemoval(applyRemoval(refs, r), r)).toEqual(refs);
-  });
-  test('the old rules (default) still refuse it: RouteShapeError', () => {
-    expect(() => computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A)).toThrow(RouteShapeError);
-    expect(() => computeRemovals([snap([both('vm-a', NS, 'vm-b')])], A)).toThrow(RouteShapeError);
   });
 });
 
 describe('operator rules: hasReadBackend and EmptyRoute', () => {
   test('a crd counts only with a routing name (name and namespace non-empty) or a non-empty objects list', () => {
-    expect(hasReadBackend([both('', '', 'vm-b')], R)).toBe(true);
-    expect(hasReadBackend([both('', '')], R)).toBe(false);
-    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-b', namespace: '' } }], R)).toBe(false);
-    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-b' } }], R)).toBe(false);
-    expect(hasReadBackend([named('vm-b')], R)).toBe(true);
-    expect(hasReadBackend([{ crd: { kind: 'VMSingle', name: 'x', namespace: '' } }], R)).toBe(false);
-    expect(hasReadBackend([{ crd: { kind: 'VMSingle', name: 'x', namespace: NS } }], R)).toBe(true);
-    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vminsert', name: 'x', namespace: NS } }], R)).toBe(false);
-    // old rules (default)
-    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-b', namespace: '' } }])).toBe(true);
-    expect(hasReadBackend([{ crd: { kind: 'VMSingle', name: 'x' } }])).toBe(true);
+    expect(hasReadBackend([both('', '', 'vm-b')])).toBe(true);
+    expect(hasReadBackend([both('', '')])).toBe(false);
+    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-b', namespace: '' } }])).toBe(false);
+    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-b' } }])).toBe(false);
+    expect(hasReadBackend([named('vm-b')])).toBe(true);
+    expect(hasReadBackend([{ crd: { kind: 'VMSingle', name: 'x', namespace: '' } }])).toBe(false);
+    expect(hasReadBackend([{ crd: { kind: 'VMSingle', name: 'x', namespace: NS } }])).toBe(true);
+    expect(hasReadBackend([{ crd: { kind: 'VMCluster/vminsert', name: 'x', namespace: NS } }])).toBe(false);
   });
   test('EmptyRoute when what is left routes nowhere by the operator (a name without namespace)', () => {
     const refs: JsonObject[] = [named('vm-a'), { crd: { kind: 'VMCluster/vmselect', name: 'vm-b', namespace: '' } }];
-    expect(() => computeRemovals([snap(refs)], A, R)).toThrow(EmptyRouteError);
-    expect(computeRemovals([snap(refs)], A)).toHaveLength(1); // old rules: vm-b counted
+    expect(() => computeRemovals([snap(refs)], A)).toThrow(EmptyRouteError);
   });
   test('taking the zone out of crd.name leaves a backend when crd.objects has others', () => {
-    expect(computeRemovals([snap([both('vm-a', NS, 'vm-b')])], A, R)).toHaveLength(1);
-    expect(() => computeRemovals([snap([both('vm-a', NS, 'vm-a')])], A, R)).toThrow(EmptyRouteError);
+    expect(computeRemovals([snap([both('vm-a', NS, 'vm-b')])], A)).toHaveLength(1);
+    expect(() => computeRemovals([snap([both('vm-a', NS, 'vm-a')])], A)).toThrow(EmptyRouteError);
   });
 });
 
 describe('operator rules: apply / undo of crdName entries', () => {
   const refs = [{ static: { url: 'http://s' } }, both('vm-a', NS, 'vm-b', 'vm-c'), named('vm-a'), both('vm-a', NS, 'vm-a', 'vm-c'), sel('vm-c', 'vm-a')];
-  const r = computeRemoval(snap(refs), A, R);
+  const r = computeRemoval(snap(refs), A);
 
   test('remove → restore is the identity; both are idempotent; inputs are not mutated', () => {
     const copy = clone(refs);
     const out = applyRemoval(refs, r);
     expect(out).toEqual([{ static: { url: 'http://s' } }, both('', '', 'vm-b', 'vm-c'), both('', '', 'vm-c'), sel('vm-c')]);
-    expect(routeReferencesCluster(out, A, R)).toBe(false);
+    expect(routeReferencesCluster(out, A)).toBe(false);
     expect(applyRemoval(out, r)).toEqual(out);
     expect(undoRemoval(out, r)).toEqual(refs);
     expect(undoRemoval(undoRemoval(out, r), r)).toEqual(refs);
@@ -258,27 +233,27 @@ describe('operator rules: apply / undo of crdName entries', () => {
     const back = undoRemoval(user, r);
     expect(back[1]).toEqual(both('vm-a', NS, 'vm-b', 'vm-c', 'vm-d'));
     expect(back.at(-1)).toEqual({ static: { url: 'http://new' } });
-    expect(routeReferencesCluster(back, A, R)).toBe(true);
+    expect(routeReferencesCluster(back, A)).toBe(true);
     expect(undoRemoval(back, r)).toEqual(back);
   });
   test('finds an emptied targetRef the user moved', () => {
-    const out = applyRemoval([both('vm-a', NS, 'vm-b')], computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A, R));
-    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A, R);
+    const out = applyRemoval([both('vm-a', NS, 'vm-b')], computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A));
+    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A);
     const back = undoRemoval([{ static: { url: 'http://first' } }, ...out], rr);
     expect(back).toEqual([{ static: { url: 'http://first' } }, both('vm-a', NS, 'vm-b')]);
   });
   test('the user named something else there meanwhile: kept, and the zone comes back in a targetRef of its own', () => {
-    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A, R);
+    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A);
     const back = undoRemoval([both('vm-z', NS, 'vm-b')], rr);
     expect(back).toEqual([both('vm-a', NS), both('vm-z', NS, 'vm-b')]);
     expect(undoRemoval(back, rr)).toEqual(back);
   });
   test('the user deleted the emptied targetRef: the zone comes back in one of its own', () => {
-    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-a', 'vm-b')]), A, R);
+    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-a', 'vm-b')]), A);
     expect(undoRemoval([], rr)).toEqual([both('vm-a', NS, 'vm-a')]);
   });
   test('a user who already put the name back: nothing added twice', () => {
-    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A, R);
+    const rr = computeRemoval(snap([both('vm-a', NS, 'vm-b')]), A);
     expect(undoRemoval([both('vm-a', NS, 'vm-b')], rr)).toEqual([both('vm-a', NS, 'vm-b')]);
   });
 
@@ -297,19 +272,19 @@ describe('operator rules: apply / undo of crdName entries', () => {
     );
     assertProperty(
       fc.property(fc.array(targetRef, { maxLength: 6 }), fc.array(fc.webUrl(), { maxLength: 2 }), (trs, extra) => {
-        const removal = computeRemoval(snap(trs), A, R);
+        const removal = computeRemoval(snap(trs), A);
         const out = applyRemoval(trs, removal);
-        if (routeReferencesCluster(out, A, R)) return false;
+        if (routeReferencesCluster(out, A)) return false;
         if (JSON.stringify(applyRemoval(out, removal)) !== JSON.stringify(out)) return false;
         // every other cluster that was routed to still is
         for (const other of [B, { name: 'vm-c', namespace: NS }]) {
-          if (routeReferencesCluster(trs, other, R) && !routeReferencesCluster(out, other, R)) return false;
+          if (routeReferencesCluster(trs, other) && !routeReferencesCluster(out, other)) return false;
         }
         if (JSON.stringify(undoRemoval(out, removal)) !== JSON.stringify(trs)) return false;
         const withUser = [...out, ...extra.map((url) => ({ static: { url } }) as JsonObject)];
         const back = undoRemoval(withUser, removal);
         if (JSON.stringify(undoRemoval(back, removal)) !== JSON.stringify(back)) return false;
-        return extra.every((url) => back.some((t) => JSON.stringify(t) === JSON.stringify({ static: { url } }))) && routeReferencesCluster(back, A, R) === routeReferencesCluster(trs, A, R);
+        return extra.every((url) => back.some((t) => JSON.stringify(t) === JSON.stringify({ static: { url } }))) && routeReferencesCluster(back, A) === routeReferencesCluster(trs, A);
       }),
     );
   });

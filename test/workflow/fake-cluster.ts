@@ -13,7 +13,7 @@ import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/await-switch';
 import { queueReportStatus } from '../../workflows/status';
 import { applyPatch, jsonEqual } from '../../workflows/merge';
-import { OPERATOR_RULES, applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
 
 export type PatchBehaviour = 'operational' | 'failed' | 'hang';
 export type QueueBehaviour = 'drained' | 'unreachable' | { notDrainedAttempts: number };
@@ -309,38 +309,7 @@ export class FakeCluster {
         return this.recordedZones(uid);
       },
 
-      editRoutes: async ({ removals, direction, record }) => {
-        if (record) return this.editRecorded(removals, direction, record);
-        const vmcluster = removals[0]?.vmcluster.name ?? '';
-        await this.enter(`editRoutes:${direction}:${vmcluster}`);
-        const before: Record<string, JsonObject[]> = {};
-        const after: Record<string, JsonObject[]> = {};
-        for (const r of removals) {
-          const key = `${r.route.kind}/${r.route.name}`;
-          const cur = this.routes.get(key) ?? [];
-          const next = direction === 'remove' ? applyRemoval(cur, r) : undoRemoval(cur, r);
-          if (direction === 'remove' && !hasReadBackend(next)) {
-            throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${key} with no backend`, FailureType.EmptyRoute);
-          }
-          before[key] = clone(cur);
-          after[key] = next;
-        }
-        const changed = Object.keys(after).some((k) => !jsonEqual(after[k]!, before[k]!));
-        for (const [k, v] of Object.entries(after)) this.routes.set(k, clone(v));
-        this.record({ type: 'routes', direction, vmcluster, removals: clone(removals), before, after });
-        // Like the API server: an edited VMUser gets a new generation, which the operator then applies.
-        const vmuserGenerations: Record<string, number> = {};
-        for (const r of removals.filter((x) => x.route.kind === 'VMUser')) {
-          const key = `VMUser/${r.route.name}`;
-          const user = this.obj('VMUser', r.route.name);
-          if (!jsonEqual(after[key]!, before[key]!)) {
-            user.generation++;
-            user.observedGeneration = user.generation;
-          }
-          vmuserGenerations[r.route.name] = user.generation;
-        }
-        return { vmauthGeneration: changed ? this.bumpVMAuth() : this.vmauth().generation, vmuserGenerations };
-      },
+      editRoutes: ({ removals, direction, record }) => this.editRecorded(removals, direction, record),
 
       waitQueueDrained: async (t) => {
         await this.enter(`waitQueueDrained:${t.vmclusterName}`);
@@ -355,8 +324,7 @@ export class FakeCluster {
         return this.sample(t.vmclusterName, false);
       },
 
-      // One slice per not-drained sample (the workflow reports it and calls again); an unreadable
-      // queue polls through Temporal's retries, as waitQueueDrained does here.
+      // An unreadable queue polls through Temporal's retries, as waitQueueDrained does here.
       watchQueue: async (t) => {
         await this.enter(`watchQueue:${t.vmclusterName}`);
         for (;;) {
@@ -364,9 +332,8 @@ export class FakeCluster {
           if (!s.drained && s.unreadablePods > 0) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
           if (s.drained) {
             this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
-            return { streak: { last: s, emptySince: s.at }, drained: true };
+            return { last: s, emptySince: s.at };
           }
-          if (!t.report) return { streak: { last: s }, drained: false };
           // The activity shows each sample in the zone's status itself (every report.everyMs in the real one).
           this.recordStatus(t.report.object, queueReportStatus(t.report, { last: s }, t.queueDrainedForMs));
         }
@@ -389,7 +356,7 @@ export class FakeCluster {
         await this.enter(`confirmSwitch:${expect}:${vmcluster}`);
         if (this.unconfirmableSwitch.has(vmcluster)) return this.stillWaiting(`Secret vmauth-config-vm-global, where the operator writes the VMAuth's config, does not exist`, 'SwitchPending');
         const vmc = { name: vmcluster, namespace };
-        const wrong = routes.filter((r) => routeReferencesCluster(this.routes.get(`${r.kind}/${r.name}`) ?? [], vmc, OPERATOR_RULES) !== (expect === 'present'));
+        const wrong = routes.filter((r) => routeReferencesCluster(this.routes.get(`${r.kind}/${r.name}`) ?? [], vmc) !== (expect === 'present'));
         if (wrong.length > 0) return this.stillWaiting(`switch not confirmed for ${vmcluster}`, 'SwitchPending');
         this.record({ type: 'switch-confirmed', vmcluster, expect });
         return { hash: 1, pods: [{ pod: 'vmauth-0', via: 'content-hash' as const }], message: `1 vmauth pod runs config 00000001 ${expect === 'absent' ? 'without' : 'with'} VMCluster ${vmcluster}` };
@@ -458,10 +425,10 @@ export class FakeCluster {
         if (recs[key]) continue;
         this.beforeRouteEdit?.(rk);
         const cur = this.routes.get(rk) ?? [];
-        const fresh = computeRemoval({ route: r.route, targetRefs: cur }, r.vmcluster, OPERATOR_RULES);
+        const fresh = computeRemoval({ route: r.route, targetRefs: cur }, r.vmcluster);
         if (fresh.removed.length === 0) continue;
         const next = applyRemoval(cur, fresh);
-        if (!hasReadBackend(next, OPERATOR_RULES)) throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${rk} with no backend`, FailureType.EmptyRoute);
+        if (!hasReadBackend(next)) throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${rk} with no backend`, FailureType.EmptyRoute);
         recs[key] = { ...clone(owner), vmcluster: { ...r.vmcluster }, removed: fresh.removed, since: new Date().toISOString() };
         write(r.route, fresh, next, recs);
       }
