@@ -6,7 +6,7 @@
 // older generation, a rollout the object no longer asks for (stale: do nothing). The spec must also
 // be one the trust policy allows in that namespace.
 import { parseWorkflowId, workflowIdFor, type RolloutInput } from '../api/rollout-contract';
-import { formatIssues, validateSpec } from '../api/schema';
+import { formatIssues, validateSpec } from '../api/validate';
 import { specHash } from '../api/spec-hash';
 import { trustIssues, type TrustPolicy } from '../api/trust-policy';
 import type { InputVerdict } from '../workflows/activity-types';

@@ -4,7 +4,7 @@
 // of other namespaces. The person who installs vmrollout decides where that is allowed (chart values
 // createNamespaces, allowCrossNamespaceTargetRefs); elsewhere such a spec is Invalid. The trigger
 // checks it before starting a workflow, the worker again on the workflow's input.
-import { formatPath, validateSpec, type ValidationIssue, type ValidationResult } from './schema';
+import { formatPath, validateSpec, type ValidationIssue, type ValidationResult } from './validate';
 import type { JsonValue, ManagedObject, NormalizedSpec } from './types';
 
 export interface TrustPolicy {

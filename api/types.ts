@@ -1,5 +1,6 @@
-// Shared shapes of the VMDistributedCluster resource. The zod schema in ./schema.ts is the
-// source of truth for validation; these types are what every other module programs against.
+// Shared shapes of the VMDistributedCluster resource. The zod schemas of ./spec-schema.ts and
+// ./status-schema.ts (validation: ./validate.ts) are the source of truth; these types are what
+// every other module programs against.
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export interface JsonObject {

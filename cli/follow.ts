@@ -3,7 +3,7 @@
 // by `get --watch`, `status` and `make demo`.
 import { refusedForGood } from '../kube/errors';
 import type { Phase } from '../api/types';
-import type { VmdcObject } from '../trigger/vmdc-object';
+import type { VmdcObject } from '../kube/vmdc-object';
 import { followVmdc, type Kube } from './kube';
 import { endedPhase } from './rollout-end';
 import { StepClock } from './step-clock';

@@ -2,11 +2,11 @@
 // one VMDistributedCluster.
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../api/constants';
+import { vmdcPath } from '../kube/collections';
 import { isNotFound } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { vmdcStatusClient, type VmdcStatusClient } from '../kube/status-writer';
-import { vmdcPath } from '../trigger/kube';
-import type { VmdcObject } from '../trigger/vmdc-object';
+import type { VmdcObject } from '../kube/vmdc-object';
 import type { KubeFlags } from './args';
 import { UsageError } from './args';
 

@@ -1,7 +1,7 @@
 // When does an object's status tell how the rollout of its current spec ended? Pure.
 import { parseWorkflowId } from '../api/rollout-contract';
 import type { Phase } from '../api/types';
-import type { VmdcObject } from '../trigger/vmdc-object';
+import type { VmdcObject } from '../kube/vmdc-object';
 import { ENDED_PHASES } from './exit-codes';
 
 /**

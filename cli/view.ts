@@ -1,10 +1,10 @@
 // What `kubectl vmdc get` shows, built from the object and, when Temporal answered, from the
 // workflow itself. Pure: the same inputs and `now` give the same view (the renderers and the golden
 // tests rely on it).
-import { validateSpec } from '../api/schema';
+import { validateSpec } from '../api/validate';
 import type { Phase, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
-import type { VmdcObject } from '../trigger/vmdc-object';
+import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat } from '../workflows/activity-types';
 import type { Progress } from '../workflows/state';
 import { endedPhase, statusIsCurrent } from './rollout-end';

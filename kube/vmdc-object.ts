@@ -1,5 +1,5 @@
-// The VMDistributedCluster object as the trigger reads it from the API server (list, watch, GET):
-// the spec is unvalidated until the reconciler validates it.
+// The VMDistributedCluster object as the trigger and the CLI read it from the API server (list,
+// watch, GET): the spec is unvalidated until validateSpec has seen it.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { VMDistributedClusterStatus } from '../api/types';
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { parseDuration } from '../api/duration';
 import { DEFAULT_TASK_QUEUE } from '../api/rollout-contract';
 import { PayloadKeysError, readPayloadKeys, type PayloadKeys } from './payload-codec';
-import { DNS1123_LABEL_PATTERN } from '../api/schema';
+import { DNS1123_LABEL_PATTERN } from '../api/limits';
 import type { TrustPolicy } from '../api/trust-policy';
 
 /** One LOG_LEVEL vocabulary for both processes; the variable is read case-insensitively (`WARN` = `warn`). */

@@ -1,4 +1,4 @@
-// Writes the VMDistributedCluster CRD generated from api/schema.ts into the Helm chart.
+// Writes the VMDistributedCluster CRD generated from api/spec-schema.ts and api/status-schema.ts into the Helm chart.
 // Usage: npm run gen:crd   (add --check to fail instead of writing when the file is out of date)
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';

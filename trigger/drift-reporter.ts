@@ -13,8 +13,9 @@ import { tryCreateEvent, type KubeOps } from './kube';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
 import type { KeyedSerialQueue } from './queue';
-import { objectGeneration, objectKey, type WatchEventType } from './reconcile';
-import type { VmdcObject } from './vmdc-object';
+import { objectGeneration } from './decide';
+import { objectKey, type WatchEventType } from './watch';
+import type { VmdcObject } from '../kube/vmdc-object';
 
 export interface DriftReporterDeps {
   kube: Pick<KubeOps, 'patchStatus' | 'createEvent'>;

@@ -5,15 +5,16 @@
 // (kube/route-records.ts), Events.
 import * as os from 'node:os';
 import * as k8s from '@kubernetes/client-node';
-import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
+import { GROUP, PLURAL, VERSION, type VMKind } from '../api/constants';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
+import { listCollection, VMDC_COLLECTION, vmCollection } from '../kube/collections';
 import { eventCreator, type EventType } from '../kube/events';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
 import type { Logger } from './log';
-import type { VmdcList, VmdcObject } from './vmdc-object';
+import type { VmdcList, VmdcObject } from '../kube/vmdc-object';
 import type { ObjectList } from './watch';
 
 /** The object a finalizer edit is for: this name, only while it is this uid. */
@@ -63,28 +64,6 @@ export async function tryCreateEvent(kube: Pick<KubeOps, 'createEvent'>, obj: Vm
 export function statusGuard(fresh: VmdcObject, og: ObjectGeneration, deleting: boolean): boolean {
   if (fresh.metadata?.uid !== og.uid) return false;
   return deleting ? !!fresh.metadata?.deletionTimestamp : fresh.metadata?.generation === og.generation;
-}
-
-interface Collection {
-  group: string;
-  version: string;
-  plural: string;
-}
-
-const VMDC_COLLECTION: Collection = { group: GROUP, version: VERSION, plural: PLURAL };
-const vmCollection = (kind: VMKind): Collection => ({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind] });
-
-/** The API path an informer watches: one namespace, or every namespace. */
-function collectionPath(c: Collection, namespace?: string): string {
-  return namespace ? `/apis/${c.group}/${c.version}/namespaces/${namespace}/${c.plural}` : `/apis/${c.group}/${c.version}/${c.plural}`;
-}
-
-export const vmdcPath = (namespace?: string): string => collectionPath(VMDC_COLLECTION, namespace);
-
-export const vmObjectPath = (kind: VMKind, namespace?: string): string => collectionPath(vmCollection(kind), namespace);
-
-async function listCollection(custom: k8s.CustomObjectsApi, c: Collection, namespace: string | undefined, options: ReturnType<typeof withRequestTimeout>): Promise<unknown> {
-  return namespace ? custom.listNamespacedCustomObject({ ...c, namespace }, options) : custom.listClusterCustomObject(c, options);
 }
 
 /** Lists one kind of the VM operator's objects (the drift watch's informer list), each request bounded by a timeout. */

@@ -1,7 +1,7 @@
 // The trigger's prom-client metrics on a private registry (served by process/metrics-server.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ROLLOUT_PHASE, ZONE_OUT_OF_READS, ZONE_STEP, statusSeries, type StatusSeries } from './status-metrics';
-import type { VmdcObject } from './vmdc-object';
+import type { VmdcObject } from '../kube/vmdc-object';
 
 export interface TriggerMetrics {
   registry: Registry;

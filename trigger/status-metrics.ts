@@ -3,7 +3,7 @@
 // the status: summed over objects (or scrapes) they add up, which a gauge kept by each worker
 // replica of the phases it wrote itself cannot do. Pure: an object → its series.
 import type { ZonePhase } from '../api/types';
-import type { VmdcObject } from './vmdc-object';
+import type { VmdcObject } from '../kube/vmdc-object';
 
 export const ROLLOUT_PHASE = 'vmrollout_rollout_phase';
 export const ZONE_OUT_OF_READS = 'vmrollout_zone_out_of_reads';

@@ -10,7 +10,13 @@
 import * as k8s from '@kubernetes/client-node';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
-import { objectKey, type WatchEventType } from './reconcile';
+
+export type WatchEventType = 'add' | 'update' | 'delete';
+
+/** An object's key in a watch: namespace/name. */
+export function objectKey(obj: k8s.KubernetesObject): string {
+  return `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
+}
 
 /** A list as the informer starts from: the items and the resourceVersion to watch from. */
 export interface ObjectList<T extends k8s.KubernetesObject> {

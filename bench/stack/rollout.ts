@@ -50,7 +50,7 @@ import { readZoneQueues } from '../../activities/vmagent-match';
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent-url';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../../api/constants';
-import { validateSpec } from '../../api/schema';
+import { validateSpec } from '../../api/validate';
 import { ZONE_STEPS, type Strategy, type VMDistributedClusterStatus } from '../../api/types';
 import { EncryptionCodec } from '../../process/payload-codec';
 import { DEMO_CONFIG_PROPAGATION_DELAY_MS, DEMO_VMAUTH_PODS, DEMO_ZONE_DOWNTIME_MS } from '../../test/e2e/demo-stack';

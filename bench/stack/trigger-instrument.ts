@@ -6,8 +6,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import type { KubeOps } from '../../trigger/kube';
-import { Reconciler, objectKey, type WatchEventType } from '../../trigger/reconcile';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import { Reconciler } from '../../trigger/execute';
+import { objectKey, type WatchEventType } from '../../trigger/watch';
+import type { VmdcObject } from '../../kube/vmdc-object';
 
 export interface Span {
   /** `temporal:StartWorkflowExecution`, `kube:patchStatus`, … */

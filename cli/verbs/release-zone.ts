@@ -23,7 +23,7 @@ import { listAllRouteRecords, listRouteRecords, recordedZones, routeObjectLabel,
 import { eventCreator, type InvolvedVmdc } from '../../kube/events';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
 import { vmdcStatusClient, writeVmdcStatus } from '../../kube/status-writer';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import type { Command } from '../args';
 import { Refused, RELEASE_ZONE_EXIT } from '../exit-codes';
 import type { Io } from '../io';

@@ -9,7 +9,8 @@ import fc from 'fast-check';
 import { parse } from 'yaml';
 import { buildCrd, CRD_NAME, CRD_PATH } from '../../api/crd';
 import { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAME, VERSION } from '../../api/constants';
-import { DURATION_RULES, formatIssues, validateSpec, type StrategyDurationField } from '../../api/schema';
+import { DURATION_RULES, type StrategyDurationField } from '../../api/limits';
+import { formatIssues, validateSpec } from '../../api/validate';
 import {
   BAD_SPECS,
   NAME_FIELDS,

@@ -8,7 +8,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { parse as parseYaml } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
-import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN, IMAGE_TAG_PATTERN } from '../../api/schema';
+import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN, IMAGE_TAG_PATTERN } from '../../api/limits';
 import { CONFIG_RELOADER_PORT } from '../../activities/vmauth-config';
 import { CHART_DIR, renderChart } from '../harness/chart-identities';
 import { harnessTempDir } from '../harness/processes';

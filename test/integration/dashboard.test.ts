@@ -14,7 +14,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { reportingQueues } from '../../activities/metrics';
 import { PHASES, ZONE_STEPS, type Phase, type VMDistributedClusterStatus } from '../../api/types';
 import { createMetrics, type TriggerMetrics } from '../../trigger/metrics';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import { createWorkerMetrics, type WorkerMetrics } from '../../worker/metrics';
 import { CHART_DIR, renderChart } from '../harness/chart-identities';
 import { httpGet } from '../harness/processes';

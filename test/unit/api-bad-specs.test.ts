@@ -1,7 +1,7 @@
 // Every bad spec of test/fixtures/bad-specs.ts through validateSpec: rejected, at its path, with its
 // message, never showing a secret. The same table runs through a real kube-apiserver with the CRD in
 // test/integration/api-crd.test.ts.
-import { formatIssues, validateSpec } from '../../api/schema';
+import { formatIssues, validateSpec } from '../../api/validate';
 import { BAD_SPECS, nestedLists, nestedObjects, toJsonText } from '../fixtures/bad-specs';
 import { validRawSpec } from './api-helpers';
 

@@ -4,7 +4,8 @@ import { parse } from 'yaml';
 import { buildCrd, CRD_HEADER, CRD_PATH, openAPIV3Schema, renderCrdYaml, toStructural, type JSONSchemaProps } from '../../api/crd';
 import { GROUP, KIND, PLURAL, SHORT_NAME, VERSION } from '../../api/constants';
 import { DURATION_PATTERN } from '../../api/duration';
-import { REMOTE_WRITE_URL_CEL, strategySchema, validateSpec } from '../../api/schema';
+import { REMOTE_WRITE_URL_CEL, strategySchema } from '../../api/spec-schema';
+import { validateSpec } from '../../api/validate';
 import { exampleObjects, ROOT } from './api-helpers';
 
 type Node = JSONSchemaProps & Record<string, unknown>;

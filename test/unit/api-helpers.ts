@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { validateSpec } from '../../api/schema';
+import { validateSpec } from '../../api/validate';
 import type { NormalizedSpec } from '../../api/types';
 
 export const ROOT = resolve(__dirname, '..', '..');

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { openAPIV3Schema, type JSONSchemaProps } from '../../api/crd';
 import { goDurationNanos } from '../../api/duration';
-import { validateSpec } from '../../api/schema';
+import { validateSpec } from '../../api/validate';
 import { NAME_FIELDS, nearValidDuration, nearValidName, nearValidURL, setPath } from '../fixtures/bad-specs';
 import { assertProperty } from '../support/property';
 import { validRawSpec } from './api-helpers';

@@ -4,7 +4,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { DURATION_RULES, validateSpec } from '../../api/schema';
+import { DURATION_RULES } from '../../api/limits';
+import { validateSpec } from '../../api/validate';
 import { parseDuration } from '../../api/duration';
 import type { JsonObject, ManagedObject, NormalizedSpec } from '../../api/types';
 import { FIXED_SEEDS, assertProperty, plannedRuns } from '../support/property';

@@ -1,13 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  DEFAULT_STRATEGY,
-  formatIssues,
-  formatPath,
-  validateSpec,
-  vmDistributedClusterStatusSchema,
-  type ValidationIssue,
-} from '../../api/schema';
+import { DEFAULT_STRATEGY } from '../../api/limits';
+import { vmDistributedClusterStatusSchema } from '../../api/status-schema';
+import { formatIssues, formatPath, validateSpec, type ValidationIssue } from '../../api/validate';
 import type { NormalizedSpec } from '../../api/types';
 import { API_VERSION, KIND } from '../../api/constants';
 import { exampleObjects, markdownYamlBlocks, minimalRawSpec, ROOT, validRawSpec } from './api-helpers';
@@ -376,8 +371,8 @@ describe('formatIssues', () => {
 });
 
 describe('durations are parsed once per validation', () => {
-  // Counts the calls of api/duration's exported parseDuration that api/schema makes: a fresh copy of
-  // api/schema is loaded against a pass-through jest.fn (behaviour unchanged), in this test only.
+  // Counts the calls of api/duration's exported parseDuration that api/validate makes: a fresh copy
+  // of api/validate is loaded against a pass-through jest.fn (behaviour unchanged), in this test only.
   function parseCounts(spec: unknown): Map<unknown, number> {
     const counts = new Map<unknown, number>();
     jest.isolateModules(() => {
@@ -385,10 +380,10 @@ describe('durations are parsed once per validation', () => {
       const parse = jest.fn(duration.parseDuration);
       jest.doMock('../../api/duration', () => ({ ...duration, parseDuration: parse }));
       try {
-        // requireActual: the real api/schema (never mocked), whose own imports see the mock above.
-        const schema = jest.requireActual<typeof import('../../api/schema')>('../../api/schema');
+        // requireActual: the real api/validate (never mocked), whose own imports see the mock above.
+        const validate = jest.requireActual<typeof import('../../api/validate')>('../../api/validate');
         parse.mockClear(); // the built-in rules are parsed when the module loads
-        schema.validateSpec(spec);
+        validate.validateSpec(spec);
         for (const [arg] of parse.mock.calls) counts.set(arg, (counts.get(arg) ?? 0) + 1);
       } finally {
         jest.dontMock('../../api/duration');

@@ -11,7 +11,7 @@ import { endedPhase, statusIsCurrent } from '../../cli/rollout-end';
 import { temporalSettings } from '../../cli/temporal';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { PHASES } from '../../api/types';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { VmdcObject } from '../../kube/vmdc-object';
 
 function fakeIo(env: NodeJS.ProcessEnv = {}): Io & { out: string[]; err: string[] } {
   const out: string[] = [];

@@ -7,7 +7,7 @@ import { endLines, renderText, statusLine } from '../../cli/render-text';
 import { StepClock } from '../../cli/step-clock';
 import { textWidth } from '../../cli/style';
 import { buildView, type ViewInput } from '../../cli/view';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import type { Progress } from '../../workflows/state';
 
 const NOW = new Date('2026-03-04T10:20:30Z');

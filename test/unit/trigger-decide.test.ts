@@ -1,11 +1,11 @@
-import { validateSpec } from '../../api/schema';
+import { validateSpec } from '../../api/validate';
 import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { mergeConditions } from '../../api/conditions';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
 import { specHash } from '../../api/spec-hash';
-import { adoptionCandidate, decide, hasFinalizer, type DecideContext, type SpecValidator } from '../../trigger/reconcile';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import { adoptionCandidate, decide, hasFinalizer, type DecideContext, type SpecValidator } from '../../trigger/decide';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import { validatorFor } from '../../trigger/main';
 import { spec, UID, validator } from './trigger-helpers';
 

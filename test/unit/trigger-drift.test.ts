@@ -13,7 +13,7 @@ import type { KubeOps } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
 import { KeyedSerialQueue } from '../../trigger/queue';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import { UID, InMemoryVmdc } from './trigger-helpers';
 
 const OTHER_UID = 'ffff0000-ffff-4444-8888-000000000000';

@@ -11,8 +11,9 @@ import type { RecordedRoute } from '../../kube/route-records';
 import { statusGuard, type KubeOps, type ObjectRef } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
-import { Reconciler, deletionBlockedStatus } from '../../trigger/reconcile';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import { deletionBlockedStatus } from '../../trigger/deletion';
+import { Reconciler } from '../../trigger/execute';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import { spec, UID, validator } from './trigger-helpers';
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });

@@ -1,8 +1,8 @@
 // Shared fixtures for the trigger-* unit tests.
-import { validateSpec, formatIssues } from '../../api/schema';
+import { validateSpec, formatIssues } from '../../api/validate';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
-import type { SpecValidator } from '../../trigger/reconcile';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { SpecValidator } from '../../trigger/decide';
+import type { VmdcObject } from '../../kube/vmdc-object';
 
 export const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
 export const UID = '0123abcd-ffff-4444-8888-000000000000';

@@ -13,8 +13,9 @@ import type { KubeOps } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
 import { KeyedSerialQueue } from '../../trigger/queue';
-import { objectKey, Reconciler } from '../../trigger/reconcile';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import { Reconciler } from '../../trigger/execute';
+import { objectKey } from '../../trigger/watch';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import { spec, UID, validator, InMemoryVmdc } from './trigger-helpers';
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });

@@ -7,9 +7,9 @@ import { ZONE_PHASES, ZONE_STEPS, type Phase, type VMDistributedClusterStatus, t
 import type { KubeOps } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
-import { Reconciler } from '../../trigger/reconcile';
+import { Reconciler } from '../../trigger/execute';
 import { IDLE_ZONE_PHASES, ROLLOUT_PHASE, ZONE_OUT_OF_READS, ZONE_STEP, statusSeries } from '../../trigger/status-metrics';
-import type { VmdcObject } from '../../trigger/vmdc-object';
+import type { VmdcObject } from '../../kube/vmdc-object';
 import { InMemoryVmdc, UID, spec, validator } from './trigger-helpers';
 
 function vmdc(name: string, status?: VMDistributedClusterStatus, generation = 1): VmdcObject {

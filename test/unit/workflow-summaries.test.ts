@@ -4,7 +4,7 @@
 import { activitySummary } from '../../workflows/activity-summary';
 import { currentDetails } from '../../workflows/status';
 import { workflowDescription } from '../../trigger/workflow-description';
-import { DEFAULT_STRATEGY } from '../../api/schema';
+import { DEFAULT_STRATEGY } from '../../api/limits';
 
 const removal = (kind: 'VMAuth' | 'VMUser', name: string) => ({ route: { kind, name }, vmcluster: { name: 'vm-az-b', namespace: 'monitoring' }, removed: [] });
 

@@ -1,0 +1,172 @@
+// The limits and rules of the VMDistributedCluster spec (documented in docs/cr-reference.md; keep
+// them in sync): bounds, duration defaults and ranges, name patterns, the names the VM operator
+// derives, and the messages that validateSpec (api/validate.ts) and the CRD's CEL rules
+// (api/spec-schema.ts) share.
+import { durationMs } from './duration';
+import type { Strategy } from './types';
+
+export const LIMITS = {
+  minZones: 2,
+  /** Bounds the O(n²) CEL uniqueness rules; no real deployment spans more zones. */
+  maxZones: 16,
+  nameMaxLength: 253,
+  zoneNameMaxLength: 63,
+  clusterVersionMaxLength: 128,
+  urlMaxLength: 2048,
+  /** 1 GiB: "empty" thresholds above that are a mistake (e.g. a unit confusion). */
+  queueEmptyBytesMax: 1024 * 1024 * 1024,
+  /**
+   * The API server's own nesting limit: it refuses a request whose JSON objects and arrays nest more
+   * than 10000 levels deep, counted from the object's root (level 1; `spec` is level 2).
+   */
+  serverJsonMaxDepth: 10000,
+  /**
+   * vmrollout's limit, the one rule stricter than the CRD (no CRD rule can limit the depth of
+   * free-form `x-kubernetes-preserve-unknown-fields` values): a value nested deeper cannot be
+   * carried safely through the JSON serializers, copies and merges between the API server, Temporal
+   * and the workflow (Node's recursive ones overflow the stack near 2000 levels). Refused here, it
+   * is a clear Invalid naming the field instead of a trigger or workflow that cannot proceed.
+   */
+  jsonMaxDepth: 1000,
+  /** A Kubernetes Service name: a DNS-1035 label of at most 63 characters. */
+  serviceNameMaxLength: 63,
+  /** A Kubernetes Secret name: a DNS-1123 subdomain of at most 253 characters. */
+  secretNameMaxLength: 253,
+} as const;
+
+export type StrategyDurationField =
+  | 'readDrainDelay'
+  | 'queueDrainedFor'
+  | 'pollInterval'
+  | 'zoneTimeout'
+  | 'pauseBetweenZones';
+
+export interface DurationRule {
+  default: string;
+  min: string;
+  max: string;
+  description: string;
+}
+
+/** Defaults and inclusive ranges of the strategy durations. */
+export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
+  readDrainDelay: {
+    default: '30s',
+    min: '0s',
+    max: '1h',
+    description:
+      "After every vmauth pod runs the config without a zone, the longest wait for the zone's vmselects to see no new /select/ request for two polls (in-flight queries finish); 0s skips it.",
+  },
+  queueDrainedFor: {
+    default: '1m',
+    min: '1s',
+    max: '6h',
+    description:
+      "The vmagent queues for the zone must stay at or below queueEmptyBytes this long, without a break, before the zone rejoins reads.",
+  },
+  pollInterval: {
+    default: '5s',
+    min: '100ms',
+    max: '5m',
+    description: 'How often object statuses and vmagent metrics are polled. At most queueDrainedFor.',
+  },
+  zoneTimeout: {
+    default: '30m',
+    min: '1s',
+    max: '24h',
+    description:
+      'Budget of each step of a zone; a step that exhausts it marks the zone Failed. Longer than readDrainDelay and queueDrainedFor.',
+  },
+  pauseBetweenZones: {
+    default: '0s',
+    min: '0s',
+    max: '24h',
+    description: 'Wait between one zone finishing and the next one starting.',
+  },
+};
+
+export const DEFAULT_ORDER = 'Shuffle' as const;
+export const DEFAULT_QUEUE_EMPTY_BYTES = 0;
+
+/** The rules' durations in ms, parsed once at load. */
+export const DURATION_RULES_MS = Object.fromEntries(
+  Object.entries(DURATION_RULES).map(([field, rule]) => [field, { default: durationMs(rule.default), min: durationMs(rule.min), max: durationMs(rule.max) }]),
+) as Record<StrategyDurationField, { default: number; min: number; max: number }>;
+
+
+/** The strategy a spec without `strategy` gets. */
+export const DEFAULT_STRATEGY: Strategy = {
+  order: DEFAULT_ORDER,
+  readDrainDelayMs: durationMs(DURATION_RULES.readDrainDelay.default),
+  queueDrainedForMs: durationMs(DURATION_RULES.queueDrainedFor.default),
+  queueEmptyBytes: DEFAULT_QUEUE_EMPTY_BYTES,
+  pollIntervalMs: durationMs(DURATION_RULES.pollInterval.default),
+  zoneTimeoutMs: durationMs(DURATION_RULES.zoneTimeout.default),
+  pauseBetweenZonesMs: durationMs(DURATION_RULES.pauseBetweenZones.default),
+};
+
+/** Lowercase RFC 1123 subdomain (Kubernetes object names). */
+export const DNS1123_SUBDOMAIN_PATTERN =
+  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+/** Lowercase RFC 1123 label (zone names: they end up in labels, ids and metric labels). */
+export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** A container image tag (OCI distribution spec grammar). */
+export const IMAGE_TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
+
+/**
+ * A name the VM operator derives from an object's name, that vmrollout relies on: the operator's
+ * default (prefixed) naming, e.g. `vminsert-<VMCluster name>` (VMCluster.PrefixedName), or
+ * `vmagent-<name>` / `vmauth-<name>` (VMAgent/VMAuth.PrefixedName), `vmuser-<name>` (VMUser's Secret).
+ */
+export interface DerivedName {
+  /** e.g. `vminsert-` */
+  prefixes: readonly string[];
+  /** What the derived names must be. */
+  kind: 'Service' | 'Secret';
+}
+
+/** The names vmrollout derives per managed kind, and the limits that follow. */
+export const DERIVED_NAMES = {
+  VMCluster: { prefixes: ['vminsert-', 'vmselect-'], kind: 'Service' },
+  VMAgent: { prefixes: ['vmagent-'], kind: 'Service' },
+  VMAuth: { prefixes: ['vmauth-'], kind: 'Service' },
+  VMUser: { prefixes: ['vmuser-'], kind: 'Secret' },
+} as const satisfies Record<string, DerivedName>;
+export type ManagedKind = keyof typeof DERIVED_NAMES;
+
+/** The longest name of `kind` whose derived names all fit. */
+export function derivedNameMaxLength(kind: ManagedKind): number {
+  const d: DerivedName = DERIVED_NAMES[kind];
+  const limit = d.kind === 'Service' ? LIMITS.serviceNameMaxLength : LIMITS.secretNameMaxLength;
+  return limit - Math.max(...d.prefixes.map((p) => p.length));
+}
+
+export function derivedList(kind: ManagedKind): string {
+  return DERIVED_NAMES[kind].prefixes.map((p) => `${p}<name>`).join(' and ');
+}
+
+/** The messages of the derived-name rules (the same in validateSpec and the CRD). */
+export function derivedNameMessages(kind: ManagedKind): { length: string; dots?: string } {
+  const d: DerivedName = DERIVED_NAMES[kind];
+  const max = derivedNameMaxLength(kind);
+  const names = derivedList(kind);
+  if (d.kind === 'Secret') {
+    return { length: `must be at most ${max} characters: ${names} must fit a ${LIMITS.secretNameMaxLength}-character Secret name` };
+  }
+  return {
+    length: `must be at most ${max} characters: ${names} must fit a ${LIMITS.serviceNameMaxLength}-character Service name`,
+    dots: `must not contain '.': ${names} must be a valid Service name (a DNS-1035 label)`,
+  };
+}
+
+export const BOTH_FORMS_MESSAGE =
+  'set either overrideSpec (patch the existing object) or spec (create it with this name), not both';
+export const ADOPT_MESSAGE = 'adopt applies to the full-spec form only (set spec, or remove adopt)';
+
+export const REMOTE_WRITE_URL_UNIQUE_MESSAGE =
+  'remoteWriteURL must be unique across zones (compared normalized: host case-insensitive, default port dropped, empty path as /)';
+
+/** The message of a duration outside its rule's range (the same in validateSpec and the CRD). */
+export function rangeMessage(rule: DurationRule): string {
+  return `must be between ${rule.min} and ${rule.max}`;
+}

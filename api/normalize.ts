@@ -1,0 +1,140 @@
+// A spec as the API server stores it and as the workflow takes it: nulls in declared fields dropped
+// (pruneNulls, before validation, as the API server does), then defaults applied, free-form values
+// copied and durations in ms (normalize, after validation).
+import { isPlainObject } from './json-value';
+import type { StrategyDurationField } from './limits';
+import { strategySchema, vmDistributedClusterSpecSchema, zoneSchema, type VMDistributedClusterSpecOutput } from './spec-schema';
+import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from './types';
+
+/** A deep copy of a (validated, acyclic) JSON value; iterative, so any depth the API server accepts is fine. */
+function cloneJson<T extends JsonValue>(v: T): T {
+  if (typeof v !== 'object' || v === null) return v;
+  const copies = new Map<object, JsonValue>();
+  const copyOf = (x: object): JsonValue => {
+    let c = copies.get(x);
+    if (c === undefined) {
+      c = Array.isArray(x) ? [] : {};
+      copies.set(x, c);
+      pending.push([x, c]);
+    }
+    return c;
+  };
+  const pending: [object, JsonValue][] = [];
+  const out = copyOf(v);
+  while (pending.length > 0) {
+    const [from, to] = pending.pop()!;
+    if (Array.isArray(from)) {
+      const arr = to as JsonValue[];
+      for (let i = 0; i < from.length; i++) {
+        const x = from[i] as JsonValue;
+        arr.push(typeof x === 'object' && x !== null ? copyOf(x) : x);
+      }
+    } else {
+      const obj = to as Record<string, JsonValue>;
+      for (const [k, x] of Object.entries(from as Record<string, JsonValue>)) {
+        // defineProperty: a "__proto__" key stays a plain own property, as JSON.parse makes it.
+        Object.defineProperty(obj, k, { value: typeof x === 'object' && x !== null ? copyOf(x) : x, enumerable: true, writable: true, configurable: true });
+      }
+    }
+  }
+  return out as T;
+}
+
+function normalizeManaged(m: { name: string; overrideSpec?: JsonObject | undefined; spec?: JsonObject | undefined; adopt?: boolean | undefined }): ManagedObject {
+  const out: ManagedObject = { name: m.name };
+  if (m.spec !== undefined) {
+    out.spec = cloneJson(m.spec);
+    if (m.adopt) out.adopt = true;
+  } else if (m.overrideSpec !== undefined) out.overrideSpec = cloneJson(m.overrideSpec);
+  return out;
+}
+
+/**
+ * The validated spec as the workflow takes it: defaults applied, the free-form values copied, the
+ * strategy durations in ms (`durationsMs`, as validateSpec parsed them).
+ */
+export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record<StrategyDurationField, number>): NormalizedSpec {
+  const zones: ZoneSpec[] = s.zones.map((z) => {
+    const zone: ZoneSpec = { name: z.name, vmcluster: normalizeManaged(z.vmcluster) };
+    if (z.vmuser) zone.vmuser = normalizeManaged(z.vmuser);
+    if (z.remoteWriteURL) zone.remoteWriteURL = z.remoteWriteURL;
+    return zone;
+  });
+  return {
+    paused: s.paused,
+    clusterVersion: s.clusterVersion,
+    overrideSpec: cloneJson(s.overrideSpec),
+    zones,
+    vmauth: normalizeManaged(s.vmauth),
+    vmagent: normalizeManaged(s.vmagent),
+    retainOnDelete: s.retainOnDelete,
+    forceConflicts: s.forceConflicts,
+    strategy: {
+      order: s.strategy.order,
+      readDrainDelayMs: durationsMs.readDrainDelay,
+      queueDrainedForMs: durationsMs.queueDrainedFor,
+      // -0 passes every check (an integer, not below 0) but is not JSON: JSON.stringify writes it as 0, so a
+      // spec carrying it would not survive the trip to the workflow (or a spec hash) unchanged. A byte count is 0.
+      queueEmptyBytes: Object.is(s.strategy.queueEmptyBytes, -0) ? 0 : s.strategy.queueEmptyBytes,
+      pollIntervalMs: durationsMs.pollInterval,
+      zoneTimeoutMs: durationsMs.zoneTimeout,
+      pauseBetweenZonesMs: durationsMs.pauseBetweenZones,
+    },
+  };
+}
+
+/** The declared fields of each structural (non-free-form) object of the spec. */
+const MANAGED_KEYS: readonly string[] = ['name', 'overrideSpec', 'spec', 'adopt'];
+const STRUCTURAL_KEYS = {
+  spec: Object.keys(vmDistributedClusterSpecSchema.shape),
+  zone: Object.keys(zoneSchema.shape),
+  strategy: Object.keys(strategySchema.shape),
+};
+
+/** `obj` without its declared fields that are null (a copy when there are some). */
+function withoutNulls(obj: unknown, keys: readonly string[]): unknown {
+  if (!isPlainObject(obj) || !keys.some((k) => Object.prototype.hasOwnProperty.call(obj, k) && obj[k] === null)) return obj;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(obj)) {
+    if (obj[k] === null && keys.includes(k)) continue;
+    Object.defineProperty(out, k, { value: obj[k], enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/**
+ * What the API server does first with a custom resource: a null in a declared field that is not
+ * `nullable` is dropped (the field then counts as absent: defaulted, or "Required"). Not inside
+ * free-form values (overlays, full specs), where null means "delete this field". The input is not
+ * modified.
+ */
+export function pruneNulls(raw: unknown): unknown {
+  const spec = withoutNulls(raw, STRUCTURAL_KEYS.spec);
+  if (!isPlainObject(spec)) return spec;
+  const out: Record<string, unknown> = spec === raw ? { ...spec } : spec;
+  let changed = spec !== raw;
+  const set = (key: string, value: unknown) => {
+    if (value !== out[key]) {
+      out[key] = value;
+      changed = true;
+    }
+  };
+  if (Array.isArray(spec.zones)) {
+    const zones = spec.zones.map((z: unknown) => {
+      const zone = withoutNulls(z, STRUCTURAL_KEYS.zone);
+      if (!isPlainObject(zone)) return zone;
+      const vmcluster = withoutNulls(zone.vmcluster, MANAGED_KEYS);
+      const vmuser = withoutNulls(zone.vmuser, MANAGED_KEYS);
+      if (vmcluster === zone.vmcluster && vmuser === zone.vmuser) return zone;
+      const copy: Record<string, unknown> = zone === z ? { ...zone } : zone;
+      if (vmcluster !== undefined) copy.vmcluster = vmcluster;
+      if (vmuser !== undefined) copy.vmuser = vmuser;
+      return copy;
+    });
+    if (zones.some((z, i) => z !== (spec.zones as unknown[])[i])) set('zones', zones);
+  }
+  if (spec.vmauth !== undefined) set('vmauth', withoutNulls(spec.vmauth, MANAGED_KEYS));
+  if (spec.vmagent !== undefined) set('vmagent', withoutNulls(spec.vmagent, MANAGED_KEYS));
+  if (spec.strategy !== undefined) set('strategy', withoutNulls(spec.strategy, STRUCTURAL_KEYS.strategy));
+  return changed ? out : raw;
+}

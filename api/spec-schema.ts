@@ -1,0 +1,268 @@
+// The VMDistributedCluster spec as zod schemas: the shapes validateSpec (api/validate.ts) checks and
+// the source of the CRD (api/crd.ts generates its OpenAPI schema from them).
+//
+// Rules that JSON Schema cannot express (uniqueness, exactly-one-of, duration ranges and whole
+// milliseconds, cross-field duration rules, derived-name limits, the remoteWriteURL grammar of
+// api/url.ts) are checked by validateSpec AND carried into the CRD as CEL `x-kubernetes-validations`
+// through `.meta()`, so the API server rejects them too. Both sides accept exactly the same specs:
+// test/fixtures/bad-specs.ts runs a table of bad specs and generated near-valid values through
+// validateSpec and a real API server. The one rule no CRD can express, the nesting depth of
+// free-form values, is the API server's own JSON limit, which validateSpec applies exactly.
+import { z } from 'zod';
+import { DURATION_FORMAT_MESSAGE, DURATION_MAX_LENGTH, DURATION_PATTERN, DURATION_WHOLE_MS_CEL, DURATION_WHOLE_MS_MESSAGE } from './duration';
+import { describe, findNonJson, isPlainObject } from './json-value';
+import {
+  ADOPT_MESSAGE,
+  BOTH_FORMS_MESSAGE,
+  DEFAULT_ORDER,
+  DEFAULT_QUEUE_EMPTY_BYTES,
+  DERIVED_NAMES,
+  derivedList,
+  derivedNameMaxLength,
+  derivedNameMessages,
+  DNS1123_LABEL_PATTERN,
+  DNS1123_SUBDOMAIN_PATTERN,
+  DURATION_RULES,
+  IMAGE_TAG_PATTERN,
+  LIMITS,
+  rangeMessage,
+  REMOTE_WRITE_URL_UNIQUE_MESSAGE,
+  type DurationRule,
+  type ManagedKind,
+  type StrategyDurationField,
+} from './limits';
+import { checkHttpURL, HTTP_URL_MESSAGE, HTTP_URL_PATTERN, remoteWriteURLKeyCel } from './url';
+import type { JsonObject } from './types';
+
+function objectName(kind: ManagedKind, description: string) {
+  const max = derivedNameMaxLength(kind);
+  const messages = derivedNameMessages(kind);
+  const rules: { rule: string; message: string }[] = [{ rule: `self.size() <= ${max}`, message: messages.length }];
+  let schema = z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(LIMITS.nameMaxLength, { error: `must be at most ${LIMITS.nameMaxLength} characters` })
+    .regex(new RegExp(DNS1123_SUBDOMAIN_PATTERN), {
+      error: `must be a valid ${kind} name: a lowercase DNS-1123 subdomain (a-z, 0-9, '-' and '.', starting and ending with a letter or digit)`,
+    })
+    .refine((v) => v.length <= max, { error: messages.length });
+  if (messages.dots !== undefined) {
+    schema = schema.refine((v) => !v.includes('.'), { error: messages.dots });
+    rules.push({ rule: "!self.contains('.')", message: messages.dots });
+  }
+  const fit = DERIVED_NAMES[kind].prefixes.length > 1 ? 'fit' : 'fits';
+  return schema.describe(`${description} At most ${max} characters, so that ${derivedList(kind)} ${fit}.`).meta({ 'x-kubernetes-validations': rules });
+}
+
+/**
+ * A free-form JSON object (a VMCluster/VMUser/VMAgent spec or an overlay). Not an array, not null,
+ * not a scalar. In the CRD: `type: object` + `x-kubernetes-preserve-unknown-fields`.
+ */
+function jsonObject(description: string) {
+  return z
+    .custom<JsonObject>()
+    .superRefine((v, ctx) => {
+      if (!isPlainObject(v)) {
+        ctx.addIssue({ code: 'custom', message: `must be an object (a map of fields), not ${describe(v)}` });
+        return;
+      }
+      const bad = findNonJson(v);
+      if (bad) ctx.addIssue({ code: 'custom', message: bad.why, path: bad.path });
+    })
+    // atomic: server-side apply owns the value as a whole, so managedFields do not mirror its nesting
+    // (an object nested near the API server's JSON depth limit would otherwise be stored with
+    // managedFields one level too deep to read back, breaking every LIST and watch of the resource).
+    .meta({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-map-type': 'atomic', description });
+}
+
+function managedObject(kind: ManagedKind, what: string) {
+  return z
+    .strictObject({
+      name: objectName(kind, `Name of the ${kind} (in the namespace of this object).`),
+      overrideSpec: jsonObject(
+        `Overlay (JSON merge patch, RFC 7386) applied to the existing ${kind}'s spec. Exclusive with spec.`,
+      ).optional(),
+      spec: jsonObject(
+        `A full ${kind} spec: the ${kind} is created with this name if it does not exist, and owned by this object (see retainOnDelete). Exclusive with overrideSpec.`,
+      ).optional(),
+      adopt: z
+        .boolean()
+        .optional()
+        .describe(`With spec only: take over an existing ${kind} that this object does not own yet (without it, such an object is refused).`),
+    })
+    .describe(`${what}: a reference to an existing ${kind} (name, optionally with overrideSpec) or a full spec to create it (name + spec).`)
+    .meta({
+      'x-kubernetes-validations': [
+        { rule: '!(has(self.overrideSpec) && has(self.spec))', message: BOTH_FORMS_MESSAGE },
+        { rule: '!has(self.adopt) || !self.adopt || has(self.spec)', message: ADOPT_MESSAGE },
+      ],
+    });
+}
+
+function durationRangeRule(rule: DurationRule): string {
+  return `duration(self) >= duration('${rule.min}') && duration(self) <= duration('${rule.max}')`;
+}
+
+/**
+ * A strategy duration: its type, default, and the CRD's pattern and CEL rules. Its grammar and range
+ * are checked by validateSpec (api/validate.ts), which parses each duration of a spec once and
+ * hands the results on to normalize().
+ */
+function durationField(field: StrategyDurationField) {
+  const rule = DURATION_RULES[field];
+  return z
+    .string({ error: (iss) => (iss.input === undefined ? undefined : `${DURATION_FORMAT_MESSAGE}, as a string (got ${describe(iss.input)})`) })
+    .meta({
+      pattern: DURATION_PATTERN,
+      maxLength: DURATION_MAX_LENGTH,
+      description: `${rule.description} A duration like 30s, 1m or 1h30m; ${rule.min} to ${rule.max}. Default ${rule.default}.`,
+      'x-kubernetes-validations': [
+        { rule: DURATION_WHOLE_MS_CEL, message: DURATION_WHOLE_MS_MESSAGE },
+        { rule: durationRangeRule(rule), message: rangeMessage(rule) },
+      ],
+    })
+    .default(rule.default);
+}
+
+/** The uniqueness rule only looks at URLs that start like one (others fail their own rule). */
+const HTTP_SCHEME_CEL = (v: string) => `(${v}.remoteWriteURL.startsWith('http://') || ${v}.remoteWriteURL.startsWith('https://'))`;
+
+/** `!has(self.x) || ...` guards keep the rules correct even if defaulting did not run. */
+const STRATEGY_CEL_RULES = [
+  {
+    rule: "!has(self.pollInterval) || !has(self.queueDrainedFor) || duration(self.pollInterval) <= duration(self.queueDrainedFor)",
+    message: 'pollInterval must not be longer than queueDrainedFor',
+    fieldPath: '.pollInterval',
+  },
+  {
+    rule: "!has(self.zoneTimeout) || !has(self.queueDrainedFor) || duration(self.zoneTimeout) > duration(self.queueDrainedFor)",
+    message: 'zoneTimeout must be longer than queueDrainedFor',
+    fieldPath: '.zoneTimeout',
+  },
+  {
+    rule: "!has(self.zoneTimeout) || !has(self.readDrainDelay) || duration(self.zoneTimeout) > duration(self.readDrainDelay)",
+    message: 'zoneTimeout must be longer than readDrainDelay',
+    fieldPath: '.zoneTimeout',
+  },
+];
+
+const ZONES_CEL_RULES = [
+  {
+    rule: 'self.all(a, self.exists_one(b, b.vmcluster.name == a.vmcluster.name))',
+    message: 'every zone must have its own VMCluster (vmcluster.name must be unique)',
+  },
+  {
+    rule: 'self.all(a, !has(a.vmuser) || self.exists_one(b, has(b.vmuser) && b.vmuser.name == a.vmuser.name))',
+    message: 'vmuser.name must be unique across zones',
+  },
+  {
+    rule: `self.all(a, !has(a.remoteWriteURL) || !${HTTP_SCHEME_CEL('a')} || self.exists_one(b, has(b.remoteWriteURL) && ${HTTP_SCHEME_CEL('b')} && ${remoteWriteURLKeyCel('b.remoteWriteURL')} == ${remoteWriteURLKeyCel('a.remoteWriteURL')}))`,
+    message: REMOTE_WRITE_URL_UNIQUE_MESSAGE,
+  },
+];
+
+/** The URL rule in CEL: the grammar of api/url.ts, as a raw string (the pattern has no `"`). */
+export const REMOTE_WRITE_URL_CEL = `self == '' || self.matches(r"${HTTP_URL_PATTERN}")`;
+
+export const strategySchema = z
+  .strictObject({
+    order: z
+      .enum(['Shuffle', 'Declared'])
+      .default(DEFAULT_ORDER)
+      .describe('Zone order: Shuffle (a deterministic shuffle seeded per generation) or Declared (as listed).'),
+    readDrainDelay: durationField('readDrainDelay'),
+    queueDrainedFor: durationField('queueDrainedFor'),
+    queueEmptyBytes: z
+      .number()
+      .int({ error: 'must be a whole number of bytes' })
+      .min(0, { error: 'must not be negative' })
+      .max(LIMITS.queueEmptyBytesMax, { error: `must be at most ${LIMITS.queueEmptyBytesMax} (1 GiB)` })
+      .default(DEFAULT_QUEUE_EMPTY_BYTES)
+      .describe('A zone\'s queue counts as empty at or below this many pending bytes, summed over vmagent pods. 0 to 1 GiB.'),
+    pollInterval: durationField('pollInterval'),
+    zoneTimeout: durationField('zoneTimeout'),
+    pauseBetweenZones: durationField('pauseBetweenZones'),
+  })
+  .describe('How the rollout proceeds. All fields are optional.')
+  .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });
+
+export const zoneSchema = z.strictObject({
+  name: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(LIMITS.zoneNameMaxLength, { error: `must be at most ${LIMITS.zoneNameMaxLength} characters` })
+    .regex(new RegExp(DNS1123_LABEL_PATTERN), {
+      error: "must be a lowercase DNS-1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit), e.g. az-a",
+    })
+    .describe('Zone name, unique in the list (e.g. az-a).'),
+  vmcluster: managedObject('VMCluster', "The zone's VMCluster"),
+  vmuser: managedObject('VMUser', 'Optional VMUser that routes reads to this zone').optional(),
+  remoteWriteURL: z
+    .string()
+    .max(LIMITS.urlMaxLength, { error: `must be at most ${LIMITS.urlMaxLength} characters` })
+    .superRefine((v, ctx) => {
+      if (v === '') return;
+      const message = checkHttpURL(v);
+      if (message) ctx.addIssue({ code: 'custom', message });
+    })
+    .meta({
+      // A CEL rule rather than `pattern`: the API server's pattern error quotes the value, and a
+      // remoteWriteURL may carry credentials. CEL errors name the rule, not the value.
+      'x-kubernetes-validations': [{ rule: REMOTE_WRITE_URL_CEL, message: HTTP_URL_MESSAGE }],
+    })
+    .describe(
+      "This zone's URL in the VMAgent's spec.remoteWrite list, when it is not the zone's vminsert service URL. Empty means unset. " +
+        'May carry credentials (https://user:password@host/...); vmrollout never displays them.',
+    )
+    .optional(),
+});
+
+
+export const vmDistributedClusterSpecSchema = z
+  .strictObject({
+    paused: z
+      .boolean()
+      .default(false)
+      .describe('true: stop at the next safe point; false: go on.'),
+    clusterVersion: z
+      .string({ error: (iss) => (iss.input === undefined ? 'is required: the image tag every zone\'s VMCluster gets, e.g. v1.150.0-cluster' : undefined) })
+      .min(1, { error: 'must not be empty: the image tag every zone\'s VMCluster gets, e.g. v1.150.0-cluster' })
+      .max(LIMITS.clusterVersionMaxLength, { error: `must be at most ${LIMITS.clusterVersionMaxLength} characters` })
+      .regex(new RegExp(IMAGE_TAG_PATTERN), {
+        error: "must be an image tag (letters, digits, '_', '.' and '-', not starting with '.' or '-'), e.g. v1.150.0-cluster",
+      })
+      .describe("Image tag set as every zone's VMCluster spec.clusterVersion, e.g. v1.150.0-cluster."),
+    overrideSpec: jsonObject('Global VMCluster spec overlay (JSON merge patch, RFC 7386), applied before each zone\'s overlay.').default(
+      {},
+    ),
+    zones: z
+      .array(zoneSchema)
+      .min(LIMITS.minZones, { error: `must list at least ${LIMITS.minZones} zones` })
+      .max(LIMITS.maxZones, { error: `must list at most ${LIMITS.maxZones} zones` })
+      .describe('The zones, one VMCluster each; at least 2, names unique.')
+      .meta({
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+        'x-kubernetes-validations': ZONES_CEL_RULES,
+      }),
+    vmauth: managedObject('VMAuth', 'The global VMAuth in front of the zones, whose read routes are switched'),
+    vmagent: managedObject('VMAgent', 'The one VMAgent that writes to every zone'),
+    retainOnDelete: z
+      .boolean()
+      .default(false)
+      .describe('true: the objects created from full specs are not owned, and stay when this object is deleted; false: deleting this object deletes them.'),
+    forceConflicts: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true: take over fields of the managed objects that another field manager owns (server-side apply force). ' +
+          'false: such a conflict fails the zone while it is still in reads, naming the field and the manager.',
+      ),
+    strategy: strategySchema.default(() => strategySchema.parse({})),
+  })
+  .describe('Desired state of a VictoriaMetrics deployment spread over zones.');
+
+/** The spec as written in a custom resource (defaults not applied, durations as strings). */
+export type VMDistributedClusterSpecInput = z.input<typeof vmDistributedClusterSpecSchema>;
+/** The spec as the schema parses it (defaults applied, durations still strings): what normalize() takes. */
+export type VMDistributedClusterSpecOutput = z.output<typeof vmDistributedClusterSpecSchema>;

@@ -1,0 +1,50 @@
+// The VMDistributedCluster status as zod schemas: written by vmrollout only; the schema documents it
+// and shapes the CRD (api/crd.ts).
+import { z } from 'zod';
+import { PHASES, ZONE_PHASES } from './types';
+
+const timestamp = (description: string) => z.string().meta({ format: 'date-time' }).describe(description);
+const generation = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
+
+export const conditionSchema = z.object({
+  type: z.enum(['Ready', 'Progressing', 'Paused', 'Valid', 'Drifted']).describe('Condition type.'),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().max(1024).describe('CamelCase reason.'),
+  message: z.string().max(32768),
+  lastTransitionTime: timestamp('When the condition last changed status.'),
+  observedGeneration: generation('The metadata.generation the condition was set for.').optional(),
+});
+
+export const zoneStatusSchema = z.object({
+  name: z.string(),
+  phase: z.enum(ZONE_PHASES),
+  vmclusterGeneration: generation('The VMCluster generation the upgrade patch produced.').optional(),
+  startedAt: timestamp('When the zone started.').optional(),
+  stepStartedAt: timestamp("When the zone's current step began (a Failed zone keeps the failed step's).").optional(),
+  finishedAt: timestamp('When the zone finished.').optional(),
+  message: z.string().optional(),
+});
+
+export const vmDistributedClusterStatusSchema = z
+  .object({
+    observedGeneration: generation('The metadata.generation the trigger last acted on.').optional(),
+    phase: z
+      .enum(PHASES)
+      .optional(),
+    message: z.string().optional(),
+    workflow: z
+      .object({ id: z.string(), runId: z.string() })
+      .describe('The Temporal workflow of the observed generation.')
+      .optional(),
+    currentZone: z.string().optional(),
+    zonesOutOfRotation: z.array(z.string()).describe('Zones currently removed from read routes.').optional(),
+    zones: z
+      .array(zoneStatusSchema)
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+      .optional(),
+    conditions: z
+      .array(conditionSchema)
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
+      .optional(),
+  })
+  .describe('Observed state, written by vmrollout.');
