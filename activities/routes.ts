@@ -17,12 +17,13 @@ import {
   recordKey,
   UnreadableRecordsError,
   type OutOfRotationRecord,
+  type RecordedZone,
   type RecordOwner,
   type RemovedRef,
   type RouteRef,
   type RouteRemoval,
 } from '../api/route-records';
-import type { RecordedZone, RouteSnapshot } from '../workflows/activity-types';
+import type { RouteSnapshot } from '../workflows/activity-types';
 import { applyRemoval, computeRemoval, hasReadBackend, undoRemoval } from '../workflows/routes';
 import { jsonEqual } from '../workflows/merge';
 import { readModifyWrite } from '../kube/read-modify-write';

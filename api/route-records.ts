@@ -65,6 +65,17 @@ export interface OutOfRotationRecord extends RecordOwner {
 /** The annotation's value: records keyed by `<VMDistributedCluster uid>/<zone>`. */
 export type RouteRecords = Record<string, OutOfRotationRecord>;
 
+/** A zone of this VMDistributedCluster that the records on the route objects show out of reads. */
+export interface RecordedZone {
+  zone: string;
+  vmcluster: { name: string; namespace: string };
+  /** What was removed from each route carrying a record, so that it can be waited on and put back. */
+  removals: RouteRemoval[];
+  /** The earliest removal (ISO time) and the generation whose workflow made it. */
+  since: string;
+  generation: number;
+}
+
 export function recordKey(uid: string, zone: string): string {
   return `${uid}/${zone}`;
 }

@@ -8,10 +8,10 @@ import {
   parseRecords,
   UnreadableRecordsError,
   type OutOfRotationRecord,
+  type RecordedZone,
   type RouteRecords,
   type RouteRef,
 } from '../api/route-records';
-import type { RecordedZone } from '../workflows/activity-types';
 
 /** One record and the route object that carries it. */
 export interface RecordedRoute {

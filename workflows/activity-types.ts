@@ -2,23 +2,12 @@
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
 import type { JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import type { VMKind } from '../api/constants';
-import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
+import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
 
 /** The targetRefs of one route as read from the API server. */
 export interface RouteSnapshot {
   route: RouteRef;
   targetRefs: JsonObject[];
-}
-
-/** A zone of this VMDistributedCluster that the records on the route objects show out of reads. */
-export interface RecordedZone {
-  zone: string;
-  vmcluster: { name: string; namespace: string };
-  /** What was removed from each route carrying a record, so that it can be waited on and put back. */
-  removals: RouteRemoval[];
-  /** The earliest removal (ISO time) and the generation whose workflow made it. */
-  since: string;
-  generation: number;
 }
 
 export interface ObjectState {

@@ -5,8 +5,8 @@ import { CancellationScope, condition, isCancellation, log, setCurrentDetails, s
 import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Phase, Strategy, VMDistributedClusterStatus, WorkflowRef, ZoneSpec } from '../api/types';
 import type { VMKind } from '../api/constants';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
-import type { RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
-import type { ApplyObjectInput, ManagedBy, QueueTarget, RecordedZone, RolloutActivities, SwitchConfirmed, SwitchInput } from './activity-types';
+import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
+import type { ApplyObjectInput, ManagedBy, QueueTarget, RolloutActivities, SwitchConfirmed, SwitchInput } from './activity-types';
 import { FailureType, failureMessage, failureType, isStepFailure } from './failures';
 import { createsObject } from './merge';
 import { planZoneOrder, shuffleSeed } from './plan';
