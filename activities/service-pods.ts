@@ -3,7 +3,7 @@
 // size-capped, time-bounded, never redirected, and any problem is reported, never guessed around.
 import { DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
-import { describeError } from './errors';
+import { describeError } from '../kube/errors';
 import { SERVICE_NAME_LABEL, sliceOwnerProblem, targetRefProblem, type ServiceRef } from './service-ownership';
 import { formatBytes } from './vmagent-match';
 import type { Scheme } from './vmagent-service';

@@ -3,7 +3,7 @@
 // unknown or unreadable is "not drained". Credentials, when configured, go only to the pods the
 // EndpointSlice controller lists for the VMAgent's own Service (./service-ownership.ts).
 import type { QueueSample, QueueTarget } from '../workflows/activity-types';
-import { describeError } from './errors';
+import { describeError } from '../kube/errors';
 import { vmKind, type KubeObjects } from './kube-objects';
 import { ServicePods, type ServicePod, type ServicePodsDeps } from './service-pods';
 import { buildQueueSample, readZoneQueues, type PodReading } from './vmagent-match';

@@ -5,11 +5,10 @@
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import type { RouteRef } from '../api/route-records';
 import type { PodConfirmation, SwitchConfirmed, SwitchInput } from '../workflows/activity-types';
-import { isNotFound, refusedForGood } from '../kube/errors';
+import { describeError, isNotFound, refusedForGood } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import type { PollContext } from './activity-context';
 import { sleepHeartbeating } from './activity-context';
-import { describeError } from './errors';
 import { vmKind, type KubeObjects } from './kube-objects';
 import { parseSeries } from './vmagent-match';
 import type { ServicePod, ServicePods } from './service-pods';

@@ -2,7 +2,7 @@
 // command line, runs the verb and turns what went wrong into the documented exit codes.
 import * as readline from 'node:readline';
 import { ApplicationFailure } from '@temporalio/common';
-import { describeError } from '../activities/errors';
+import { describeError } from '../kube/errors';
 import { UnreadableRecordsError } from '../api/route-records';
 import { ConfigError } from '../process/env';
 import { parseCommand, USAGE, UsageError, type Command } from './args';

@@ -1,4 +1,6 @@
-// Kubernetes API errors: the HTTP status code of a failed @kubernetes/client-node request.
+// Kubernetes API errors: the HTTP status code of a failed @kubernetes/client-node request, and a
+// short description of any error for logs, statuses and the CLI.
+import { redactURLsIn } from '../api/url';
 
 const isHttpStatus = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 100 && v <= 599;
 
@@ -34,3 +36,30 @@ export function refusedForGood(err: unknown, attempt = Infinity): boolean {
   return code !== undefined && code >= 400 && code < 500 && ![401, 408, 409, 429].includes(code);
 }
 export const isConflict = (err: unknown): boolean => statusCode(err) === 409;
+
+/** A short, single-line description of an error (ApiException messages embed the whole body and headers). */
+export function describeError(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const code = statusCode(err);
+    const body = (err as { body?: unknown }).body;
+    if (code !== undefined) {
+      let reason = '';
+      if (typeof body === 'string') {
+        try {
+          reason = (JSON.parse(body) as { message?: string }).message ?? body;
+        } catch {
+          reason = body;
+        }
+      } else if (body && typeof body === 'object') {
+        reason = (body as { message?: string }).message ?? '';
+      }
+      return redactURLsIn(`HTTP ${code}${reason ? `: ${reason}` : ''}`).slice(0, 500);
+    }
+    if (err instanceof Error) {
+      const cause = (err as { cause?: unknown }).cause;
+      const causeMsg = cause instanceof Error ? `: ${cause.message}` : '';
+      return redactURLsIn(`${err.name === 'Error' ? '' : `${err.name}: `}${err.message}${causeMsg}`).slice(0, 500);
+    }
+  }
+  return redactURLsIn(String(err)).slice(0, 500);
+}

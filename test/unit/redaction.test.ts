@@ -1,7 +1,7 @@
 // A remoteWriteURL may carry credentials: every place that displays text built from one shows them
 // redacted (status messages, failure messages, logs, Events), and matching ignores spelling.
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import { describeError } from '../../activities/errors';
+import { describeError } from '../../kube/errors';
 import { findZoneQueues } from '../../activities/vmagent-url';
 import { createLogger } from '../../trigger/log';
 import { failureMessage } from '../../workflows/failures';
