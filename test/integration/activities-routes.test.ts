@@ -234,20 +234,23 @@ describe('writeStatus', () => {
       } },
     })) as { metadata: { uid: string; generation: number } };
     const object = { namespace: NS, name: 'st', uid: created.metadata.uid, generation: created.metadata.generation };
-    expect(await run('writeStatus', { object, status: { phase: 'Progressing', currentZone: 'az-a', zonesOutOfRotation: ['az-a'] } })).toEqual({ written: true });
+    // A zone announced leaving reads is reported out (no record yet: its edit comes next).
+    const leaving = { phase: 'Progressing' as const, currentZone: 'az-a', zones: [{ name: 'az-a', phase: 'LeavingReads' as const }], zonesOutOfRotation: ['az-a'] };
+    expect(await run('writeStatus', { object, status: leaving })).toEqual({ written: true });
     let got = (await objects.get(VMDC_KIND, NS, 'st'))!;
     expect(got.status).toMatchObject({ phase: 'Progressing', currentZone: 'az-a', zonesOutOfRotation: ['az-a'] });
     expect(got.metadata.generation).toBe(object.generation); // status writes never bump the generation
 
-    // cleared fields disappear
-    expect(await run('writeStatus', { object, status: { phase: 'Succeeded' } })).toEqual({ written: true });
+    // cleared fields disappear; out of reads is what the records say (none)
+    const done = { phase: 'Succeeded' as const, zones: [{ name: 'az-a', phase: 'Done' as const }] };
+    expect(await run('writeStatus', { object, status: done })).toEqual({ written: true });
     got = (await objects.get(VMDC_KIND, NS, 'st'))!;
-    expect(got.status).toEqual({ phase: 'Succeeded' });
+    expect(got.status).toEqual({ ...done, zonesOutOfRotation: [] });
 
     // a new generation: the old workflow's status is not written
     await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatchOptions);
     expect(await run('writeStatus', { object, status: { phase: 'Failed' } })).toEqual({ written: false });
-    expect((await objects.get(VMDC_KIND, NS, 'st'))!.status).toEqual({ phase: 'Succeeded' });
+    expect((await objects.get(VMDC_KIND, NS, 'st'))!.status).toEqual({ ...done, zonesOutOfRotation: [] });
     // another uid (deleted and recreated) or a missing object: not written
     expect(await run('writeStatus', { object: { ...object, generation: object.generation + 1, uid: 'other' }, status: { phase: 'Failed' } })).toEqual({ written: false });
     expect(await run('writeStatus', { object: { ...object, name: 'absent' }, status: { phase: 'Failed' } })).toEqual({ written: false });

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
@@ -241,24 +242,50 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
 }
 
 /**
- * The newest workflow version (its latest patch id): a history recorded now is saved under this
- * suffix. Histories of older versions are never overwritten: the replay test keeps proving that
- * workflows started by an older worker still replay.
+ * The scenarios whose histories the replay test replays (test/fixtures/histories/<scenario>.json.gz):
+ * one recorded history each, of the current workflow code.
  */
-export const HISTORY_VERSION = 'step-started-at';
+export const RECORDED_SCENARIOS = [
+  'happy-path',
+  'vmuser-switch',
+  'skip-unchanged',
+  'empty-route-then-resume',
+  'vmcluster-failed-then-resume',
+  'zone-timeout-then-resume',
+  'switch-unconfirmable-then-resume',
+  'vmagent-unreachable-cancel',
+  'slow-queue-live-progress',
+  'carrier-backlog-holds-leave',
+  'stale-generation',
+  'supersede-mid-zone-g1',
+  'supersede-mid-zone-g2',
+  'pause-resume-waiting-operational',
+  'cancel-upgrading',
+  'cancel-leaving-reads',
+  'failed-then-new-generation-g1',
+  'failed-then-new-generation-g2',
+  'failed-cancel-new-generation-g2',
+  'terminated-after-edit-g2',
+  'partial-edit-then-resume',
+  'dry-run-refused-then-resume',
+] as const;
+export type RecordedScenario = (typeof RECORDED_SCENARIOS)[number];
+
+export const HISTORIES_DIR = path.resolve(__dirname, '..', 'fixtures', 'histories');
+
+/** Where a scenario's recorded history is: its JSON (Temporal's history JSON form), gzipped. */
+export const historyFile = (scenario: RecordedScenario): string => path.join(HISTORIES_DIR, `${scenario}.json.gz`);
 
 /**
- * With RECORD_HISTORIES=1, saves the workflow's history as
- * test/fixtures/histories/<name>@<HISTORY_VERSION>.json unless that file exists (for the replay test).
+ * With RECORD_HISTORIES=1, saves the workflow's history as the scenario's recorded history (for the
+ * replay test), replacing the one there: a change of workflow code is a new worker build, whose
+ * rollouts are pinned to it (docs/upgrading.md), so the histories are those of the current code.
  */
-export async function maybeRecord(name: string, h: WorkflowHandle): Promise<void> {
+export async function maybeRecord(scenario: RecordedScenario, h: WorkflowHandle): Promise<void> {
   if (process.env.RECORD_HISTORIES !== '1') return;
-  const dir = path.resolve(__dirname, '..', 'fixtures', 'histories');
-  const file = path.join(dir, `${name}@${HISTORY_VERSION}.json`);
-  if (fs.existsSync(file)) return;
-  fs.mkdirSync(dir, { recursive: true });
-  const history = await h.fetchHistory();
-  fs.writeFileSync(file, JSON.stringify(JSON.parse(historyToJSON(history)), null, 1) + '\n');
+  fs.mkdirSync(HISTORIES_DIR, { recursive: true });
+  const json = historyToJSON(await h.fetchHistory());
+  fs.writeFileSync(historyFile(scenario), zlib.gzipSync(json, { level: 9 }));
 }
 
 /** The rollout action calls (patches and route edits) in order, for readable assertions. */
