@@ -106,6 +106,16 @@ export function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
+/** The "may import" table of docs/architecture.md: each folder and the folders of ours it may import. */
+export function documentedLayers(architectureDoc: string): Map<string, string[]> {
+  const layers = new Map<string, string[]>();
+  for (const line of architectureDoc.split('\n')) {
+    const row = /^\|\s*`([\w-]+)\/`\s*\|([^|]*)\|/.exec(line);
+    if (row) layers.set(row[1]!, [...row[2]!.matchAll(/`([\w-]+)\/`/g)].map((m) => m[1]!).sort());
+  }
+  return layers;
+}
+
 /** The invariant ids docs/design.md defines (`I3` for `<a id="i3"></a>`). */
 export function invariantsDefined(designDoc: string): Set<string> {
   return new Set([...designDoc.matchAll(/<a\s+id="i(\d+)"/g)].map((m) => `I${m[1]}`));

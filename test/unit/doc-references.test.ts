@@ -6,10 +6,11 @@
  * each is reported where it is, while its good references are not. The README stays a landing page.
  */
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { PATCHES } from '../../workflows/versions';
 import { REPO_ROOT, toolVersions } from '../harness/tools';
-import { anchorsOf, checkDocReferences, githubSlug, type Problem, type Repo, type TextFile } from '../support/doc-references';
+import { anchorsOf, checkDocReferences, documentedLayers, githubSlug, type Problem, type Repo, type TextFile } from '../support/doc-references';
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tmp', '.demo']);
 /** The checker and this test name every form of reference as examples. */
@@ -52,6 +53,19 @@ function repoAt(root: string, patches: Iterable<string>): Repo {
   };
 }
 
+/** The layers .dependency-cruiser.cjs enforces: each rule `^X/` may not import outside `^(X|a|b)/`. */
+function configuredLayers(): Map<string, string[]> {
+  const load = createRequire(__filename);
+  const { forbidden } = load(path.join(REPO_ROOT, '.dependency-cruiser.cjs')) as { forbidden: Array<{ from?: { path?: string }; to?: { pathNot?: string } }> };
+  const layers = new Map<string, string[]>();
+  for (const rule of forbidden) {
+    const from = /^\^([\w-]+)\/$/.exec(rule.from?.path ?? '');
+    const allowed = /^\^\(([\w|-]+)\)\/$/.exec(rule.to?.pathNot ?? '');
+    if (from && allowed) layers.set(from[1]!, allowed[1]!.split('|').filter((f) => f !== from[1]).sort());
+  }
+  return layers;
+}
+
 const brief = (problems: Problem[]) => problems.map((p) => `${p.kind} ${p.file}:${p.line} ${p.message}`);
 
 describe('references in the documentation and the code', () => {
@@ -73,6 +87,17 @@ describe('references in the documentation and the code', () => {
     expect(readme).toContain(`Temporal CLI ${pinned.TEMPORAL_CLI_VERSION}`);
     expect(readme).toContain(`kube-apiserver v${pinned.KUBERNETES_VERSION}`);
     expect(readme).toContain(`v${pinned.VICTORIAMETRICS_VERSION}`);
+  });
+
+  it('docs/architecture.md draws the layers make lint enforces (.dependency-cruiser.cjs)', () => {
+    const architecture = fs.readFileSync(path.join(REPO_ROOT, 'docs/architecture.md'), 'utf8');
+    const configured = configuredLayers();
+    expect(configured.size).toBeGreaterThanOrEqual(8);
+    expect(documentedLayers(architecture)).toEqual(configured);
+    // Negative control: a table that forgets one allowed import no longer matches.
+    const forgetful = architecture.replace('| `activities/` | `api/`, `kube/`, `workflows/` |', '| `activities/` | `api/`, `kube/` |');
+    expect(forgetful).not.toBe(architecture);
+    expect(documentedLayers(forgetful)).not.toEqual(configured);
   });
 
   it('reports each kind of dangling reference where it is, and no good one (negative control)', () => {
