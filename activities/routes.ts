@@ -24,8 +24,9 @@ import {
   type RouteRemoval,
 } from '../api/route-records';
 import type { RouteSnapshot } from '../workflows/activity-types';
-import { applyRemoval, computeRemoval, hasReadBackend, undoRemoval } from '../workflows/routes';
-import { jsonEqual } from '../workflows/merge';
+import { computeRemoval, hasReadBackend } from '../workflows/routes';
+import { applyRemoval, undoRemoval } from '../api/route-edits';
+import { jsonEqual } from '../api/json-value';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { listRouteRecords, recordedZones, routeObjectRecords, type ListOptions } from '../kube/route-records';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';

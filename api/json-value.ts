@@ -1,5 +1,9 @@
-// JSON values as the API server carries them: is a value JSON at all, and how deep it nests.
-// Iterative walks, so any depth the API server accepts is fine.
+// JSON values as the API server carries them: is a value JSON at all, how deep it nests (iterative
+// walks, so any depth the API server accepts is fine), and are two values equal. Pure: workflow code
+// imports it too.
+import type { JsonObject, JsonValue } from './types';
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** A value as a validation message names it (never a long string in full). */
 export function describe(input: unknown): string {
@@ -112,4 +116,20 @@ export function jsonDepth(root: unknown): number {
     for (const [, child] of childrenOf(v)) if (isContainer(child) && !height.has(child)) stack.push({ v: child, exit: false });
   }
   return isContainer(root) ? (height.get(root) ?? Infinity) : 0;
+}
+
+/** Deep structural equality of JSON values (key order ignored, array order significant). */
+export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as JsonValue[];
+    return a.length === bb.length && a.every((x, i) => jsonEqual(x, bb[i]));
+  }
+  const ao = a as JsonObject;
+  const bo = b as JsonObject;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  return ak.length === bk.length && ak.every((k) => hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
 }

@@ -78,22 +78,6 @@ function mergePatches(a: JsonValue | undefined, b: JsonValue): JsonValue {
   return out;
 }
 
-/** Deep structural equality of JSON values (key order ignored, array order significant). */
-export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as JsonValue[];
-    return a.length === bb.length && a.every((x, i) => jsonEqual(x, bb[i]));
-  }
-  const ao = a as JsonObject;
-  const bo = b as JsonObject;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return ak.length === bk.length && ak.every((k) => hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
-}
-
 /**
  * Compose merge patches left to right into one patch: applying the result equals applying each in
  * turn, except where RFC 7386 cannot express it in a single patch: a key an earlier patch deletes

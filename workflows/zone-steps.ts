@@ -6,7 +6,8 @@ import type { ApplyObjectInput, RouteSnapshot } from './activity-types';
 import { stepFailure } from './failures';
 import { desiredClusterPatch } from './merge';
 import type { RouteRemoval } from '../api/route-records';
-import { RoutePlanError, applyRemoval, computeRemovals, routeReferencesCluster } from './routes';
+import { RoutePlanError, computeRemovals, routeReferencesCluster } from './routes';
+import { applyRemoval } from '../api/route-edits';
 import type { EditedRoutes, RolloutRun } from './rollout-run';
 import { removedAnything, type ZoneState } from './state';
 

@@ -24,7 +24,7 @@ import { temporal } from '@temporalio/proto';
 import { routeTargetRefs } from '../../activities/routes';
 import type { RouteRef } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
-import { jsonEqual } from '../../workflows/merge';
+import { jsonEqual } from '../../api/json-value';
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
 import { installChartIdentities } from '../harness/chart-identities';

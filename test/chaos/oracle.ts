@@ -30,8 +30,9 @@ import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../ap
 import { routeTargetRefs } from '../../activities/routes';
 import type { KubeObject } from '../../activities/kube-objects';
 import { readAppliedRecord } from '../../kube/applied-fields';
-import { jsonEqual } from '../../workflows/merge';
-import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { jsonEqual } from '../../api/json-value';
+import { routeReferencesCluster } from '../../workflows/routes';
+import { undoRemoval } from '../../api/route-edits';
 import { checkInvariants, type Action, type Breach as InvariantBreach, type InvariantOptions } from '../oracle/invariants';
 import { isWrite, responseGeneration, succeeded, type AuditEvent } from './audit-log';
 

@@ -22,7 +22,8 @@ import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type OutOfRotation
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { listRouteRecords } from '../../kube/route-records';
 import type { RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
-import { applyRemoval, computeRemovals, undoRemoval } from '../../workflows/routes';
+import { computeRemovals } from '../../workflows/routes';
+import { applyRemoval, undoRemoval } from '../../api/route-edits';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
 
 jest.setTimeout(180_000);

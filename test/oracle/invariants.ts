@@ -2,8 +2,9 @@
 // a real environment's recorder). Pure: no Temporal imports.
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import type { RouteRemoval } from '../../api/route-records';
-import { jsonEqual } from '../../workflows/merge';
-import { routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { jsonEqual } from '../../api/json-value';
+import { routeReferencesCluster } from '../../workflows/routes';
+import { undoRemoval } from '../../api/route-edits';
 
 interface Base {
   seq: number;

@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { OUT_OF_ROTATION_ANNOTATION, formatRecords, recordKey, type OutOfRotationRecord, type RouteRecords, type RouteRef } from '../../api/route-records';
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../api/types';
 import { appliedRecord } from '../../kube/applied-fields';
-import { applyRemoval, computeRemoval, undoRemoval } from '../../workflows/routes';
+import { computeRemoval } from '../../workflows/routes';
+import { applyRemoval, undoRemoval } from '../../api/route-edits';
 import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../chaos/audit-log';
 import { crossCheck, judge, workflowGeneration, type Breach, type CheckId, type JudgeInput } from '../chaos/oracle';
 

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../api/types';
 import { checkInvariants, type Action } from '../oracle/invariants';
-import { applyRemoval, computeRemovals, undoRemoval } from '../../workflows/routes';
+import { computeRemovals } from '../../workflows/routes';
+import { applyRemoval, undoRemoval } from '../../api/route-edits';
 
 const NS = 'ns';
 const sel = (...names: string[]): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', objects: names.map((name) => ({ name, namespace: NS })) } });

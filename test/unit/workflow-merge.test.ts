@@ -2,7 +2,8 @@
 // test/support/property.ts (FC_SEED=<seed> make test-unit ARGS=<this file>).
 import fc from 'fast-check';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { applyPatch, composePatches, createsObject, desiredClusterPatch, jsonEqual } from '../../workflows/merge';
+import { applyPatch, composePatches, createsObject, desiredClusterPatch } from '../../workflows/merge';
+import { jsonEqual } from '../../api/json-value';
 import { validateSpec } from '../../api/validate';
 import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from '../../api/types';
 import { assertProperty } from '../support/property';

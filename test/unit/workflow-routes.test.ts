@@ -2,15 +2,8 @@ import fc from 'fast-check';
 import { assertProperty } from '../support/property';
 import type { JsonObject } from '../../api/types';
 import type { RouteSnapshot } from '../../workflows/activity-types';
-import {
-  EmptyRouteError,
-  applyRemoval,
-  computeRemoval,
-  computeRemovals,
-  hasReadBackend,
-  routeReferencesCluster,
-  undoRemoval,
-} from '../../workflows/routes';
+import { EmptyRouteError, computeRemoval, computeRemovals, hasReadBackend, routeReferencesCluster } from '../../workflows/routes';
+import { applyRemoval, undoRemoval } from '../../api/route-edits';
 
 const NS = 'ns';
 const A = { name: 'vm-a', namespace: NS };

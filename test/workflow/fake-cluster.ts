@@ -12,8 +12,10 @@ import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/await-switch';
 import { queueReportStatus } from '../../workflows/status';
-import { applyPatch, jsonEqual } from '../../workflows/merge';
-import { applyRemoval, computeRemoval, hasReadBackend, routeReferencesCluster, undoRemoval } from '../../workflows/routes';
+import { applyPatch } from '../../workflows/merge';
+import { jsonEqual } from '../../api/json-value';
+import { computeRemoval, hasReadBackend, routeReferencesCluster } from '../../workflows/routes';
+import { applyRemoval, undoRemoval } from '../../api/route-edits';
 
 export type PatchBehaviour = 'operational' | 'failed' | 'hang';
 export type QueueBehaviour = 'drained' | 'unreachable' | { notDrainedAttempts: number };
