@@ -22,7 +22,7 @@ import { FailureType } from '../workflows/failures';
 import { appliedConfig, composePatches } from '../workflows/merge';
 import { activityLog } from './activity-context';
 import { nonRetryable } from './errors';
-import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from './kube-objects';
+import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from '../kube/custom-objects';
 
 /** Conflicts with these managers are vmrollout's own. */
 const OWN_MANAGERS = [FIELD_MANAGER, RELEASED_FIELD_MANAGER];

@@ -3,7 +3,8 @@
 import type { CarriersInput, QueueSample, QueueTarget } from '../workflows/activity-types';
 import type { PollContext } from './activity-context';
 import { sleepHeartbeating } from './activity-context';
-import { objectState, vmKind, type KubeObjects } from './kube-objects';
+import { vmKind, type KubeObjects } from '../kube/custom-objects';
+import { objectState } from './object-state';
 import { operationalVerdict } from './wait-operational';
 
 /** Pure: why a carrier cannot carry reads yet (undefined: it can). */

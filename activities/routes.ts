@@ -1,61 +1,45 @@
-// Read routes: the VMAuth's spec.unauthorizedUserAccessSpec.targetRefs and VMUsers' spec.targetRefs.
-// Edits are set-to-desired: a fresh GET, the pure transform from workflows/routes.ts applied to what
-// is there now, a JSON merge patch carrying metadata.resourceVersion (409 on a concurrent write →
-// read again and recompute), so a retried activity is harmless and nobody's edit is lost.
-//
-// The route objects themselves carry the record of what was taken out (api/route-records.ts): the
-// patch that removes a zone's entries writes the record, the patch that puts them back deletes it,
-// both under the same resourceVersion precondition.
+// The route activities: read the routes, take a zone out of them or put it back (the route
+// objects' I/O and records: kube/route-objects.ts), read the records. The patch that removes a
+// zone's entries writes the record, the patch that puts them back deletes it, both under the same
+// resourceVersion precondition.
 //
 // The route objects of one call are independent objects (each its own read-modify-write under its
 // own resourceVersion): they are edited at once (settleAll), and every read around the edits is made
 // at once too.
-import type { JsonObject, JsonValue } from '../api/types';
+import { applyRemoval } from '../api/route-edits';
 import {
   formatRecords,
-  OUT_OF_ROTATION_ANNOTATION,
   recordKey,
   UnreadableRecordsError,
+  OUT_OF_ROTATION_ANNOTATION,
   type OutOfRotationRecord,
   type RecordedZone,
   type RecordOwner,
-  type RemovedRef,
   type RouteRef,
   type RouteRemoval,
 } from '../api/route-records';
+import type { JsonObject } from '../api/types';
+import { settleAll, settled } from '../kube/at-once';
+import { vmKind, type KubeObjects } from '../kube/custom-objects';
+import {
+  LIST_TIMEOUT,
+  recordedPatch,
+  recordsOn,
+  restoreRecordedZone,
+  rewriteRoute,
+  routeLabel,
+  routeTargetRefs,
+  type EditRoutesHooks,
+} from '../kube/route-objects';
+import { listRouteRecords, recordedZones } from '../kube/route-records';
 import type { RouteSnapshot } from '../workflows/activity-types';
-import { computeRemoval, hasReadBackend } from '../workflows/routes';
-import { applyRemoval, undoRemoval } from '../api/route-edits';
-import { jsonEqual } from '../api/json-value';
-import { readModifyWrite } from '../kube/read-modify-write';
-import { listRouteRecords, recordedZones, routeObjectRecords, type ListOptions } from '../kube/route-records';
-import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { FailureType } from '../workflows/failures';
+import { computeRemoval, hasReadBackend } from '../workflows/routes';
 import { nonRetryable } from './errors';
-import { settleAll, settled } from './at-once';
-import { vmKind, type KubeObject, type KubeObjects } from './kube-objects';
 
-export const MAX_CONFLICT_RETRIES = 10;
-
-function asObject(v: JsonValue | undefined): JsonObject | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
-}
-
-/** The targetRefs of a route object (missing → []). */
-export function routeTargetRefs(kind: RouteRef['kind'], obj: KubeObject): JsonObject[] {
-  const spec = asObject(obj.spec);
-  const holder = kind === 'VMAuth' ? asObject(spec?.unauthorizedUserAccessSpec) : spec;
-  const refs = holder?.targetRefs;
-  return Array.isArray(refs) ? (refs.filter((r) => asObject(r) !== undefined) as JsonObject[]) : [];
-}
-
-/** A merge patch that sets the route's targetRefs (lists replace) under a resourceVersion precondition. */
-export function routePatch(kind: RouteRef['kind'], resourceVersion: string | undefined, targetRefs: JsonObject[]): JsonObject {
-  const spec: JsonObject = kind === 'VMAuth' ? { unauthorizedUserAccessSpec: { targetRefs } } : { targetRefs };
-  return resourceVersion ? { metadata: { resourceVersion }, spec } : { spec };
-}
-
-export const routeLabel = (r: RouteRef): string => `${r.kind} ${r.name}`;
+/** A route kept changing under every attempt: retryable (Temporal retries the whole activity with backoff). */
+const routeConflict = (route: RouteRef, attempts: number): Error =>
+  Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${attempts} attempts`), { name: FailureType.RouteConflict });
 
 function notFound(namespace: string, r: RouteRef) {
   return nonRetryable(FailureType.ObjectNotFound, `${routeLabel(r)} not found in namespace ${namespace}`, { route: r });
@@ -80,54 +64,6 @@ function groupByRoute(removals: RouteRemoval[]): Array<[RouteRef, RouteRemoval[]
   return [...groups.values()];
 }
 
-export interface EditRoutesHooks {
-  /** Called between the read and the write of each attempt (tests inject a concurrent edit here). */
-  beforeWrite?(route: RouteRef, attempt: number): Promise<void> | void;
-  /** Called on every attempt (activities heartbeat here). */
-  onAttempt?(route: RouteRef, attempt: number): void;
-  /**
-   * Called after a route was written (tests inject edits here). The routes are edited at once:
-   * another route's read may come before or after this call.
-   */
-  afterWrite?(route: RouteRef): Promise<void> | void;
-}
-
-/**
- * One route's read-modify-write (kube/read-modify-write.ts): a fresh GET, `plan` decides from what
- * is there now (a patch to send, or a result without writing), a merge patch under the
- * resourceVersion the GET returned.
- */
-async function rewriteRoute<T>(
-  kube: KubeObjects,
-  namespace: string,
-  route: RouteRef,
-  hooks: EditRoutesHooks,
-  plan: (obj: KubeObject | undefined) => { done: T } | { patch: JsonObject; result: T; ifGone?: T },
-): Promise<T> {
-  const k = vmKind(route.kind);
-  return readModifyWrite<T>(
-    async (attempt) => {
-      hooks.onAttempt?.(route, attempt);
-      const step = plan(await kube.get(k, namespace, route.name));
-      if ('done' in step) return step;
-      await hooks.beforeWrite?.(route, attempt);
-      return {
-        write: async () => {
-          await kube.mergePatch(k, namespace, route.name, step.patch);
-          await hooks.afterWrite?.(route);
-        },
-        result: step.result,
-        ...('ifGone' in step ? { ifGone: step.ifGone } : {}),
-      };
-    },
-    {
-      maxAttempts: MAX_CONFLICT_RETRIES,
-      // Retryable: Temporal retries the whole activity with backoff.
-      exhausted: (n) => Object.assign(new Error(`${routeLabel(route)}: still conflicting after ${n} attempts`), { name: FailureType.RouteConflict }),
-    },
-  );
-}
-
 /**
  * Takes the zone of `input.record` out of the routes of `input.removals`, or puts it back, each
  * route's edit carrying its record (see the top of this file).
@@ -135,8 +71,9 @@ async function rewriteRoute<T>(
 export async function editRoutes(
   kube: KubeObjects,
   input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record: RecordOwner },
-  hooks: EditRoutesHooks = {},
+  callerHooks: EditRoutesHooks = {},
 ): Promise<EditRoutesResult> {
+  const hooks: EditRoutesHooks = { ...callerHooks, conflict: routeConflict };
   const { namespace, record: owner } = input;
   const written: RouteRef[] = [];
   let edited: RouteRef[];
@@ -213,8 +150,6 @@ async function generations(
   return { vmauthGeneration: vmauthGeneration!, vmuserGenerations };
 }
 
-const LIST_TIMEOUT: ListOptions = withRequestTimeout(REQUEST_TIMEOUT_MS);
-
 /** The non-retryable failure for an annotation vmrollout cannot read: a person must fix it; it is never overwritten. */
 function recordsUnreadable(err: UnreadableRecordsError): Error {
   return nonRetryable(
@@ -231,19 +166,6 @@ export async function withReadableRecords<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof UnreadableRecordsError) throw recordsUnreadable(err);
     throw err;
   }
-}
-
-/** The records on a freshly read route object (strict: unreadable → UnreadableRecordsError naming it). */
-function recordsOn(route: RouteRef, namespace: string, obj: KubeObject) {
-  return routeObjectRecords(route, namespace, obj.metadata.annotations as Record<string, string> | undefined);
-}
-
-/** One merge patch: the route's targetRefs (when given) and the annotation, under the resourceVersion precondition. */
-function recordedPatch(kind: RouteRef['kind'], resourceVersion: string | undefined, targetRefs: JsonObject[] | undefined, annotation: string | null): JsonObject {
-  const patch = targetRefs ? routePatch(kind, resourceVersion, targetRefs) : resourceVersion ? { metadata: { resourceVersion } } : {};
-  const metadata = (patch.metadata ?? {}) as JsonObject;
-  metadata.annotations = { [OUT_OF_ROTATION_ANNOTATION]: annotation };
-  return { ...patch, metadata };
 }
 
 /** The removal of `vmcluster` from the route as it is now. */
@@ -301,67 +223,8 @@ function removeRecorded(
   });
 }
 
-/** What one route got back from its record. */
-export interface RestoredRoute {
-  route: RouteRef;
-  /** The record that was deleted (undefined: the route no longer carried it, nothing written). */
-  record?: OutOfRotationRecord;
-  /** Whether the targetRefs changed (false: everything recorded was already there; the record was still deleted). */
-  changed: boolean;
-}
-
-/** Puts back what the route's record of (uid, zone) says and deletes the record, in one patch. */
-function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, key: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
-  const untouched: RestoredRoute = { route, changed: false };
-  return rewriteRoute<RestoredRoute>(kube, namespace, route, hooks, (obj) => {
-    if (!obj) return { done: untouched }; // gone, and its record with it
-    const records = recordsOn(route, namespace, obj);
-    const record = records[key];
-    if (!record) return { done: untouched }; // restored before
-    const current = routeTargetRefs(route.kind, obj);
-    const desired = undoRemoval(current, { removed: record.removed });
-    const changed = !jsonEqual(desired, current);
-    const rest = { ...records };
-    delete rest[key];
-    return {
-      patch: recordedPatch(route.kind, obj.metadata.resourceVersion, changed ? desired : undefined, formatRecords(rest)),
-      result: { route, record, changed },
-      ifGone: untouched,
-    };
-  });
-}
-
-/**
- * Puts a zone of one VMDistributedCluster (by uid) back into every route of the namespace that
- * carries its record, exactly as the records say, deleting each record in the same patch. No
- * safety check: the caller decided (the workflow's rejoin, or a person's release). Throws
- * UnreadableRecordsError naming the object when an annotation cannot be read.
- */
-export async function restoreRecordedZone(
-  kube: KubeObjects,
-  input: { namespace: string; uid: string; zone: string },
-  hooks: EditRoutesHooks = {},
-): Promise<RestoredRoute[]> {
-  const key = recordKey(input.uid, input.zone);
-  const carrying = (await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT)).filter((r) => r.record.zone === input.zone);
-  // Each route object at once; results in the listing's order.
-  return settleAll(carrying, ({ route }) => restoreRecorded(kube, input.namespace, route, key, hooks));
-}
-
 /** The zones of one VMDistributedCluster recorded out of reads on the namespace's routes. */
 export async function readRecords(kube: KubeObjects, input: { namespace: string; uid: string }): Promise<RecordedZone[]> {
   return recordedZones(await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT));
-}
-
-/** One line per removed entry: where it was and what it is. */
-export function describeRemoved(r: RemovedRef): string {
-  switch (r.type) {
-    case 'targetRef':
-      return `targetRefs[${r.index}] ${JSON.stringify(r.targetRef)}`;
-    case 'object':
-      return `targetRefs[${r.index}].crd.objects[${r.objectIndex}] ${JSON.stringify(r.object)}`;
-    case 'crdName':
-      return `targetRefs[${r.index}].crd name/namespace ${JSON.stringify({ name: r.name, namespace: r.namespace })} (emptied)`;
-  }
 }
 

@@ -4,15 +4,13 @@
 // Event. Pure. The reasons are documented in README "Events".
 import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../api/types';
 import type { EventType } from '../kube/events';
+import { RELEASED_BY_HAND } from '../api/recorded-status';
 
 export interface StatusEvent {
   type: EventType;
   reason: string;
   message: string;
 }
-
-/** A zone's status message when a person released it (the records gone, the workflow did not put it back). */
-export const RELEASED_BY_HAND = 'back in read rotation: released by hand';
 
 const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '' : ` (VMCluster generation ${z.vmclusterGeneration})`);
 

@@ -12,32 +12,12 @@ import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kub
 import { FailureType } from '../workflows/failures';
 import { activityAttempt, activityLog } from './activity-context';
 import { nonRetryable } from './errors';
-import { FIELD_MANAGER } from './kube-objects';
+import { FIELD_MANAGER } from '../kube/custom-objects';
 import { noopMetrics, type ActivityMetrics } from './metrics';
-import { RELEASED_BY_HAND, statusEvents, type StatusEvent } from './status-events';
+import { statusEvents, type StatusEvent } from './status-events';
 
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
 const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation'] as const;
-
-/**
- * Pure: which zones the status reports out of reads — what the records on the route objects say
- * (DESIGN invariant 5), plus a zone whose leaving the workflow has just announced (phase
- * LeavingReads: its edit comes next). A zone the workflow still remembers as out but that nobody records any more (released by
- * a person) is not reported; a recorded zone the workflow does not know of is. Each reported zone
- * keeps, or gets, a message saying why.
- */
-export function withRecordedZones(status: VMDistributedClusterStatus, recorded: readonly string[]): VMDistributedClusterStatus {
-  const announced = (status.zones ?? []).filter((z) => z.phase === 'LeavingReads' && status.zonesOutOfRotation?.includes(z.name)).map((z) => z.name);
-  const out = new Set([...recorded, ...announced]);
-  const order = (status.zones ?? []).map((z) => z.name);
-  const zonesOutOfRotation = [...out].sort((a, b) => (order.indexOf(a) + 1 || Infinity) - (order.indexOf(b) + 1 || Infinity) || a.localeCompare(b));
-  const zones = status.zones?.map((z) => {
-    if (out.has(z.name)) return z.message ? z : { ...z, message: 'out of read rotation: recorded on its routes' };
-    if (status.zonesOutOfRotation?.includes(z.name)) return { ...z, message: RELEASED_BY_HAND };
-    return z;
-  });
-  return { ...status, zonesOutOfRotation, ...(zones ? { zones } : {}) };
-}
 
 /**
  * Pure: the status part of the merge patch. Absent rollout-owned fields are deleted with null; a

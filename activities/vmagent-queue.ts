@@ -4,11 +4,11 @@
 // EndpointSlice controller lists for the VMAgent's own Service (./service-ownership.ts).
 import type { QueueSample, QueueTarget } from '../workflows/activity-types';
 import { describeError } from '../kube/errors';
-import { vmKind, type KubeObjects } from './kube-objects';
+import { vmKind, type KubeObjects } from '../kube/custom-objects';
 import { ServicePods, type ServicePod, type ServicePodsDeps } from './service-pods';
 import { buildQueueSample, readZoneQueues, type PodReading } from './vmagent-match';
 import { findZoneQueues, type RemoteWriteQueue } from './vmagent-url';
-import { later, settled } from './at-once';
+import { later, settled } from '../kube/at-once';
 import type { VmagentAuth } from './vmagent-auth';
 import { vmagentScheme, vmagentServiceName, type Scheme } from './vmagent-service';
 

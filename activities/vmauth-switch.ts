@@ -9,7 +9,7 @@ import { describeError, isNotFound, refusedForGood } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import type { PollContext } from './activity-context';
 import { sleepHeartbeating } from './activity-context';
-import { vmKind, type KubeObjects } from './kube-objects';
+import { vmKind, type KubeObjects } from '../kube/custom-objects';
 import { parseSeries } from './vmagent-match';
 import type { ServicePod, ServicePods } from './service-pods';
 import {

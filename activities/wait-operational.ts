@@ -3,7 +3,8 @@ import { FAILED, OPERATIONAL, type VMKind } from '../api/constants';
 import type { ObjectState } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
 import { nonRetryable } from './errors';
-import { objectState, vmKind, type KubeObjects } from './kube-objects';
+import { vmKind, type KubeObjects } from '../kube/custom-objects';
+import { objectState } from './object-state';
 import { sleepHeartbeating, type PollContext } from './activity-context';
 
 export type OperationalVerdict = { done: true } | { done: false; failed: boolean; message: string };

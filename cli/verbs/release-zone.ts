@@ -16,9 +16,9 @@
  */
 import * as os from 'node:os';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { KubeObjects } from '../../activities/kube-objects';
-import { describeRemoved, restoreRecordedZone } from '../../activities/routes';
-import { withRecordedZones } from '../../activities/status';
+import { KubeObjects } from '../../kube/custom-objects';
+import { describeRemoved, restoreRecordedZone } from '../../kube/route-objects';
+import { withRecordedZones } from '../../api/recorded-status';
 import { listAllRouteRecords, listRouteRecords, recordedZones, routeObjectLabel, type RecordedRoute } from '../../kube/route-records';
 import { eventCreator, type InvolvedVmdc } from '../../kube/events';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';

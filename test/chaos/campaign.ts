@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { optionalTsToMs, tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { routeTargetRefs } from '../../activities/routes';
+import { routeTargetRefs } from '../../kube/route-objects';
 import type { RouteRef } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { jsonEqual } from '../../api/json-value';

@@ -27,8 +27,8 @@
  */
 import { parseRecords, OUT_OF_ROTATION_ANNOTATION, type OutOfRotationRecord, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../api/types';
-import { routeTargetRefs } from '../../activities/routes';
-import type { KubeObject } from '../../activities/kube-objects';
+import { routeTargetRefs } from '../../kube/route-objects';
+import type { KubeObject } from '../../kube/custom-objects';
 import { readAppliedRecord } from '../../kube/applied-fields';
 import { jsonEqual } from '../../api/json-value';
 import { routeReferencesCluster } from '../../workflows/routes';

@@ -13,7 +13,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure, type Logger } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
-import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND, type KubeObject } from '../../activities/kube-objects';
+import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND, type KubeObject } from '../../kube/custom-objects';
 import { noopMetrics, type ActivityMetrics } from '../../activities/metrics';
 import { editRoutes } from '../../activities/routes';
 import { isRejection, statusClient, writeStatus } from '../../activities/status';

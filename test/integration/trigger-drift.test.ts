@@ -8,7 +8,7 @@
 // the object's latest state and has nothing left to do.
 import * as k8s from '@kubernetes/client-node';
 import { applyObject } from '../../activities/apply-object';
-import { KubeObjects } from '../../activities/kube-objects';
+import { KubeObjects } from '../../kube/custom-objects';
 import type { VMKind } from '../../api/constants';
 import { formatRecords, OUT_OF_ROTATION_ANNOTATION, recordKey } from '../../api/route-records';
 import type { Condition, JsonObject } from '../../api/types';

@@ -1,6 +1,7 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { objectState } from '../../activities/kube-objects';
-import { mayWriteStatus, statusPatch, sameGeneration, StepTimer, withRecordedZones } from '../../activities/status';
+import { objectState } from '../../activities/object-state';
+import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status';
+import { withRecordedZones } from '../../api/recorded-status';
 import { decideTakeOver } from '../../activities/take-over';
 import { parseWorkflowId, runningWorkflowsQuery } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';

@@ -4,9 +4,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { JsonObject, JsonValue } from '../../api/types';
 import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type RecordOwner } from '../../api/route-records';
-import type { KindRef, KubeObject, KubeObjects } from '../../activities/kube-objects';
+import type { KindRef, KubeObject, KubeObjects } from '../../kube/custom-objects';
 import { editRoutes, readRecords, readRoutes } from '../../activities/routes';
-import { settleAll } from '../../activities/at-once';
+import { settleAll } from '../../kube/at-once';
 import { computeRemovals } from '../../workflows/routes';
 
 const NS = 'ns';
@@ -114,8 +114,8 @@ describe('editRoutes with a record owner: the route objects at once', () => {
   it('negative control: the same barrier fails the edit when settleAll runs the calls one after another', async () => {
     let sequential!: typeof editRoutes;
     jest.isolateModules(() => {
-      jest.doMock('../../activities/at-once', () => {
-        const real = jest.requireActual<typeof import('../../activities/at-once')>('../../activities/at-once');
+      jest.doMock('../../kube/at-once', () => {
+        const real = jest.requireActual<typeof import('../../kube/at-once')>('../../kube/at-once');
         const oneByOne: typeof settleAll = async (items, call) => {
           const out = [];
           for (const [i, item] of items.entries()) out.push(await call(item, i));

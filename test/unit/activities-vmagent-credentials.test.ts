@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { KubeConfig, type V1Endpoint, type V1EndpointSlice } from '@kubernetes/client-node';
-import type { KubeObjects } from '../../activities/kube-objects';
+import type { KubeObjects } from '../../kube/custom-objects';
 import { podsFromEndpointSlices } from '../../activities/service-pods';
 import { sliceOwnerProblem, targetRefProblem } from '../../activities/service-ownership';
 import { VmagentAuth } from '../../activities/vmagent-auth';

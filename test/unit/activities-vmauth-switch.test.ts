@@ -18,7 +18,7 @@ import {
 } from '../../activities/vmauth-config';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SwitchChecker, confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth-switch';
-import type { KubeObjects } from '../../activities/kube-objects';
+import type { KubeObjects } from '../../kube/custom-objects';
 import type { SwitchInput } from '../../workflows/activity-types';
 import { selectRequests, waitReadsDrained } from '../../activities/reads-drain';
 import type { PollContext } from '../../activities/activity-context';
