@@ -10,16 +10,18 @@
 import type { ManagedObject } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { ApplyObjectInput } from './activity-types';
+import type { Outcome } from './failure-hold';
 import { composePatches } from './merge';
-import type { Outcome, RolloutRun } from './rollout-run';
+import type { RolloutRun } from './rollout-run';
+import { applyInput, type RunContext } from './run-context';
 import { clusterApply } from './zone-steps';
 
 /**
  * The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. Every
  * object named is applied, a bare reference too (an empty overlay removes the keys vmrollout set before).
  */
-function objectApply(run: RolloutRun, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
-  return obj && run.applyInput(kind, obj, composePatches(obj.spec, obj.overrideSpec), specPath);
+function objectApply(ctx: RunContext, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
+  return obj && applyInput(ctx, kind, obj, composePatches(obj.spec, obj.overrideSpec), specPath);
 }
 
 const defined = <T>(x: T | undefined): x is T => x !== undefined;
@@ -29,54 +31,50 @@ const defined = <T>(x: T | undefined): x is T => x !== undefined;
  * selects it (the operator's StatusForChildObjects), so a VMUser awaited before its VMAuth exists
  * would never become operational.
  */
-function routeApplies(run: RolloutRun): ApplyObjectInput[] {
-  return [objectApply(run, 'VMAuth', run.spec.vmauth, 'vmauth'), ...run.spec.zones.map((zs, i) => objectApply(run, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))].filter(defined);
+function routeApplies(ctx: RunContext): ApplyObjectInput[] {
+  return [objectApply(ctx, 'VMAuth', ctx.spec.vmauth, 'vmauth'), ...ctx.spec.zones.map((zs, i) => objectApply(ctx, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))].filter(defined);
 }
 
-async function applyAndWait(run: RolloutRun, items: readonly ApplyObjectInput[]): Promise<void> {
-  const { short, wait } = run.acts;
+async function applyAndWait(ctx: RunContext, items: readonly ApplyObjectInput[]): Promise<void> {
+  const { short, wait } = ctx.acts;
   for (const it of items) {
     const r = await short.applyObject(it);
-    await wait.waitOperational({ kind: it.kind, namespace: run.ns, name: it.name, generation: r.generation, pollIntervalMs: run.st.pollIntervalMs });
+    await wait.waitOperational({ kind: it.kind, namespace: ctx.ns, name: it.name, generation: r.generation, pollIntervalMs: ctx.st.pollIntervalMs });
   }
 }
 
-export function prepare(run: RolloutRun): Promise<Outcome> {
-  const { state } = run;
+type PrepareParts = Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'hold'>;
+
+export function prepare({ ctx, state, report, hold }: PrepareParts): Promise<Outcome> {
   state.currentStep = 'Preparing';
-  return run.withFailureHold(async () => {
+  return hold.run(async () => {
     state.phase = 'Progressing';
     state.message = 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers';
-    await run.writeStatus();
-    return prepareApplied(run);
+    await report.write();
+    const { short } = ctx.acts;
+    const creates: ApplyObjectInput[] = [];
+    for (const zs of ctx.spec.zones) {
+      const it = clusterApply(ctx, zs);
+      if ((await short.applyObject({ ...it, dryRun: true })).created) creates.push(it);
+    }
+    const agent = objectApply(ctx, 'VMAgent', ctx.spec.vmagent, 'vmagent');
+    const routes = routeApplies(ctx);
+    for (const it of [agent, ...routes].filter(defined)) await short.applyObject({ ...it, dryRun: true });
+    await applyAndWait(ctx, [agent, ...creates].filter(defined));
+    state.routesDeferred = state.zones.some((z) => z.outOfRotation);
+    if (!state.routesDeferred) await applyAndWait(ctx, routes);
+    return 'done';
   });
 }
 
-async function prepareApplied(run: RolloutRun): Promise<Outcome> {
-  const { short } = run.acts;
-  const creates: ApplyObjectInput[] = [];
-  for (const zs of run.spec.zones) {
-    const it = clusterApply(run, zs);
-    if ((await short.applyObject({ ...it, dryRun: true })).created) creates.push(it);
-  }
-  const agent = objectApply(run, 'VMAgent', run.spec.vmagent, 'vmagent');
-  const routes = routeApplies(run);
-  for (const it of [agent, ...routes].filter(defined)) await short.applyObject({ ...it, dryRun: true });
-  await applyAndWait(run, [agent, ...creates].filter(defined));
-  run.routesDeferred = run.state.zones.some((z) => z.outOfRotation);
-  if (!run.routesDeferred) await applyAndWait(run, routes);
-  return 'done';
-}
-
 /** The route objects prepare left while zones were out of reads, applied once every zone is done. */
-export function applyDeferredRoutes(run: RolloutRun): Promise<Outcome> {
-  const { state } = run;
+export function applyDeferredRoutes({ ctx, state, report, hold }: PrepareParts): Promise<Outcome> {
   state.currentStep = 'Preparing';
-  return run.withFailureHold(async () => {
+  return hold.run(async () => {
     state.message = 'applying the VMAuth and the VMUsers (left while zones were out of reads)';
-    await run.writeStatus();
-    await applyAndWait(run, routeApplies(run));
-    run.routesDeferred = false;
+    await report.write();
+    await applyAndWait(ctx, routeApplies(ctx));
+    state.routesDeferred = false;
     return 'done';
   });
 }

@@ -3,25 +3,27 @@
 // leaves, and lets each rejoin only once operational at the desired spec and drained.
 import { RELEASE_COMMAND } from '../api/route-records';
 import { FailureType, stepFailure } from './failures';
-import type { Outcome, RolloutRun } from './rollout-run';
+import type { Outcome } from './failure-hold';
+import { syncRecorded } from './read-switch';
+import type { RolloutRun } from './rollout-run';
+import { zoneState } from './state';
 
-export function adoptRecordedZones(run: RolloutRun): Promise<Outcome> {
-  const { state } = run;
-  return run.withFailureHold(async () => {
-    const recorded = await run.acts.short.readRecords({ namespace: run.ns, uid: run.object.uid });
+export function adoptRecordedZones({ ctx, state, report, hold }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'hold'>): Promise<Outcome> {
+  return hold.run(async () => {
+    const recorded = await ctx.acts.short.readRecords({ namespace: ctx.ns, uid: ctx.object.uid });
     const orphans = recorded.filter((r) => !state.zones.some((z) => z.name === r.zone));
     if (orphans.length > 0) {
       const where = orphans.map((r) => `${r.zone} (${r.removals.map((x) => `${x.route.kind} ${x.route.name}`).join(', ')})`).join('; ');
       throw stepFailure(
         FailureType.OrphanedRecord,
         `out of read rotation but no longer in the spec: ${where}; add the zone back to the spec, or release it: ` +
-          `${RELEASE_COMMAND} --namespace ${run.ns} --vmdc ${run.object.name} --zone <zone>`,
+          `${RELEASE_COMMAND} --namespace ${ctx.ns} --vmdc ${ctx.object.name} --zone <zone>`,
       );
     }
-    run.syncRecorded(recorded);
+    syncRecorded(state, recorded);
     if (recorded.length === 0) return 'done';
     for (const r of recorded) {
-      const z = run.zone(r.zone);
+      const z = zoneState(state, r.zone);
       // An earlier run may have patched it: straight to the upgrade, never skipped, never rejoined early.
       z.step = 'Upgrading';
       z.patchAttempted = true;
@@ -31,7 +33,7 @@ export function adoptRecordedZones(run: RolloutRun): Promise<Outcome> {
     const adopted = new Set(recorded.map((r) => r.zone));
     state.order = [...state.order.filter((n) => adopted.has(n)), ...state.order.filter((n) => !adopted.has(n))];
     state.message = `adopted zones out of read rotation: ${[...adopted].join(', ')}`;
-    await run.writeStatus();
+    await report.write();
     return 'done';
   });
 }

@@ -1,8 +1,10 @@
 // The workflow's in-memory state (also what the `progress` query returns). Pure types + helpers.
 import type { RolloutInput } from '../api/rollout-contract';
-import type { Condition, Phase, ZonePhase, ZoneStep } from '../api/types';
+import type { Condition, NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
 import type { QueueSample } from './activity-types';
+import { planZoneOrder, shuffleSeed } from './plan';
+import type { RolloutSignals } from './signals';
 
 export interface ZoneState {
   name: string;
@@ -49,11 +51,12 @@ export interface RolloutState {
   currentZone?: string;
   currentStep?: ZoneStep | 'Preparing' | 'PauseBetweenZones';
   paused: boolean;
-  supersededBy?: number;
   lastQueueSample?: LastQueueSample;
   conditions: Condition[];
   /** Why the last status write was rejected by the API server (cleared by the next write that lands). */
   statusError?: string;
+  /** Set by prepare when zones were out of reads then: the route objects are applied once every zone is done. */
+  routesDeferred: boolean;
 }
 
 /** State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation). */
@@ -96,6 +99,31 @@ export interface Progress {
   statusError?: string;
 }
 
+/** The state a run starts from: every zone Pending, unless carried over a continue-as-new. */
+export function initialState(spec: NormalizedSpec, object: ObjectGeneration, carried: CarriedState | undefined): RolloutState {
+  return {
+    phase: 'Pending',
+    message: 'starting',
+    order: planZoneOrder(spec.zones.map((z) => z.name), spec.strategy.order, shuffleSeed(object)),
+    zones: spec.zones.map((z) => ({
+      name: z.name,
+      vmcluster: z.vmcluster.name,
+      phase: 'Pending',
+      outOfRotation: false,
+      patchAttempted: false,
+      drainedConfirmed: false,
+      ...(carried?.zones.find((x) => x.name === z.name) ?? {}),
+    })),
+    paused: false,
+    conditions: carried?.conditions ?? [],
+    routesDeferred: !!carried?.routesDeferred,
+  };
+}
+
+export function zoneState(state: Pick<RolloutState, 'zones'>, name: string): ZoneState {
+  return state.zones.find((z) => z.name === name)!;
+}
+
 /** Whether leaving reads took anything out of a route for this zone (else it never left). */
 export function removedAnything(z: Pick<ZoneState, 'removals'>): boolean {
   return (z.removals ?? []).some((r) => r.removed.length > 0);
@@ -105,13 +133,13 @@ export function zonesOutOfRotation(state: Pick<RolloutState, 'zones'>): string[]
   return state.zones.filter((z) => z.outOfRotation).map((z) => z.name);
 }
 
-export function progressOf(state: RolloutState, pauseRequested: boolean): Progress {
+export function progressOf(state: RolloutState, signals: Pick<RolloutSignals, 'pauseRequested' | 'supersededBy'>): Progress {
   return {
     phase: state.phase,
     message: state.message,
     paused: state.paused,
-    pauseRequested,
-    supersededBy: state.supersededBy,
+    pauseRequested: signals.pauseRequested,
+    supersededBy: signals.supersededBy,
     currentZone: state.currentZone,
     currentStep: state.currentStep,
     order: [...state.order],

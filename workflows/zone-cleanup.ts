@@ -6,25 +6,26 @@ import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from './failures';
 import { isOperationalAt, patchMayHaveLanded } from './plan';
 import type { RolloutRun } from './rollout-run';
+import { queueTarget, zoneSpec } from './run-context';
 import type { ZoneState } from './state';
 
-export async function cleanupZone(run: RolloutRun, z: ZoneState, why: string): Promise<void> {
+export async function cleanupZone({ ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>, z: ZoneState, why: string): Promise<void> {
   if (!z.outOfRotation) return;
-  const zs = run.zoneSpec(z.name);
-  const { cleanup, confirmDrain } = run.acts;
-  const { ns, st } = run;
+  const zs = zoneSpec(ctx, z.name);
+  const { cleanup, confirmDrain } = ctx.acts;
+  const { ns, st } = ctx;
   const stayOut = async (reason: string) => {
     z.message = `stays out of read rotation (${why}): ${reason}`;
-    await run.writeStatus();
+    await report.write();
   };
   const rejoin = async (message: string) => {
-    await run.rejoin(z, cleanup);
+    await reads.rejoin(z, cleanup);
     z.message = message;
   };
   try {
     if (!z.patchAttempted || z.drainedConfirmed) {
       await rejoin(z.drainedConfirmed ? `rejoined reads (${why}) after upgrade` : `rejoined reads (${why}) before upgrade`);
-      await run.writeStatus();
+      await report.write();
       return;
     }
     const cur = await cleanup.readObject({ kind: 'VMCluster', namespace: ns, name: zs.vmcluster.name });
@@ -32,21 +33,21 @@ export async function cleanupZone(run: RolloutRun, z: ZoneState, why: string): P
       // The patch never landed: the zone is as it was before, safe to rejoin.
       await rejoin(`rejoined reads (${why}): VMCluster was not changed`);
       z.patchAttempted = false;
-      await run.writeStatus();
+      await report.write();
       return;
     }
     const gen = z.vmclusterGeneration ?? cur.generation;
     if (!isOperationalAt(cur, gen)) {
       return await stayOut(`VMCluster not operational at generation ${gen} (${cur.updateStatus ?? 'unknown'}, observed ${cur.observedGeneration ?? '-'})`);
     }
-    const sample = await cleanup.sampleQueue(run.queueTarget(zs));
-    run.state.lastQueueSample = { ...sample, zone: z.name };
+    const sample = await cleanup.sampleQueue(queueTarget(ctx, zs));
+    state.lastQueueSample = { ...sample, zone: z.name };
     if (!sample.drained) return await stayOut(`vmagent queue not drained: ${sample.message}`);
-    const confirmed = await confirmDrain.waitQueueDrained({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
-    run.state.lastQueueSample = { ...confirmed, zone: z.name };
+    const confirmed = await confirmDrain.waitQueueDrained({ ...queueTarget(ctx, zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
+    state.lastQueueSample = { ...confirmed, zone: z.name };
     z.drainedConfirmed = true;
     await rejoin(`rejoined reads (${why}): operational at generation ${gen} and drained`);
-    await run.writeStatus();
+    await report.write();
   } catch (e) {
     if (isCancellation(e)) throw e;
     await stayOut(failureMessage(e));

@@ -1,25 +1,28 @@
 // Runs one zone through its steps: skips a zone already at the desired spec, stops at safe points
 // (pause, supersede), holds a failed zone until resume, supersede or cancel.
 import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
+import { isStepFailure } from './failures';
+import type { Outcome } from './failure-hold';
 import { isOperationalAt, resumeStep, stepIndex } from './plan';
-import type { Outcome, RolloutRun } from './rollout-run';
-import type { ZoneState } from './state';
+import type { RolloutRun } from './rollout-run';
+import { now, zoneSpec, type RunContext } from './run-context';
+import { safePoint } from './safe-point';
+import { zoneState, type ZoneState } from './state';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
-import { isStepFailure } from './failures';
 
 export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 'skipped'> {
-  const { state } = run;
-  const z = run.zone(name);
-  const zs = run.zoneSpec(name);
+  const { state, ctx, report } = run;
+  const z = zoneState(state, name);
+  const zs = zoneSpec(ctx, name);
   state.currentZone = name;
   if (z.phase === 'Done' || z.phase === 'Skipped') return 'skipped';
   // A zone found out of reads (adopted from the records) has its first step set: it never skips.
-  if (z.step === undefined && (await skipIfUpToDate(run, z))) return 'skipped';
-  z.startedAt = run.now();
+  if (z.step === undefined && (await skipIfUpToDate(run, z, zs))) return 'skipped';
+  z.startedAt = now();
   z.step ??= 'LeavingReads';
-  const c: ZoneContext = { run, z, zs, edited: {} };
-  const outcome = await run.withFailureHold(() => runSteps(c), {
+  const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals };
+  const outcome = await run.hold.run(() => runSteps(run, c), {
     zone: z,
     onFailure: (msg) => {
       z.failedStep = z.step;
@@ -38,28 +41,27 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
     z.phase = 'Done';
     z.step = undefined;
     z.stepStartedAt = undefined;
-    z.finishedAt = run.now();
+    z.finishedAt = now();
     z.message = undefined;
     state.currentStep = undefined;
     state.message = `zone ${name} done`;
-    await run.writeStatus();
+    await report.write();
   }
   return outcome;
 }
 
 /** A zone whose VMCluster already matches the desired spec and is operational never leaves reads. */
-async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
-  const zs = run.zoneSpec(z.name);
-  const cur = await run.acts.short.readObject({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name });
-  if (!(cur.exists && (await upToDate(run, zs)) && isOperationalAt(cur, cur.generation))) {
+async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<boolean> {
+  const cur = await ctx.acts.short.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name });
+  if (!(cur.exists && (await upToDate(ctx, zs)) && isOperationalAt(cur, cur.generation))) {
     z.baseGeneration = cur.exists ? cur.generation : 0;
     return false;
   }
   z.phase = 'Skipped';
   z.vmclusterGeneration = cur.generation;
   z.message = 'already up to date and operational';
-  run.state.message = `zone ${z.name} already up to date`;
-  await run.writeStatus();
+  state.message = `zone ${z.name} already up to date`;
+  await report.write();
   return true;
 }
 
@@ -69,11 +71,11 @@ async function skipIfUpToDate(run: RolloutRun, z: ZoneState): Promise<boolean> {
  * metadata (the applied record, ownership) is made right away: it restarts nothing. A dry run that
  * fails is not up to date: the zone's own preflight reports it.
  */
-async function upToDate(run: RolloutRun, zs: ZoneSpec): Promise<boolean> {
-  const it = clusterApply(run, zs);
+async function upToDate(ctx: RunContext, zs: ZoneSpec): Promise<boolean> {
+  const it = clusterApply(ctx, zs);
   try {
-    if ((await run.acts.short.applyObject({ ...it, dryRun: true })).changed) return false;
-    await run.acts.short.applyObject(it);
+    if ((await ctx.acts.short.applyObject({ ...it, dryRun: true })).changed) return false;
+    await ctx.acts.short.applyObject(it);
     return true;
   } catch (err) {
     if (isStepFailure(err)) return false;
@@ -82,47 +84,46 @@ async function upToDate(run: RolloutRun, zs: ZoneSpec): Promise<boolean> {
 }
 
 /** The steps from the zone's current one to the end, each after a safe point. */
-async function runSteps(c: ZoneContext): Promise<Outcome> {
-  const { run, z } = c;
-  const { state } = run;
+async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
+  const { state, signals } = run;
+  const { z } = c;
   for (let i = stepIndex(z.step!); i < ZONE_STEPS.length; i++) {
     const s = ZONE_STEPS[i]!;
     z.step = s;
     state.currentStep = s;
-    await run.safePoint();
-    if (run.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
-    enterStep(run, z, s);
+    await safePoint(run);
+    if (signals.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
+    enterStep(z, s);
     z.message = z.outOfRotation ? outOfRotationMessage(z) : undefined;
     state.phase = 'Progressing';
     state.message = `zone ${z.name}: ${s}`;
-    await run.writeStatus();
+    await run.report.write();
     await ZONE_STEP_HANDLERS[s](c);
   }
   return 'done';
 }
 
 /** The zone's phase becomes step `s`, dated from now. */
-function enterStep(run: RolloutRun, z: ZoneState, s: ZoneStep): void {
+function enterStep(z: ZoneState, s: ZoneStep): void {
   z.phase = s;
-  z.stepStartedAt = run.now();
+  z.stepStartedAt = now();
 }
 
 /** Superseded before the VMCluster changed: rejoin at once (if out) and stop here. */
-async function stopUnpatched(run: RolloutRun, z: ZoneState): Promise<Outcome> {
+async function stopUnpatched({ state, signals, report, ctx, reads }: RolloutRun, z: ZoneState): Promise<Outcome> {
   if (z.outOfRotation) {
-    run.state.currentStep = 'RejoiningReads';
-    enterStep(run, z, 'RejoiningReads');
-    await run.writeStatus();
-    await run.rejoin(z, run.acts.step);
+    state.currentStep = 'RejoiningReads';
+    enterStep(z, 'RejoiningReads');
+    await report.write();
+    await reads.rejoin(z, ctx.acts.step);
   }
   z.phase = 'Pending';
   z.step = undefined;
   z.stepStartedAt = undefined;
-  z.message = `not upgraded: superseded by generation ${run.state.supersededBy}`;
-  await run.writeStatus();
+  z.message = `not upgraded: superseded by generation ${signals.supersededBy}`;
+  await report.write();
   return 'superseded';
 }
-
 
 /** Why a zone is out of reads, and how its leaving was confirmed in the pods. */
 function outOfRotationMessage(z: ZoneState): string {

@@ -1,22 +1,30 @@
-// The six steps of one zone (DESIGN.md "One upgrade workflow per generation"), one function each.
-// Every step is idempotent: a resumed zone runs its failed step again as is.
-import { isCancellation } from '@temporalio/workflow';
+// The six steps of one zone (docs/design.md "One upgrade workflow per generation"), one function
+// each, each taking only what it uses of the zone's context. Every step is idempotent: a resumed
+// zone runs its failed step again as is.
+import type { RouteRemoval } from '../api/route-records';
+import { applyRemoval } from '../api/route-edits';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
 import type { ApplyObjectInput, RouteSnapshot } from './activity-types';
 import { stepFailure } from './failures';
 import { desiredClusterPatch } from './merge';
-import type { RouteRemoval } from '../api/route-records';
+import type { EditedRoutes, ReadSwitch } from './read-switch';
+import { stopRefused } from './rollout-end';
 import { RoutePlanError, computeRemovals, routeReferencesCluster } from './routes';
-import { applyRemoval } from '../api/route-edits';
-import type { EditedRoutes, RolloutRun } from './rollout-run';
-import { removedAnything, type ZoneState } from './state';
+import { applyInput, queueTarget, type RunContext } from './run-context';
+import type { RolloutSignals } from './signals';
+import { removedAnything, type RolloutState, type ZoneState } from './state';
+import type { StatusReport } from './status-report';
 
-/** What a step works on: the run, the zone's state and spec, and what its route edit changed. */
+/** What the steps of one zone work with: the run's parts, the zone's state and spec, and what its route edit changed. */
 export interface ZoneContext {
-  run: RolloutRun;
-  z: ZoneState;
-  zs: ZoneSpec;
-  edited: EditedRoutes;
+  readonly ctx: RunContext;
+  readonly state: RolloutState;
+  readonly z: ZoneState;
+  readonly zs: ZoneSpec;
+  readonly edited: EditedRoutes;
+  readonly report: StatusReport;
+  readonly reads: ReadSwitch;
+  readonly signals: RolloutSignals;
 }
 
 type StepHandler = (c: ZoneContext) => Promise<void>;
@@ -25,19 +33,15 @@ type StepHandler = (c: ZoneContext) => Promise<void>;
 export type ZoneStepHandlers = { readonly [S in ZoneStep]: StepHandler };
 
 /** The zone's VMCluster apply: the desired spec (zone full spec, global overlay, zone overlay, clusterVersion). */
-export function clusterApply(run: RolloutRun, zs: ZoneSpec): ApplyObjectInput {
-  return run.applyInput('VMCluster', zs.vmcluster, desiredClusterPatch(run.spec, zs), `zones[${run.spec.zones.indexOf(zs)}].vmcluster`);
+export function clusterApply(ctx: RunContext, zs: ZoneSpec): ApplyObjectInput {
+  return applyInput(ctx, 'VMCluster', zs.vmcluster, desiredClusterPatch(ctx.spec, zs), `zones[${ctx.spec.zones.indexOf(zs)}].vmcluster`);
 }
 
-/** What taking the zone out of the managed routes removes, from the routes as they are now. */
-async function planRemovals(run: RolloutRun, zs: ZoneSpec): Promise<RouteRemoval[]> {
-  return (await planWithRoutes(run, zs)).removals;
-}
-
-async function planWithRoutes(run: RolloutRun, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
-  const snaps = await run.acts.short.readRoutes({ namespace: run.ns, routes: run.routes });
+/** What taking the zone out of the managed routes removes, from the routes as they are now (and those routes). */
+async function planRemovals(ctx: RunContext, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
+  const snaps = await ctx.acts.short.readRoutes({ namespace: ctx.ns, routes: [...ctx.routes] });
   try {
-    return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: run.ns }), snaps };
+    return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: ctx.ns }), snaps };
   } catch (e) {
     throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
   }
@@ -47,11 +51,11 @@ async function planWithRoutes(run: RolloutRun, zs: ZoneSpec): Promise<{ removals
  * Before the zone leaves: the other zones that the managed routes will still send reads to must be
  * operational with empty vmagent backlogs (a lagging carrier serves stale reads); wait, saying so.
  */
-async function waitForCarriers(run: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<void> {
-  const { removals, snaps } = await planWithRoutes(run, zs);
-  const carriers = run.spec.zones.filter((o) => {
+async function waitForCarriers({ ctx, z, zs, report }: Pick<ZoneContext, 'ctx' | 'z' | 'zs' | 'report'>): Promise<void> {
+  const { removals, snaps } = await planRemovals(ctx, zs);
+  const carriers = ctx.spec.zones.filter((o) => {
     if (o.name === zs.name) return false;
-    const vmc = { name: o.vmcluster.name, namespace: run.ns };
+    const vmc = { name: o.vmcluster.name, namespace: ctx.ns };
     return snaps.some((snap) => {
       const r = removals.find((x) => x.route.kind === snap.route.kind && x.route.name === snap.route.name);
       return routeReferencesCluster(r ? applyRemoval(snap.targetRefs, r) : snap.targetRefs, vmc);
@@ -59,11 +63,11 @@ async function waitForCarriers(run: RolloutRun, z: ZoneState, zs: ZoneSpec): Pro
   });
   if (carriers.length === 0) return;
   z.message = `waiting until the zones that will carry its reads (${carriers.map((c) => c.name).join(', ')}) are operational with empty vmagent backlogs`;
-  await run.writeStatus();
-  await run.acts.wait.waitCarriersReady({
-    namespace: run.ns,
-    carriers: carriers.map((c) => ({ zone: c.name, vmcluster: c.vmcluster.name, queue: run.queueTarget(c) })),
-    pollIntervalMs: run.st.pollIntervalMs,
+  await report.write();
+  await ctx.acts.wait.waitCarriersReady({
+    namespace: ctx.ns,
+    carriers: carriers.map((c) => ({ zone: c.name, vmcluster: c.vmcluster.name, queue: queueTarget(ctx, c) })),
+    pollIntervalMs: ctx.st.pollIntervalMs,
   });
 }
 
@@ -74,44 +78,37 @@ async function waitForCarriers(run: RolloutRun, z: ZoneState, zs: ZoneSpec): Pro
  * the records say; a refused announcement stops the run before any route is touched; after a failed
  * edit the records say what landed.
  */
-async function leaveReads({ run, z, zs, edited }: ZoneContext): Promise<void> {
-  const { step, short } = run.acts;
+async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'edited' | 'report' | 'reads' | 'signals'>): Promise<void> {
+  const { ctx, state, z, zs, edited, report, reads, signals } = c;
   // A patch the API server refuses fails the zone here, while it is still in reads.
-  await short.applyObject({ ...clusterApply(run, zs), dryRun: true });
-  await waitForCarriers(run, z, zs);
+  await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
+  await waitForCarriers(c);
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
-  const plan = await planRemovals(run, zs);
+  const { removals: plan } = await planRemovals(ctx, zs);
   // The switch must be confirmable before the zone leaves: the operator's config Secret exists and
   // routes the zone now, and every ready vmauth pod runs it. Otherwise (no Secret, no access to it,
   // a pod stuck on an older config) the zone waits, and fails, while still in reads.
-  if (plan.some((r) => r.removed.length > 0)) await run.confirmInPods(z, plan, 'present');
+  if (plan.some((r) => r.removed.length > 0)) await reads.confirm(z, plan, 'present');
   z.outOfRotation = true;
   z.message = 'out of read rotation for the upgrade';
-  if (!(await run.writeStatus()).written) {
+  if (!(await report.write()).written) {
     z.outOfRotation = removedAnything(z);
-    run.stopRefused();
+    stopRefused(state, signals, ctx.object.generation);
     return;
   }
   if (!plan.some((r) => r.removed.length > 0)) return;
-  try {
-    const r = await step.editRoutes({ namespace: run.ns, vmauthName: run.spec.vmauth.name, removals: plan, direction: 'remove', record: run.recordOwner(z) });
-    Object.assign(edited, r);
-    run.syncRecorded(r.recorded ?? []);
-  } catch (e) {
-    if (!isCancellation(e)) await run.resyncRecorded(step);
-    throw e;
-  }
+  await reads.leave(z, plan, edited);
 }
 
 /** 2. Wait until the vmauth pods serve the routes without the zone, then for in-flight reads. */
-async function waitForSwitch({ run, z, edited }: ZoneContext): Promise<void> {
+async function waitForSwitch({ ctx, z, edited, report, reads }: Pick<ZoneContext, 'ctx' | 'z' | 'edited' | 'report' | 'reads'>): Promise<void> {
   if (!removedAnything(z)) return;
-  await run.waitSwitch(z, z.removals!, edited, 'absent');
-  const { st } = run;
+  await reads.await(z, z.removals!, edited, 'absent');
+  const { st } = ctx;
   if (st.readDrainDelayMs <= 0) return;
   z.message = `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${readQuietMs(st) / 1000} s (at most readDrainDelay)`;
-  await run.writeStatus();
-  const d = await run.acts.wait.waitReadsDrained({ namespace: run.ns, vmcluster: z.vmcluster, quietMs: readQuietMs(st), maxMs: st.readDrainDelayMs, pollIntervalMs: st.pollIntervalMs });
+  await report.write();
+  const d = await ctx.acts.wait.waitReadsDrained({ namespace: ctx.ns, vmcluster: z.vmcluster, quietMs: readQuietMs(st), maxMs: st.readDrainDelayMs, pollIntervalMs: st.pollIntervalMs });
   z.switchConfirmed = `${z.switchConfirmed}; ${d.message}`;
 }
 
@@ -124,16 +121,16 @@ export function readQuietMs(st: Pick<Strategy, 'pollIntervalMs' | 'readDrainDela
  * 3. Apply the desired spec to the zone's VMCluster; remember the generation it produced. A regular
  * activity, not a local one: a cancel waits for it to finish, so the cleanup sees the patch.
  */
-async function upgrade({ run, z, zs }: ZoneContext): Promise<void> {
+async function upgrade({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
   z.patchAttempted = true;
   z.drainedConfirmed = false;
-  const r = await run.acts.step.applyObject(clusterApply(run, zs));
+  const r = await ctx.acts.step.applyObject(clusterApply(ctx, zs));
   z.vmclusterGeneration = r.generation;
 }
 
 /** 4. Wait until the VMCluster is operational at that generation (`failed` fails the step). */
-async function waitOperational({ run, z, zs }: ZoneContext): Promise<void> {
-  await run.acts.wait.waitOperational({ kind: 'VMCluster', namespace: run.ns, name: zs.vmcluster.name, generation: z.vmclusterGeneration ?? 0, pollIntervalMs: run.st.pollIntervalMs });
+async function waitOperational({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
+  await ctx.acts.wait.waitOperational({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name, generation: z.vmclusterGeneration ?? 0, pollIntervalMs: ctx.st.pollIntervalMs });
 }
 
 /** How often the queue wait shows its latest sample in the status and the progress query. */
@@ -144,17 +141,17 @@ const QUEUE_REPORT_INTERVAL_MS = 10_000;
  * heartbeating activity that writes its latest sample into the status as it goes (a long drain
  * costs heartbeats, not history events), bounded by zoneTimeout.
  */
-async function waitForQueue({ run, z, zs }: ZoneContext): Promise<void> {
-  const { st } = run;
-  const report = { object: run.object, status: run.status(), zone: z.name, everyMs: QUEUE_REPORT_INTERVAL_MS };
-  const streak = await run.acts.wait.watchQueue({ ...run.queueTarget(zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, report });
-  run.state.lastQueueSample = { ...streak.last, zone: z.name, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) };
+async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'report'>): Promise<void> {
+  const { st } = ctx;
+  const queueReport = { object: ctx.object, status: report.status(), zone: z.name, everyMs: QUEUE_REPORT_INTERVAL_MS };
+  const streak = await ctx.acts.wait.watchQueue({ ...queueTarget(ctx, zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, report: queueReport });
+  state.lastQueueSample = { ...streak.last, zone: z.name, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) };
   z.drainedConfirmed = true;
 }
 
 /** 6. Put back exactly what step 1 removed and wait for the switch. */
-async function rejoinReads({ run, z }: ZoneContext): Promise<void> {
-  await run.rejoin(z, run.acts.step);
+async function rejoinReads({ ctx, z, reads }: Pick<ZoneContext, 'ctx' | 'z' | 'reads'>): Promise<void> {
+  await reads.rejoin(z, ctx.acts.step);
 }
 
 export const ZONE_STEP_HANDLERS: ZoneStepHandlers = {

@@ -18,6 +18,7 @@ function state(): RolloutState {
     currentStep: 'WaitingForQueue',
     paused: false,
     conditions: [],
+    routesDeferred: false,
   };
 }
 
@@ -61,7 +62,7 @@ test('mergeConditions keeps conditions of other types (e.g. Valid from the trigg
 test('progress query shape', () => {
   const s = state();
   s.zones[1]!.removals = [{ route: { kind: 'VMAuth', name: 'g' }, vmcluster: { name: 'vm-b', namespace: 'ns' }, removed: [{ type: 'targetRef', index: 0, targetRef: {} }] }];
-  const p = progressOf(s, true);
+  const p = progressOf(s, { pauseRequested: true, supersededBy: undefined });
   expect(p).toMatchObject({ phase: 'Progressing', currentZone: 'b', currentStep: 'WaitingForQueue', zonesOutOfRotation: ['b'], pauseRequested: true });
   expect(p.zones[1]).toMatchObject({ name: 'b', removedRefs: 1 });
   expect(p.zones[1]).not.toHaveProperty('removals');

@@ -1,0 +1,58 @@
+// A failed step holds the rollout: Failed in the status until `resume` (the part runs again), a
+// supersede (the zone is cleaned up, the run stops) or cancellation.
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { failureMessage, isStepFailure } from './failures';
+import type { RolloutSignals } from './signals';
+import type { RolloutState, ZoneState } from './state';
+import type { StatusReport } from './status-report';
+
+/** How a part of the rollout ended: ran to its end, or stopped for a newer generation. */
+export type Outcome = 'done' | 'superseded';
+
+/** What a failure hold does for the zone whose step failed. */
+export interface ZoneFailureHooks {
+  zone: ZoneState;
+  onFailure(msg: string): void;
+  onResume(): void;
+  /** Superseded while held: the zone's cleanup, as after a cancel. */
+  cleanup(why: string): Promise<void>;
+}
+
+export class FailureHold {
+  constructor(
+    private readonly state: RolloutState,
+    private readonly signals: RolloutSignals,
+    private readonly report: StatusReport,
+  ) {}
+
+  /**
+   * Run `body`; if a step fails (non-retryably or by exhausting zoneTimeout), report Failed and wait
+   * for `resume` (run `body` again), a supersede (clean up the zone and stop), or cancellation.
+   */
+  async run(body: () => Promise<Outcome>, zone?: ZoneFailureHooks): Promise<Outcome> {
+    const { state, signals } = this;
+    const z = zone?.zone;
+    for (;;) {
+      try {
+        return await body();
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        if (!isStepFailure(err)) throw err; // a bug: fail the task, not the zone
+        signals.failed();
+        const msg = failureMessage(err);
+        zone?.onFailure(msg);
+        state.phase = 'Failed';
+        state.message = z ? `zone ${z.name} failed at ${z.failedStep}: ${msg}` : `failed: ${msg}`;
+        await this.report.write();
+        if ((await signals.resumeOrSupersede()) === 'superseded') {
+          if (zone) await CancellationScope.nonCancellable(() => zone.cleanup('superseded after failure'));
+          return 'superseded';
+        }
+        zone?.onResume();
+        state.phase = 'Progressing';
+        state.message = z ? `retrying zone ${z.name} from ${z.step}` : 'retrying';
+        await this.report.write();
+      }
+    }
+  }
+}

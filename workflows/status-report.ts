@@ -1,0 +1,44 @@
+// The run's one way to tell its state: the CR status (and the Web UI's current details) derived from
+// it, written by a status activity. The rollout never moves on without telling it.
+import { log, setCurrentDetails, sleep } from '@temporalio/workflow';
+import type { VMDistributedClusterStatus } from '../api/types';
+import { FailureType, failureMessage, failureType } from './failures';
+import type { RunContext } from './run-context';
+import { now } from './run-context';
+import type { RolloutState } from './state';
+import { buildStatus, currentDetails } from './status';
+
+export class StatusReport {
+  constructor(
+    private readonly ctx: RunContext,
+    private readonly state: RolloutState,
+  ) {}
+
+  /** The CR status as of now. */
+  status(): VMDistributedClusterStatus {
+    return buildStatus(this.state, this.ctx.object, this.ctx.workflow, now());
+  }
+
+  /**
+   * Write the status. A status the API server rejects (an error that will not go away, e.g. an
+   * older CRD) is reported in the progress query and the worker log, and tried again every
+   * pollInterval. The Web UI's current details say the same.
+   */
+  async write(): Promise<{ written: boolean }> {
+    const { state, ctx } = this;
+    for (;;) {
+      const status = this.status();
+      setCurrentDetails(currentDetails(status));
+      try {
+        const r = await ctx.acts.status.writeStatus({ object: ctx.object, status });
+        state.statusError = undefined;
+        return r;
+      } catch (err) {
+        if (failureType(err) !== FailureType.StatusRejected) throw err;
+        state.statusError = failureMessage(err);
+        log.warn('status write rejected by the API server; retrying', { error: state.statusError, retryInMs: ctx.st.pollIntervalMs });
+        await sleep(ctx.st.pollIntervalMs);
+      }
+    }
+  }
+}
