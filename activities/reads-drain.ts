@@ -6,7 +6,7 @@ import type { ReadsDrained, ReadsDrainInput } from '../workflows/activity-types'
 import type { PollContext } from './activity-context';
 import { sleepHeartbeating } from './activity-context';
 import { vmselectServiceName } from './vmauth-config';
-import { parseSeries } from './vmagent-match';
+import { parseSeries } from './prometheus-text';
 import type { ServicePods } from './service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */

@@ -1,14 +1,9 @@
 // Pure: from one vmagent's /metrics text to the pending bytes of one zone's remote write queues,
-// and from per-pod readings to a QueueSample. See vmagent-url.ts for the vmagent facts.
-//
-// The page is read strictly for the three families we rely on (QUEUE_FAMILIES): a line of one of
-// them that is not exactly a Prometheus text-format sample, a series that appears twice, or a value
-// that is not a decimal float makes the whole page unreadable ("not drained", with the line and the
-// reason), never a silent 0. No npm parser does this: parse-prometheus-text-format (which this
-// replaced) passes values on unchecked (`0x10` then read as 16, an empty value as 0), reads a broken
-// label quote as "no labels" and keeps the last of two duplicate series; prom2javascript and
-// @platformatic/promotel use parseFloat (`1_000` → 1, `0x10` → 0).
+// and from per-pod readings to a QueueSample. See vmagent-url.ts for the vmagent facts. The page is
+// read strictly (prometheus-text.ts) for the families we rely on (QUEUE_FAMILIES): a damaged page
+// is unreadable ("not drained", with the line and the reason), never a silent 0.
 import type { QueueSample } from '../workflows/activity-types';
+import { parseSeries, type MetricSeries } from './prometheus-text';
 import type { RemoteWriteQueue } from './vmagent-url';
 
 /** memory + disk bytes not yet sent, per remote write queue (labels path, url). */
@@ -30,197 +25,8 @@ export const DROPPED_METRIC = 'vmagent_remotewrite_packets_dropped_total';
 /** The families read from the page, strictly; every other line is skipped unread. */
 export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, DISK_PENDING_METRIC, RETRIES_METRIC, ERRORS_METRIC, REQUESTS_METRIC, DROPPED_METRIC];
 
-/** One series of a /metrics page. */
-export interface PendingSeries {
-  metric: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The page cannot be trusted: a line of a queue family is malformed, or a series repeats. */
-export class MetricsPageError extends Error {
-  override name = 'MetricsPageError';
-}
-
-const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
-function skipBlanks(line: string, i: number): number {
-  while (isBlank(line[i])) i++;
-  return i;
-}
-const METRIC_NAME = /[a-zA-Z_:][a-zA-Z0-9_:]*/y;
-const LABEL_NAME = /[a-zA-Z_][a-zA-Z0-9_]*/y;
-const NAME_CHAR = /[a-zA-Z0-9_:]/;
-/** The characters of a label value up to the next quote, backslash or U+FFFD (invalid UTF-8). */
-const PLAIN_RUN = /[^"\\\uFFFD]*/y;
-/**
- * A float in decimal notation (what Go's ParseFloat reads, less hex, underscores and inf/nan
- * spellings). Written so that a failing match never backtracks (`\d+\.?\d*` would: quadratic time
- * on a long run of digits with a bad end).
- */
-const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/**
- * A sample value of the text format: a decimal float, or exactly `NaN`, `+Inf`, `-Inf` (the format's
- * special values; the caller decides what they mean). Anything else (`0x10`, `1_000`, ``, `inf`,
- * `Infinity`, `1,5`) is undefined.
- */
-export function parseSampleValue(token: string): number | undefined {
-  if (token === 'NaN') return NaN;
-  if (token === '+Inf') return Infinity;
-  if (token === '-Inf') return -Infinity;
-  return DECIMAL.test(token) ? Number(token) : undefined;
-}
-
-export interface ParsedSample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/**
- * One sample line of the Prometheus text exposition format (0.0.4), strictly:
- *   name [blanks] [ "{" label="value" { "," label="value" } [","] "}" ] blanks value [blanks timestamp] [blanks]
- * with blanks (space, tab) allowed between the tokens inside the braces, label values escaped only
- * with `\\`, `\"` and `\n`, no label name twice, a value as parseSampleValue reads it, and an int64
- * timestamp (ignored). Returns the sample, or why the line is not one.
- */
-export function parseSampleLine(line: string): ParsedSample | { error: string } {
-  let i = 0;
-  const at = () => (i < line.length ? `${JSON.stringify(line[i])} at column ${i + 1}` : 'end of line');
-  i = skipBlanks(line, i);
-  METRIC_NAME.lastIndex = i;
-  const name = METRIC_NAME.exec(line)?.[0];
-  if (!name) return { error: `expected a metric name, found ${at()}` };
-  i += name.length;
-  const afterName = i;
-  i = skipBlanks(line, i);
-  if (line[i] !== '{') i = afterName; // the blanks were the ones before the value
-  const labels: Record<string, string> = Object.create(null) as Record<string, string>;
-  if (line[i] === '{') {
-    i++;
-    for (;;) {
-      i = skipBlanks(line, i);
-      if (line[i] === '}') break;
-      LABEL_NAME.lastIndex = i;
-      const label = LABEL_NAME.exec(line)?.[0];
-      if (!label) return { error: `expected a label name or "}", found ${at()}` };
-      i += label.length;
-      i = skipBlanks(line, i);
-      if (line[i] !== '=') return { error: `expected "=" after label ${label}, found ${at()}` };
-      i++;
-      i = skipBlanks(line, i);
-      if (line[i] !== '"') return { error: `expected '"' to open the value of label ${label}, found ${at()}` };
-      i++;
-      let value = '';
-      for (;;) {
-        PLAIN_RUN.lastIndex = i;
-        const run = PLAIN_RUN.exec(line)![0];
-        value += run;
-        i += run.length;
-        if (i >= line.length) return { error: `unterminated value of label ${label}` };
-        const c = line[i++]!;
-        if (c === '"') break;
-        if (c === '\uFFFD') return { error: `invalid UTF-8 in the value of label ${label}` };
-        const e = line[i++];
-        if (e === '\\' || e === '"') value += e;
-        else if (e === 'n') value += '\n';
-        else return { error: `invalid escape ${JSON.stringify(`\\${e ?? ''}`)} in the value of label ${label}` };
-      }
-      if (Object.prototype.hasOwnProperty.call(labels, label)) return { error: `label ${label} appears twice` };
-      labels[label] = value;
-      i = skipBlanks(line, i);
-      if (line[i] === ',') {
-        i++;
-        continue;
-      }
-      if (line[i] !== '}') return { error: `expected "," or "}" after the value of label ${label}, found ${at()}` };
-      break;
-    }
-    i++; // the "}"
-  }
-  if (!isBlank(line[i])) return { error: i < line.length ? `expected a blank before the value, found ${at()}` : 'no value' };
-  i = skipBlanks(line, i);
-  const valueStart = i;
-  while (i < line.length && !isBlank(line[i])) i++;
-  const token = line.slice(valueStart, i);
-  if (token === '') return { error: 'no value' };
-  const value = parseSampleValue(token);
-  if (value === undefined) return { error: `value ${JSON.stringify(token)} is not a decimal number, NaN, +Inf or -Inf` };
-  i = skipBlanks(line, i);
-  if (i < line.length) {
-    const tsStart = i;
-    while (i < line.length && !isBlank(line[i])) i++;
-    const ts = line.slice(tsStart, i);
-    if (!/^[+-]?\d{1,19}$/.test(ts) || BigInt(ts) < INT64_MIN || BigInt(ts) > INT64_MAX) {
-      return { error: `timestamp ${JSON.stringify(ts)} is not an int64 of milliseconds` };
-    }
-    i = skipBlanks(line, i);
-    if (i < line.length) return { error: `unexpected ${at()} after the timestamp` };
-  }
-  return { name, labels, value };
-}
-
-/** The family of `families` a line belongs to: it starts (after blanks) with the family's name and no longer name. */
-function familyOf(line: string, families: readonly string[]): string | undefined {
-  let i = 0;
-  while (isBlank(line[i])) i++;
-  for (const f of families) {
-    if (line.startsWith(f, i) && !NAME_CHAR.test(line[i + f.length] ?? '')) return f;
-  }
-  return undefined;
-}
-
-/** The line as shown in a message: at most 100 characters, control and invisible characters escaped. */
-function snippet(line: string): string {
-  const shown = line.length > 100 ? `${line.slice(0, 100)}…` : line;
-  return `\`${shown.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\``;
-}
-
-/** A series' identity: its name and its label set (in any order). */
-function seriesKey(name: string, labels: Record<string, string>): string {
-  // Names have no "{", "=", ",", ":" ambiguity left once each value carries its length.
-  let key = `${name}{`;
-  for (const k of Object.keys(labels).sort()) key += `${k}=${labels[k]!.length}:${labels[k]},`;
-  return key;
-}
-
-/**
- * The series of `families` in a /metrics text. Only lines of those families are parsed, so an
- * unrelated exotic line elsewhere cannot make the scrape unreadable. Throws MetricsPageError, naming
- * the (1-based) line, when one of those lines is not a strict sample or a series appears twice.
- */
-export function parseSeries(text: string, families: readonly string[]): PendingSeries[] {
-  const firstChars = new Set(families.map((f) => f[0]));
-  const out: PendingSeries[] = [];
-  const seen = new Map<string, number>();
-  let lineNo = 0;
-  for (let start = 0; start < text.length; ) {
-    let end = text.indexOf('\n', start);
-    if (end < 0) end = text.length;
-    const line = text.slice(start, end);
-    start = end + 1;
-    lineNo++;
-    // Most lines stop at their first character.
-    let c = 0;
-    while (isBlank(line[c])) c++;
-    if (!firstChars.has(line[c])) continue;
-    const family = familyOf(line, families);
-    if (!family) continue;
-    const parsed = parseSampleLine(line);
-    if ('error' in parsed) throw new MetricsPageError(`malformed line ${lineNo} of ${family}: ${parsed.error}: ${snippet(line)}`);
-    const key = seriesKey(parsed.name, parsed.labels);
-    const first = seen.get(key);
-    if (first !== undefined) throw new MetricsPageError(`duplicate series on lines ${first} and ${lineNo} of ${family}: ${snippet(line)}`);
-    seen.set(key, lineNo);
-    out.push({ metric: parsed.name, labels: parsed.labels, value: parsed.value });
-  }
-  return out;
-}
-
 /** The queue series of a vmagent /metrics text. */
-export const parseQueueSeries = (text: string): PendingSeries[] => parseSeries(text, QUEUE_FAMILIES);
+export const parseQueueSeries = (text: string): MetricSeries[] => parseSeries(text, QUEUE_FAMILIES);
 
 function pathMatches(path: string | undefined, dirName: string): boolean {
   if (!path) return false;
@@ -233,16 +39,16 @@ export type QueueReading =
   | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number; inBackoff?: number }
   | { ok: false; message: string };
 
-const describeSeries = (s: PendingSeries) =>
+const describeSeries = (s: MetricSeries) =>
   `${s.metric}{${Object.entries(s.labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
 
 /** A value that cannot be a byte count or a counter (NaN, ±Inf, negative), described; else undefined. */
-function badValue(found: PendingSeries[], what: string): string | undefined {
+function badValue(found: MetricSeries[], what: string): string | undefined {
   const bad = found.find((s) => !Number.isFinite(s.value) || s.value < 0);
   return bad ? `${describeSeries(bad)} has value ${bad.value}: ${what} must be a finite number >= 0`.slice(0, 300) : undefined;
 }
 
-const sum = (found: PendingSeries[]) => found.reduce((a, s) => a + s.value, 0);
+const sum = (found: MetricSeries[]) => found.reduce((a, s) => a + s.value, 0);
 
 /**
  * Blocks of one remote write that its workers hold in a send-retry backoff, from the send counters
@@ -260,7 +66,7 @@ const sum = (found: PendingSeries[]) => found.reduce((a, s) => a + s.value, 0);
  * and falls back when it leaves it: it is the number of blocks waiting out a backoff. A scrape between
  * two increments of one step can only see one too many (each step increments the failure first).
  */
-function blocksInBackoff(counters: PendingSeries[]): number | undefined {
+function blocksInBackoff(counters: MetricSeries[]): number | undefined {
   const of = (metric: string) => counters.filter((s) => s.metric === metric);
   const [errors, dropped, retries] = [of(ERRORS_METRIC), of(DROPPED_METRIC), of(RETRIES_METRIC)];
   if (errors.length === 0 || dropped.length === 0 || retries.length === 0) return undefined;
@@ -281,11 +87,11 @@ function blocksInBackoff(counters: PendingSeries[]): number | undefined {
  * queue it opens; so did the first vmagents), so such a page is one that lost lines, e.g. a body cut
  * short. Reading the disk gauge there said "drained" over a backlog held in memory.
  */
-export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): QueueReading {
+export function readQueue(series: MetricSeries[], queue: RemoteWriteQueue): QueueReading {
   const primary = series.filter((s) => s.metric === PENDING_METRIC);
   const prefix = `${queue.index + 1}:`;
-  const urlMatches = (s: PendingSeries) => s.labels.url === `${prefix}secret-url` || s.labels.url === `${prefix}${queue.url}`;
-  const candidates: Array<[MatchedBy, PendingSeries[]]> = [
+  const urlMatches = (s: MetricSeries) => s.labels.url === `${prefix}secret-url` || s.labels.url === `${prefix}${queue.url}`;
+  const candidates: Array<[MatchedBy, MetricSeries[]]> = [
     ['path', primary.filter((s) => pathMatches(s.labels.path, queue.dirName))],
     ['url', primary.filter(urlMatches)],
   ];
@@ -315,7 +121,7 @@ export function readQueue(series: PendingSeries[], queue: RemoteWriteQueue): Que
 
 /** Pending bytes of all the zone's queues in one vmagent's /metrics text. */
 export function readZoneQueues(text: string, queues: RemoteWriteQueue[]): QueueReading {
-  let series: PendingSeries[];
+  let series: MetricSeries[];
   try {
     series = parseQueueSeries(text);
   } catch (err) {

@@ -10,7 +10,7 @@ import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout'
 import type { PollContext } from './activity-context';
 import { sleepHeartbeating } from './activity-context';
 import { vmKind, type KubeObjects } from '../kube/custom-objects';
-import { parseSeries } from './vmagent-match';
+import { parseSeries } from './prometheus-text';
 import type { ServicePod, ServicePods } from './service-pods';
 import {
   CONFIG_RELOADER_PORT,
