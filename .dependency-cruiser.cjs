@@ -6,19 +6,36 @@
 //   workflows  deterministic workflow code and the activity contract; imports api (and
 //              @temporalio/workflow, which nothing else may import)
 //   activities implements the contract workflows declares; imports api, kube, workflows
-//   trigger    the watch → reconcile → start loop; imports api, kube, process
-//   cli        the kubectl plugin; imports api, kube, process
+//   trigger    the watch → decide → execute loop; imports api, kube, process
+//   cli        the kubectl plugin; imports api, kube, process, and the types of workflows (the
+//              progress query's and the queue heartbeat's shapes it reads)
 //   worker     the worker process; imports anything above but trigger and cli
 // A process's entry point is worker/main.ts, trigger/main.ts or cli/main.ts. test/, bench/ and
 // scripts/ may import anything; no product code imports them. Type-only imports count.
-const layer = (name, allowed) => ({
-  name: `${name}-imports-only-${allowed.join('-') || 'itself'}`,
-  comment: `${name}/ may import only ${[...allowed, name].join(', ')} of ours`,
-  severity: 'error',
-  from: { path: `^${name}/` },
-  to: { path: '^(api|kube|process|workflows|activities|trigger|cli|worker|test|bench|scripts)/', pathNot: `^(${[name, ...allowed].join('|')})/` },
-});
+const OURS = '^(api|kube|process|workflows|activities|trigger|cli|worker|test|bench|scripts)/';
 
+/** `name/` may import only `allowed` of ours (and `typesOnly` for types). */
+function layer(name, allowed, typesOnly = []) {
+  const rules = [
+    {
+      name: `${name}-imports-only-${allowed.join('-') || 'itself'}`,
+      comment: `${name}/ may import only ${[...allowed, name].join(', ')} of ours`,
+      severity: 'error',
+      from: { path: `^${name}/` },
+      to: { path: OURS, pathNot: `^(${[name, ...allowed, ...typesOnly].join('|')})/` },
+    },
+  ];
+  for (const t of typesOnly) {
+    rules.push({
+      name: `${name}-imports-only-types-of-${t}`,
+      comment: `${name}/ may import types of ${t}/, nothing that runs`,
+      severity: 'error',
+      from: { path: `^${name}/` },
+      to: { path: `^${t}/`, dependencyTypesNot: ['type-only'] },
+    });
+  }
+  return rules;
+}
 module.exports = {
   forbidden: [
     {
@@ -28,14 +45,14 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
-    layer('api', []),
-    layer('kube', ['api']),
-    layer('process', ['api']),
-    layer('workflows', ['api']),
-    layer('activities', ['api', 'kube', 'workflows']),
-    layer('trigger', ['api', 'kube', 'process']),
-    layer('cli', ['api', 'kube', 'process']),
-    layer('worker', ['api', 'kube', 'process', 'workflows', 'activities']),
+    ...layer('api', []),
+    ...layer('kube', ['api']),
+    ...layer('process', ['api']),
+    ...layer('workflows', ['api']),
+    ...layer('activities', ['api', 'kube', 'workflows']),
+    ...layer('trigger', ['api', 'kube', 'process']),
+    ...layer('cli', ['api', 'kube', 'process'], ['workflows']),
+    ...layer('worker', ['api', 'kube', 'process', 'workflows', 'activities']),
     {
       name: 'workflows-imports-only-temporal-workflow-packages',
       comment: 'workflow code runs in the deterministic sandbox: no Node APIs, no I/O libraries',
@@ -60,7 +77,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|dist|coverage|\\.tmp|charts)/' },
+    exclude: { path: '^(dist|coverage|\\.tmp|charts)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: {

@@ -40,8 +40,9 @@ node_modules/.package-lock.json: package-lock.json
 crd: deps
 	npm run gen:crd
 
+# ESLint, then the layers and import cycles (dependency-cruiser: .dependency-cruiser.cjs, docs/architecture.md).
 lint: deps
-	$(NPX) eslint .
+	npm run --silent lint
 
 typecheck: deps
 	$(NPX) tsc --noEmit

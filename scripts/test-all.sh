@@ -37,7 +37,7 @@ jest_step() { step "jest-$1" scripts/jest-project.sh "$1" --json --outputFile="$
 # printed whole once all are done; beside them the image the e2e suite runs the worker and the
 # trigger in (test/e2e/image.test.ts), rebuilt only when what it is built from changed.
 step typecheck npx --no-install tsc --noEmit >"$RESULTS/typecheck.log" 2>&1 &
-step lint npx --no-install eslint . >"$RESULTS/lint.log" 2>&1 &
+step lint make --no-print-directory lint >"$RESULTS/lint.log" 2>&1 &
 jest_step unit >"$RESULTS/jest-unit.log" 2>&1 &
 step image scripts/image.sh >"$RESULTS/image.log" 2>&1 &
 wait
