@@ -8,7 +8,7 @@ export const RELEASED_BY_HAND = 'back in read rotation: released by hand';
 
 /**
  * Which zones the status reports out of reads — what the records on the route objects say
- * (DESIGN invariant 5), plus a zone whose leaving the workflow has just announced (phase
+ * ([I5]), plus a zone whose leaving the workflow has just announced (phase
  * LeavingReads: its edit comes next). A zone the workflow still remembers as out but that nobody records any more (released by
  * a person) is not reported; a recorded zone the workflow does not know of is. Each reported zone
  * keeps, or gets, a message saying why.

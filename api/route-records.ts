@@ -6,7 +6,7 @@ import type { JsonObject } from './types';
 
 export const OUT_OF_ROTATION_ANNOTATION = 'vmrollout.io/out-of-rotation';
 
-/** How a person releases a recorded zone by hand (`kubectl vmdc release-zone`, cli/; README "When a zone fails"). */
+/** How a person releases a recorded zone by hand (`kubectl vmdc release-zone`, cli/; docs/operations.md#runbook-release-zone). */
 export const RELEASE_COMMAND = 'kubectl vmdc release-zone';
 
 /** A read route vmrollout may edit: the VMAuth's unauthorizedUserAccessSpec or a VMUser's spec. */

@@ -60,7 +60,7 @@ export interface NormalizedSpec {
 export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** The six steps of one zone, in order (DESIGN.md). Each is also the zone's phase while it runs. */
+/** The six steps of one zone, in order (docs/design.md#the-six-steps-of-a-zone). Each is also the zone's phase while it runs. */
 export const ZONE_STEPS = [
   'LeavingReads',
   'WaitingForSwitch',

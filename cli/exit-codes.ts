@@ -1,4 +1,4 @@
-// The plugin's exit codes (README "kubectl vmdc"): CI pipelines branch on them.
+// The plugin's exit codes (docs/cli.md): CI pipelines branch on them.
 import type { Phase } from '../api/types';
 
 export const EXIT = {

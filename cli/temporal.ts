@@ -104,7 +104,7 @@ export async function readWorkflow(t: Temporal, workflowId: string): Promise<Wor
   });
 }
 
-/** What retry sends: the workflow's own signal to retry a Failed zone (README "When a zone fails"). */
+/** What retry sends: the workflow's own signal to retry a Failed zone (docs/operations.md#runbook-failed-zone). */
 export async function signalResume(t: Temporal, workflowId: string): Promise<void> {
   await within(t, () => t.client.workflow.getHandle(workflowId).signal(SIGNAL_RESUME));
 }

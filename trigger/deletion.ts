@@ -13,7 +13,7 @@ export type DeletionBlock = { type: 'records'; routes: ReadonlyArray<RecordedRou
 
 /**
  * Pure: the status the trigger writes while a deleted object is held by its finalizer — the zones
- * the route records show out of reads (`zonesOutOfRotation`, DESIGN invariant 5) and, in
+ * the route records show out of reads (`zonesOutOfRotation`, [I5]) and, in
  * `message`, on which routes and how to release them; or why the records cannot be read.
  */
 export function deletionBlockedStatus(og: Pick<ObjectGeneration, 'namespace' | 'uid'>, block: DeletionBlock): Pick<VMDistributedClusterStatus, 'message' | 'zonesOutOfRotation'> {

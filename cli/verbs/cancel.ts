@@ -1,5 +1,5 @@
 // `kubectl vmdc cancel NAME [--yes]`: what `temporal workflow cancel` does, after saying what the
-// cleanup will and will not do (README "Operations", Cancel) and asking.
+// cleanup will and will not do (docs/operations.md#pause-resume-cancel-a-new-spec-a-worker-crash) and asking.
 import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';

@@ -103,7 +103,7 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   return RELEASE_ZONE_EXIT.ok;
 }
 
-/** The Event a release is (README "Events"): only told, so one that cannot be created is a warning. */
+/** The Event a release is (docs/operations.md#events): only told, so one that cannot be created is a warning. */
 async function tellReleased(kc: KubeConfig, obj: InvolvedVmdc, zone: string, io: Io): Promise<void> {
   const createEvent = eventCreator(kc, { component: 'kubectl-vmdc', instance: os.userInfo().username }, REQUEST_TIMEOUT_MS);
   await createEvent(obj, 'Normal', 'ZoneReleased', `zone ${zone} back in read rotation: released by a person (kubectl vmdc release-zone), its records removed`).catch((err: unknown) =>

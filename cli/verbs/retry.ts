@@ -1,5 +1,5 @@
 // `kubectl vmdc retry NAME`: a Failed zone waits for the workflow's `resume` signal, which retries
-// the failed step (README "When a zone fails"). Sent only to a rollout that is Failed.
+// the failed step (docs/operations.md#runbook-failed-zone). Sent only to a rollout that is Failed.
 import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';
