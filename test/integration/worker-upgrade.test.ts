@@ -1,242 +1,245 @@
 /**
- * Upgrading vmrollout itself, live: a worker of the NEW version takes over, on the same task queue,
- * a rollout that a worker of the OLD version started and left mid-zone. Real Temporal dev server
- * (not the time-skipping one), the real workflow bundles as the image's worker builds them (failure
- * converter in the bundle, payload codec in the data converter), the in-memory fake cluster of the
- * workflow suite as the activities of both workers.
+ * Upgrading vmrollout itself with rollouts in flight (docs/upgrading.md), on a real Temporal dev
+ * server: Worker Versioning pins a rollout to the worker build that started it.
  *
- * OLD = the workflow code before the commit that added the `step-started-at` patch
- * (workflows/rollout-run.ts: `this.stepTimes = this.localCalls && patched('step-started-at')`):
- * `workflows/` and `api/` of commit b3983bb, kept as test/fixtures/workflow-versions/
- * before-step-started-at.tar.gz (`git archive --format=tar.gz b3983bb workflows api`) because CI
- * may clone without history, and bundled from a temporary directory. NEW = this tree. The activities' interface did not
- * change between the two (workflows/activity-types.ts is identical), so one set serves both.
+ * Build A's worker (Worker Deployment D, build id A, current) starts a rollout and holds it mid-zone;
+ * build B's worker joins on the same task queue (D, build id B) and B is made current, as the chart's
+ * hook does; a rollout started then runs on B only. A's worker stops: the rollout it started waits,
+ * B taking none of its tasks; A's worker comes back (the old build's pods are kept until drained) and
+ * the rollout finishes there, its every workflow task and activity on A. Version A reports itself
+ * draining while that rollout runs, drained once it has ended: its worker can go.
  *
- * What is proved: the takeover replays without a nondeterminism error (no WorkflowTaskFailed event)
- * and the rollout succeeds on the new worker; since the patch is evaluated once, in the workflow's
- * constructor, the rollout started by the old code keeps the old behaviour for its whole life (no
- * status ever carries zones[].stepStartedAt), while a rollout started on the new worker afterwards
- * dates every zone in a step.
+ * Both builds are this tree's workflow bundle (as the image's worker builds it) with the worker
+ * options of production (worker/main.ts workerDeploymentOptions); what tells them apart is their
+ * build id, their worker identity (recorded by the server on each completed workflow task) and the
+ * build that ran each activity (recorded by the test's activities, the workflow suite's in-memory fake
+ * cluster). The drainage status is refreshed every second here instead of every 3 minutes.
  *
- * Negative control (the last test): the same takeover by a NEW tree whose guard is removed
- * (`this.stepTimes = this.localCalls`). It still replays and succeeds — stepStartedAt is workflow
- * state only, it adds no command, so determinism alone does not need the patch — but the old
- * rollout's statuses change shape mid-life (stepStartedAt appears after the takeover). So what the
- * patch guards is the version's behaviour, not replay; and the "never carries stepStartedAt"
- * assertion above is the one that would catch the guard's removal.
+ * Negative control (the last test): the same upgrade with Worker Versioning switched off
+ * (useWorkerVersioning false: unversioned workers on one task queue). When A's worker stops, B takes
+ * over the rollout that A started and finishes it.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
+import { Context } from '@temporalio/activity';
 import { Client, type WorkflowHandle } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
-import { ZONE_STEPS, type VMDistributedClusterStatus } from '../../api/types';
+import { workflowIdFor } from '../../api/rollout-contract';
 import { failureConverterPath, parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
-import { PRELOAD_MODULES, workflowBundleOptions } from '../../process/workflow-bundle';
+import { workflowBundleOptions } from '../../process/workflow-bundle';
+import { workerDeploymentOptions } from '../../worker/main';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import type { rolloutWorkflow } from '../../workflows';
+import { waitFor } from '../harness/processes';
 import { useTemporalDevEnv } from '../harness/temporal';
 import { inputOf, makeFake } from '../workflow/setup';
-import type { FakeCluster } from '../workflow/fake-cluster';
+import type { FakeCluster, Held } from '../workflow/fake-cluster';
 
 jest.setTimeout(120_000);
 
-const REPO = path.resolve(__dirname, '..', '..');
-/** The workflow sources before `step-started-at` (commit b3983bb, the parent of ba23d3b). */
-const OLD_SOURCES = path.join(__dirname, '..', 'fixtures', 'workflow-versions', 'before-step-started-at.tar.gz');
-const PATCH_ID = 'step-started-at';
-const STEPS = new Set<string>(ZONE_STEPS);
+const { VERSION_DRAINAGE_STATUS_DRAINING, VERSION_DRAINAGE_STATUS_DRAINED } = temporal.api.enums.v1.VersionDrainageStatus;
+const { WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING, WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED } = temporal.api.enums.v1.WorkerDeploymentVersionStatus;
 
-const env = useTemporalDevEnv();
+// The server's defaults (3 min each) would make the drain take minutes.
+const env = useTemporalDevEnv({
+  extraArgs: [
+    '--dynamic-config-value',
+    'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
+    '--dynamic-config-value',
+    'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
+  ],
+});
 const dataConverter = payloadDataConverter(parsePayloadKeys(`upgrade:${randomBytes(32).toString('base64')}`))!;
-const trees: string[] = [];
-let oldBundle: WorkflowBundle;
-let newBundle: WorkflowBundle;
+let bundle: WorkflowBundle;
 let client: Client;
-
-/** A tree holding `workflows/` and `api/` (all the workflow code imports), with this repo's node_modules. */
-function treeDir(name: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vmrollout-${name}-`));
-  trees.push(dir);
-  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  return dir;
-}
-
-/** The image's bundle options (process/workflow-bundle.ts) for the workflow code in `root`, every path taken from that tree. */
-function bundleOf(root: string): Promise<WorkflowBundle> {
-  const inTree = (p: string) => (p.startsWith(REPO + path.sep) && !p.includes(`${path.sep}node_modules${path.sep}`) ? path.join(root, path.relative(REPO, p)) : p);
-  return bundleWorkflowCode({
-    workflowsPath: path.join(root, 'workflows', 'index.ts'),
-    preloadModules: PRELOAD_MODULES.map(inTree),
-    failureConverterPath: inTree(failureConverterPath()),
-    logger: new DefaultLogger('WARN'),
-  });
-}
+const namespace = () => env().namespace ?? 'default';
 
 beforeAll(async () => {
-  const old = treeDir('old');
-  execFileSync('tar', ['-xzf', OLD_SOURCES, '-C', old]);
-  // The old tree is the version without the patch (a check on the fixture, not on the code under test).
-  expect(fs.readFileSync(path.join(old, 'workflows', 'rollout-run.ts'), 'utf8')).not.toContain(PATCH_ID);
-  oldBundle = await bundleOf(old);
-  newBundle = await bundleWorkflowCode({ ...workflowBundleOptions(failureConverterPath()), logger: new DefaultLogger('WARN') });
-  client = new Client({ connection: env().connection, namespace: env().namespace ?? 'default', dataConverter });
+  bundle = await bundleWorkflowCode({ ...workflowBundleOptions(failureConverterPath()), logger: new DefaultLogger('WARN') });
+  client = new Client({ connection: env().connection, namespace: namespace(), dataConverter });
 }, 120_000);
 
-afterAll(() => {
-  for (const t of trees) fs.rmSync(t, { recursive: true, force: true });
-});
-
-/** The fake cluster's activities, served from whichever fake is current (one worker, several scenarios). */
-function activitiesOf(current: () => FakeCluster): RolloutActivities {
-  const names = Object.keys(makeFake().activities()) as Array<keyof RolloutActivities>;
-  return Object.fromEntries(
-    names.map((n) => [n, (...args: unknown[]) => (current().activities()[n] as (...a: unknown[]) => Promise<unknown>)(...args)]),
-  ) as unknown as RolloutActivities;
+interface Ran {
+  build: string;
+  workflowId: string;
+  activity: string;
 }
 
-interface Versioned {
-  taskQueue: string;
-  worker(identity: string, workflowBundle: WorkflowBundle): Promise<{ worker: Worker; run: Promise<void> }>;
-  use(fake: FakeCluster): FakeCluster;
-  start(input: RolloutInput): Promise<WorkflowHandle<typeof rolloutWorkflow>>;
-}
-
-function versioned(): Versioned {
+/** One upgrade on its own task queue and Worker Deployment; each rollout's activities on its own fake cluster. */
+function upgrade(versioned: boolean) {
   const taskQueue = `upgrade-${randomUUID()}`;
-  let fake: FakeCluster | undefined;
-  const activities = activitiesOf(() => fake!);
+  const deploymentName = `vmrollout-${randomUUID()}`;
+  const fakes = new Map<string, FakeCluster>();
+  const ran: Ran[] = [];
+  const running = new Map<string, { worker: Worker; run: Promise<void> }>();
+  const holds: Held[] = [];
+
+  /** The fake cluster's activities, each call recorded with the build that ran it. */
+  const activitiesOf = (build: string): RolloutActivities => {
+    const names = Object.keys(makeFake().activities()) as Array<keyof RolloutActivities>;
+    return Object.fromEntries(
+      names.map((n) => [
+        n,
+        (...args: unknown[]) => {
+          const workflowId = Context.current().info.workflowExecution!.workflowId;
+          ran.push({ build, workflowId, activity: n });
+          return (fakes.get(workflowId)!.activities()[n] as (...a: unknown[]) => Promise<unknown>)(...args);
+        },
+      ]),
+    ) as unknown as RolloutActivities;
+  };
+
   return {
-    taskQueue,
-    worker: async (identity, workflowBundle) => {
+    ran,
+    /** A worker of `build`, as production starts it (versioned or not). */
+    async worker(build: string) {
       const worker = await Worker.create({
         connection: env().nativeConnection,
-        namespace: env().namespace,
+        namespace: namespace(),
         taskQueue,
-        identity,
-        workflowBundle,
+        identity: `worker-${build}`,
+        workflowBundle: bundle,
         dataConverter,
-        activities,
-        // The workflow task after the takeover goes to the normal queue soon, not after 10 s.
+        activities: activitiesOf(build),
+        // A workflow task on a stopped worker's sticky queue goes to the task queue after 1 s, not 10 s.
         stickyQueueScheduleToStartTimeout: '1s',
+        // Switched off, the worker still names its version (one process may not run two workers of
+        // the same version on one queue) but polls as an unversioned worker.
+        ...(versioned
+          ? workerDeploymentOptions({ deploymentVersion: { deploymentName, buildId: build } })
+          : { workerDeploymentOptions: { useWorkerVersioning: false, version: { deploymentName, buildId: build } } }),
       });
-      return { worker, run: worker.run() };
+      running.set(build, { worker, run: worker.run() });
     },
-    use: (f) => {
-      f.client = client;
-      fake = f;
-      return f;
+    /** Stops build's worker and waits until it has stopped. */
+    async stop(build: string) {
+      const w = running.get(build)!;
+      if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+      await w.run;
     },
-    start: (input) => client.workflow.start<typeof rolloutWorkflow>('rolloutWorkflow', { taskQueue, workflowId: workflowIdFor(input.object), args: [input] }),
+    /** What the chart's hook does: retried until the build's workers poll (the version exists once they do). */
+    async setCurrent(buildId: string) {
+      await waitFor(
+        async () => !!(await client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: namespace(), deploymentName, buildId, identity: 'upgrade-test' })),
+        { timeoutMs: 30_000, intervalMs: 200, description: `version ${buildId} current` },
+      );
+    },
+    async describeVersion(buildId: string) {
+      const r = await client.workflowService.describeWorkerDeploymentVersion({ namespace: namespace(), deploymentVersion: { deploymentName, buildId } });
+      return r.workerDeploymentVersionInfo!;
+    },
+    /** Holds the rollout's wait for az-a's VMCluster (released at the latest by stopAll, so that workers can stop). */
+    holdZoneA(fake: FakeCluster): Held {
+      const held = fake.hold('waitOperational:VMCluster:vm-az-a');
+      holds.push(held);
+      return held;
+    },
+    async start(fake: FakeCluster): Promise<WorkflowHandle<typeof rolloutWorkflow>> {
+      const input = inputOf({ readDrainDelayMs: 0, uid: randomUUID() });
+      fake.client = client;
+      fakes.set(workflowIdFor(input.object), fake);
+      return client.workflow.start<typeof rolloutWorkflow>('rolloutWorkflow', { taskQueue, workflowId: workflowIdFor(input.object), args: [input] });
+    },
+    async stopAll() {
+      for (const h of holds) h.release();
+      for (const w of running.values()) if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+      await Promise.all([...running.values()].map((w) => w.run));
+    },
   };
 }
 
-/** Shuts a worker down and waits until it has stopped. */
-async function stopWorker(w: { worker: Worker; run: Promise<void> }): Promise<void> {
-  w.worker.shutdown();
-  await w.run;
+type Event = temporal.api.history.v1.IHistoryEvent;
+async function historyOf(h: WorkflowHandle) {
+  const events: Event[] = (await h.fetchHistory()).events ?? [];
+  return {
+    /** The identity of the worker that completed each workflow task. */
+    completedBy: events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.identity ?? ''] : [])),
+    taskFailures: events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message),
+  };
 }
 
-type Event = temporal.api.history.v1.IHistoryEvent;
-const completedBy = (events: Event[]) => events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.identity ?? ''] : []));
-const taskFailures = (events: Event[]) => events.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes?.failure?.message);
-/** The patch ids marked in a history. */
-const patchMarkers = (events: Event[]) =>
-  events
-    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-    .map((e) => (JSON.parse(Buffer.from(e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')) as { id: string }).id);
-const zonesInStep = (statuses: VMDistributedClusterStatus[]) => statuses.flatMap((s) => (s.zones ?? []).filter((z) => STEPS.has(z.phase)));
+async function versioningOf(h: WorkflowHandle) {
+  const info = (await h.describe()).raw.workflowExecutionInfo?.versioningInfo;
+  return { behavior: info?.behavior, buildId: info?.deploymentVersion?.buildId };
+}
+
+const buildsOf = (ran: Ran[], h: WorkflowHandle) => new Set(ran.filter((r) => r.workflowId === h.workflowId).map((r) => r.build));
 
 /**
- * Starts a rollout on a worker of the old version, holds az-a's wait for its VMCluster (zone az-a in
- * flight: patched, WaitingOperational), shuts the old worker down, starts a worker of `upgraded` on
- * the same task queue, releases the wait, and returns the rollout's history and statuses.
+ * The upgrade up to build A's departure: A starts a rollout (held in zone az-a), B joins (and, when
+ * versioned, becomes current), a rollout started then runs to its end, and A's worker stops once the
+ * held step is released. Returns the first rollout, still running.
  */
-async function takeover(v: Versioned, upgraded: WorkflowBundle, fake: FakeCluster) {
-  v.use(fake);
-  const old = await v.worker('vmrollout-old', oldBundle);
-  const held = fake.hold('waitOperational:VMCluster:vm-az-a');
-  const h = await v.start(inputOf({ readDrainDelayMs: 0, uid: randomUUID() }));
+async function upgradeUntilAStops(u: ReturnType<typeof upgrade>, versioned: boolean) {
+  await u.worker('a');
+  if (versioned) await u.setCurrent('a');
+  const first = makeFake();
+  const held = u.holdZoneA(first);
+  const h1 = await u.start(first);
   await held.reached;
-  // The old code wrote az-a's step before waiting in it, without a step time.
-  expect(fake.statuses.at(-1)?.zones?.find((z) => z.name === 'az-a')?.phase).toBe('WaitingOperational');
-  const beforeTakeover = fake.statuses.length;
-  old.worker.shutdown();
-  const neu = await v.worker('vmrollout-new', upgraded);
-  try {
-    held.release();
-    await old.run;
-    await h.result();
-    const events = (await h.fetchHistory()).events ?? [];
-    return { h, events, beforeTakeover, statuses: [...fake.statuses], neu };
-  } catch (e) {
-    await stopWorker(neu);
-    throw e;
-  }
+
+  // The upgrade: build B polls the same task queue (and becomes current); A still runs.
+  await u.worker('b');
+  if (versioned) await u.setCurrent('b');
+  const h2 = await u.start(makeFake());
+  await h2.result();
+
+  // A's pods go (as a Deployment's rolling update would take them): its step in flight ends first.
+  held.release();
+  await u.stop('a');
+  return { first, h1, h2, afterA: u.ran.length };
 }
 
-test('a worker of the new version takes over a rollout started by the old one: it succeeds with the old behaviour kept; a new rollout gets the new one', async () => {
-  const v = versioned();
-  const { events, beforeTakeover, statuses, neu } = await takeover(v, newBundle, makeFake());
+test('a rollout started on build A stays on A, even while A is away, and finishes there; B, current, takes the new ones; then A drains', async () => {
+  const u = upgrade(true);
   try {
-    // Both versions ran it: the old up to az-a's wait, the new to the end, replaying the old's history.
-    const by = completedBy(events);
-    expect(by[0]).toBe('vmrollout-old');
-    expect(by.at(-1)).toBe('vmrollout-new');
-    expect(by.filter((i) => i === 'vmrollout-new').length).toBeGreaterThan(1);
-    expect(taskFailures(events)).toEqual([]);
-    expect(statuses.at(-1)).toMatchObject({ phase: 'Succeeded' });
-    expect(statuses.length).toBeGreaterThan(beforeTakeover);
-    // The old version's behaviour, kept after the takeover: no patch marker, no step time, though
-    // the new code wrote statuses with zones in a step (az-b and az-c ran entirely on it).
-    expect(patchMarkers(events)).not.toContain(PATCH_ID);
-    expect(patchMarkers(events)).toContain('local-calls');
-    const after = statuses.slice(beforeTakeover);
-    expect(zonesInStep(after).map((z) => z.name)).toEqual(expect.arrayContaining(['az-a', 'az-b', 'az-c']));
-    expect(statuses.flatMap((s) => s.zones ?? []).filter((z) => z.stepStartedAt !== undefined)).toEqual([]);
+    const { first, h1, h2, afterA } = await upgradeUntilAStops(u, true);
+    const pinnedTo = (buildId: string) => ({ behavior: temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, buildId });
+    expect(await versioningOf(h1)).toEqual(pinnedTo('a'));
 
-    // A rollout started afterwards, on the new worker: the new version, every zone in a step dated.
-    const second = v.use(makeFake());
-    const h2 = await v.start(inputOf({ readDrainDelayMs: 0, uid: randomUUID() }));
-    await h2.result();
-    const events2 = (await h2.fetchHistory()).events ?? [];
-    expect(new Set(completedBy(events2))).toEqual(new Set(['vmrollout-new']));
-    expect(patchMarkers(events2)).toContain(PATCH_ID);
-    expect(second.statuses.at(-1)).toMatchObject({ phase: 'Succeeded' });
-    const inStep = zonesInStep(second.statuses);
-    expect(new Set(inStep.map((z) => z.name))).toEqual(new Set(['az-a', 'az-b', 'az-c']));
-    expect(inStep.filter((z) => !z.stepStartedAt)).toEqual([]);
-    // Done zones carry no step time.
-    expect((second.statuses.at(-1)?.zones ?? []).filter((z) => z.stepStartedAt)).toEqual([]);
+    // The rollout started after the switch ran on B only, though A was polling too.
+    expect(await versioningOf(h2)).toEqual(pinnedTo('b'));
+    expect(new Set((await historyOf(h2)).completedBy)).toEqual(new Set(['worker-b']));
+    expect(buildsOf(u.ran, h2)).toEqual(new Set(['b']));
+
+    // Without A, B (current, polling, idle) takes none of A's rollout: it waits for A.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(u.ran.slice(afterA).filter((r) => r.workflowId === h1.workflowId)).toEqual([]);
+    expect((await h1.describe()).status.name).toBe('RUNNING');
+    // Version A still has a rollout pinned to it: draining, not drained.
+    await waitFor(async () => (await u.describeVersion('a')).drainageInfo?.status === VERSION_DRAINAGE_STATUS_DRAINING, { timeoutMs: 30_000, description: 'version a draining' });
+    expect((await u.describeVersion('a')).status).toBe(WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING);
+
+    // A's worker back (an old build's pod kept until drained): the rollout finishes on A, no task failed.
+    await u.worker('a');
+    await h1.result();
+    expect(first.statuses.at(-1)).toMatchObject({ phase: 'Succeeded' });
+    const history = await historyOf(h1);
+    expect(history.taskFailures).toEqual([]);
+    expect(new Set(history.completedBy)).toEqual(new Set(['worker-a']));
+    expect(buildsOf(u.ran, h1)).toEqual(new Set(['a']));
+    // Not vacuous: zones az-b and az-c ran after B became current.
+    expect(u.ran.slice(afterA).filter((r) => r.workflowId === h1.workflowId).length).toBeGreaterThan(10);
+
+    // No rollout is pinned to A any more: drained, its worker can go.
+    await waitFor(async () => (await u.describeVersion('a')).drainageInfo?.status === VERSION_DRAINAGE_STATUS_DRAINED, { timeoutMs: 30_000, description: 'version a drained' });
+    expect((await u.describeVersion('a')).status).toBe(WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED);
+    await u.stop('a');
   } finally {
-    await stopWorker(neu);
+    await u.stopAll();
   }
 });
 
-test('negative control: without the patch guard the takeover still replays, but the old rollout changes shape mid-life', async () => {
-  const mutant = treeDir('unguarded');
-  for (const d of ['workflows', 'api']) fs.cpSync(path.join(REPO, d), path.join(mutant, d), { recursive: true });
-  const file = path.join(mutant, 'workflows', 'rollout-run.ts');
-  const guarded = `this.stepTimes = this.localCalls && patched('${PATCH_ID}');`;
-  const src = fs.readFileSync(file, 'utf8');
-  expect(src).toContain(guarded);
-  fs.writeFileSync(file, src.replace(guarded, 'this.stepTimes = this.localCalls;'));
-  const unguarded = await bundleOf(mutant);
-
-  const v = versioned();
-  const { events, beforeTakeover, statuses, neu } = await takeover(v, unguarded, makeFake());
+test('negative control: with Worker Versioning off, build B takes over the rollout build A started', async () => {
+  const u = upgrade(false);
   try {
-    expect(taskFailures(events)).toEqual([]);
-    expect(completedBy(events).at(-1)).toBe('vmrollout-new');
-    expect(statuses.at(-1)).toMatchObject({ phase: 'Succeeded' });
-    // Before the takeover: the old shape; after it: step times appear in the same rollout.
-    expect(statuses.slice(0, beforeTakeover).flatMap((s) => s.zones ?? []).filter((z) => z.stepStartedAt)).toEqual([]);
-    expect(zonesInStep(statuses.slice(beforeTakeover)).filter((z) => z.stepStartedAt).length).toBeGreaterThan(0);
+    const { first, h1, afterA } = await upgradeUntilAStops(u, false);
+    await h1.result();
+    expect(first.statuses.at(-1)).toMatchObject({ phase: 'Succeeded' });
+    expect(new Set(u.ran.slice(afterA).filter((r) => r.workflowId === h1.workflowId).map((r) => r.build))).toEqual(new Set(['b']));
+    expect((await historyOf(h1)).completedBy.at(-1)).toBe('worker-b');
+    expect(await versioningOf(h1)).toEqual({ behavior: undefined, buildId: undefined });
   } finally {
-    await stopWorker(neu);
+    await u.stopAll();
   }
 });
