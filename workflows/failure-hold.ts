@@ -41,16 +41,14 @@ export class FailureHold {
         signals.failed();
         const msg = failureMessage(err);
         zone?.onFailure(msg);
-        state.phase = 'Failed';
-        state.message = z ? `zone ${z.name} failed at ${z.failedStep}: ${msg}` : `failed: ${msg}`;
+        state.run = z ? { kind: 'failed', zone: z.name, step: z.failedStep, reason: msg } : { kind: 'failed', reason: msg };
         await this.report.write();
         if ((await signals.resumeOrSupersede()) === 'superseded') {
           if (zone) await CancellationScope.nonCancellable(() => zone.cleanup('superseded after failure'));
           return 'superseded';
         }
         zone?.onResume();
-        state.phase = 'Progressing';
-        state.message = z ? `retrying zone ${z.name} from ${z.step}` : 'retrying';
+        state.run = z ? { kind: 'retrying', zone: z.name, step: z.step } : { kind: 'retrying' };
         await this.report.write();
       }
     }

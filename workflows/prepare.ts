@@ -48,8 +48,7 @@ type PrepareParts = Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'hold'>;
 export function prepare({ ctx, state, report, hold }: PrepareParts): Promise<Outcome> {
   state.currentStep = 'Preparing';
   return hold.run(async () => {
-    state.phase = 'Progressing';
-    state.message = 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers';
+    state.run = { kind: 'preparing' };
     await report.write();
     const { short } = ctx.acts;
     const creates: ApplyObjectInput[] = [];
@@ -71,7 +70,7 @@ export function prepare({ ctx, state, report, hold }: PrepareParts): Promise<Out
 export function applyDeferredRoutes({ ctx, state, report, hold }: PrepareParts): Promise<Outcome> {
   state.currentStep = 'Preparing';
   return hold.run(async () => {
-    state.message = 'applying the VMAuth and the VMUsers (left while zones were out of reads)';
+    state.run = { kind: 'applying-deferred-routes' };
     await report.write();
     await applyAndWait(ctx, routeApplies(ctx));
     state.routesDeferred = false;

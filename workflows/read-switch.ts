@@ -99,7 +99,7 @@ export class ReadSwitch {
   private async announce(z: ZoneState, removals: readonly RouteRemoval[], expect: Expect): Promise<SwitchInput> {
     const { ctx } = this;
     const routes = removals.filter((r) => r.removed.length > 0).map((r) => r.route);
-    z.message = `waiting until every ready vmauth pod runs the operator's config ${expect === 'absent' ? 'without' : 'with'} VMCluster ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${ctx.spec.vmauth.name})`;
+    z.note = { kind: 'confirming-switch', expect, vmauth: ctx.spec.vmauth.name };
     await this.report.write();
     return { namespace: ctx.ns, vmauthName: ctx.spec.vmauth.name, vmcluster: z.vmcluster, expect, routes, pollIntervalMs: ctx.st.pollIntervalMs, fallbackWaitMs: SECRET_PROPAGATION_BOUND_MS };
   }

@@ -28,11 +28,11 @@ export function adoptRecordedZones({ ctx, state, report, hold }: Pick<RolloutRun
       z.step = 'Upgrading';
       z.patchAttempted = true;
       z.drainedConfirmed = false;
-      z.message = `out of read rotation since ${r.since} (left by generation ${r.generation}): rejoins once operational at the desired spec and drained`;
+      z.note = { kind: 'adopted', since: r.since, generation: r.generation };
     }
     const adopted = new Set(recorded.map((r) => r.zone));
     state.order = [...state.order.filter((n) => adopted.has(n)), ...state.order.filter((n) => !adopted.has(n))];
-    state.message = `adopted zones out of read rotation: ${[...adopted].join(', ')}`;
+    state.run = { kind: 'adopted', zones: [...adopted] };
     await report.write();
     return 'done';
   });

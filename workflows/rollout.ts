@@ -17,7 +17,8 @@ import { adoptRecordedZones } from './recorded-zones';
 import { endStale, finish, finishSuperseded } from './rollout-end';
 import { startRun, type RolloutRun } from './rollout-run';
 import { safePoint } from './safe-point';
-import { progressOf, zoneState, type CarriedState, type Progress, type RolloutResult, type RolloutWorkflowInput } from './state';
+import { zoneState, zonesOutOfRotation, type CarriedState, type Progress, type RolloutResult, type RolloutWorkflowInput } from './state';
+import { progressOf } from './status';
 import { cleanupZone } from './zone-cleanup';
 import { runZone } from './zone-runner';
 
@@ -79,16 +80,14 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       if (more && !signals.superseded()) await continueAsNewIfLong(run, input);
     }
     if (state.routesDeferred && (await applyDeferredRoutes(run)) === 'superseded') return await finishSuperseded(run);
-    const n = state.zones.filter((z) => z.phase === 'Done').length;
-    return await finish(run, 'Succeeded', `all zones at ${input.spec.clusterVersion} (${n} upgraded, ${state.zones.length - n} already up to date)`);
+    const upgraded = state.zones.filter((z) => z.phase === 'Done').length;
+    return await finish(run, { kind: 'succeeded', clusterVersion: input.spec.clusterVersion, upgraded, upToDate: state.zones.length - upgraded });
   } catch (err) {
     if (!isCancellation(err)) throw err;
     await CancellationScope.nonCancellable(async () => {
       for (const z of state.zones.filter((x) => x.outOfRotation)) await cleanupZone(run, z, 'cancelled');
       state.paused = false;
-      state.phase = 'Cancelled';
-      const out = state.zones.filter((z) => z.outOfRotation).map((z) => z.name);
-      state.message = out.length ? `cancelled; out of read rotation: ${out.join(', ')}` : 'cancelled';
+      state.run = { kind: 'cancelled', out: zonesOutOfRotation(state) };
       await run.report.write();
     });
     throw err;
@@ -100,8 +99,8 @@ async function continueAsNewIfLong({ state, signals }: RolloutRun, input: Rollou
   const inf = workflowInfo();
   if (!inf.continueAsNewSuggested && inf.historyLength <= (input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS)) return;
   const carried: CarriedState = {
-    zones: state.zones.map(({ name, phase, vmclusterGeneration, startedAt, finishedAt, message }) => ({
-      name, phase, vmclusterGeneration, startedAt, finishedAt, message,
+    zones: state.zones.map(({ name, phase, vmclusterGeneration, startedAt, finishedAt, note }) => ({
+      name, phase, vmclusterGeneration, startedAt, finishedAt, note,
     })),
     conditions: state.conditions,
     pauseRequested: signals.pauseRequested,

@@ -6,14 +6,9 @@ import type { StatusReport } from './status-report';
 /** Honour a pause (unless superseded: a newer generation is waiting for this run). */
 export async function safePoint({ state, signals, report }: { state: RolloutState; signals: RolloutSignals; report: StatusReport }): Promise<void> {
   if (!signals.pauseRequested || signals.superseded()) return;
-  const before = { phase: state.phase, message: state.message };
   state.paused = true;
-  state.phase = 'Paused';
-  state.message = state.currentZone ? `paused before ${state.currentStep ?? 'next step'} of zone ${state.currentZone}` : 'paused';
   await report.write();
   await signals.untilUnpaused();
   state.paused = false;
-  state.phase = before.phase === 'Paused' ? 'Progressing' : before.phase;
-  state.message = before.message;
   await report.write();
 }

@@ -1,10 +1,11 @@
-// The workflow's in-memory state (also what the `progress` query returns). Pure types + helpers.
+// The workflow's state: what happened so far, recorded by the steps as transitions (a zone's phase
+// and its latest note, the run's latest note). What the status, the progress query, the Events and
+// the Web UI say is derived from it in one place (status.ts). Pure types + helpers.
 import type { RolloutInput } from '../api/rollout-contract';
 import type { Condition, NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
 import type { QueueSample } from './activity-types';
 import { planZoneOrder, shuffleSeed } from './plan';
-import type { RolloutSignals } from './signals';
 
 export interface ZoneState {
   name: string;
@@ -17,7 +18,8 @@ export interface ZoneState {
   /** When `step` began; a Failed zone keeps its failed step's. */
   stepStartedAt?: string;
   finishedAt?: string;
-  message?: string;
+  /** The latest thing that happened to the zone beyond its phase (status.ts says it in words). */
+  note?: ZoneNote;
   /** What leaving reads removed (undefined before step 1 computed it). */
   removals?: RouteRemoval[];
   /** True from the moment a route removal may have been applied until the restore completed. */
@@ -37,6 +39,53 @@ export interface ZoneState {
   switchConfirmed?: string;
 }
 
+/** How a zone the cleanup put back into reads was found. */
+export type RejoinedHow = 'before-upgrade' | 'after-upgrade' | 'not-changed' | 'drained';
+
+/** What happened to a zone, beyond its phase: one kind per transition the status tells. */
+export type ZoneNote =
+  /** Its VMCluster is at the desired spec and operational: never left reads. */
+  | { kind: 'skipped' }
+  /** Waiting until the zones that will carry its reads are operational with empty backlogs. */
+  | { kind: 'waiting-for-carriers'; carriers: string[] }
+  /** Waiting until every ready vmauth pod runs the config without (absent) or with (present) it. */
+  | { kind: 'confirming-switch'; expect: 'absent' | 'present'; vmauth: string }
+  /** Announced out of reads, its route edit next. */
+  | { kind: 'leaving' }
+  /** Out of reads for its upgrade (entering a step). */
+  | { kind: 'out-for-upgrade' }
+  /** Waiting until its vmselects see no new /select/ request for quietMs. */
+  | { kind: 'draining-reads'; quietMs: number }
+  | { kind: 'failed'; step: ZoneStep; reason: string }
+  /** A newer generation took over before its VMCluster changed. */
+  | { kind: 'superseded-unpatched'; generation: number }
+  /** The run stopped early (`why`) and the zone may not rejoin yet, for `reason`. */
+  | { kind: 'stays-out'; why: string; reason: string }
+  /** The run stopped early (`why`) and the zone rejoined. */
+  | { kind: 'rejoined'; why: string; how: RejoinedHow; generation?: number }
+  /** Found out of reads by its route records (left by `generation` at `since`). */
+  | { kind: 'adopted'; since: string; generation: number };
+
+/** The run's latest transition: its phase and message follow from it (status.ts). */
+export type RunNote =
+  | { kind: 'starting' }
+  | { kind: 'adopted'; zones: string[] }
+  | { kind: 'preparing' }
+  | { kind: 'zone-step'; zone: string; step: ZoneStep }
+  | { kind: 'zone-skipped'; zone: string }
+  | { kind: 'zone-done'; zone: string }
+  | { kind: 'applying-deferred-routes' }
+  /** A step failed (of zone `zone`, or of preparing when absent). */
+  | { kind: 'failed'; zone?: string; step?: ZoneStep; reason: string }
+  | { kind: 'retrying'; zone?: string; step?: ZoneStep }
+  /** A status write was refused: the object moved on without this run. */
+  | { kind: 'status-refused' }
+  | { kind: 'succeeded'; clusterVersion: string; upgraded: number; upToDate: number }
+  | { kind: 'superseded'; generation: number | undefined }
+  /** The input is for an older generation: nothing done (`message` says why). */
+  | { kind: 'stale'; message: string }
+  | { kind: 'cancelled'; out: string[] };
+
 export interface LastQueueSample extends QueueSample {
   zone: string;
   /** Since when the zone's queues have been empty without a break (the streak). */
@@ -44,8 +93,7 @@ export interface LastQueueSample extends QueueSample {
 }
 
 export interface RolloutState {
-  phase: Phase;
-  message: string;
+  run: RunNote;
   order: string[];
   zones: ZoneState[];
   currentZone?: string;
@@ -61,7 +109,7 @@ export interface RolloutState {
 
 /** State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation). */
 export interface CarriedState {
-  zones: Array<Pick<ZoneState, 'name' | 'phase' | 'vmclusterGeneration' | 'startedAt' | 'finishedAt' | 'message'>>;
+  zones: Array<Pick<ZoneState, 'name' | 'phase' | 'vmclusterGeneration' | 'startedAt' | 'finishedAt' | 'note'>>;
   conditions: RolloutState['conditions'];
   pauseRequested: boolean;
   supersededBy?: number;
@@ -93,7 +141,7 @@ export interface Progress {
   currentZone?: string;
   currentStep?: RolloutState['currentStep'];
   order: string[];
-  zones: Array<Omit<ZoneState, 'removals'> & { removedRefs: number }>;
+  zones: Array<Omit<ZoneState, 'removals' | 'note'> & { message?: string; removedRefs: number }>;
   zonesOutOfRotation: string[];
   lastQueueSample?: LastQueueSample;
   statusError?: string;
@@ -102,8 +150,7 @@ export interface Progress {
 /** The state a run starts from: every zone Pending, unless carried over a continue-as-new. */
 export function initialState(spec: NormalizedSpec, object: ObjectGeneration, carried: CarriedState | undefined): RolloutState {
   return {
-    phase: 'Pending',
-    message: 'starting',
+    run: { kind: 'starting' },
     order: planZoneOrder(spec.zones.map((z) => z.name), spec.strategy.order, shuffleSeed(object)),
     zones: spec.zones.map((z) => ({
       name: z.name,
@@ -131,24 +178,4 @@ export function removedAnything(z: Pick<ZoneState, 'removals'>): boolean {
 
 export function zonesOutOfRotation(state: Pick<RolloutState, 'zones'>): string[] {
   return state.zones.filter((z) => z.outOfRotation).map((z) => z.name);
-}
-
-export function progressOf(state: RolloutState, signals: Pick<RolloutSignals, 'pauseRequested' | 'supersededBy'>): Progress {
-  return {
-    phase: state.phase,
-    message: state.message,
-    paused: state.paused,
-    pauseRequested: signals.pauseRequested,
-    supersededBy: signals.supersededBy,
-    currentZone: state.currentZone,
-    currentStep: state.currentStep,
-    order: [...state.order],
-    zones: state.zones.map(({ removals, ...z }) => ({
-      ...z,
-      removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),
-    })),
-    zonesOutOfRotation: zonesOutOfRotation(state),
-    lastQueueSample: state.lastQueueSample,
-    statusError: state.statusError,
-  };
 }

@@ -1,12 +1,12 @@
-// The run's one way to tell its state: the CR status (and the Web UI's current details) derived from
-// it, written by a status activity. The rollout never moves on without telling it.
+// The run's one way to tell its state: the CR status and the Web UI's current details, derived from
+// it (status.ts), written by a status activity. The rollout never moves on without telling it.
 import { log, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { VMDistributedClusterStatus } from '../api/types';
 import { FailureType, failureMessage, failureType } from './failures';
 import type { RunContext } from './run-context';
 import { now } from './run-context';
 import type { RolloutState } from './state';
-import { buildStatus, currentDetails } from './status';
+import { deriveStatus, type Told } from './status';
 
 export class StatusReport {
   constructor(
@@ -16,7 +16,14 @@ export class StatusReport {
 
   /** The CR status as of now. */
   status(): VMDistributedClusterStatus {
-    return buildStatus(this.state, this.ctx.object, this.ctx.workflow, now());
+    return this.tell().status;
+  }
+
+  /** What the state says now; its conditions (with their transition times) are kept for the next. */
+  private tell(): Told {
+    const told = deriveStatus(this.state, this.ctx.object, this.ctx.workflow, now());
+    this.state.conditions = told.status.conditions ?? [];
+    return told;
   }
 
   /**
@@ -27,8 +34,8 @@ export class StatusReport {
   async write(): Promise<{ written: boolean }> {
     const { state, ctx } = this;
     for (;;) {
-      const status = this.status();
-      setCurrentDetails(currentDetails(status));
+      const { status, details } = this.tell();
+      setCurrentDetails(details);
       try {
         const r = await ctx.acts.status.writeStatus({ object: ctx.object, status });
         state.statusError = undefined;

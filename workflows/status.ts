@@ -1,66 +1,187 @@
-// Builds the VMDistributedCluster status from the workflow state. Pure.
+// What the rollout tells, derived in one place from its state (state.ts): the CR status (phase,
+// message, zones and their messages, conditions), the Web UI's current details, the progress query
+// and the workflow's result. The Events follow from the status before and after each write
+// (activities/status-events.ts), so the CLI, the CR, the Events and the Web UI cannot disagree. Pure.
 import { mergeConditions } from '../api/conditions';
-import type { Condition, ObjectGeneration, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
+import type { Condition, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
 import type { DrainHeartbeat, QueueReport } from './activity-types';
-import type { RolloutState } from './state';
-import { zonesOutOfRotation } from './state';
+import { zonesOutOfRotation, type Progress, type RolloutState, type RunNote, type ZoneNote, type ZoneState } from './state';
 
-/** The desired Ready / Progressing / Paused conditions for a state (without times). */
-export function desiredConditions(state: RolloutState): Array<Omit<Condition, 'lastTransitionTime'>> {
-  const p = state.phase;
-  const ready: Omit<Condition, 'lastTransitionTime'> =
-    p === 'Succeeded'
-      ? { type: 'Ready', status: 'True', reason: 'Succeeded', message: state.message }
-      : { type: 'Ready', status: 'False', reason: p, message: state.message };
-  const progressing: Omit<Condition, 'lastTransitionTime'> =
-    p === 'Progressing' || p === 'Pending'
-      ? { type: 'Progressing', status: 'True', reason: p, message: state.message }
-      : { type: 'Progressing', status: 'False', reason: p, message: state.message };
-  const paused: Omit<Condition, 'lastTransitionTime'> = state.paused
-    ? { type: 'Paused', status: 'True', reason: 'PauseRequested', message: state.message }
-    : { type: 'Paused', status: 'False', reason: 'NotPaused', message: '' };
-  return [ready, progressing, paused];
+type RunState = Pick<RolloutState, 'run' | 'paused' | 'currentZone' | 'currentStep'>;
+
+const RUN_PHASE: { readonly [K in RunNote['kind']]: Phase } = {
+  starting: 'Pending',
+  adopted: 'Pending',
+  preparing: 'Progressing',
+  'zone-step': 'Progressing',
+  'zone-skipped': 'Progressing',
+  'zone-done': 'Progressing',
+  'applying-deferred-routes': 'Progressing',
+  failed: 'Failed',
+  retrying: 'Progressing',
+  'status-refused': 'Progressing',
+  succeeded: 'Succeeded',
+  superseded: 'Superseded',
+  stale: 'Superseded',
+  cancelled: 'Cancelled',
+};
+
+export function rolloutPhase(state: RunState): Phase {
+  return state.paused ? 'Paused' : RUN_PHASE[state.run.kind];
 }
 
-function zoneStatus(z: RolloutState['zones'][number]): ZoneStatus {
+export function rolloutMessage(state: RunState): string {
+  if (state.paused) return state.currentZone ? `paused before ${state.currentStep ?? 'next step'} of zone ${state.currentZone}` : 'paused';
+  const n = state.run;
+  switch (n.kind) {
+    case 'starting':
+      return 'starting';
+    case 'adopted':
+      return `adopted zones out of read rotation: ${n.zones.join(', ')}`;
+    case 'preparing':
+      return 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers';
+    case 'zone-step':
+      return `zone ${n.zone}: ${n.step}`;
+    case 'zone-skipped':
+      return `zone ${n.zone} already up to date`;
+    case 'zone-done':
+      return `zone ${n.zone} done`;
+    case 'applying-deferred-routes':
+      return 'applying the VMAuth and the VMUsers (left while zones were out of reads)';
+    case 'failed':
+      return n.zone ? `zone ${n.zone} failed at ${n.step}: ${n.reason}` : `failed: ${n.reason}`;
+    case 'retrying':
+      return n.zone ? `retrying zone ${n.zone} from ${n.step}` : 'retrying';
+    case 'status-refused':
+      return 'the status is no longer ours to write (a newer generation, or the object is gone): stopping';
+    case 'succeeded':
+      return `all zones at ${n.clusterVersion} (${n.upgraded} upgraded, ${n.upToDate} already up to date)`;
+    case 'superseded':
+      return `superseded by generation ${n.generation}`;
+    case 'stale':
+      return n.message;
+    case 'cancelled':
+      return n.out.length ? `cancelled; out of read rotation: ${n.out.join(', ')}` : 'cancelled';
+  }
+}
+
+const REJOINED: { readonly [K in Extract<ZoneNote, { kind: 'rejoined' }>['how']]: (why: string, generation?: number) => string } = {
+  'before-upgrade': (why) => `rejoined reads (${why}) before upgrade`,
+  'after-upgrade': (why) => `rejoined reads (${why}) after upgrade`,
+  'not-changed': (why) => `rejoined reads (${why}): VMCluster was not changed`,
+  drained: (why, generation) => `rejoined reads (${why}): operational at generation ${generation} and drained`,
+};
+
+/** What the status says about a zone beyond its phase. Every zone out of rotation says why. */
+export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRotation' | 'switchConfirmed' | 'note'>): string | undefined {
+  const n = z.note;
+  if (!n) return z.outOfRotation ? `out of read rotation: ${z.phase}` : undefined;
+  const forUpgrade = 'out of read rotation for the upgrade';
+  switch (n.kind) {
+    case 'skipped':
+      return 'already up to date and operational';
+    case 'waiting-for-carriers':
+      return `waiting until the zones that will carry its reads (${n.carriers.join(', ')}) are operational with empty vmagent backlogs`;
+    case 'confirming-switch':
+      return `waiting until every ready vmauth pod runs the operator's config ${n.expect === 'absent' ? 'without' : 'with'} VMCluster ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${n.vmauth})`;
+    case 'leaving':
+      return forUpgrade;
+    case 'out-for-upgrade':
+      return z.switchConfirmed ? `${forUpgrade} (${z.switchConfirmed})` : forUpgrade;
+    case 'draining-reads':
+      return `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${n.quietMs / 1000} s (at most readDrainDelay)`;
+    case 'failed':
+      return z.outOfRotation ? `failed at ${n.step}, kept out of read rotation: ${n.reason}` : `failed at ${n.step}: ${n.reason}`;
+    case 'superseded-unpatched':
+      return `not upgraded: superseded by generation ${n.generation}`;
+    case 'stays-out':
+      return `stays out of read rotation (${n.why}): ${n.reason}`;
+    case 'rejoined':
+      return REJOINED[n.how](n.why, n.generation);
+    case 'adopted':
+      return `out of read rotation since ${n.since} (left by generation ${n.generation}): rejoins once operational at the desired spec and drained`;
+  }
+}
+
+/** The desired Ready / Progressing / Paused conditions for a phase and message (without times). */
+export function desiredConditions(phase: Phase, message: string, paused: boolean): Array<Omit<Condition, 'lastTransitionTime'>> {
+  const ready: Omit<Condition, 'lastTransitionTime'> =
+    phase === 'Succeeded' ? { type: 'Ready', status: 'True', reason: 'Succeeded', message } : { type: 'Ready', status: 'False', reason: phase, message };
+  const progressing: Omit<Condition, 'lastTransitionTime'> =
+    phase === 'Progressing' || phase === 'Pending'
+      ? { type: 'Progressing', status: 'True', reason: phase, message }
+      : { type: 'Progressing', status: 'False', reason: phase, message };
+  const pausedCondition: Omit<Condition, 'lastTransitionTime'> = paused
+    ? { type: 'Paused', status: 'True', reason: 'PauseRequested', message }
+    : { type: 'Paused', status: 'False', reason: 'NotPaused', message: '' };
+  return [ready, progressing, pausedCondition];
+}
+
+function zoneStatus(z: ZoneState): ZoneStatus {
   const s: ZoneStatus = { name: z.name, phase: z.phase };
   if (z.vmclusterGeneration !== undefined) s.vmclusterGeneration = z.vmclusterGeneration;
   if (z.startedAt) s.startedAt = z.startedAt;
   if (z.stepStartedAt) s.stepStartedAt = z.stepStartedAt;
   if (z.finishedAt) s.finishedAt = z.finishedAt;
-  let message = z.message;
-  if (z.outOfRotation && !message) message = `out of read rotation: ${z.phase}`;
+  const message = zoneMessage(z);
   if (message) s.message = message;
   return s;
 }
 
-/**
- * The CR status for `state`. Also updates `state.conditions` (keeping transition times).
- * Zones are listed in rollout order. Every zone out of rotation carries a message saying why.
- */
-export function buildStatus(
-  state: RolloutState,
-  object: ObjectGeneration,
-  workflow: WorkflowRef,
-  now: string,
-): VMDistributedClusterStatus {
-  state.conditions = mergeConditions(state.conditions, desiredConditions(state), { now, observedGeneration: object.generation, order: 'canonical' });
-  const byName = new Map(state.zones.map((z) => [z.name, z]));
-  const ordered = state.order.map((n) => byName.get(n)!).filter(Boolean);
-  const status: VMDistributedClusterStatus = {
-    observedGeneration: object.generation,
-    phase: state.phase,
-    message: state.message,
-    workflow: { ...workflow },
-    zonesOutOfRotation: zonesOutOfRotation(state),
-    zones: ordered.map(zoneStatus),
-    conditions: state.conditions.map((c) => ({ ...c })),
-  };
-  if (state.currentZone) status.currentZone = state.currentZone;
-  return status;
+/** What the rollout tells at a moment: the CR status and the Web UI's current details. */
+export interface Told {
+  status: VMDistributedClusterStatus;
+  details: string;
 }
 
-/** What the queue wait writes while it waits (QueueReport): the status with the zone's message showing `streak`. */
+/**
+ * The CR status for `state` at `now`, zones in rollout order, and the Web UI's current details. The
+ * conditions keep the transition times of `state.conditions` (the caller keeps the new ones).
+ */
+export function deriveStatus(state: RolloutState, object: ObjectGeneration, workflow: WorkflowRef, now: string): Told {
+  const phase = rolloutPhase(state);
+  const message = rolloutMessage(state);
+  const conditions = mergeConditions(state.conditions, desiredConditions(phase, message, state.paused), { now, observedGeneration: object.generation, order: 'canonical' });
+  const byName = new Map(state.zones.map((z) => [z.name, z]));
+  const status: VMDistributedClusterStatus = {
+    observedGeneration: object.generation,
+    phase,
+    message,
+    workflow: { ...workflow },
+    zonesOutOfRotation: zonesOutOfRotation(state),
+    zones: state.order.map((n) => byName.get(n)!).filter(Boolean).map(zoneStatus),
+    conditions,
+  };
+  if (state.currentZone) status.currentZone = state.currentZone;
+  return { status, details: currentDetails(status) };
+}
+
+/** What the `progress` query returns: the state, with the phase and the messages the status would say. */
+export function progressOf(state: RolloutState, signals: { pauseRequested: boolean; supersededBy: number | undefined }): Progress {
+  return {
+    phase: rolloutPhase(state),
+    message: rolloutMessage(state),
+    paused: state.paused,
+    pauseRequested: signals.pauseRequested,
+    supersededBy: signals.supersededBy,
+    currentZone: state.currentZone,
+    currentStep: state.currentStep,
+    order: [...state.order],
+    zones: state.zones.map(({ removals, note, ...z }) => ({
+      ...z,
+      message: zoneMessage({ ...z, note }),
+      removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),
+    })),
+    zonesOutOfRotation: zonesOutOfRotation(state),
+    lastQueueSample: state.lastQueueSample,
+    statusError: state.statusError,
+  };
+}
+
+/**
+ * What the queue wait writes while it waits (QueueReport): the status derived when the wait began,
+ * with the zone's message showing `streak` (the activity has the samples; the workflow does not).
+ */
 export function queueReportStatus(report: QueueReport, streak: DrainHeartbeat, queueDrainedForMs: number): VMDistributedClusterStatus {
   const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage(streak, queueDrainedForMs) } : z));
   return { ...report.status, zones };

@@ -7,7 +7,7 @@ import { failureMessage } from './failures';
 import { isOperationalAt, patchMayHaveLanded } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { queueTarget, zoneSpec } from './run-context';
-import type { ZoneState } from './state';
+import type { RejoinedHow, ZoneState } from './state';
 
 export async function cleanupZone({ ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>, z: ZoneState, why: string): Promise<void> {
   if (!z.outOfRotation) return;
@@ -15,23 +15,23 @@ export async function cleanupZone({ ctx, state, report, reads }: Pick<RolloutRun
   const { cleanup, confirmDrain } = ctx.acts;
   const { ns, st } = ctx;
   const stayOut = async (reason: string) => {
-    z.message = `stays out of read rotation (${why}): ${reason}`;
+    z.note = { kind: 'stays-out', why, reason };
     await report.write();
   };
-  const rejoin = async (message: string) => {
+  const rejoin = async (how: RejoinedHow, generation?: number) => {
     await reads.rejoin(z, cleanup);
-    z.message = message;
+    z.note = { kind: 'rejoined', why, how, ...(generation !== undefined ? { generation } : {}) };
   };
   try {
     if (!z.patchAttempted || z.drainedConfirmed) {
-      await rejoin(z.drainedConfirmed ? `rejoined reads (${why}) after upgrade` : `rejoined reads (${why}) before upgrade`);
+      await rejoin(z.drainedConfirmed ? 'after-upgrade' : 'before-upgrade');
       await report.write();
       return;
     }
     const cur = await cleanup.readObject({ kind: 'VMCluster', namespace: ns, name: zs.vmcluster.name });
     if (!patchMayHaveLanded(z, cur)) {
       // The patch never landed: the zone is as it was before, safe to rejoin.
-      await rejoin(`rejoined reads (${why}): VMCluster was not changed`);
+      await rejoin('not-changed');
       z.patchAttempted = false;
       await report.write();
       return;
@@ -46,7 +46,7 @@ export async function cleanupZone({ ctx, state, report, reads }: Pick<RolloutRun
     const confirmed = await confirmDrain.waitQueueDrained({ ...queueTarget(ctx, zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
     state.lastQueueSample = { ...confirmed, zone: z.name };
     z.drainedConfirmed = true;
-    await rejoin(`rejoined reads (${why}): operational at generation ${gen} and drained`);
+    await rejoin('drained', gen);
     await report.write();
   } catch (e) {
     if (isCancellation(e)) throw e;

@@ -27,7 +27,7 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
     onFailure: (msg) => {
       z.failedStep = z.step;
       z.phase = 'Failed';
-      z.message = z.outOfRotation ? `failed at ${z.step}, kept out of read rotation: ${msg}` : `failed at ${z.step}: ${msg}`;
+      z.note = { kind: 'failed', step: z.step!, reason: msg };
     },
     onResume: () => {
       z.step = resumeStep(z.failedStep ?? 'LeavingReads');
@@ -42,9 +42,9 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
     z.step = undefined;
     z.stepStartedAt = undefined;
     z.finishedAt = now();
-    z.message = undefined;
+    z.note = undefined;
     state.currentStep = undefined;
-    state.message = `zone ${name} done`;
+    state.run = { kind: 'zone-done', zone: name };
     await report.write();
   }
   return outcome;
@@ -59,8 +59,8 @@ async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, 
   }
   z.phase = 'Skipped';
   z.vmclusterGeneration = cur.generation;
-  z.message = 'already up to date and operational';
-  state.message = `zone ${z.name} already up to date`;
+  z.note = { kind: 'skipped' };
+  state.run = { kind: 'zone-skipped', zone: z.name };
   await report.write();
   return true;
 }
@@ -94,9 +94,8 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
     await safePoint(run);
     if (signals.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
     enterStep(z, s);
-    z.message = z.outOfRotation ? outOfRotationMessage(z) : undefined;
-    state.phase = 'Progressing';
-    state.message = `zone ${z.name}: ${s}`;
+    z.note = z.outOfRotation ? { kind: 'out-for-upgrade' } : undefined;
+    state.run = { kind: 'zone-step', zone: z.name, step: s };
     await run.report.write();
     await ZONE_STEP_HANDLERS[s](c);
   }
@@ -120,13 +119,7 @@ async function stopUnpatched({ state, signals, report, ctx, reads }: RolloutRun,
   z.phase = 'Pending';
   z.step = undefined;
   z.stepStartedAt = undefined;
-  z.message = `not upgraded: superseded by generation ${signals.supersededBy}`;
+  z.note = { kind: 'superseded-unpatched', generation: signals.supersededBy! };
   await report.write();
   return 'superseded';
-}
-
-/** Why a zone is out of reads, and how its leaving was confirmed in the pods. */
-function outOfRotationMessage(z: ZoneState): string {
-  const why = 'out of read rotation for the upgrade';
-  return z.switchConfirmed ? `${why} (${z.switchConfirmed})` : why;
 }

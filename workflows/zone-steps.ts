@@ -62,7 +62,7 @@ async function waitForCarriers({ ctx, z, zs, report }: Pick<ZoneContext, 'ctx' |
     });
   });
   if (carriers.length === 0) return;
-  z.message = `waiting until the zones that will carry its reads (${carriers.map((c) => c.name).join(', ')}) are operational with empty vmagent backlogs`;
+  z.note = { kind: 'waiting-for-carriers', carriers: carriers.map((c) => c.name) };
   await report.write();
   await ctx.acts.wait.waitCarriersReady({
     namespace: ctx.ns,
@@ -90,7 +90,7 @@ async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'e
   // a pod stuck on an older config) the zone waits, and fails, while still in reads.
   if (plan.some((r) => r.removed.length > 0)) await reads.confirm(z, plan, 'present');
   z.outOfRotation = true;
-  z.message = 'out of read rotation for the upgrade';
+  z.note = { kind: 'leaving' };
   if (!(await report.write()).written) {
     z.outOfRotation = removedAnything(z);
     stopRefused(state, signals, ctx.object.generation);
@@ -106,7 +106,7 @@ async function waitForSwitch({ ctx, z, edited, report, reads }: Pick<ZoneContext
   await reads.await(z, z.removals!, edited, 'absent');
   const { st } = ctx;
   if (st.readDrainDelayMs <= 0) return;
-  z.message = `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${readQuietMs(st) / 1000} s (at most readDrainDelay)`;
+  z.note = { kind: 'draining-reads', quietMs: readQuietMs(st) };
   await report.write();
   const d = await ctx.acts.wait.waitReadsDrained({ namespace: ctx.ns, vmcluster: z.vmcluster, quietMs: readQuietMs(st), maxMs: st.readDrainDelayMs, pollIntervalMs: st.pollIntervalMs });
   z.switchConfirmed = `${z.switchConfirmed}; ${d.message}`;
