@@ -1,7 +1,8 @@
 // The Kubernetes Events a status write raises: one per zone transition and per end of a rollout,
-// computed from the status before the write (as read fresh by the writer) and the status written.
-// A status write that is retried after it landed finds the new status already there: no second
-// Event. Pure. The reasons are documented in README "Events".
+// computed from the status before the write (as read fresh by the writer) and the status written,
+// both derived from the rollout's state by workflows/status.ts. A status write that is retried after
+// it landed finds the new status already there: no second Event. Pure. The reasons are documented in
+// docs/operations.md#events.
 import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../api/types';
 import type { EventType } from '../kube/events';
 import { RELEASED_BY_HAND } from '../api/recorded-status';
