@@ -21,6 +21,9 @@ const VALUES = parseYaml(fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'u
 const CHART = parseYaml(fs.readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8')) as { appVersion: string };
 const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
 const API_SERVER = 'networkPolicy.egress.kubeAPIServer.to[0].ipBlock.cidr=10.0.0.10/32';
+/** The worker Deployment of a build (one per build id: Worker Versioning). */
+const workerOf = (buildId: string) => `rel-vmrollout-worker-${buildId.toLowerCase().replace(/[._]/g, '-')}`;
+const WORKER = workerOf(CHART.appVersion);
 
 interface JsonSchema {
   $ref?: string;
@@ -93,6 +96,9 @@ describe('values.schema.json', () => {
     ['networkPolicy.egress.vmauth.ports[0].port=0', "'/networkPolicy/egress/vmauth/ports/0/port'"],
     ['temporalSetup.namespaceRetention=3days', "'/temporalSetup/namespaceRetention'"],
     ['vmRule.stuckInStepFor=half an hour', "'/vmRule/stuckInStepFor'"],
+    ['workerVersioning.deploymentName=rel.vmrollout', "'/workerVersioning/deploymentName'"],
+    ['workerVersioning.activation=auto', "'/workerVersioning/activation'"],
+    ['workerVersioning.rampPercentage=100', "'/workerVersioning/rampPercentage'"],
   ];
   const atField = (field: string) => new RegExp(`values don't meet the specifications of the schema[\\s\\S]*- at ${field.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
 
@@ -104,12 +110,14 @@ describe('values.schema.json', () => {
     const copy = path.join(harnessTempDir('chart-without-schema'), 'vmrollout');
     fs.cpSync(CHART_DIR, copy, { recursive: true });
     fs.rmSync(path.join(copy, 'values.schema.json'));
-    for (const [value] of BAD) expect(renderChart({ releaseNamespace: NAMESPACE, values: [value], chartDir: copy }).length).toBeGreaterThan(0);
+    // A build id of its own: a bad image tag would be refused by the template as the default build id too.
+    for (const [value] of BAD) expect(renderChart({ releaseNamespace: NAMESPACE, values: [value, 'workerVersioning.buildId=b1'], chartDir: copy }).length).toBeGreaterThan(0);
   });
 
   test('a value a template could not use is refused by the schema first, by name', () => {
     expect(() => render('allowCrossNamespaceTargetRefs=maybe')).toThrow(atField("'/allowCrossNamespaceTargetRefs'"));
     expect(() => render('vmauths={vm-global}')).toThrow(atField("'/vmauths/0'"));
+    expect(() => render('workerVersioning.buildId=-1.0')).toThrow(atField("'/workerVersioning/buildId'"));
   });
 
   test('the cross-value rules stay in the templates', () => {
@@ -120,7 +128,7 @@ describe('values.schema.json', () => {
   const examples = fs.readdirSync(EXAMPLES_DIR).filter((f) => f.endsWith('.yaml'));
   test.each(examples)('examples/chart/%s passes (and enables what it says)', (file) => {
     const objs = renderFiles([path.join(EXAMPLES_DIR, file)]);
-    expect(ofKind(objs, 'Deployment')).toEqual(['rel-vmrollout-worker', 'rel-vmrollout-trigger']);
+    expect(ofKind(objs, 'Deployment')).toEqual([WORKER, 'rel-vmrollout-trigger']);
     expect(ofKind(objs, 'NetworkPolicy')).toEqual(['rel-vmrollout-worker', 'rel-vmrollout-trigger']);
   });
   test('there are example values files', () => expect(examples.length).toBeGreaterThanOrEqual(2));
@@ -130,9 +138,9 @@ describe('image', () => {
   test('the tag defaults to the chart appVersion, which is the version of the code (package.json); image.tag overrides it', () => {
     expect(CHART.appVersion).toBe(PACKAGE.version);
     const objs = render();
-    for (const c of ['worker', 'trigger']) expect(containerOf(objs, 'Deployment', `rel-vmrollout-${c}`).image).toBe(`ghcr.io/vmrollout/vmrollout:${CHART.appVersion}`);
+    for (const d of [WORKER, 'rel-vmrollout-trigger']) expect(containerOf(objs, 'Deployment', d).image).toBe(`ghcr.io/vmrollout/vmrollout:${CHART.appVersion}`);
     const own = render('image.repository=registry.example.com:5000/ops/vmrollout', 'image.tag=0.1.0-rc.1', 'image.pullPolicy=Always');
-    const worker = containerOf(own, 'Deployment', 'rel-vmrollout-worker');
+    const worker = containerOf(own, 'Deployment', workerOf('0.1.0-rc.1'));
     expect([worker.image, worker.imagePullPolicy]).toEqual(['registry.example.com:5000/ops/vmrollout:0.1.0-rc.1', 'Always']);
   });
 });
@@ -221,7 +229,7 @@ describe('temporalSetup hook', () => {
   const job = (...values: string[]) => find<k8s.V1Job>(render('temporalSetup.enabled=true', ...values), 'Job', 'rel-vmrollout-temporal-setup')!;
   const script = (j: k8s.V1Job) => j.spec!.template.spec!.containers[0]!.args![0]!;
 
-  test('none by default', () => expect(ofKind(render(), 'Job')).toEqual([]));
+  test('none by default', () => expect(ofKind(render(), 'Job')).not.toContain('rel-vmrollout-temporal-setup'));
 
   test('registers exactly the search attributes of api/rollout-contract.ts, each --name with its own --type', () => {
     const line = script(job())
@@ -271,8 +279,70 @@ describe('temporalSetup hook', () => {
       TEMPORAL_API_KEY: { secretKeyRef: { name: 'temporal-key', key: 'api-key' } },
     });
     expect(pod.volumes).toEqual([{ name: 'temporal-tls', secret: { secretName: 'temporal-tls' } }]);
-    const worker = find<k8s.V1Deployment>(render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'), 'Deployment', 'rel-vmrollout-worker')!.spec!.template.spec!;
+    const worker = find<k8s.V1Deployment>(render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'), 'Deployment', WORKER)!.spec!.template.spec!;
     expect(worker.volumes).toContainEqual(pod.volumes![0]);
     expect(worker.containers[0]!.env).toContainEqual({ name: 'TEMPORAL_API_KEY', valueFrom: env.TEMPORAL_API_KEY });
+  });
+});
+
+describe('workerVersioning', () => {
+  const envOf = (objs: k8s.KubernetesObject[], name = WORKER) => Object.fromEntries(containerOf(objs, 'Deployment', name).env!.map((e) => [e.name, e.value ?? e.valueFrom]));
+  const versionJob = (...values: string[]) => find<k8s.V1Job>(render(...values), 'Job', 'rel-vmrollout-worker-version');
+  const script = (j: k8s.V1Job) => j.spec!.template.spec!.containers[0]!.args![0]!;
+
+  test('the worker is a version of the Worker Deployment named after the release, its build id the image tag', () => {
+    const objs = render();
+    expect(envOf(objs)).toMatchObject({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel-vmrollout', TEMPORAL_WORKER_BUILD_ID: CHART.appVersion });
+    expect(envOf(render('image.tag=1.2.3_hotfix'), workerOf('1.2.3_hotfix'))).toMatchObject({ TEMPORAL_WORKER_BUILD_ID: '1.2.3_hotfix' });
+    const own = render('workerVersioning.deploymentName=vmrollout-prod', 'workerVersioning.buildId=build-42', 'image.tag=1.2.3');
+    expect(envOf(own, workerOf('build-42'))).toMatchObject({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'vmrollout-prod', TEMPORAL_WORKER_BUILD_ID: 'build-42' });
+    // The server ignores a deployment name with a dot: a release name's dots become dashes.
+    expect(envOf(renderChart({ releaseNamespace: NAMESPACE, release: 'rel.v2' }), 'rel.v2-vmrollout-worker-' + CHART.appVersion.replace(/\./g, '-'))).toMatchObject({
+      TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel-v2-vmrollout',
+    });
+  });
+
+  test("each build has its own Deployment, its pods labelled with the build id, kept by helm when an upgrade moves to another build", () => {
+    const d = find<k8s.V1Deployment>(render('image.tag=1.2.3'), 'Deployment', workerOf('1.2.3'))!;
+    expect(d.metadata!.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(d.spec!.selector.matchLabels).toEqual({ 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'worker', 'vmrollout.io/build-id': '1.2.3' });
+    expect(d.spec!.template.metadata!.labels).toMatchObject({ 'vmrollout.io/build-id': '1.2.3' });
+    // The trigger is not versioned: one Deployment, replaced by upgrades.
+    const trigger = find<k8s.V1Deployment>(render('image.tag=1.2.3'), 'Deployment', 'rel-vmrollout-trigger')!;
+    expect(trigger.metadata!.annotations).toBeUndefined();
+    expect(containerOf([trigger], 'Deployment', 'rel-vmrollout-trigger').env!.map((e) => e.name)).not.toContain('TEMPORAL_WORKER_BUILD_ID');
+  });
+
+  test('an image tag that cannot be a build id is refused, naming the value to set', () => {
+    expect(() => render(`image.tag=_${'x'.repeat(5)}`)).toThrow(/worker build id "_xxxxx" .* set workerVersioning.buildId/);
+    expect(() => render(`image.tag=${'1'.repeat(64)}`)).toThrow(/set workerVersioning.buildId/);
+    expect(render(`image.tag=${'1'.repeat(64)}`, 'workerVersioning.buildId=b1').length).toBeGreaterThan(0);
+  });
+
+  test('a post-install and post-upgrade hook makes the build current once its workers poll, connecting as the worker does', () => {
+    const j = versionJob('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key')!;
+    expect(j.metadata!.annotations).toEqual({ 'helm.sh/hook': 'post-install,post-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    const pod = j.spec!.template.spec!;
+    expect(pod.containers[0]!.image).toBe(`temporalio/temporal:${toolVersions().TEMPORAL_CLI_VERSION}`);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const env = Object.fromEntries(pod.containers[0]!.env!.map((e) => [e.name, e.value ?? e.valueFrom]));
+    const setup = find<k8s.V1Job>(render('temporalSetup.enabled=true', 'temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'), 'Job', 'rel-vmrollout-temporal-setup')!;
+    expect(env).toEqual({
+      ...Object.fromEntries(setup.spec!.template.spec!.containers[0]!.env!.map((e) => [e.name, e.value ?? e.valueFrom])),
+      DEPLOYMENT: 'rel-vmrollout',
+      BUILD_ID: CHART.appVersion,
+    });
+    expect(pod.volumes).toEqual(setup.spec!.template.spec!.volumes);
+    expect(script(j)).toContain('temporal worker deployment set-current-version --deployment-name "$DEPLOYMENT" --build-id "$BUILD_ID" --yes');
+    expect(script(j)).not.toContain('set-ramping-version');
+    expect(script(j)).toContain('$(( $(date +%s) + 240 ))');
+  });
+
+  test('ramping: the build ramps at rampPercentage (made current at the first install); manual: no hook', () => {
+    const ramp = script(versionJob('workerVersioning.activation=ramping', 'workerVersioning.rampPercentage=5', 'workerVersioning.pollTimeoutSeconds=60')!);
+    expect(ramp).toContain('set-ramping-version --deployment-name "$DEPLOYMENT" --build-id "$BUILD_ID" --percentage 5 --yes');
+    expect(ramp).toContain('set-current-version');
+    expect(ramp).toContain('$(( $(date +%s) + 60 ))');
+    expect(versionJob('workerVersioning.activation=manual')).toBeUndefined();
   });
 });

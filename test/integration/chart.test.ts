@@ -28,7 +28,9 @@ const render = (...values: string[]) => renderChart({ releaseNamespace: NAMESPAC
 const find = <T extends k8s.KubernetesObject>(objs: k8s.KubernetesObject[], kind: string, name: string, namespace?: string) =>
   objs.find((o) => o.kind === kind && o.metadata?.name === name && (namespace === undefined || o.metadata?.namespace === namespace)) as T | undefined;
 
-const deployment = (objs: k8s.KubernetesObject[], component: 'worker' | 'trigger') => find<k8s.V1Deployment>(objs, 'Deployment', `rel-vmrollout-${component}`)!;
+/** A component's Deployment (the worker's is named after its build: chart-values.test.ts). */
+const deployment = (objs: k8s.KubernetesObject[], component: 'worker' | 'trigger') =>
+  objs.find((o) => o.kind === 'Deployment' && o.metadata?.labels?.['app.kubernetes.io/component'] === component) as k8s.V1Deployment;
 
 const envOf = (d: k8s.V1Deployment) => d.spec!.template.spec!.containers[0]!.env!;
 
@@ -84,7 +86,7 @@ describe('helm chart', () => {
         `ClusterRoleBinding/${WORKER_SA}`,
         `ClusterRole/${TRIGGER_SA}`,
         `ClusterRoleBinding/${TRIGGER_SA}`,
-        'Deployment/rel-vmrollout-worker',
+        `Deployment/${deployment(objs, 'worker').metadata!.name}`,
         'Deployment/rel-vmrollout-trigger',
         'Service/rel-vmrollout-worker',
         'Service/rel-vmrollout-trigger',
@@ -96,6 +98,7 @@ describe('helm chart', () => {
     // No shared identity any more, no Role in any namespace (createNamespaces, vmauths and
     // vmagentMetricsAuthSecret are empty by default), and no Secret in any rule.
     expect(kinds).not.toContain('ServiceAccount/rel-vmrollout');
+    expect(deployment(objs, 'worker').metadata!.name).toMatch(/^rel-vmrollout-worker-/);
     expect(objs.filter((o) => o.kind === 'Role' || o.kind === 'RoleBinding')).toEqual([]);
     expect(renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'))).toEqual([]);
     for (const component of ['worker', 'trigger'] as const) {

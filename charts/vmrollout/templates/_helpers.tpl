@@ -14,6 +14,28 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 
+{{/*
+Worker Versioning (docs/upgrading.md): the Temporal Worker Deployment the worker is a version of
+(default: the fullname, without the dots the server refuses there), this build's id (default: the
+image tag; it names the build's Kubernetes Deployment and labels its pods, hence a label value), and
+the Kubernetes Deployment of this build.
+*/}}
+{{- define "vmrollout.workerDeploymentName" -}}
+{{- .Values.workerVersioning.deploymentName | default (include "vmrollout.fullname" . | replace "." "-") -}}
+{{- end -}}
+
+{{- define "vmrollout.buildId" -}}
+{{- $id := .Values.workerVersioning.buildId | default (.Values.image.tag | default .Chart.AppVersion) | toString -}}
+{{- if not (regexMatch "^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $id) -}}
+{{- fail (printf "worker build id %q (workerVersioning.buildId, else image.tag, else appVersion) must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit: set workerVersioning.buildId" $id) -}}
+{{- end -}}
+{{- $id -}}
+{{- end -}}
+
+{{- define "vmrollout.workerBuildName" -}}
+{{- printf "%s-worker-%s" (include "vmrollout.fullname" .) (include "vmrollout.buildId" . | lower | replace "_" "-" | replace "." "-") -}}
+{{- end -}}
+
 {{/* Environment shared by the worker and the trigger. */}}
 {{- define "vmrollout.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
@@ -34,6 +56,29 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: TEMPORAL_TLS_KEY
   value: /etc/temporal-tls/tls.key
 - name: TEMPORAL_TLS_CA
+  value: /etc/temporal-tls/ca.crt
+{{- end }}
+{{- if .Values.temporal.apiKeySecret }}
+- name: TEMPORAL_API_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.temporal.apiKeySecret }}
+      key: api-key
+{{- end }}
+{{- end -}}
+
+{{/* The Temporal connection of the hook Jobs' `temporal` CLI: the worker's, under the CLI's names for the TLS files. */}}
+{{- define "vmrollout.temporalCliEnv" -}}
+- name: TEMPORAL_ADDRESS
+  value: {{ .Values.temporal.address | quote }}
+- name: TEMPORAL_NAMESPACE
+  value: {{ .Values.temporal.namespace | quote }}
+{{- if .Values.temporal.tlsSecret }}
+- name: TEMPORAL_TLS_CLIENT_CERT_PATH
+  value: /etc/temporal-tls/tls.crt
+- name: TEMPORAL_TLS_CLIENT_KEY_PATH
+  value: /etc/temporal-tls/tls.key
+- name: TEMPORAL_TLS_SERVER_CA_CERT_PATH
   value: /etc/temporal-tls/ca.crt
 {{- end }}
 {{- if .Values.temporal.apiKeySecret }}
