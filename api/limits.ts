@@ -93,16 +93,15 @@ export const DURATION_RULES_MS = Object.fromEntries(
   Object.entries(DURATION_RULES).map(([field, rule]) => [field, { default: durationMs(rule.default), min: durationMs(rule.min), max: durationMs(rule.max) }]),
 ) as Record<StrategyDurationField, { default: number; min: number; max: number }>;
 
-
 /** The strategy a spec without `strategy` gets. */
 export const DEFAULT_STRATEGY: Strategy = {
   order: DEFAULT_ORDER,
-  readDrainDelayMs: durationMs(DURATION_RULES.readDrainDelay.default),
-  queueDrainedForMs: durationMs(DURATION_RULES.queueDrainedFor.default),
+  readDrainDelayMs: DURATION_RULES_MS.readDrainDelay.default,
+  queueDrainedForMs: DURATION_RULES_MS.queueDrainedFor.default,
   queueEmptyBytes: DEFAULT_QUEUE_EMPTY_BYTES,
-  pollIntervalMs: durationMs(DURATION_RULES.pollInterval.default),
-  zoneTimeoutMs: durationMs(DURATION_RULES.zoneTimeout.default),
-  pauseBetweenZonesMs: durationMs(DURATION_RULES.pauseBetweenZones.default),
+  pollIntervalMs: DURATION_RULES_MS.pollInterval.default,
+  zoneTimeoutMs: DURATION_RULES_MS.zoneTimeout.default,
+  pauseBetweenZonesMs: DURATION_RULES_MS.pauseBetweenZones.default,
 };
 
 /** Lowercase RFC 1123 subdomain (Kubernetes object names). */
