@@ -1,31 +1,42 @@
 // `helm install`, `helm upgrade` and `helm uninstall` of the chart into a real kube-apiserver, in a
 // namespace where Pod Security "restricted" is enforced and warned about, with the temporalSetup hook
-// against a real Temporal dev server started WITHOUT vmrollout's search attributes.
+// against a real Temporal dev server started WITHOUT vmrollout's search attributes, and the
+// worker-version hook making each build current (Worker Versioning, docs/upgrading.md).
 //
 // No controllers run there: no Pod ever starts (so no `helm install --wait`: nothing would become
-// ready), and nothing runs the hook's Job. The test plays the Job controller: it runs the Job's
+// ready), and nothing runs the hooks' Jobs. The test plays the Job controller: it runs each Job's
 // container as rendered (its command, arguments and environment; the `temporal` CLI of the version
 // the hook's image is) on this machine, then records the Job complete, and helm, waiting for its hook,
 // goes on as in a cluster. It plays the ServiceAccount controller too (the namespace's `default`
-// ServiceAccount, which the hook's pods run as).
+// ServiceAccount, which the hook's pods run as), and the worker's pods for the worker-version hook:
+// a Temporal worker configured from the build's Deployment's environment polls while the hook runs.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { parseAllDocuments, stringify } from 'yaml';
+import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { parse as parseYaml, parseAllDocuments, stringify } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import { CHART_DIR, CHART_VM_CRDS } from '../harness/chart-identities';
 import { installCRDs, startKube, type KubeCluster } from '../harness/kube';
 import { harnessTempDir, waitFor } from '../harness/processes';
 import { startTemporalDevEnv } from '../harness/temporal';
 import { toolPath } from '../harness/tools';
+import { workflowBundleOptions } from '../../process/workflow-bundle';
+import { loadConfig } from '../../worker/config';
+import { workerDeploymentOptions } from '../../worker/main';
 
 const NAMESPACE = 'vmrollout';
 const TEMPORAL_NAMESPACE = 'vmrollout';
 const RELEASE = 'rel';
 const HOOK_JOB = `${RELEASE}-vmrollout-temporal-setup`;
+const VERSION_JOB = `${RELEASE}-vmrollout-worker-version`;
+const APP_VERSION = (parseYaml(fs.readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
+/** The build an upgrade moves to (another image tag). */
+const NEXT_BUILD = '9.9.9';
+const WORKER_PODS = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=worker`;
 const CRD = 'vmdistributedclusters.vmrollout.io';
 const RESTRICTED = {
   'pod-security.kubernetes.io/enforce': 'restricted',
@@ -42,7 +53,8 @@ interface Run {
 }
 
 interface HookRun extends Run {
-  /** Whether the worker's Deployment existed when helm created the hook's Job. */
+  job: string;
+  /** Whether a worker Deployment existed when helm created the hook's Job. */
   workerExisted: boolean;
 }
 
@@ -78,12 +90,40 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   let dir: string;
   let valuesFile: string;
   const hookRuns: HookRun[] = [];
+  const workers: Array<{ worker: Worker; run: Promise<void> }> = [];
+  let bundle: WorkflowBundle;
 
   const helm = (...args: string[]) => run(toolPath('helm'), [...args, '--kubeconfig', kube.kubeconfigPath]);
   const temporalCli = (...args: string[]) => run(toolPath('temporal'), [...args, '--address', temporal.address]);
   const core = () => kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   const batch = () => kube.kubeConfig.makeApiClient(k8s.BatchV1Api);
   const objects = () => k8s.KubernetesObjectApi.makeApiClient(kube.kubeConfig);
+  const apps = () => kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
+  const workerDeployments = async () => (await apps().listNamespacedDeployment({ namespace: NAMESPACE, labelSelector: WORKER_PODS })).items;
+
+  /** A pod of the build's worker Deployment, as far as Temporal sees it: a worker configured from the Deployment's environment, polling. */
+  async function startBuildWorker(buildId: string): Promise<void> {
+    const d = (await workerDeployments()).find((x) => x.metadata!.labels!['vmrollout.io/build-id'] === buildId);
+    if (!d) throw new Error(`no worker Deployment of build ${buildId}`);
+    const env = Object.fromEntries(
+      d.spec!.template.spec!.containers[0]!.env!.filter((e) => e.name.startsWith('TEMPORAL_') || e.name === 'TASK_QUEUE').map((e) => [e.name, e.value]),
+    );
+    const config = loadConfig(env);
+    const worker = await Worker.create({
+      connection: temporal.nativeConnection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.taskQueue,
+      workflowBundle: bundle,
+      ...workerDeploymentOptions(config),
+    });
+    workers.push({ worker, run: worker.run() });
+  }
+
+  const currentBuild = async () => {
+    const r = await temporalCli('worker', 'deployment', 'describe', '--namespace', TEMPORAL_NAMESPACE, '--name', `${RELEASE}-vmrollout`, '-o', 'json');
+    expect(r).toMatchObject({ code: 0 });
+    return (JSON.parse(r.stdout) as { routingConfig: { currentVersionBuildID: string } }).routingConfig.currentVersionBuildID;
+  };
 
   /** Whether the object exists (404: it does not). */
   const exists = async (o: k8s.KubernetesObject) => {
@@ -97,16 +137,16 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
    * The Job controller's part for one run of the hook: waits for helm to create the Job, checks its
    * Pod would be admitted, runs its container here, and records the outcome in the Job's status.
    */
-  async function playJobController(helmEnded: () => string | undefined): Promise<HookRun> {
+  async function playJobController(name: string, helmEnded: () => string | undefined): Promise<HookRun> {
     // A Job of this run: not one an earlier run left behind (helm replaces it: before-hook-creation).
     const fresh = async () => {
-      const j = await batch().readNamespacedJob({ name: HOOK_JOB, namespace: NAMESPACE });
+      const j = await batch().readNamespacedJob({ name, namespace: NAMESPACE });
       return !j.status?.conditions?.length && j;
     };
-    const job = await waitFor(fresh, { timeoutMs: 60_000, description: `helm to create Job ${HOOK_JOB}`, abortIf: helmEnded });
-    const workerExisted = await exists({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${RELEASE}-vmrollout-worker` } });
+    const job = await waitFor(fresh, { timeoutMs: 60_000, description: `helm to create Job ${name}`, abortIf: helmEnded });
+    const workerExisted = (await workerDeployments()).length > 0;
     // Its Pod would be admitted under Pod Security "restricted".
-    await core().createNamespacedPod({ namespace: NAMESPACE, body: podOf(job.spec!.template, `${HOOK_JOB}-probe`), dryRun: 'All' });
+    await core().createNamespacedPod({ namespace: NAMESPACE, body: podOf(job.spec!.template, `${name}-probe`), dryRun: 'All' });
     const container = job.spec!.template.spec!.containers[0]!;
     const env: NodeJS.ProcessEnv = { PATH: `${path.dirname(toolPath('temporal'))}:${process.env.PATH}`, HOME: harnessTempDir('hook-home') };
     for (const e of container.env ?? []) {
@@ -121,17 +161,26 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const condition = (type: string): k8s.V1JobCondition => ({ type, status: 'True', lastProbeTime: now, lastTransitionTime: now, reason: 'RunByTest', message: 'run by the test' });
     const conditions = ok ? [condition('SuccessCriteriaMet'), condition('Complete')] : [condition('FailureTarget'), condition('Failed')];
     const status: k8s.V1JobStatus = { startTime: now, conditions, ...(ok ? { succeeded: 1, completionTime: now } : { failed: 1 }) };
-    await batch().replaceNamespacedJobStatus({ name: HOOK_JOB, namespace: NAMESPACE, body: { ...job, status } });
-    hookRuns.push({ ...result, workerExisted });
+    await batch().replaceNamespacedJobStatus({ name, namespace: NAMESPACE, body: { ...job, status } });
+    hookRuns.push({ ...result, job: name, workerExisted });
     return hookRuns[hookRuns.length - 1]!;
   }
 
-  /** `helm install|upgrade` with the hook: helm and the test's Job controller side by side. */
-  async function withHook(...args: string[]): Promise<Run> {
+  /**
+   * `helm install|upgrade` with the hooks: helm and the test's Job controller side by side, the
+   * build's worker started once helm has created its Deployment, some seconds after the version hook
+   * (which waits for it).
+   */
+  async function withHooks(buildId: string, ...args: string[]): Promise<Run> {
     let ended: Run | undefined;
     const helmRun = helm(...args).then((r) => (ended = r));
-    const hookRun = await playJobController(() => ended && `helm ${args[0]} ended (${ended.code}) before its hook Job was created: ${ended.stderr}`);
-    if (hookRun.code !== 0) throw new Error(`the hook's container failed (${hookRun.code}):\n${hookRun.stdout}${hookRun.stderr}`);
+    const helmEnded = () => ended && `helm ${args[0]} ended (${ended.code}) before its hook Job was created: ${ended.stderr}`;
+    for (const name of [HOOK_JOB, VERSION_JOB]) {
+      const hookRun = playJobController(name, helmEnded);
+      if (name === VERSION_JOB) setTimeout(() => startBuildWorker(buildId).catch((err: unknown) => process.stderr.write(`build ${buildId}'s worker: ${String(err)}\n`)), 3000);
+      const r = await hookRun;
+      if (r.code !== 0) throw new Error(`the hook's container failed (${r.code}):\n${r.stdout}${r.stderr}`);
+    }
     return helmRun;
   }
 
@@ -147,6 +196,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     // The VM operator's CRDs, as in a cluster where it runs (the chart's VMServiceScrape and VMRule).
     await installCRDs(kube.kubeConfig, CHART_VM_CRDS);
     temporal = await startTemporalDevEnv({ searchAttributes: [] });
+    bundle = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') });
     await core().createNamespace({ body: { metadata: { name: NAMESPACE, labels: RESTRICTED } } });
     await core().createNamespacedServiceAccount({ namespace: NAMESPACE, body: { metadata: { name: 'default' } } });
     // The namespace of the VMAuth and of created objects: helm creates Roles there, not the namespace.
@@ -158,6 +208,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
       stringify({
         temporal: { address: temporal.address, namespace: TEMPORAL_NAMESPACE },
         temporalSetup: { enabled: true, createNamespace: true },
+        // Under helm's --timeout: a version hook that never sees its workers fails before helm gives up.
+        workerVersioning: { pollTimeoutSeconds: 60 },
         watchNamespaces: ['monitoring'],
         createNamespaces: ['monitoring'],
         vmauths: ['monitoring/vm-global'],
@@ -167,6 +219,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     );
   }, 180_000);
   afterAll(async () => {
+    for (const w of workers) w.worker.shutdown();
+    await Promise.all(workers.map((w) => w.run));
     await temporal?.teardown();
     await kube?.stop();
   }, 60_000);
@@ -184,11 +238,17 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     // Before: no such Temporal namespace (the dev server has only `default`, with no Vmdc attribute).
     expect((await temporalCli('operator', 'namespace', 'describe', '--namespace', TEMPORAL_NAMESPACE)).code).not.toBe(0);
 
-    const install = await withHook('install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
+    const install = await withHooks(APP_VERSION, 'install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
     expect(install).toMatchObject({ code: 0 });
     expect(install.stderr).not.toMatch(/PodSecurity|[Ww]arning/);
-    // pre-install: the hook ran before the worker existed.
-    expect(hookRuns.map((r) => r.workerExisted)).toEqual([false]);
+    // pre-install: the setup hook ran before the worker existed; post-install: the version hook after.
+    expect(hookRuns.map((r) => [r.job, r.workerExisted])).toEqual([
+      [HOOK_JOB, false],
+      [VERSION_JOB, true],
+    ]);
+    // The build's workers polled: it is the current version, new rollouts start on it.
+    expect(await currentBuild()).toBe(APP_VERSION);
+    expect(await statusOf(batch().readNamespacedJob({ name: VERSION_JOB, namespace: NAMESPACE }))).toBe(404);
 
     expect(await customAttributes()).toEqual(Object.fromEntries(SEARCH_ATTRIBUTE_KEYS.map((k) => [k.name, `INDEXED_VALUE_TYPE_${k.type}`])));
     // The hook Job was removed once it succeeded.
@@ -212,20 +272,44 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   }, 240_000);
 
   test("negative control: a release whose pods are not hardened is installed with helm printing the API server's PodSecurity warnings", async () => {
-    const r = await helm('install', 'bare', CHART_DIR, '--namespace', NAMESPACE, '--set', 'podSecurityContext=null', '--set', 'securityContext=null', '--set', 'networkPolicy.enabled=false');
+    // activation=manual: no version hook to wait for (no worker polls here).
+    const r = await helm('install', 'bare', CHART_DIR, '--namespace', NAMESPACE, '--set', 'podSecurityContext=null', '--set', 'securityContext=null', '--set', 'networkPolicy.enabled=false', '--set', 'workerVersioning.activation=manual');
     expect(r).toMatchObject({ code: 0 });
     expect(r.stderr).toMatch(/would violate PodSecurity \\?"restricted:latest/); // klog quotes it
     expect(await helm('uninstall', 'bare', '--namespace', NAMESPACE)).toMatchObject({ code: 0 });
+    await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'delete', 'deployment', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=bare,app.kubernetes.io/component=worker']);
   }, 120_000);
 
-  test('helm upgrade runs the hook again (nothing left to create: no error) and applies the new values; the documented CRD upgrade applies', async () => {
-    const upgrade = await withHook('upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--set', 'worker.replicas=3', '--set', 'trigger.replicas=2', '--timeout', '2m');
+  test('helm upgrade to another build runs the hooks again (nothing left to create: no error), makes the new build current and keeps the old one running; the documented CRD upgrade applies', async () => {
+    const upgrade = await withHooks(
+      NEXT_BUILD,
+      'upgrade',
+      RELEASE,
+      CHART_DIR,
+      '--namespace',
+      NAMESPACE,
+      '--values',
+      valuesFile,
+      '--set',
+      `image.tag=${NEXT_BUILD}`,
+      '--set',
+      'worker.replicas=3',
+      '--set',
+      'trigger.replicas=2',
+      '--timeout',
+      '2m',
+    );
     expect(upgrade).toMatchObject({ code: 0 });
     expect(upgrade.stderr).not.toMatch(/PodSecurity|[Ww]arning/);
-    expect(hookRuns.map((r) => r.workerExisted)).toEqual([false, true]);
+    expect(hookRuns.slice(2).map((r) => [r.job, r.workerExisted])).toEqual([
+      [HOOK_JOB, true],
+      [VERSION_JOB, true],
+    ]);
     expect(await customAttributes()).toEqual(expect.objectContaining({ VmdcGeneration: 'INDEXED_VALUE_TYPE_INT' }));
-    const apps = kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
-    expect((await apps.readNamespacedDeployment({ name: `${RELEASE}-vmrollout-worker`, namespace: NAMESPACE })).spec!.replicas).toBe(3);
+    expect(await currentBuild()).toBe(NEXT_BUILD);
+    // The old build's Deployment is left as it was, for the rollouts pinned to it; the new one has the new values.
+    const builds = Object.fromEntries((await workerDeployments()).map((d) => [d.metadata!.labels!['vmrollout.io/build-id'], d.spec!.replicas]));
+    expect(builds).toEqual({ [APP_VERSION]: 2, [NEXT_BUILD]: 3 });
     const policy = kube.kubeConfig.makeApiClient(k8s.PolicyV1Api);
     expect((await policy.readNamespacedPodDisruptionBudget({ name: `${RELEASE}-vmrollout-trigger`, namespace: NAMESPACE })).spec!.maxUnavailable).toBe(1);
 
@@ -236,13 +320,19 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     expect(apply).toMatchObject({ code: 0, stdout: expect.stringContaining(`customresourcedefinition.apiextensions.k8s.io/${CRD} serverside-applied`) });
   }, 240_000);
 
-  test('helm uninstall removes every object of the release and keeps the CRD', async () => {
+  test('helm uninstall removes every object of the release but the worker Deployments, and keeps the CRD; the documented command deletes those', async () => {
     const manifest = parseObjects((await helm('get', 'manifest', RELEASE, '--namespace', NAMESPACE)).stdout);
     expect(await helm('uninstall', RELEASE, '--namespace', NAMESPACE, '--timeout', '2m')).toMatchObject({ code: 0 });
-    for (const o of manifest) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, false]);
+    const isWorker = (o: k8s.KubernetesObject) => o.kind === 'Deployment' && o.metadata!.labels?.['app.kubernetes.io/component'] === 'worker';
+    for (const o of manifest.filter((x) => !isWorker(x))) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, false]);
+    // Kept (helm.sh/resource-policy): the workers of both builds. docs/upgrading.md deletes them.
+    expect((await workerDeployments()).length).toBe(2);
+    const del = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'delete', 'deployment', '-n', NAMESPACE, '-l', WORKER_PODS]);
+    expect(del).toMatchObject({ code: 0 });
+    expect(await workerDeployments()).toEqual([]);
     expect((await helm('list', '--all', '--namespace', NAMESPACE, '-q')).stdout.trim()).toBe('');
     expect(await exists({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD } })).toBe(true);
-    // Nothing of the hook is left either.
-    expect(await statusOf(batch().readNamespacedJob({ name: HOOK_JOB, namespace: NAMESPACE }))).toBe(404);
+    // Nothing of the hooks is left either.
+    for (const name of [HOOK_JOB, VERSION_JOB]) expect(await statusOf(batch().readNamespacedJob({ name, namespace: NAMESPACE }))).toBe(404);
   }, 120_000);
 });
