@@ -1,4 +1,4 @@
-// The six steps of one zone (docs/design.md "One upgrade workflow per generation"), one function
+// The six steps of one zone (docs/design.md#the-six-steps-of-a-zone), one function
 // each, each taking only what it uses of the zone's context. Every step is idempotent: a resumed
 // zone runs its failed step again as is.
 import type { RouteRemoval } from '../api/route-records';
