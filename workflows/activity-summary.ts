@@ -25,7 +25,7 @@ const SUMMARIES: Summaries = {
   waitOperational: (i) => `wait until ${i.kind} ${i.name} is operational at generation ${i.generation}`,
   readRoutes: (i) => `read the routes ${routes(i.routes)}`,
   editRoutes: (i) => {
-    const clusters = [...new Set(i.removals.map((r) => r.vmcluster.name))].join(', ') || `zone ${i.record?.zone ?? '?'}`;
+    const clusters = [...new Set(i.removals.map((r) => r.vmcluster.name))].join(', ') || `zone ${i.record.zone}`;
     const on = i.removals.length ? routes(i.removals.map((r) => r.route)) : 'the routes that record it';
     return i.direction === 'remove' ? `remove ${clusters} from ${on}` : `put ${clusters} back into ${on}`;
   },
@@ -36,16 +36,13 @@ const SUMMARIES: Summaries = {
   waitCarriersReady: (i) => `wait until ${i.carriers.map((c) => c.vmcluster).join(', ') || 'the other zones'} can carry the reads`,
   confirmSwitch: (i) => `confirm every vmauth pod of VMAuth ${i.vmauthName} serves routes ${i.expect === 'absent' ? 'without' : 'with'} ${i.vmcluster}`,
   waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,
-  awaitSwitch: (i) =>
-    i.confirm
-      ? `wait until ${routes(i.routes)} apply and every vmauth pod serves routes ${i.confirm.expect === 'absent' ? 'without' : 'with'} ${i.confirm.vmcluster}`
-      : `wait until ${routes(i.routes)} apply`,
+  awaitSwitch: (i) => `wait until ${routes(i.routes)} apply and every vmauth pod serves routes ${i.confirm.expect === 'absent' ? 'without' : 'with'} ${i.confirm.vmcluster}`,
 };
 
 /** The UI shows one line; longer ones are cut. */
 const MAX_LENGTH = 200;
 
-/** The summary of a call, or undefined (an unknown activity, an input an older version shaped differently). */
+/** The summary of a call, or undefined (an unknown activity, or an input it cannot read: a summary never fails a call). */
 export function activitySummary(name: string, input: unknown): string | undefined {
   const summarize = (SUMMARIES as Record<string, ((i: unknown) => string) | undefined>)[name];
   if (!summarize || input === null || typeof input !== 'object') return undefined;
