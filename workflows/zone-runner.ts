@@ -92,7 +92,7 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
     z.step = s;
     state.currentStep = s;
     await safePoint(run);
-    if (signals.superseded() && !z.patchAttempted) return stopUnpatched(run, z);
+    if (signals.superseded() && !z.patchAttempted) return stopBeforePatch(run, z);
     enterStep(z, s);
     z.note = z.outOfRotation ? { kind: 'out-for-upgrade' } : undefined;
     state.run = { kind: 'zone-step', zone: z.name, step: s };
@@ -109,7 +109,7 @@ function enterStep(z: ZoneState, s: ZoneStep): void {
 }
 
 /** Superseded before the VMCluster changed: rejoin at once (if out) and stop here. */
-async function stopUnpatched({ state, signals, report, ctx, reads }: RolloutRun, z: ZoneState): Promise<Outcome> {
+async function stopBeforePatch({ state, signals, report, ctx, reads }: RolloutRun, z: ZoneState): Promise<Outcome> {
   if (z.outOfRotation) {
     state.currentStep = 'RejoiningReads';
     enterStep(z, 'RejoiningReads');
