@@ -335,7 +335,7 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
   test('every description says what to do: the object and the README section', () => {
     const d = description(rule, 'VmrolloutRolloutFailed', { ...demo });
     expect(d).toContain('default/demo');
-    expect(d).toContain('README "When a zone fails"');
+    expect(d).toContain('docs/operations.md#when-a-zone-fails');
   });
 
   test.each(['VmrolloutRolloutFailed', 'VmrolloutZoneOutOfReadsTooLong', 'VmrolloutStuckInStep', 'VmrolloutWorkerDown', 'VmrolloutTriggerWatchRestarting'])(

@@ -90,7 +90,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   let dir: string;
   let valuesFile: string;
   const hookRuns: HookRun[] = [];
-  const workers: Array<{ worker: Worker; run: Promise<void> }> = [];
+  /** By build id: the one worker of each build (a process may run one worker per version and task queue). */
+  const workers = new Map<string, { worker: Worker; run: Promise<void> }>();
   let bundle: WorkflowBundle;
 
   const helm = (...args: string[]) => run(toolPath('helm'), [...args, '--kubeconfig', kube.kubeconfigPath]);
@@ -103,6 +104,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
 
   /** A pod of the build's worker Deployment, as far as Temporal sees it: a worker configured from the Deployment's environment, polling. */
   async function startBuildWorker(buildId: string): Promise<void> {
+    if (workers.has(buildId)) return;
     const d = (await workerDeployments()).find((x) => x.metadata!.labels!['vmrollout.io/build-id'] === buildId);
     if (!d) throw new Error(`no worker Deployment of build ${buildId}`);
     const env = Object.fromEntries(
@@ -116,7 +118,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
       workflowBundle: bundle,
       ...workerDeploymentOptions(config),
     });
-    workers.push({ worker, run: worker.run() });
+    workers.set(buildId, { worker, run: worker.run() });
   }
 
   const currentBuild = async () => {
@@ -219,8 +221,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     );
   }, 180_000);
   afterAll(async () => {
-    for (const w of workers) w.worker.shutdown();
-    await Promise.all(workers.map((w) => w.run));
+    for (const w of workers.values()) w.worker.shutdown();
+    await Promise.all([...workers.values()].map((w) => w.run));
     await temporal?.teardown();
     await kube?.stop();
   }, 60_000);
@@ -313,11 +315,21 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const policy = kube.kubeConfig.makeApiClient(k8s.PolicyV1Api);
     expect((await policy.readNamespacedPodDisruptionBudget({ name: `${RELEASE}-vmrollout-trigger`, namespace: NAMESPACE })).spec!.maxUnavailable).toBe(1);
 
-    // README "Upgrading": helm does not upgrade crds/; this applies them.
+    // docs/install.md#upgrade-and-uninstall: helm does not upgrade crds/; this applies them.
     const crds = await helm('show', 'crds', CHART_DIR);
     expect(crds).toMatchObject({ code: 0 });
     const apply = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: crds.stdout });
     expect(apply).toMatchObject({ code: 0, stdout: expect.stringContaining(`customresourcedefinition.apiextensions.k8s.io/${CRD} serverside-applied`) });
+  }, 240_000);
+
+  // `helm rollback` would refuse the old build's Deployment: kept, it is in no release's manifest (docs/upgrading.md#rollback).
+  test('rollback, an upgrade to the old tag, makes the old build current again, its Deployment adopted; the new build keeps running', async () => {
+    const back = await withHooks(APP_VERSION, 'upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
+    expect(back).toMatchObject({ code: 0 });
+    expect(hookRuns.slice(4).map((r) => r.job)).toEqual([HOOK_JOB, VERSION_JOB]);
+    expect(await currentBuild()).toBe(APP_VERSION);
+    const builds = Object.fromEntries((await workerDeployments()).map((d) => [d.metadata!.labels!['vmrollout.io/build-id'], d.spec!.replicas]));
+    expect(builds).toEqual({ [APP_VERSION]: 2, [NEXT_BUILD]: 3 });
   }, 240_000);
 
   test('helm uninstall removes every object of the release but the worker Deployments, and keeps the CRD; the documented command deletes those', async () => {

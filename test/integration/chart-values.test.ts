@@ -319,9 +319,9 @@ describe('workerVersioning', () => {
     expect(render(`image.tag=${'1'.repeat(64)}`, 'workerVersioning.buildId=b1').length).toBeGreaterThan(0);
   });
 
-  test('a post-install and post-upgrade hook makes the build current once its workers poll, connecting as the worker does', () => {
+  test('a post-install, post-upgrade and post-rollback hook makes the build current once its workers poll, connecting as the worker does', () => {
     const j = versionJob('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key')!;
-    expect(j.metadata!.annotations).toEqual({ 'helm.sh/hook': 'post-install,post-upgrade', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    expect(j.metadata!.annotations).toEqual({ 'helm.sh/hook': 'post-install,post-upgrade,post-rollback', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
     const pod = j.spec!.template.spec!;
     expect(pod.containers[0]!.image).toBe(`temporalio/temporal:${toolVersions().TEMPORAL_CLI_VERSION}`);
     expect(pod.automountServiceAccountToken).toBe(false);
