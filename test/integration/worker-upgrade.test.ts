@@ -20,6 +20,9 @@
  * over the rollout that A started and finishes it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -27,10 +30,11 @@ import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '
 import { workflowIdFor } from '../../api/rollout-contract';
 import { failureConverterPath, parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
-import { workerDeploymentOptions } from '../../worker/main';
+import { loadConfig } from '../../worker/config';
+import { startWorker, workerDeploymentOptions } from '../../worker/main';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import type { rolloutWorkflow } from '../../workflows';
-import { waitFor } from '../harness/processes';
+import { harnessTempDir, waitFor } from '../harness/processes';
 import { useTemporalDevEnv } from '../harness/temporal';
 import { inputOf, makeFake } from '../workflow/setup';
 import type { FakeCluster, Held } from '../workflow/fake-cluster';
@@ -91,6 +95,8 @@ function upgrade(versioned: boolean) {
 
   return {
     ran,
+    taskQueue,
+    deploymentName,
     /** A worker of `build`, as production starts it (versioned or not). */
     async worker(build: string) {
       const worker = await Worker.create({
@@ -241,5 +247,39 @@ test('negative control: with Worker Versioning off, build B takes over the rollo
     expect(await versioningOf(h1)).toEqual({ behavior: undefined, buildId: undefined });
   } finally {
     await u.stopAll();
+  }
+});
+
+test('the worker process, given TEMPORAL_WORKER_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID, polls as that version', async () => {
+  const u = upgrade(true);
+  const bundlePath = path.join(harnessTempDir('worker-upgrade'), 'workflow-bundle.js');
+  fs.writeFileSync(bundlePath, bundle.code);
+  const config = loadConfig({
+    TEMPORAL_ADDRESS: env().address,
+    TEMPORAL_NAMESPACE: namespace(),
+    TASK_QUEUE: u.taskQueue,
+    METRICS_HOST: '127.0.0.1',
+    METRICS_PORT: '0',
+    TEMPORAL_METRICS_BIND: '',
+    WORKFLOW_BUNDLE: bundlePath,
+    TEMPORAL_WORKER_DEPLOYMENT_NAME: u.deploymentName,
+    TEMPORAL_WORKER_BUILD_ID: '1.0.0-rc.1',
+  });
+  // No activity runs here: a kubeconfig pointing nowhere is enough.
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+    users: [{ name: 'none' }],
+    contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
+    currentContext: 'none',
+  });
+  const running = await startWorker(config, { installRuntime: false, kubeConfig });
+  try {
+    // The server makes a version current only once its workers poll.
+    await u.setCurrent('1.0.0-rc.1');
+    const version = await u.describeVersion('1.0.0-rc.1');
+    expect(version.status).toBe(temporal.api.enums.v1.WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT);
+  } finally {
+    await running.shutdown();
   }
 });
