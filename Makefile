@@ -68,6 +68,12 @@ test-e2e: deps tools
 test-chaos: deps tools
 	scripts/jest-project.sh chaos $(ARGS)
 
+# vmrollout against the real VictoriaMetrics operator (test/operator/): inside a network namespace
+# of its own (test/harness/operator-bed/in-netns.sh: root or user namespaces), one file at a time.
+.PHONY: test-operator
+test-operator: deps tools
+	test/harness/operator-bed/in-netns.sh $(NPX) jest --config test/operator/jest.config.js --ci --runInBand $(ARGS)
+
 # The demo prints the plugin's commands (dist/kubectl-vmdc.cjs) next to the temporal ones.
 demo: deps tools cli
 	$(NPX) tsx scripts/demo.ts

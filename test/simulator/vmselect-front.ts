@@ -42,8 +42,9 @@ export interface VmselectFront {
   stop(): Promise<void>;
 }
 
-/** Starts the front for `backendURL` (the zone process, e.g. http://127.0.0.1:8428). */
-export async function startVmselectFront(opts: { backendURL: string; port?: number; name?: string }): Promise<VmselectFront> {
+/** Starts the front for `backendURL` (the zone process, e.g. http://127.0.0.1:8428) on `host` (default 127.0.0.1; the real-operator bed: a vmselect pod's IP). */
+export async function startVmselectFront(opts: { backendURL: string; port?: number; name?: string; host?: string }): Promise<VmselectFront> {
+  const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? (await freePort());
   const counters = new Map<string, number>(COUNTED.map(([, p]) => [p, 0]));
   let errors = 0;
@@ -87,10 +88,10 @@ export async function startVmselectFront(opts: { backendURL: string; port?: numb
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen(port, host, () => resolve());
   });
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     port,
     counts: () => Object.fromEntries(counters),
     metricsText,
