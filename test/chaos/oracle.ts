@@ -1,24 +1,30 @@
 /**
  * The chaos campaign's oracle: judges a rollout from what the kube-apiserver really received (its
- * audit log, ./audit-log.ts), plus what the campaign sampled outside (reads through vmauth, when
- * vmagent's queues were drained), never from the workflow's own memory. Pure: no I/O, no clock.
+ * audit log, ./audit-log.ts: the writes, their objects and times), plus what the campaign sampled
+ * outside (reads through vmauth, vmagent's queues as its own scrapes saw them, ./queue-watch.ts),
+ * never from the workflow's own memory nor from what the worker says of itself (the workflow ids
+ * and generations in its route records and applied-fields annotations). Pure: no I/O, no clock.
  *
  * The invariants of docs/design.md, as seen from outside the workflow:
  *   a. [I1] at most one zone out of reads at any time (replaying the route objects' targetRefs);
  *   b. [I2] a zone rejoins only after the operator reported its VMCluster operational at the generation
- *      vmrollout's patch produced (and after it was seen drained, when drain times are given); a
- *      VMCluster never changes while it is in read rotation;
- *   c. [I3] one actor per object at a time: the records on the routes name the workflow (id,
- *      generation) that took each zone out: no other workflow edits while one's removal is
- *      pending, and no older generation writes after a newer one began;
+ *      vmrollout's patch produced, and (when queue observations are given) after its queues were seen
+ *      drained for queueDrainedFor without a break; a VMCluster never changes while it is in read
+ *      rotation;
+ *   c. [I3] one actor per object at a time, never an older generation after a newer one: each worker
+ *      write acts for the rollout generation its content shows (a VMCluster changed to the spec of
+ *      generation g, from the VMDistributedCluster's spec writes; a status reporting
+ *      observedGeneration g): none acts for a generation older than one that already acted, nor for
+ *      one not yet written;
  *   d. [I4] every route edit is exactly undone: each removal is undoable from its record, each restore
  *      is that undo, and every route ends as it began (but for zones the final status reports out);
- *   e. [I5] the status always names the zones out (with a message why), from the write that took the
- *      zone out to the one that put it back; the zones recorded on a route are exactly the zones
- *      missing from it;
- *   f. [I2] each VMCluster is changed exactly once per rollout generation that needed its upgrade
- *      (no-op re-applies are retries, counted apart);
- *   g. [I6] no failed and no stale read.
+ *   e. [I5] every status write names exactly the zones out (with a message why), but for a zone it
+ *      announces leaving (LeavingReads, the edit next); the zones recorded on a route are exactly the
+ *      zones missing from it;
+ *   f. [I2] each VMCluster is changed exactly once per rollout generation that needed its upgrade, to
+ *      that generation's spec (no-op re-applies are retries, counted apart);
+ *   g. [I6] no failed and no stale read, and no read whose series has a hole longer than the stale
+ *      threshold.
  *
  * `crossCheck` is a second opinion: the same events as test/oracle/invariants.ts's action log,
  * judged by its `checkInvariants`. It is stricter on e (it wants the status to name a zone already
@@ -29,20 +35,20 @@ import { parseRecords, OUT_OF_ROTATION_ANNOTATION, type OutOfRotationRecord, typ
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../api/types';
 import { routeTargetRefs } from '../../kube/route-objects';
 import type { KubeObject } from '../../kube/custom-objects';
-import { readAppliedRecord } from '../../kube/applied-fields';
 import { jsonEqual } from '../../api/json-value';
 import { routeReferencesCluster } from '../../workflows/routes';
 import { undoRemoval } from '../../api/route-edits';
 import { checkInvariants, type Action, type Breach as InvariantBreach, type InvariantOptions } from '../oracle/invariants';
 import { isWrite, responseGeneration, succeeded, type AuditEvent } from './audit-log';
+import type { QueueObservation } from './queue-watch';
 
 export type CheckId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g';
 
 /** What each check stands for, and the invariant of docs/design.md it checks, by id. */
 export const CHECKS: Record<CheckId, { invariant: `I${number}`; title: string }> = {
   a: { invariant: 'I1', title: 'at most one zone out of reads' },
-  b: { invariant: 'I2', title: 'rejoin only when operational at the patched generation (and drained)' },
-  c: { invariant: 'I3', title: 'one workflow acts on the object at a time, never an older generation after a newer one' },
+  b: { invariant: 'I2', title: 'rejoin only when operational at the patched generation and drained' },
+  c: { invariant: 'I3', title: 'one generation acts at a time, never an older one after a newer one' },
   d: { invariant: 'I4', title: 'every route edit exactly undone' },
   e: { invariant: 'I5', title: 'the status names every zone out of reads' },
   f: { invariant: 'I2', title: 'one VMCluster change per rollout generation' },
@@ -64,6 +70,8 @@ export interface ReadSample {
   error?: string;
   /** Age of the newest sample the read returned, ms. */
   ageMs?: number;
+  /** Longest time between two consecutive samples of the series the read returned, ms. */
+  gapMs?: number;
 }
 
 export interface JudgeInput {
@@ -83,8 +91,10 @@ export interface JudgeInput {
   isWorker?: (user: string) => boolean;
   /** Whether an audit user plays the VM operator (writes VMCluster status). Default: anyone but the worker. */
   isOperator?: (user: string) => boolean;
-  /** Zone name → times (ms) at which vmagent's queues for the zone had stayed empty for queueDrainedFor (sampled by the campaign). */
-  drainedAt?: Record<string, number[]>;
+  /** Zone name → the campaign's own looks at vmagent's queues for the zone, in time order (./queue-watch.ts). */
+  queues?: Record<string, QueueObservation[]>;
+  /** The rollouts' strategy.queueDrainedFor, ms (with `queues`). */
+  queueDrainedForMs?: number;
   /** Rollout generation → the VMClusters that needed an upgrade in it. Without it, f only flags a second change. */
   upgrades?: Record<number, string[]>;
   /** Reads through vmauth (g). */
@@ -125,10 +135,16 @@ export interface Verdict {
     reads: number;
     failedReads: number;
     staleReads: number;
+    /** Reads whose series had a hole longer than the stale threshold. */
+    gappyReads: number;
+    /** Zone → at each rejoin, how long its queues had been seen drained without a break, ms. */
+    rejoinDrainedForMs: Record<string, number[]>;
   };
 }
 
 const DEFAULT_STALE_AFTER_MS = 9_000;
+/** A look at a queue older than this is no look: the time between counts as not drained. */
+export const maxUnwatchedMs = (queueDrainedForMs: number): number => queueDrainedForMs / 2;
 const VM_GROUP = 'operator.victoriametrics.com';
 const VMDC_GROUP = 'vmrollout.io';
 const ROUTE_KINDS: Record<string, RouteRef['kind']> = { vmauths: 'VMAuth', vmusers: 'VMUser' };
@@ -145,10 +161,20 @@ export function describeEvent(e: AuditEvent): string {
   return `#${e.seq} ${t} ${e.user} ${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}/${e.name}`;
 }
 
-/** The generation in a workflow id `vmdc/<ns>/<name>/g<generation>-<uid8>`. */
-export function workflowGeneration(workflowId: string): number | undefined {
-  const m = /\/g(\d+)-[^/]*$/.exec(workflowId);
-  return m ? Number(m[1]) : undefined;
+/**
+ * How long before `t` a zone's queues had been seen drained without a break: `t` minus the latest
+ * look before it that was not drained (or the first look, when none was: unwatched time proves
+ * nothing). A stretch of more than `maxGapMs` without a look, up to `t` included, breaks it too.
+ */
+export function seenDrainedFor(observations: readonly QueueObservation[], t: number, maxGapMs: number): number {
+  const before = observations.filter((o) => o.at <= t).sort((a, b) => a.at - b.at);
+  if (before.length === 0 || t - before.at(-1)!.at > maxGapMs) return 0;
+  let since = before[0]!.at;
+  for (const [i, o] of before.entries()) {
+    if (!o.drained) since = Math.max(since, o.at);
+    else if (i > 0 && o.at - before[i - 1]!.at > maxGapMs) since = Math.max(since, o.at);
+  }
+  return t - since;
 }
 
 function annotationOf(obj: JsonObject | undefined, key: string): string | undefined {
@@ -202,6 +228,8 @@ export function judge(input: JudgeInput): Verdict {
     reads: 0,
     failedReads: 0,
     staleReads: 0,
+    gappyReads: 0,
+    rejoinDrainedForMs: {},
   };
 
   const routes: Record<string, JsonObject[]> = clone(input.initialRoutes);
@@ -212,8 +240,6 @@ export function judge(input: JudgeInput): Verdict {
     clusters.filter((c) => routeReferencesCluster(input.initialRoutes[rk]!, vmc(c)) && !routeReferencesCluster(routes[rk] ?? [], vmc(c)));
   const outNow = (): string[] => clusters.filter((c) => Object.keys(routes).some((rk) => missingFrom(rk).includes(c)));
   const inSomeRoute = (c: string) => Object.values(input.initialRoutes).some((t) => routeReferencesCluster(t, vmc(c)));
-  const pendingRecords = (): Array<{ route: string; key: string; record: OutOfRotationRecord }> =>
-    Object.entries(records).flatMap(([route, rs]) => Object.entries(rs).map(([key, record]) => ({ route, key, record })));
 
   /** Per VMCluster, since it last left reads. */
   const cycles = new Map<string, { out: AuditEvent; patch?: AuditEvent; patchGen?: number; operational?: AuditEvent }>();
@@ -222,9 +248,22 @@ export function judge(input: JudgeInput): Verdict {
   let newestBy: AuditEvent | undefined;
   let lastStatus: VMDistributedClusterStatus | undefined;
   const patchCount = (key: string, table: Record<string, PatchCount>) => (table[key] ??= { changed: 0, retries: 0 });
+  /** The VMDistributedCluster's spec at each of its generations, as its writes stored it; the latest generation. */
+  const specs = new Map<number, JsonObject>();
+  let vmdcGeneration = 0;
+  /** The newest generation written whose spec asks for this VMCluster spec (its clusterVersion). */
+  const generationAsking = (vmclusterSpec: JsonValue | undefined): number | undefined => {
+    const version = isObject(vmclusterSpec) ? vmclusterSpec.clusterVersion : undefined;
+    let found: number | undefined;
+    for (const [g, spec] of specs) if (version !== undefined && spec.clusterVersion === version && (found === undefined || g > found)) found = g;
+    return found;
+  };
 
-  /** c: a write acting for `generation` (workflow `workflowId`) comes after a newer generation acted. */
+  /** c: a write acting for `generation` comes after a newer generation acted, or before the user wrote it. */
   const checkGeneration = (e: AuditEvent, generation: number, what: string) => {
+    if (generation > vmdcGeneration) {
+      breach('c', `${what} for generation ${generation} before the VMDistributedCluster reached it (at generation ${vmdcGeneration})`, e);
+    }
     if (generation < newestGeneration) {
       breach('c', `${what} by generation ${generation} after generation ${newestGeneration} began (${newestBy ? describeEvent(newestBy) : '?'})`, e, ...(newestBy ? [newestBy] : []));
     } else if (generation > newestGeneration) {
@@ -238,6 +277,17 @@ export function judge(input: JudgeInput): Verdict {
     counts.writes++;
     const worker = isWorker(e.user);
 
+    // ---- the VMDistributedCluster's spec, as written (by the user: the generations to roll out)
+    if (e.group === VMDC_GROUP && e.resource === 'vmdistributedclusters' && e.subresource === '' && e.name === input.vmdc.name && e.verb !== 'delete') {
+      const gen = responseGeneration(e);
+      const spec = e.responseObject?.spec;
+      if (gen !== undefined && isObject(spec)) {
+        specs.set(gen, spec);
+        vmdcGeneration = Math.max(vmdcGeneration, gen);
+      }
+      continue;
+    }
+
     // ---- the route objects
     const routeWritten = routeWrite(e, routes, records, input.vmdc.uid);
     if (routeWritten) {
@@ -248,16 +298,6 @@ export function judge(input: JudgeInput): Verdict {
       const wasOut = outNow();
       const added = Object.entries(recAfter).filter(([k, r]) => recBefore[k]?.workflowId !== r.workflowId || !jsonEqual(recBefore[k]?.removed as unknown as JsonValue, r.removed as unknown as JsonValue));
       const dropped = Object.entries(recBefore).filter(([k]) => !(k in recAfter));
-
-      // c: who acts, from the records this write adds
-      for (const [key, r] of added) {
-        // (a newer generation rewriting the very record of an older one on this route takes it over)
-        const others = pendingRecords().filter((p) => p.record.workflowId !== r.workflowId && (p.route !== rk || p.key !== key || p.record.generation > r.generation));
-        for (const o of others) {
-          breach('c', `${r.workflowId} (g${r.generation}) took zone ${r.zone} out of ${rk} while ${o.record.workflowId} (g${o.record.generation})'s removal of zone ${o.record.zone} is pending on ${o.route}`, e);
-        }
-        checkGeneration(e, r.generation, `${rk}: removal of zone ${r.zone}`);
-      }
 
       // d: each removal exactly undoable from its record; each restore exactly that undo
       if (!jsonEqual(before, after)) {
@@ -303,9 +343,14 @@ export function judge(input: JudgeInput): Verdict {
           breach('b', `zone ${zone(c)} rejoined reads before the operator reported VMCluster ${c} operational at generation ${cyc.patchGen} (patched by ${describeEvent(cyc.patch!)})`, e, cyc.patch!);
           continue;
         }
-        const drained = input.drainedAt?.[zone(c)];
-        if (drained && !drained.some((t) => t >= cyc.operational!.at && t <= e.at)) {
-          breach('b', `zone ${zone(c)} rejoined reads without its queues seen drained between operational (${describeEvent(cyc.operational)}) and the restore`, e, cyc.operational);
+        const looks = input.queues?.[zone(c)];
+        if (looks && input.queueDrainedForMs !== undefined) {
+          // The restore was sent no earlier than the API server received it.
+          const drainedFor = seenDrainedFor(looks, e.receivedAt, maxUnwatchedMs(input.queueDrainedForMs));
+          (counts.rejoinDrainedForMs[zone(c)] ??= []).push(drainedFor);
+          if (drainedFor < input.queueDrainedForMs) {
+            breach('b', `zone ${zone(c)} rejoined reads after its queues were seen drained for ${drainedFor} ms only (queueDrainedFor ${input.queueDrainedForMs} ms)`, e);
+          }
         }
       }
       continue;
@@ -329,20 +374,16 @@ export function judge(input: JudgeInput): Verdict {
       vmcGen[e.name] = gen;
       if (!worker) continue;
       const changed = prev === undefined || gen > prev;
-      const applied = (isObject(e.requestObject) ? readAppliedRecord(e.requestObject) : undefined) ?? readAppliedRecord(e.responseObject ?? {});
-      const rolloutGen = typeof applied?.vmdc.generation === 'number' ? applied.vmdc.generation : newestGeneration;
+      const asking = generationAsking(e.responseObject?.spec);
+      const rolloutGen = asking ?? newestGeneration;
       const field = changed ? 'changed' : 'retries';
       patchCount(e.name, counts.vmclusterPatches)[field]++;
       patchCount(`${e.name}@g${rolloutGen}`, counts.vmclusterPatchesByGeneration)[field]++;
       if (!changed) continue;
-      if (typeof applied?.vmdc.generation === 'number') checkGeneration(e, applied.vmdc.generation, `VMCluster ${e.name} changed`);
-      // A pending removal of an OLDER generation (one cancelled, failed or superseded) is the newer
-      // one's to adopt ([I3]); a newer generation's is nobody else's.
-      for (const p of pendingRecords()) {
-        if (p.record.generation > rolloutGen) {
-          breach('c', `VMCluster ${e.name} changed for generation ${rolloutGen} while g${p.record.generation}'s removal of zone ${p.record.zone} (${p.record.workflowId}) is pending on ${p.route}`, e);
-        }
-      }
+      if (asking === undefined) breach('f', `VMCluster ${e.name} changed to a spec no generation of ${input.vmdc.name} asks for (${JSON.stringify(e.responseObject?.spec ?? null).slice(0, 200)})`, e);
+      // A zone an OLDER generation left out (cancelled, failed or superseded) is the newer one's to
+      // adopt and upgrade ([I3]); a change for an older generation after a newer one acted is not.
+      else checkGeneration(e, asking, `VMCluster ${e.name} changed`);
       if (!outNow().includes(e.name) && inSomeRoute(e.name)) breach('b', `VMCluster ${e.name} changed (generation ${prev ?? '?'} → ${gen}) while zone ${zone(e.name)} is in read rotation`, e);
       const cyc = cycles.get(e.name);
       if (cyc) Object.assign(cyc, { patch: e, patchGen: gen, operational: undefined });
@@ -354,11 +395,13 @@ export function judge(input: JudgeInput): Verdict {
       counts.statusWrites++;
       const st = (statusOf(e.responseObject) ?? {}) as VMDistributedClusterStatus;
       lastStatus = st;
-      const written = isObject(e.requestObject) && isObject(e.requestObject.status) ? e.requestObject.status.workflow : undefined;
-      const id = isObject(written) && typeof written.id === 'string' ? written.id : undefined;
-      const g = id ? workflowGeneration(id) : undefined;
-      if (g !== undefined) checkGeneration(e, g, `status write (${id})`);
-      for (const c of outNow()) {
+      if (typeof st.observedGeneration === 'number') checkGeneration(e, st.observedGeneration, 'status write');
+      const out = outNow();
+      for (const z of st.zonesOutOfRotation ?? []) {
+        if (out.some((c) => zone(c) === z) || st.zones?.find((x) => x.name === z)?.phase === 'LeavingReads') continue;
+        breach('e', `status written naming zone ${z} out of reads (${JSON.stringify(st.zonesOutOfRotation)}) while every route has it`, e);
+      }
+      for (const c of out) {
         const z = zone(c);
         if (!st.zonesOutOfRotation?.includes(z)) {
           const cyc = cycles.get(c);
@@ -403,11 +446,14 @@ export function judge(input: JudgeInput): Verdict {
   const staleAfter = input.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const failed = reads.filter((r) => r.error !== undefined);
   const stale = reads.filter((r) => r.error === undefined && r.ageMs !== undefined && r.ageMs > staleAfter);
+  const gappy = reads.filter((r) => r.error === undefined && r.gapMs !== undefined && r.gapMs > staleAfter);
   counts.reads = reads.length;
   counts.failedReads = failed.length;
   counts.staleReads = stale.length;
+  counts.gappyReads = gappy.length;
   if (failed.length) breach('g', `${failed.length} failed read(s), first: ${JSON.stringify(failed.slice(0, 3))}`);
   if (stale.length) breach('g', `${stale.length} stale read(s) (older than ${staleAfter} ms), first: ${JSON.stringify(stale.slice(0, 3))}`);
+  if (gappy.length) breach('g', `${gappy.length} read(s) with a hole in the series longer than ${staleAfter} ms, first: ${JSON.stringify(gappy.slice(0, 3))}`);
 
   return { breaches, counts };
 }
@@ -436,11 +482,19 @@ export function auditActions(input: JudgeInput): { actions: Action[]; options: I
   const routes: Record<string, JsonObject[]> = clone(input.initialRoutes);
   const records: Record<string, RouteRecords> = Object.fromEntries(Object.keys(routes).map((k) => [k, {}]));
   const vmcGen: Record<string, number> = { ...(input.initialGenerations ?? {}) };
-  const drains = Object.entries(input.drainedAt ?? {})
-    .flatMap(([z, ts]) => ts.map((at) => ({ at, vmcluster: Object.keys(input.zoneOf).find((c) => input.zoneOf[c] === z) ?? z })))
+  const drainedFor = input.queueDrainedForMs ?? 0;
+  const drains = Object.entries(input.queues ?? {})
+    .flatMap(([z, looks]) =>
+      looks
+        .filter((o) => o.drained)
+        .map((o) => ({ at: o.at, vmcluster: Object.keys(input.zoneOf).find((c) => input.zoneOf[c] === z) ?? z, emptyForMs: seenDrainedFor(looks, o.at, maxUnwatchedMs(drainedFor)) })),
+    )
     .sort((a, b) => a.at - b.at);
   const drainUntil = (t: number) => {
-    while (drains.length && drains[0]!.at <= t) actions.push({ ...base(), type: 'drained', vmcluster: drains.shift()!.vmcluster, emptyForMs: Number.MAX_SAFE_INTEGER });
+    while (drains.length && drains[0]!.at <= t) {
+      const { vmcluster, emptyForMs } = drains.shift()!;
+      actions.push({ ...base(), type: 'drained', vmcluster, emptyForMs });
+    }
   };
   const removalOf = (rk: string, r: OutOfRotationRecord): RouteRemoval => {
     const [kind, name] = rk.split('/') as [RouteRef['kind'], string];
@@ -449,7 +503,7 @@ export function auditActions(input: JudgeInput): { actions: Action[]; options: I
 
   for (const e of input.events) {
     if (!succeeded(e) || !isWrite(e) || e.dryRun || e.namespace !== ns) continue;
-    drainUntil(e.at);
+    drainUntil(e.receivedAt);
     const worker = isWorker(e.user);
     const routeWritten = routeWrite(e, routes, records, input.vmdc.uid);
     if (routeWritten) {
@@ -503,7 +557,7 @@ export function auditActions(input: JudgeInput): { actions: Action[]; options: I
   return {
     actions,
     events,
-    options: { initialRoutes: input.initialRoutes, zoneOf: input.zoneOf, queueDrainedForMs: 0, namespace: ns, final: true },
+    options: { initialRoutes: input.initialRoutes, zoneOf: input.zoneOf, queueDrainedForMs: drainedFor, namespace: ns, final: true },
   };
 }
 
@@ -520,7 +574,7 @@ export function crossCheck(input: JudgeInput): Breach[] {
   const withDrains: Action[] = [];
   for (const a of actions) {
     withDrains.push(a);
-    if (a.type === 'operational' && !input.drainedAt?.[input.zoneOf[a.name] ?? '']) {
+    if (a.type === 'operational' && !input.queues?.[input.zoneOf[a.name] ?? '']) {
       withDrains.push({ seq: a.seq, actor: '', actorGeneration: 0, type: 'drained', vmcluster: a.name, emptyForMs: Number.MAX_SAFE_INTEGER });
     }
   }

@@ -89,20 +89,42 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
   // per cluster, since it last left rotation
   const since = new Map<string, { patchSeq?: number; patchGen?: number; operationalSeq?: number; drainedOk?: boolean; switchConfirmed?: boolean }>();
 
-  const checkStatusCovers = (seq: number) => {
-    for (const c of outClusters()) {
-      const zone = opts.zoneOf[c]!;
+  /** Zones that went back into the routes since the last status write: it may still name them until the next. */
+  const backSinceStatus = new Set<string>();
+  /** Each discrepancy once per status write (it lasts from one observation to the next). */
+  const discrepancies = new Set<string>();
+  let statusSeq = -1;
+  const breachOnce = (seq: number, key: string, message: string) => {
+    if (discrepancies.has(`${statusSeq}/${key}`)) return;
+    discrepancies.add(`${statusSeq}/${key}`);
+    breach(5, seq, message);
+  };
+
+  /**
+   * [I5] at every observation: the last written status names exactly the zones out of the routes,
+   * but for a zone it announces leaving (phase LeavingReads: the route edit comes next) and one
+   * that went back in after it was written (the next status write drops it).
+   */
+  const checkStatusMatches = (seq: number) => {
+    const out = outClusters().map((c) => opts.zoneOf[c]!);
+    for (const zone of out) {
       if (!lastStatus?.zonesOutOfRotation?.includes(zone)) {
-        breach(5, seq, `zone ${zone} is out of read rotation but the last written status does not say so`);
+        breachOnce(seq, `missing/${zone}`, `zone ${zone} is out of read rotation but the last written status does not say so`);
       } else if (!lastStatus.zones?.find((z) => z.name === zone)?.message) {
-        breach(5, seq, `zone ${zone} is out of read rotation but its status entry has no message saying why`);
+        breachOnce(seq, `message/${zone}`, `zone ${zone} is out of read rotation but its status entry has no message saying why`);
       }
+    }
+    for (const zone of lastStatus?.zonesOutOfRotation ?? []) {
+      if (out.includes(zone) || backSinceStatus.has(zone)) continue;
+      if (lastStatus?.zones?.find((z) => z.name === zone)?.phase === 'LeavingReads') continue;
+      breachOnce(seq, `extra/${zone}`, `the last written status names zone ${zone} out of read rotation but every route has it`);
     }
   };
 
   const mutating = (a: Action) => a.type === 'routes' || a.type === 'patch' || (a.type === 'status' && a.written);
 
   for (const a of log) {
+    const outBefore = outClusters();
     if (a.actor && mutating(a)) {
       if (!owner) breach(3, a.seq, `${a.actor} acted (${a.type}) before taking over the object`);
       else if (owner.actor !== a.actor) breach(3, a.seq, `${a.actor} (g${a.actorGeneration}) acted (${a.type}) while ${owner.actor} (g${owner.actorGeneration}) owns the object`);
@@ -158,7 +180,6 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
           }
           since.delete(c);
         }
-        checkStatusCovers(a.seq);
         break;
       }
       case 'patch': {
@@ -194,10 +215,15 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
       case 'status':
         if (a.written) {
           lastStatus = clone(a.status);
-          checkStatusCovers(a.seq);
+          statusSeq = a.seq;
+          backSinceStatus.clear();
         }
         break;
     }
+    const outAfter = outClusters();
+    for (const c of outBefore) if (!outAfter.includes(c)) backSinceStatus.add(opts.zoneOf[c]!);
+    for (const c of outAfter) backSinceStatus.delete(opts.zoneOf[c]!);
+    checkStatusMatches(a.seq);
   }
 
   if (opts.final) {

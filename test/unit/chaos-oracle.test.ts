@@ -7,7 +7,8 @@ import { appliedRecord } from '../../kube/applied-fields';
 import { computeRemoval } from '../../workflows/routes';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
 import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../chaos/audit-log';
-import { crossCheck, judge, workflowGeneration, type Breach, type CheckId, type JudgeInput } from '../chaos/oracle';
+import { crossCheck, judge, seenDrainedFor, type Breach, type CheckId, type JudgeInput } from '../chaos/oracle';
+import type { QueueObservation } from '../chaos/queue-watch';
 
 const NS = 'ns';
 const UID = 'uid-0001-abcd';
@@ -21,6 +22,9 @@ const ROUTES: RouteRef[] = [
 ];
 const rkey = (r: RouteRef) => `${r.kind}/${r.name}`;
 const wfId = (g: number) => `vmdc/${NS}/dc/g${g}-uid-0001`;
+/** The rollouts' queueDrainedFor and pollInterval (test/chaos/campaign.ts). */
+const DRAINED_FOR_MS = 8_000;
+const POLL_MS = 250;
 
 const initialTargetRefs = (): JsonObject[] => [
   { crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: CLUSTERS.map((name) => ({ name, namespace: NS })) }, paths: ['/select/.*'] },
@@ -30,15 +34,18 @@ const INITIAL_ROUTES: Record<string, JsonObject[]> = Object.fromEntries(ROUTES.m
 
 /** Writes a synthetic audit log: the API server's view of a rollout, one write at a time. */
 class Scenario {
-  /** `upgraded`: the VMClusters generation 2 is expected to change (check f). */
-  constructor(private readonly upgraded: string[] = CLUSTERS) {}
+  /** `upgraded`: the VMClusters generation 2 is expected to change (check f). The user has written generations 1 and 2. */
+  constructor(private readonly upgraded: string[] = CLUSTERS) {
+    this.specWrite(1);
+    this.specWrite(2);
+  }
 
   readonly events: AuditEvent[] = [];
   private t = Date.UTC(2026, 11, 1, 20, 0, 0);
   readonly routes: Record<string, JsonObject[]> = JSON.parse(JSON.stringify(INITIAL_ROUTES)) as Record<string, JsonObject[]>;
   readonly records: Record<string, RouteRecords> = Object.fromEntries(ROUTES.map((r) => [rkey(r), {}]));
   private readonly gen: Record<string, number> = Object.fromEntries(CLUSTERS.map((c) => [c, 1]));
-  readonly drainedAt: Record<string, number[]> = {};
+  readonly queues: Record<string, QueueObservation[]> = {};
 
   now(): number {
     return this.t;
@@ -108,17 +115,28 @@ class Scenario {
     }
   }
 
-  /** vmrollout's server-side apply of the VMCluster: `changes` raises the generation. */
-  patchCluster(cluster: string, rolloutGeneration: number, changes = true): AuditEvent {
+  /** The user's write of the VMDistributedCluster's spec at `generation`: clusterVersion v<generation>. */
+  specWrite(generation: number): AuditEvent {
+    const spec = { clusterVersion: `v${generation}` };
+    return this.push({ user: OPERATOR, group: 'vmrollout.io', resource: 'vmdistributedclusters', name: 'dc', requestObject: { spec }, responseObject: { metadata: { name: 'dc', generation }, spec } });
+  }
+
+  /**
+   * vmrollout's server-side apply of the VMCluster to generation `rolloutGeneration`'s spec:
+   * `changes` raises the generation. `claims`: the generation its applied-fields annotation names
+   * (the worker's word, which the oracle does not take).
+   */
+  patchCluster(cluster: string, rolloutGeneration: number, changes = true, claims = rolloutGeneration): AuditEvent {
     if (changes) this.gen[cluster]!++;
-    const metadata = { name: cluster, namespace: NS, annotations: { 'vmrollout.io/applied': appliedRecord({ name: 'dc', uid: UID, generation: rolloutGeneration }, 'overlay', { clusterVersion: 'v2' }) } };
+    const spec = { clusterVersion: `v${rolloutGeneration}` };
+    const metadata = { name: cluster, namespace: NS, annotations: { 'vmrollout.io/applied': appliedRecord({ name: 'dc', uid: UID, generation: claims }, 'overlay', spec) } };
     return this.push({
       user: WORKER,
       group: 'operator.victoriametrics.com',
       resource: 'vmclusters',
       name: cluster,
-      requestObject: { apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMCluster', metadata, spec: { clusterVersion: 'v2' } },
-      responseObject: { metadata: { ...metadata, generation: this.gen[cluster]! }, spec: { clusterVersion: 'v2' } },
+      requestObject: { apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMCluster', metadata, spec },
+      responseObject: { metadata: { ...metadata, generation: this.gen[cluster]! }, spec },
     });
   }
 
@@ -135,36 +153,39 @@ class Scenario {
     });
   }
 
-  /** The worker's VMDistributedCluster status write: `out` zones named out of reads (with a message). */
-  status(generation: number, out: string[], phase: VMDistributedClusterStatus['phase'] = 'Progressing'): AuditEvent {
+  /** The worker's VMDistributedCluster status write: `out` zones named out of reads (with a message), `leaving` announced (LeavingReads). */
+  status(generation: number, out: string[], phase: VMDistributedClusterStatus['phase'] = 'Progressing', leaving?: string): AuditEvent {
     const status: VMDistributedClusterStatus = {
       observedGeneration: generation,
       phase,
       workflow: { id: wfId(generation), runId: 'run' },
       zonesOutOfRotation: out,
-      zones: Object.values(ZONE_OF).map((z) => ({ name: z, phase: 'Pending', ...(out.includes(z) ? { message: 'out of read rotation' } : {}) })),
+      zones: Object.values(ZONE_OF).map((z) => ({ name: z, phase: z === leaving ? 'LeavingReads' : 'Pending', ...(out.includes(z) ? { message: 'out of read rotation' } : {}) })),
     };
     const json = JSON.parse(JSON.stringify(status)) as JsonObject;
     return this.push({ user: WORKER, group: 'vmrollout.io', resource: 'vmdistributedclusters', subresource: 'status', name: 'dc', requestObject: { status: json }, responseObject: { metadata: { name: 'dc', generation }, status: json } });
   }
 
-  drained(cluster: string): void {
-    this.t += 50;
-    (this.drainedAt[ZONE_OF[cluster]!] ??= []).push(this.t);
+  /** The campaign's looks at the zone's queues: backlog now, then drained every poll for `forMs`. */
+  drain(cluster: string, forMs = DRAINED_FOR_MS): void {
+    const looks = (this.queues[ZONE_OF[cluster]!] ??= []);
+    looks.push({ at: this.t, drained: false });
+    for (let at = this.t + POLL_MS; at <= this.t + forMs; at += POLL_MS) looks.push({ at, drained: true });
+    this.t += forMs;
   }
 
   /** Out of reads (the status announces it first), then patched. */
   leaveAndPatch(cluster: string, generation: number): void {
     const z = ZONE_OF[cluster]!;
-    this.status(generation, [z]);
+    this.status(generation, [z], 'Progressing', z);
     this.remove(cluster, generation);
     this.status(generation, [z]);
     this.patchCluster(cluster, generation);
   }
 
-  /** Seen drained, back in reads, and a status naming no zone out. */
-  rejoin(cluster: string, generation: number, phase: VMDistributedClusterStatus['phase'] = 'Progressing'): void {
-    this.drained(cluster);
+  /** Seen drained (for `drainedForMs`), back in reads, and a status naming no zone out. */
+  rejoin(cluster: string, generation: number, phase: VMDistributedClusterStatus['phase'] = 'Progressing', drainedForMs = DRAINED_FOR_MS): void {
+    this.drain(cluster, drainedForMs);
     this.restore(cluster);
     this.status(generation, [], phase);
   }
@@ -185,7 +206,8 @@ class Scenario {
       zoneOf: ZONE_OF,
       initialRoutes: INITIAL_ROUTES,
       initialGenerations: Object.fromEntries(CLUSTERS.map((c) => [c, 1])),
-      drainedAt: this.drainedAt,
+      queues: this.queues,
+      queueDrainedForMs: DRAINED_FOR_MS,
       upgrades: { 2: this.upgraded },
       reads: [
         { at: this.t - 1000, ageMs: 1200 },
@@ -277,70 +299,123 @@ describe('chaos oracle: one negative control per check', () => {
     s.restore('vm-az-a');
     s.clusterStatus('vm-az-a', 'operational');
     s.status(2, [], 'Succeeded');
-    const v = judge(s.input({ drainedAt: {} }));
+    const v = judge(s.input({ queues: {} }));
     expect(checks(v.breaches)).toEqual(['b']);
     expect(v.breaches[0]!.message).toMatch(/rejoined reads before the operator reported VMCluster vm-az-a operational at generation 2/);
-    expect(checks(crossCheck(s.input({ drainedAt: {} })))).toEqual(['b']);
+    expect(checks(crossCheck(s.input({ queues: {} })))).toEqual(['b']);
   });
 
-  it('b: a zone rejoins operational but before it was seen drained (when drain times are given)', () => {
+  it('b: a zone rejoins operational but before it was seen drained (when queue observations are given)', () => {
     const s = oneZone();
     s.clusterStatus('vm-az-a', 'operational');
     s.restore('vm-az-a');
-    s.drained('vm-az-a');
+    s.drain('vm-az-a');
     s.status(2, [], 'Succeeded');
     expect(checksOf(s.input())).toEqual(['b']);
-    // without drain times, the same log passes
-    expect(checksOf(s.input({ drainedAt: undefined }))).toEqual([]);
+    // without queue observations, the same log passes
+    expect(checksOf(s.input({ queues: undefined }))).toEqual([]);
   });
 
-  it("c: a second workflow generation edits the routes while another's removal is pending", () => {
-    const s = new Scenario();
+  it('b: a zone rejoins one poll before its queues were drained for queueDrainedFor (the early-rejoin timeline)', () => {
+    const rollout = (drainedForMs: number) => {
+      const s = oneZone();
+      s.clusterStatus('vm-az-a', 'operational');
+      s.rejoin('vm-az-a', 2, 'Succeeded', drainedForMs);
+      return s;
+    };
+    const onTime = judge(rollout(DRAINED_FOR_MS).input());
+    expect(onTime.breaches).toEqual([]);
+    expect(onTime.counts.rejoinDrainedForMs['az-a']![0]).toBeGreaterThanOrEqual(DRAINED_FOR_MS);
+    const early = rollout(DRAINED_FOR_MS - POLL_MS);
+    const v = judge(early.input());
+    expect(checks(v.breaches)).toEqual(['b']);
+    expect(v.breaches[0]!.message).toMatch(/zone az-a rejoined reads after its queues were seen drained for \d+ ms only \(queueDrainedFor 8000 ms\)/);
+    // test/oracle/invariants.ts agrees from the same looks
+    expect(checks(crossCheck(early.input()))).toEqual(['b']);
+    expect(crossCheck(rollout(DRAINED_FOR_MS).input())).toEqual([]);
+  });
+
+  it('b: how long the queues were seen drained: from the last look that was not, and no look for a while is no proof', () => {
+    const looks: QueueObservation[] = [
+      { at: 0, drained: true },
+      { at: 100, drained: false },
+      { at: 200, drained: true },
+      { at: 300, drained: true },
+    ];
+    expect(seenDrainedFor(looks, 350, 1000)).toBe(250);
+    expect(seenDrainedFor(looks, 50, 1000)).toBe(50); // never seen otherwise: since the first look
+    expect(seenDrainedFor(looks, 1400, 1000)).toBe(0); // the last look is too old
+    expect(seenDrainedFor([...looks, { at: 1500, drained: true }], 1600, 1000)).toBe(100); // a gap breaks the streak
+    expect(seenDrainedFor([], 100, 1000)).toBe(0);
+  });
+
+  it('c: an older generation changes a VMCluster after a newer one began (its content shows which, whatever its annotations claim)', () => {
+    const s = new Scenario(['vm-az-a']);
+    s.status(2, ['az-a'], 'Progressing', 'az-a');
+    s.remove('vm-az-a', 2);
     s.status(2, ['az-a']);
-    s.remove('vm-az-a', 2, [ROUTES[0]!]);
-    s.status(2, ['az-a']);
-    s.remove('vm-az-a', 3, [ROUTES[1]!]);
+    s.specWrite(3);
     s.status(3, ['az-a']);
-    s.restore('vm-az-a');
-    s.status(3, [], 'Succeeded');
-    const v = judge(s.input({ upgrades: {} }));
+    // generation 2's spec (v2), its applied-fields annotation claiming generation 3
+    s.patchCluster('vm-az-a', 2, true, 3);
+    const v = judge(s.input({ upgrades: { 2: ['vm-az-a'] } }));
     expect(checks(v.breaches)).toEqual(['c']);
-    expect(v.breaches[0]!.message).toContain(`${wfId(3)} (g3) took zone az-a out of VMUser/reads-all while ${wfId(2)} (g2)'s removal of zone az-a is pending on VMAuth/vm-global`);
+    expect(v.breaches[0]!.message).toMatch(/VMCluster vm-az-a changed by generation 2 after generation 3 began/);
+    // The same writes with generation 3's spec, the annotation and the route records claiming generation 2: no breach.
+    const t = new Scenario(['vm-az-a']);
+    t.status(2, ['az-a'], 'Progressing', 'az-a');
+    t.remove('vm-az-a', 2);
+    t.status(2, ['az-a']);
+    t.specWrite(3);
+    t.status(3, ['az-a']);
+    t.patchCluster('vm-az-a', 3, true, 2);
+    expect(checksOf(t.input({ upgrades: { 3: ['vm-az-a'] } }))).toEqual([]);
   });
 
   it('c: a later generation adopts and upgrades the zone an ended one left out (found by the campaign, seed 1201); not the other way round', () => {
     const adopted = new Scenario(['vm-az-a']);
-    adopted.status(2, ['az-a']);
+    adopted.status(2, ['az-a'], 'Progressing', 'az-a');
     adopted.remove('vm-az-a', 2);
     adopted.status(2, ['az-a'], 'Cancelled');
+    adopted.specWrite(3);
     adopted.patchCluster('vm-az-a', 3);
     adopted.clusterStatus('vm-az-a', 'operational');
     adopted.status(3, ['az-a']);
-    adopted.drained('vm-az-a');
+    adopted.drain('vm-az-a');
     adopted.restore('vm-az-a');
     adopted.status(3, [], 'Succeeded');
     expect(checksOf(adopted.input({ upgrades: { 3: ['vm-az-a'] } }))).toEqual([]);
-    // A newer generation's pending removal is not an older one's to act on.
+    // A newer generation's zone is not an older one's to change.
     const older = new Scenario(['vm-az-a']);
-    older.status(3, ['az-a']);
+    older.specWrite(3);
+    older.status(3, ['az-a'], 'Progressing', 'az-a');
     older.remove('vm-az-a', 3);
     older.patchCluster('vm-az-a', 2);
-    expect(judge(older.input({ upgrades: { 2: ['vm-az-a'] } })).breaches.map((b) => b.message)).toContainEqual(expect.stringMatching(/changed for generation 2 while g3's removal of zone az-a/));
+    expect(judge(older.input({ upgrades: { 2: ['vm-az-a'] } })).breaches.map((b) => `${b.check}: ${b.message}`)).toContainEqual(expect.stringMatching(/^c: VMCluster vm-az-a changed by generation 2 after generation 3 began/));
   });
 
-  it('c: an older generation writes after a newer one began', () => {
+  it('c: an older generation writes its status after a newer one began', () => {
     const s = correctRollout();
+    s.specWrite(3);
     s.status(3, [], 'Succeeded');
     s.status(2, [], 'Superseded');
     const v = judge(s.input());
     expect(checks(v.breaches)).toEqual(['c']);
-    expect(v.breaches[0]!.message).toMatch(/by generation 2 after generation 3 began/);
+    expect(v.breaches[0]!.message).toMatch(/status write by generation 2 after generation 3 began/);
+  });
+
+  it('c: a write for a generation the user has not written', () => {
+    const s = correctRollout();
+    s.status(3, [], 'Succeeded');
+    const v = judge(s.input());
+    expect(checks(v.breaches)).toEqual(['c']);
+    expect(v.breaches[0]!.message).toMatch(/status write for generation 3 before the VMDistributedCluster reached it \(at generation 2\)/);
   });
 
   it('d: a route does not end as it began', () => {
     const s = oneZone('vm-az-c');
     s.clusterStatus('vm-az-c', 'operational');
-    s.drained('vm-az-c');
+    s.drain('vm-az-c');
     // the VMUser's restore puts the zone back at the front of crd.objects: not the exact undo
     s.restore('vm-az-c', [ROUTES[0]!]);
     s.restore('vm-az-c', [ROUTES[1]!], (refs) => {
@@ -377,6 +452,23 @@ describe('chaos oracle: one negative control per check', () => {
     expect(new Set(checks(crossCheck(s.input({ events }))))).toEqual(new Set(['e']));
   });
 
+  it('e: a status write names a zone out of reads that every route has (but while announcing it)', () => {
+    const named = (out: string[], leaving?: string) => {
+      const s = oneZone();
+      s.clusterStatus('vm-az-a', 'operational');
+      // mid-upgrade, no route edit near it
+      s.status(2, out, 'Progressing', leaving);
+      s.rejoin('vm-az-a', 2, 'Succeeded');
+      return s.input();
+    };
+    expect(checksOf(named(['az-a']))).toEqual([]);
+    const v = judge(named(['az-a', 'az-b']));
+    expect(checks(v.breaches)).toEqual(['e']);
+    expect(v.breaches[0]!.message).toMatch(/status written naming zone az-b out of reads .* while every route has it/);
+    expect(checks(crossCheck(named(['az-a', 'az-b'])))).toEqual(['e']);
+    expect(checksOf(named(['az-a', 'az-b'], 'az-b'))).toEqual([]);
+  });
+
   it('f: a VMCluster changed twice in one rollout generation', () => {
     const s = oneZone();
     s.patchCluster('vm-az-a', 2);
@@ -386,6 +478,33 @@ describe('chaos oracle: one negative control per check', () => {
     expect(checks(v.breaches)).toEqual(['f']);
     expect(v.breaches[0]!.message).toMatch(/vm-az-a in generation 2: 2 changes, expected exactly 1/);
     expect(v.counts.vmclusterPatches['vm-az-a']).toEqual({ changed: 2, retries: 0 });
+  });
+
+  it("f: counted by the generation whose spec the change carries, not by the applied-fields annotation's word", () => {
+    const s = oneZone();
+    s.clusterStatus('vm-az-a', 'operational');
+    s.rejoin('vm-az-a', 2);
+    s.specWrite(3);
+    s.status(3, []);
+    // generation 3 changes vm-az-b to its spec, the annotation claiming generation 2
+    s.status(3, ['az-b'], 'Progressing', 'az-b');
+    s.remove('vm-az-b', 3);
+    s.patchCluster('vm-az-b', 3, true, 2);
+    s.clusterStatus('vm-az-b', 'operational');
+    s.rejoin('vm-az-b', 3, 'Succeeded');
+    const v = judge(s.input({ upgrades: { 2: ['vm-az-a'], 3: ['vm-az-b'] } }));
+    expect(v.breaches).toEqual([]);
+    expect(v.counts.vmclusterPatchesByGeneration).toEqual({ 'vm-az-a@g2': { changed: 1, retries: 0 }, 'vm-az-b@g3': { changed: 1, retries: 0 } });
+  });
+
+  it('f: a VMCluster changed to a spec no generation asks for', () => {
+    const s = oneZone();
+    s.patchCluster('vm-az-a', 7);
+    s.clusterStatus('vm-az-a', 'operational');
+    s.rejoin('vm-az-a', 2, 'Succeeded');
+    const v = judge(s.input());
+    expect(checks(v.breaches)).toContain('f');
+    expect(v.breaches.map((b) => b.message)).toContainEqual(expect.stringMatching(/VMCluster vm-az-a changed to a spec no generation of dc asks for/));
   });
 
   it('g: a failed and a stale read', () => {
@@ -401,6 +520,14 @@ describe('chaos oracle: one negative control per check', () => {
     );
     expect(checks(v.breaches)).toEqual(['g', 'g']);
     expect(v.counts).toMatchObject({ reads: 3, failedReads: 1, staleReads: 1 });
+  });
+
+  it('g: a fresh read whose series has a hole longer than the stale threshold', () => {
+    const s = correctRollout();
+    const v = judge(s.input({ reads: [{ at: 1, ageMs: 500, gapMs: 400 }, { at: 2, ageMs: 500, gapMs: 12_000 }] }));
+    expect(checks(v.breaches)).toEqual(['g']);
+    expect(v.counts).toMatchObject({ reads: 2, staleReads: 0, gappyReads: 1 });
+    expect(v.breaches[0]!.message).toMatch(/1 read\(s\) with a hole in the series longer than 9000 ms/);
   });
 });
 
@@ -452,10 +579,5 @@ describe('chaos audit log reader', () => {
       expect(f.stop().map((e) => e.auditID)).toEqual(['1', '3']);
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
-
-  it('reads the generation from a workflow id', () => {
-    expect(workflowGeneration('vmdc/ns/dc/g12-abcdef01')).toBe(12);
-    expect(workflowGeneration('something-else')).toBeUndefined();
   });
 });

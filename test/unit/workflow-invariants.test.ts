@@ -16,8 +16,9 @@ function logBuilder(actor = W, actorGeneration = 1) {
   let routes = JSON.parse(JSON.stringify(initialRoutes)) as Record<string, JsonObject[]>;
   const removals = new Map<string, ReturnType<typeof computeRemovals>>();
   const push = (a: object, who = actor, g = actorGeneration) => log.push({ ...a, seq: ++seq, actor: who, actorGeneration: g } as Action);
-  const status = (out: string[], who = actor) =>
-    push({ type: 'status', written: true, status: { zonesOutOfRotation: out, zones: out.map((z) => ({ name: z, phase: 'Upgrading', message: 'out' })) } }, who);
+  /** `leaving`: the zone whose leaving it announces (phase LeavingReads, its route edit next). */
+  const status = (out: string[], who = actor, leaving?: string) =>
+    push({ type: 'status', written: true, status: { zonesOutOfRotation: out, zones: out.map((z) => ({ name: z, phase: z === leaving ? 'LeavingReads' : 'Upgrading', message: 'out' })) } }, who);
   const edit = (vm: string, direction: 'remove' | 'restore', who = actor) => {
     const rm = direction === 'remove' ? computeRemovals([{ route: { kind: 'VMAuth', name: 'auth' }, targetRefs: routes['VMAuth/auth']! }], { name: vm, namespace: NS }) : removals.get(vm)!;
     removals.set(vm, rm);
@@ -27,7 +28,7 @@ function logBuilder(actor = W, actorGeneration = 1) {
     routes = { 'VMAuth/auth': after };
   };
   const zone = (vm: string, z: string, o: { skipDrain?: boolean; skipOperational?: boolean; noStatus?: boolean } = {}) => {
-    if (!o.noStatus) status([z]);
+    if (!o.noStatus) status([z], actor, z);
     edit(vm, 'remove');
     push({ type: 'patch', kind: 'VMCluster', name: vm, generation: 5, changed: true });
     if (!o.skipOperational) push({ type: 'operational', kind: 'VMCluster', name: vm, generation: 5 });
@@ -101,4 +102,35 @@ test('5: a zone out of rotation that the status does not report', () => {
   c.edit('vm-a', 'remove');
   c.status([]); // hides it
   expect(checkInvariants(c.log, { ...opts, final: true }).map((x) => x.invariant)).toContain(5);
+});
+
+test('5: the status names exactly the zones out at every observation, not only at route edits', () => {
+  /** Zone a out and patched, then a status write mid-upgrade (no route edit near it): `out`. */
+  const midUpgrade = (out: string[]) => {
+    const b = logBuilder();
+    b.push({ type: 'takeOver', stale: false });
+    b.status(['a'], W, 'a');
+    b.edit('vm-a', 'remove');
+    b.push({ type: 'patch', kind: 'VMCluster', name: 'vm-a', generation: 5, changed: true });
+    b.status(out);
+    b.push({ type: 'operational', kind: 'VMCluster', name: 'vm-a', generation: 5 });
+    return checkInvariants(b.log, opts).map((x) => [x.invariant, x.seq]);
+  };
+  expect(midUpgrade(['a'])).toEqual([]);
+  // Negative controls: an extra zone (every route has b), a missing one, each reported once, at that write.
+  const statusWrite = 5;
+  expect(midUpgrade(['a', 'b'])).toEqual([[5, statusWrite]]);
+  expect(midUpgrade([])).toEqual([[5, statusWrite]]);
+  // The announcement comes first: named before its edit only while LeavingReads.
+  const b = logBuilder();
+  b.push({ type: 'takeOver', stale: false });
+  b.status(['a']);
+  b.edit('vm-a', 'remove');
+  expect(checkInvariants(b.log, opts).map((x) => [x.invariant, x.seq])).toEqual([[5, 2]]);
+  // A zone back in the routes may stay named until the next status write, not after it.
+  const c = logBuilder();
+  c.push({ type: 'takeOver', stale: false });
+  c.zone('vm-a', 'a');
+  c.status(['a']);
+  expect(checkInvariants(c.log, opts).map((x) => x.invariant)).toEqual([5]);
 });
