@@ -15,24 +15,24 @@ import { FailureType } from '../workflows/failures';
 import { queueReportStatus } from '../workflows/status';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
 import { activityAttempt, activityLog, activityPollContext } from './activity-context';
-import { applyObject } from './apply-object';
+import { applyObject } from './objects/apply-object';
 import { nonRetryable } from './errors';
 import { KubeObjects, vmKind } from '../kube/custom-objects';
-import { objectState } from './object-state';
+import { objectState } from './objects/object-state';
 import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from './metrics';
-import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes';
-import { StepTimer, statusClient, writeStatus } from './status';
+import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes/edit-routes';
+import { StepTimer, statusClient, writeStatus } from './status/write-status';
 import { withRecordedZones } from '../api/recorded-status';
-import { takeOverObject } from './take-over';
-import { decideInput } from './verify-input';
-import { VmagentAuth, type VmagentAuthConfig } from './vmagent-auth';
-import { waitQueueDrained, watchQueue } from './vmagent-drain';
-import { waitCarriersReady } from './carriers';
-import { waitReadsDrained } from './reads-drain';
-import { SwitchChecker, confirmSwitch } from './vmauth-switch';
-import { QueueReader } from './vmagent-queue';
-import { waitOperational } from './wait-operational';
-import { awaitSwitch } from './await-switch';
+import { takeOverObject } from './start/take-over';
+import { decideInput } from './start/verify-input';
+import { VmagentAuth, type VmagentAuthConfig } from './vmagent/auth';
+import { waitQueueDrained, watchQueue } from './vmagent/drain';
+import { waitCarriersReady } from './reads/carriers';
+import { waitReadsDrained } from './reads/drain';
+import { SwitchChecker, confirmSwitch } from './vmauth/switch';
+import { QueueReader } from './vmagent/queue';
+import { waitOperational } from './objects/wait-operational';
+import { awaitSwitch } from './reads/await-switch';
 
 export interface ActivityDeps {
   kubeConfig: KubeConfig;
@@ -57,7 +57,7 @@ export interface ActivityDeps {
 }
 
 export type { ActivityMetrics } from './metrics';
-export type { VmagentAuthConfig } from './vmagent-auth';
+export type { VmagentAuthConfig } from './vmagent/auth';
 
 function errorType(err: unknown): string {
   if (err instanceof ApplicationFailure) return err.type ?? 'ApplicationFailure';

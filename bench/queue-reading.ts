@@ -2,8 +2,8 @@
 // number of remote writes (and so the page size), and what the `url`-label fallback costs
 // against `path` matching. Prints JSON; compares ratios within one run, never absolute times.
 // Run: npx tsx bench/queue-reading.ts [--quick]
-import { queueDirName, type RemoteWriteQueue } from '../activities/vmagent-url';
-import { readZoneQueues } from '../activities/vmagent-match';
+import { queueDirName, type RemoteWriteQueue } from '../activities/vmagent/url';
+import { readZoneQueues } from '../activities/vmagent/match';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 3 : 9;

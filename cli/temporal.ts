@@ -84,7 +84,7 @@ export function temporalProblem(err: unknown): string {
   return msg.split('\n')[0]!.slice(0, 300);
 }
 
-/** The activities that wait for a zone's vmagent backlog, heartbeating their streak (activities/vmagent-drain.ts). */
+/** The activities that wait for a zone's vmagent backlog, heartbeating their streak (activities/vmagent/drain.ts). */
 const QUEUE_ACTIVITIES = ['watchQueue', 'waitQueueDrained'];
 
 function isDrainHeartbeat(d: unknown): d is DrainHeartbeat {

@@ -7,7 +7,7 @@ import { isNotFound } from './errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from './request-timeout';
 
 export const FIELD_MANAGER = 'vmrollout';
-/** Holds the fields vmrollout stopped managing without removing them (activities/apply-object.ts). */
+/** Holds the fields vmrollout stopped managing without removing them (activities/objects/apply-object.ts). */
 export const RELEASED_FIELD_MANAGER = 'vmrollout-released';
 
 /** A kind's API coordinates. */

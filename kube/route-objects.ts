@@ -3,7 +3,7 @@
 // kept on the same objects. Each edit is a read-modify-write: a fresh GET, a pure edit
 // (api/route-edits.ts) of what is there now, a JSON merge patch carrying metadata.resourceVersion
 // (409 on a concurrent write: read again and recompute), so a retried edit is harmless and nobody's
-// edit is lost. Putting a recorded zone back is shared by the workflow's rejoin (activities/routes.ts)
+// edit is lost. Putting a recorded zone back is shared by the workflow's rejoin (activities/routes/edit-routes.ts)
 // and a person's release (`kubectl vmdc release-zone`).
 import { jsonEqual } from '../api/json-value';
 import { undoRemoval } from '../api/route-edits';

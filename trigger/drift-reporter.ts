@@ -2,7 +2,7 @@
 // each VM object (as an ObjectDrift) and of each VMDistributedCluster, and after every change,
 // serially per VMDistributedCluster on the trigger's queue, writes that VMDistributedCluster's
 // Drifted condition and emits Events when they change. The trigger owns the condition: the
-// workflow's status writes carry over the conditions they do not own (activities/status.ts).
+// workflow's status writes carry over the conditions they do not own (activities/status/write-status.ts).
 // Nothing is retried on a timer: a failed write is tried again at the next event of the
 // VMDistributedCluster or of one of its objects, at the latest at the next relist.
 import type { KubernetesObject } from '@kubernetes/client-node';

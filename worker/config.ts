@@ -18,7 +18,7 @@ import {
   type TemporalConnectionConfig,
 } from '../process/env';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import type { VmagentAuthConfig } from '../activities/vmagent-auth';
+import type { VmagentAuthConfig } from '../activities/vmagent/auth';
 import type { TrustPolicy } from '../api/trust-policy';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';

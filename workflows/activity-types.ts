@@ -51,7 +51,7 @@ export interface QueueTarget {
   objectName?: string;
 }
 
-/** The read switch to confirm in the vmauth pods (see activities/vmauth-switch.ts). */
+/** The read switch to confirm in the vmauth pods (see activities/vmauth/switch.ts). */
 export interface SwitchInput {
   namespace: string;
   vmauthName: string;
@@ -154,7 +154,7 @@ export interface ApplyObjectInput {
 export type InputVerdict = { verdict: 'ok' } | { verdict: 'stale'; generation: number; message: string } | { verdict: 'refused'; message: string };
 
 export interface RolloutActivities {
-  /** Reads the object the input names and checks the input against it (activities/verify-input.ts); before anything else. */
+  /** Reads the object the input names and checks the input against it (activities/start/verify-input.ts); before anything else. */
   verifyInput(input: { object: ObjectGeneration; spec: NormalizedSpec; previousWorkflowIds: string[] }): Promise<InputVerdict>;
 
   /**
@@ -168,7 +168,7 @@ export interface RolloutActivities {
   }): Promise<{ stale: boolean; superseded: string[] }>;
 
   /** Write the CR status via the status subresource, only while the object is still at this generation, or while status.workflow names the calling workflow (an adopted paused-only generation). */
-  /** `zonesOutOfRotation` is taken from the records on the routes (activities/status.ts withRecordedZones). */
+  /** `zonesOutOfRotation` is taken from the records on the routes (activities/status/write-status.ts withRecordedZones). */
   writeStatus(input: { object: ObjectGeneration; status: VMDistributedClusterStatus }): Promise<{ written: boolean }>;
 
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;

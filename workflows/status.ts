@@ -1,7 +1,7 @@
 // What the rollout tells, derived in one place from its state (state.ts): the CR status (phase,
 // message, zones and their messages, conditions), the Web UI's current details, the progress query
 // and the workflow's result. The Events follow from the status before and after each write
-// (activities/status-events.ts), so the CLI, the CR, the Events and the Web UI cannot disagree. Pure.
+// (activities/status/events.ts), so the CLI, the CR, the Events and the Web UI cannot disagree. Pure.
 import { mergeConditions } from '../api/conditions';
 import type { Condition, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
 import type { DrainHeartbeat, QueueReport } from './activity-types';

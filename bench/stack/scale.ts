@@ -11,7 +11,7 @@
 //    latency, and the history events per zone of every rollout.
 // 2. History events per zone against the length of the queue wait (step 5): the time-skipping test
 //    server, the FakeCluster with a queue whose backlog lasts (virtual time) so that the wait takes
-//    1 min or 30 min per zone, polled by the real watchQueue loop of activities/vmagent-drain.ts
+//    1 min or 30 min per zone, polled by the real watchQueue loop of activities/vmagent/drain.ts
 //    (its slicing or reporting is what decides the number of activities).
 //
 // Prints ONE JSON document on stdout (also written to .tmp/bench/scale.json; the work runs in a child
@@ -31,7 +31,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { parse as parseYaml } from 'yaml';
 import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
 import type { NormalizedSpec } from '../../api/types';
-import { watchQueue as realWatchQueue } from '../../activities/vmagent-drain';
+import { watchQueue as realWatchQueue } from '../../activities/vmagent/drain';
 import type { PollContext } from '../../activities/activity-context';
 import { failureConverterPath } from '../../process/payload-codec';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
@@ -385,7 +385,7 @@ async function runScale(): Promise<ScaleResult> {
 // ---- 2. events per zone against the length of the queue wait (time-skipping server) ---------------
 
 /**
- * The fake's watchQueue replaced by the real loop (activities/vmagent-drain.ts watchQueue) over a
+ * The fake's watchQueue replaced by the real loop (activities/vmagent/drain.ts watchQueue) over a
  * virtual clock per zone: each zone's vmagent backlog lasts `backlogMs` from its first sample, then
  * the queues are empty; sleeps advance the clock without waiting. So the wait takes
  * backlogMs + queueDrainedFor of (virtual) time in as many activities as the real loop would use;

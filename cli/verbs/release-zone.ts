@@ -2,7 +2,7 @@
  * `kubectl vmdc release-zone`: a person's release of a zone that vmrollout took out of read
  * rotation: puts back exactly what the records on the route objects (annotation
  * `vmrollout.io/out-of-rotation` on the VMAuth / VMUsers) say was removed, and deletes those
- * records — the same restore code as the workflow's rejoin (activities/routes.ts), with NO safety
+ * records — the same restore code as the workflow's rejoin (activities/routes/edit-routes.ts), with NO safety
  * check: whether the zone's VMCluster is fit to serve reads is the person's decision. With a name
  * (--vmdc), the object's status then reports what the records say.
  *

@@ -7,7 +7,7 @@
 // Everything else goes to the original fetch unchanged. A pod URL with no gateway configured, or
 // not http, is refused (a TypeError, as a refused connection surfaces), so nothing ever tries the
 // unrouted address. Runs before the process's own modules, so code that captures `fetch` when it
-// is created (activities/service-pods.ts: `deps.fetch ?? fetch`) captures this one.
+// is created (activities/pods/service-pods.ts: `deps.fetch ?? fetch`) captures this one.
 // Keep in sync with gatewayUrlFor() in pod-gateway.ts.
 'use strict';
 

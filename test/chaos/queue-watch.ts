@@ -2,13 +2,13 @@
  * The campaign's own watch of vmagent's remote write queues, for check b of the oracle (a zone
  * rejoins reads only after its queues stayed drained for queueDrainedFor [I2]). It scrapes the real
  * vmagent's /metrics itself (not through the pod gateway's faults, not from the worker's status) and
- * reads each page with the queue wait's own definition of drained: activities/vmagent-match.ts
+ * reads each page with the queue wait's own definition of drained: activities/vmagent/match.ts
  * (pending bytes <= queueEmptyBytes, no block waiting out a send-retry backoff, page readable) and
- * activities/vmagent-drain.ts (a send retry since the previous sample: not drained).
+ * activities/vmagent/drain.ts (a send retry since the previous sample: not drained).
  */
-import { buildQueueSample, readZoneQueues } from '../../activities/vmagent-match';
-import { podsRetriedSince } from '../../activities/vmagent-drain';
-import type { RemoteWriteQueue } from '../../activities/vmagent-url';
+import { buildQueueSample, readZoneQueues } from '../../activities/vmagent/match';
+import { podsRetriedSince } from '../../activities/vmagent/drain';
+import type { RemoteWriteQueue } from '../../activities/vmagent/url';
 import type { QueueSample } from '../../workflows/activity-types';
 import { httpRequest } from '../harness/processes';
 

@@ -61,7 +61,7 @@ const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
  * QUEUE_DRAINED_FOR_MS must exceed the zone's ingestion-to-search lag (~2 s, measured up to ~4-5 s
  * right after a restart with a backlog); otherwise "drained" rejoins a zone whose last blocks are
  * delivered but not yet searchable. (A block vmagent is still retrying is not in the pending bytes,
- * but each sample counts it as one in a send-retry backoff: activities/vmagent-match.ts.)
+ * but each sample counts it as one in a send-retry backoff: activities/vmagent/match.ts.)
  */
 const ZONE_DOWNTIME_MS = 15_000;
 const QUEUE_DRAINED_FOR_MS = 6_000;

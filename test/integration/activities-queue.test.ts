@@ -13,7 +13,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import type { DrainHeartbeat } from '../../workflows/activity-types';
-import { DISK_PENDING_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent-match';
+import { DISK_PENDING_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent/match';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueSample, QueueTarget, RolloutActivities } from '../../workflows/activity-types';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';

@@ -12,7 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../kube/custom-objects';
-import { editRoutes } from '../../activities/routes';
+import { editRoutes } from '../../activities/routes/edit-routes';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { JsonObject } from '../../api/types';
 import type { RecordOwner, RouteRemoval } from '../../api/route-records';

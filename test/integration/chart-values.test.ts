@@ -9,7 +9,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { parse as parseYaml } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN, IMAGE_TAG_PATTERN } from '../../api/limits';
-import { CONFIG_RELOADER_PORT } from '../../activities/vmauth-config';
+import { CONFIG_RELOADER_PORT } from '../../activities/vmauth/config';
 import { CHART_DIR, renderChart } from '../harness/chart-identities';
 import { harnessTempDir } from '../harness/processes';
 import { REPO_ROOT, toolVersions } from '../harness/tools';

@@ -7,7 +7,7 @@
 // reported. Every wait polls real state; "not reported" is checked once the trigger has taken in
 // the object's latest state and has nothing left to do.
 import * as k8s from '@kubernetes/client-node';
-import { applyObject } from '../../activities/apply-object';
+import { applyObject } from '../../activities/objects/apply-object';
 import { KubeObjects } from '../../kube/custom-objects';
 import type { VMKind } from '../../api/constants';
 import { formatRecords, OUT_OF_ROTATION_ANNOTATION, recordKey } from '../../api/route-records';

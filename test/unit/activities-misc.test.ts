@@ -1,13 +1,13 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import { objectState } from '../../activities/object-state';
-import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status';
+import { objectState } from '../../activities/objects/object-state';
+import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status/write-status';
 import { withRecordedZones } from '../../api/recorded-status';
-import { decideTakeOver } from '../../activities/take-over';
+import { decideTakeOver } from '../../activities/start/take-over';
 import { parseWorkflowId, runningWorkflowsQuery } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
-import { operationalVerdict } from '../../activities/wait-operational';
-import { metricsURL, podsFromEndpointSlices } from '../../activities/service-pods';
-import { authorizationFromSecretData } from '../../activities/vmagent-auth';
+import { operationalVerdict } from '../../activities/objects/wait-operational';
+import { metricsURL, podsFromEndpointSlices } from '../../activities/pods/service-pods';
+import { authorizationFromSecretData } from '../../activities/vmagent/auth';
 import type { ActivityMetrics } from '../../activities/metrics';
 
 describe('objectState / operationalVerdict', () => {

@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { JsonObject, JsonValue } from '../../api/types';
 import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type RecordOwner } from '../../api/route-records';
 import type { KindRef, KubeObject, KubeObjects } from '../../kube/custom-objects';
-import { editRoutes, readRecords, readRoutes } from '../../activities/routes';
+import { editRoutes, readRecords, readRoutes } from '../../activities/routes/edit-routes';
 import { settleAll } from '../../kube/at-once';
 import { computeRemovals } from '../../workflows/routes';
 
@@ -123,7 +123,7 @@ describe('editRoutes with a record owner: the route objects at once', () => {
         };
         return { ...real, settleAll: oneByOne };
       });
-      ({ editRoutes: sequential } = jest.requireActual<typeof import('../../activities/routes')>('../../activities/routes'));
+      ({ editRoutes: sequential } = jest.requireActual<typeof import('../../activities/routes/edit-routes')>('../../activities/routes/edit-routes'));
     });
     const patches = barrier(3, 200);
     let armed = false;

@@ -1,7 +1,7 @@
-// The Events a status write raises (activities/status-events.ts): one per zone transition and per
+// The Events a status write raises (activities/status/events.ts): one per zone transition and per
 // rollout phase an SRE is told about, none when the status already says it (a retried write).
 import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
-import { statusEvents } from '../../activities/status-events';
+import { statusEvents } from '../../activities/status/events';
 import { RELEASED_BY_HAND } from '../../api/recorded-status';
 
 const zone = (name: string, phase: ZonePhase, extra: object = {}) => ({ name, phase, ...extra });

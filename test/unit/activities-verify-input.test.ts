@@ -1,8 +1,8 @@
-// decideInput: a workflow's input checked against the object it names (activities/verify-input.ts).
+// decideInput: a workflow's input checked against the object it names (activities/start/verify-input.ts).
 import { workflowIdFor } from '../../api/rollout-contract';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../../api/trust-policy';
 import type { NormalizedSpec, ObjectGeneration } from '../../api/types';
-import { decideInput, type LiveObject } from '../../activities/verify-input';
+import { decideInput, type LiveObject } from '../../activities/start/verify-input';
 import { normalizedSpec, validRawSpec } from './api-helpers';
 
 const POLICY: TrustPolicy = { createNamespaces: ['monitoring'], crossNamespaceTargetRefs: false };

@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { activityPollContext, type PollContext } from '../../activities/activity-context';
-import { RETRY_RESAMPLE_MS, advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent-drain';
+import { RETRY_RESAMPLE_MS, advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent/drain';
 import type { DrainHeartbeat } from '../../workflows/activity-types';
 import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { buildQueueSample, formatBytes, parseQueueSeries, readQueue, readZoneQueues, type PodReading } from '../../activities/vmagent-match';
-import { parseSampleLine, parseSampleValue } from '../../activities/prometheus-text';
-import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent-url';
+import { buildQueueSample, formatBytes, parseQueueSeries, readQueue, readZoneQueues, type PodReading } from '../../activities/vmagent/match';
+import { parseSampleLine, parseSampleValue } from '../../activities/pods/prometheus-text';
+import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent/url';
 import { assertProperty } from '../support/property';
 import { SECRET_PAGE as CAPTURED_SECRET_PAGE, SHOWURL_PAGE as CAPTURED_SHOWURL_PAGE, settled } from '../support/vmagent-pages';
 

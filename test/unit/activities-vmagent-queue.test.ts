@@ -4,9 +4,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObjects } from '../../kube/custom-objects';
-import { MAX_METRICS_PAGE_BYTES, type ServicePod } from '../../activities/service-pods';
-import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent-queue';
-import type { VmagentAuth } from '../../activities/vmagent-auth';
+import { MAX_METRICS_PAGE_BYTES, type ServicePod } from '../../activities/pods/service-pods';
+import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent/queue';
+import type { VmagentAuth } from '../../activities/vmagent/auth';
 import type { QueueTarget } from '../../workflows/activity-types';
 import { SECRET_PAGE, settled } from '../support/vmagent-pages';
 

@@ -1,4 +1,4 @@
-import { findZoneQueues, isVminsertHost, queueDirName, urlForQueueHash, xxh64Hex } from '../../activities/vmagent-url';
+import { findZoneQueues, isVminsertHost, queueDirName, urlForQueueHash, xxh64Hex } from '../../activities/vmagent/url';
 
 describe('xxh64Hex (XXH64, seed 0, %016X)', () => {
   it('matches the reference vectors', async () => {

@@ -15,15 +15,15 @@ import {
   userIdentity,
   vmselectHosts,
   type ManagedRoute,
-} from '../../activities/vmauth-config';
+} from '../../activities/vmauth/config';
 import { KubeConfig } from '@kubernetes/client-node';
-import { SwitchChecker, confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth-switch';
+import { SwitchChecker, confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth/switch';
 import type { KubeObjects } from '../../kube/custom-objects';
 import type { SwitchInput } from '../../workflows/activity-types';
-import { selectRequests, waitReadsDrained } from '../../activities/reads-drain';
+import { selectRequests, waitReadsDrained } from '../../activities/reads/drain';
 import type { PollContext } from '../../activities/activity-context';
-import type { ServicePods } from '../../activities/service-pods';
-import { carrierProblem } from '../../activities/carriers';
+import type { ServicePods } from '../../activities/pods/service-pods';
+import { carrierProblem } from '../../activities/reads/carriers';
 import { queueProgressMessage } from '../../workflows/status';
 import { readQuietMs } from '../../workflows/zone-steps';
 

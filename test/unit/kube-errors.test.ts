@@ -4,7 +4,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { FORBIDDEN_FOR_GOOD_FROM_ATTEMPT, refusedForGood } from '../../kube/errors';
 import { activityAttempt } from '../../activities/activity-context';
-import { isRejection } from '../../activities/status';
+import { isRejection } from '../../activities/status/write-status';
 
 test('4xx answers a retry cannot change are refused for good; 401, 408, 409, 429, 5xx and transport errors are not', () => {
   for (const code of [400, 403, 404, 405, 413, 422]) expect([code, refusedForGood({ code })]).toEqual([code, true]);

@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { writeStatus, type CurrentObject, type StepTimer } from '../../activities/status';
+import { writeStatus, type CurrentObject, type StepTimer } from '../../activities/status/write-status';
 import { GROUP, PLURAL, VERSION } from '../../api/constants';
 import type { Condition, JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../../kube/status-writer';

@@ -2,7 +2,7 @@
 // redacted (status messages, failure messages, logs, Events), and matching ignores spelling.
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
 import { describeError } from '../../kube/errors';
-import { findZoneQueues } from '../../activities/vmagent-url';
+import { findZoneQueues } from '../../activities/vmagent/url';
 import { createLogger } from '../../trigger/log';
 import { failureMessage } from '../../workflows/failures';
 

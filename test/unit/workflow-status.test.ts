@@ -3,7 +3,7 @@
 // the progress query and the Events follow from the same derivation.
 import { mergeConditions } from '../../api/conditions';
 import type { ZonePhase, ZoneStep } from '../../api/types';
-import { statusEvents } from '../../activities/status-events';
+import { statusEvents } from '../../activities/status/events';
 import type { RolloutState, RunNote, ZoneNote, ZoneState } from '../../workflows/state';
 import { deriveStatus, progressOf } from '../../workflows/status';
 

@@ -10,7 +10,7 @@ import { recordedZones, type RecordedRoute } from '../../kube/route-records';
 import type { InputVerdict, ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
-import { awaitSwitch } from '../../activities/await-switch';
+import { awaitSwitch } from '../../activities/reads/await-switch';
 import { queueReportStatus } from '../../workflows/status';
 import { applyPatch } from '../../workflows/merge';
 import { jsonEqual } from '../../api/json-value';
@@ -94,7 +94,7 @@ export class FakeCluster {
   client?: Client;
   /** The object's current metadata.generation (status writes for other generations are refused). */
   objectGeneration = 1;
-  /** What verifyInput answers (the real decision is activities/verify-input.ts, tested on a real API server). */
+  /** What verifyInput answers (the real decision is activities/start/verify-input.ts, tested on a real API server). */
   inputVerdict: InputVerdict = { verdict: 'ok' };
   /** Workflows that took over, by generation (for supersede). */
   private readonly owners: string[] = [];

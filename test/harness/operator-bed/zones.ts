@@ -40,6 +40,8 @@ export class Zones {
   private readonly zones = new Map<string, Zone>();
   /** zone → uids of vmstorage pods seen (a vanished one was deleted). */
   private readonly seen = new Map<string, Set<string>>();
+  /** vmstorage pod uid → name. */
+  private readonly podNames = new Map<string, string>();
   private readonly custom: k8s.CustomObjectsApi;
 
   private constructor(
@@ -96,12 +98,16 @@ export class Zones {
       const present = new Set(mine.map((p) => p.metadata!.uid!));
       const deleted = [...seen].filter((uid) => !present.has(uid));
       const terminating = mine.filter((p) => p.metadata?.deletionTimestamp);
-      for (const p of mine) if (!p.metadata?.deletionTimestamp) seen.add(p.metadata!.uid!);
+      for (const p of mine) {
+        this.podNames.set(p.metadata!.uid!, p.metadata!.name!);
+        if (!p.metadata?.deletionTimestamp) seen.add(p.metadata!.uid!);
+      }
       if (zone.up && (deleted.length > 0 || terminating.length > 0)) {
         for (const uid of deleted) seen.delete(uid);
         zone.up = false;
         await zone.vm.stop();
-        this.events.push({ at: Date.now(), zone: zone.name, event: 'down', cause: `vmstorage pod ${terminating[0]?.metadata?.name ?? 'deleted'} replaced` });
+        const gone = [...terminating.map((p) => p.metadata!.name!), ...deleted.map((uid) => this.podNames.get(uid) ?? uid)];
+        this.events.push({ at: Date.now(), zone: zone.name, event: 'down', cause: `vmstorage pod ${gone.join(', ')} deleted` });
         continue;
       }
       for (const uid of deleted) seen.delete(uid);

@@ -2,11 +2,11 @@
 // looks at vmagent, vmauth (and its config-reloader) and vmselect pods. Reading never trusts a page:
 // size-capped, time-bounded, never redirected, and any problem is reported, never guessed around.
 import { DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
-import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
-import { describeError } from '../kube/errors';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
+import { describeError } from '../../kube/errors';
 import { SERVICE_NAME_LABEL, sliceOwnerProblem, targetRefProblem, type ServiceRef } from './service-ownership';
-import { formatBytes } from './vmagent-match';
-import type { Scheme } from './vmagent-service';
+import { formatBytes } from '../vmagent/match';
+import type { Scheme } from '../vmagent/service';
 
 /** The port every VictoriaMetrics component's service names `http` (its /metrics is there too). */
 export const HTTP_PORT_NAME = 'http';

@@ -3,9 +3,9 @@
 // both derived from the rollout's state by workflows/status.ts. A status write that is retried after
 // it landed finds the new status already there: no second Event. Pure. The reasons are documented in
 // docs/operations.md#events.
-import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../api/types';
-import type { EventType } from '../kube/events';
-import { RELEASED_BY_HAND } from '../api/recorded-status';
+import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../../api/types';
+import type { EventType } from '../../kube/events';
+import { RELEASED_BY_HAND } from '../../api/recorded-status';
 
 export interface StatusEvent {
   type: EventType;

@@ -1,11 +1,11 @@
 // Before a zone leaves reads, the zones that will carry them must be healthy: their VMCluster
 // operational at its generation, and their vmagent backlog empty (a lagging carrier serves stale reads).
-import type { CarriersInput, QueueSample, QueueTarget } from '../workflows/activity-types';
-import type { PollContext } from './activity-context';
-import { sleepHeartbeating } from './activity-context';
-import { vmKind, type KubeObjects } from '../kube/custom-objects';
-import { objectState } from './object-state';
-import { operationalVerdict } from './wait-operational';
+import type { CarriersInput, QueueSample, QueueTarget } from '../../workflows/activity-types';
+import type { PollContext } from '../activity-context';
+import { sleepHeartbeating } from '../activity-context';
+import { vmKind, type KubeObjects } from '../../kube/custom-objects';
+import { objectState } from '../objects/object-state';
+import { operationalVerdict } from '../objects/wait-operational';
 
 /** Pure: why a carrier cannot carry reads yet (undefined: it can). */
 export function carrierProblem(zone: string, verdict: ReturnType<typeof operationalVerdict>, sample: QueueSample | undefined): string | undefined {

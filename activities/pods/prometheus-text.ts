@@ -5,8 +5,8 @@
 // parse-prometheus-text-format (which this replaced) passes values on unchecked (`0x10` then read as
 // 16, an empty value as 0), reads a broken label quote as "no labels" and keeps the last of two
 // duplicate series; prom2javascript and @platformatic/promotel use parseFloat (`1_000` → 1, `0x10` →
-// 0). Pure: vmagent's queues (vmagent-match.ts), vmauth's config hash (vmauth-switch.ts) and
-// vmselect's requests (reads-drain.ts) are read with it.
+// 0). Pure: vmagent's queues (../vmagent/match.ts), vmauth's config hash (../vmauth/switch.ts) and
+// vmselect's requests (../reads/drain.ts) are read with it.
 
 /** One series of a /metrics page. */
 export interface MetricSeries {

@@ -1,8 +1,8 @@
 // waitQueueDrained: poll inside one heartbeating activity until the zone's queues have been empty
 // for queueDrainedForMs without a break. Heartbeat details { last, emptySince } let a retried attempt
 // (worker crash, heartbeat timeout) resume the streak instead of starting over.
-import type { DrainHeartbeat, QueueSample, QueueTarget } from '../workflows/activity-types';
-import { sleepHeartbeating, type PollContext } from './activity-context';
+import type { DrainHeartbeat, QueueSample, QueueTarget } from '../../workflows/activity-types';
+import { sleepHeartbeating, type PollContext } from '../activity-context';
 
 /**
  * The longest unobserved gap (between the last sample of a previous attempt and the first of this
@@ -50,7 +50,7 @@ export function podsRetriedSince(prev: QueueSample | undefined, sample: QueueSam
  *    (FastQueue.GetPendingBytes) excludes every block a worker holds.
  * Starting at the next sample keeps the retry-free window at queueDrainedFor plus the sampling gap
  * after the retry, not queueDrainedFor alone. A block back in a backoff after that attempt is seen
- * by the sample itself (vmagent-match.ts, blocksInBackoff: not drained while a pod holds one).
+ * by the sample itself (match.ts, blocksInBackoff: not drained while a pod holds one).
  */
 export function advanceStreak(prev: DrainHeartbeat | undefined, sample: QueueSample, pollIntervalMs: number): DrainHeartbeat {
   const retried = sample.drained ? podsRetriedSince(prev?.last, sample) : [];

@@ -2,9 +2,9 @@
 // the same object is told to stop (supersede signal) and awaited until closed. A workflow of a newer
 // generation of the same object makes this one stale instead.
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { SA_GENERATION, SIGNAL_SUPERSEDE, parseWorkflowId, runningWorkflowsQuery, uidPrefix, type SupersedeSignal } from '../api/rollout-contract';
-import type { ObjectGeneration } from '../api/types';
-import type { PollContext } from './activity-context';
+import { SA_GENERATION, SIGNAL_SUPERSEDE, parseWorkflowId, runningWorkflowsQuery, uidPrefix, type SupersedeSignal } from '../../api/rollout-contract';
+import type { ObjectGeneration } from '../../api/types';
+import type { PollContext } from '../activity-context';
 
 export interface OtherWorkflow {
   workflowId: string;

@@ -1,16 +1,16 @@
 // One queue sample: the VMAgent's remoteWrite list → the zone's queues; its Service's EndpointSlices
 // → the pods; each pod's /metrics (https when the VMAgent serves TLS) → pending bytes. Anything
 // unknown or unreadable is "not drained". Credentials, when configured, go only to the pods the
-// EndpointSlice controller lists for the VMAgent's own Service (./service-ownership.ts).
-import type { QueueSample, QueueTarget } from '../workflows/activity-types';
-import { describeError } from '../kube/errors';
-import { vmKind, type KubeObjects } from '../kube/custom-objects';
-import { ServicePods, type ServicePod, type ServicePodsDeps } from './service-pods';
-import { buildQueueSample, readZoneQueues, type PodReading } from './vmagent-match';
-import { findZoneQueues, type RemoteWriteQueue } from './vmagent-url';
-import { later, settled } from '../kube/at-once';
-import type { VmagentAuth } from './vmagent-auth';
-import { vmagentScheme, vmagentServiceName, type Scheme } from './vmagent-service';
+// EndpointSlice controller lists for the VMAgent's own Service (../pods/service-ownership.ts).
+import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
+import { describeError } from '../../kube/errors';
+import { vmKind, type KubeObjects } from '../../kube/custom-objects';
+import { ServicePods, type ServicePod, type ServicePodsDeps } from '../pods/service-pods';
+import { buildQueueSample, readZoneQueues, type PodReading } from './match';
+import { findZoneQueues, type RemoteWriteQueue } from './url';
+import { later, settled } from '../../kube/at-once';
+import type { VmagentAuth } from './auth';
+import { vmagentScheme, vmagentServiceName, type Scheme } from './service';
 
 export interface QueueReaderDeps extends ServicePodsDeps {
   kube: KubeObjects;

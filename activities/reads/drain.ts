@@ -2,12 +2,12 @@
 // request for a quiet period. A query that started before the switch is still counted where it
 // landed; a new one after the switch would mean some vmauth still sends reads there. Bounded by
 // readDrainDelay: past it the zone goes on (every vmauth pod was confirmed without it already).
-import type { ReadsDrained, ReadsDrainInput } from '../workflows/activity-types';
-import type { PollContext } from './activity-context';
-import { sleepHeartbeating } from './activity-context';
-import { vmselectServiceName } from './vmauth-config';
-import { parseSeries } from './prometheus-text';
-import type { ServicePods } from './service-pods';
+import type { ReadsDrained, ReadsDrainInput } from '../../workflows/activity-types';
+import type { PollContext } from '../activity-context';
+import { sleepHeartbeating } from '../activity-context';
+import { vmselectServiceName } from '../vmauth/config';
+import { parseSeries } from '../pods/prometheus-text';
+import type { ServicePods } from '../pods/service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
 const REQUESTS_METRIC = 'vm_http_requests_total';

@@ -1,7 +1,7 @@
 // A whole read switch in one activity: every edited route object operational at its generation
 // after the edit, then the switch confirmed in the vmauth pods. One history entry per switch
 // instead of one per wait.
-import type { AwaitSwitchInput, RolloutActivities, SwitchConfirmed } from '../workflows/activity-types';
+import type { AwaitSwitchInput, RolloutActivities, SwitchConfirmed } from '../../workflows/activity-types';
 
 export async function awaitSwitch(
   acts: Pick<RolloutActivities, 'readObject' | 'waitOperational' | 'confirmSwitch'>,

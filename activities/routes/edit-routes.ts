@@ -6,7 +6,7 @@
 // The route objects of one call are independent objects (each its own read-modify-write under its
 // own resourceVersion): they are edited at once (settleAll), and every read around the edits is made
 // at once too.
-import { applyRemoval } from '../api/route-edits';
+import { applyRemoval } from '../../api/route-edits';
 import {
   formatRecords,
   recordKey,
@@ -17,10 +17,10 @@ import {
   type RecordOwner,
   type RouteRef,
   type RouteRemoval,
-} from '../api/route-records';
-import type { JsonObject } from '../api/types';
-import { settleAll, settled } from '../kube/at-once';
-import { vmKind, type KubeObjects } from '../kube/custom-objects';
+} from '../../api/route-records';
+import type { JsonObject } from '../../api/types';
+import { settleAll, settled } from '../../kube/at-once';
+import { vmKind, type KubeObjects } from '../../kube/custom-objects';
 import {
   LIST_TIMEOUT,
   recordedPatch,
@@ -30,12 +30,12 @@ import {
   routeLabel,
   routeTargetRefs,
   type EditRoutesHooks,
-} from '../kube/route-objects';
-import { listRouteRecords, recordedZones } from '../kube/route-records';
-import type { RouteSnapshot } from '../workflows/activity-types';
-import { FailureType } from '../workflows/failures';
-import { computeRemoval, hasReadBackend } from '../workflows/routes';
-import { nonRetryable } from './errors';
+} from '../../kube/route-objects';
+import { listRouteRecords, recordedZones } from '../../kube/route-records';
+import type { RouteSnapshot } from '../../workflows/activity-types';
+import { FailureType } from '../../workflows/failures';
+import { computeRemoval, hasReadBackend } from '../../workflows/routes';
+import { nonRetryable } from '../errors';
 
 /** A route kept changing under every attempt: retryable (Temporal retries the whole activity with backoff). */
 const routeConflict = (route: RouteRef, attempts: number): Error =>

@@ -3,15 +3,15 @@
 // enough: the operator marks them applied when it writes the Secret, and kubelet delivers a Secret
 // to the pods tens of seconds later (unless spec.waitForConfigReload, operator >= 0.74).
 import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
-import type { RouteRef } from '../api/route-records';
-import type { PodConfirmation, SwitchConfirmed, SwitchInput } from '../workflows/activity-types';
-import { describeError, isNotFound, refusedForGood } from '../kube/errors';
-import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
-import type { PollContext } from './activity-context';
-import { sleepHeartbeating } from './activity-context';
-import { vmKind, type KubeObjects } from '../kube/custom-objects';
-import { parseSeries } from './prometheus-text';
-import type { ServicePod, ServicePods } from './service-pods';
+import type { RouteRef } from '../../api/route-records';
+import type { PodConfirmation, SwitchConfirmed, SwitchInput } from '../../workflows/activity-types';
+import { describeError, isNotFound, refusedForGood } from '../../kube/errors';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
+import type { PollContext } from '../activity-context';
+import { sleepHeartbeating } from '../activity-context';
+import { vmKind, type KubeObjects } from '../../kube/custom-objects';
+import { parseSeries } from '../pods/prometheus-text';
+import type { ServicePod, ServicePods } from '../pods/service-pods';
 import {
   CONFIG_RELOADER_PORT,
   CONTENT_HASH_METRIC,
@@ -28,7 +28,7 @@ import {
   vmauthServiceName,
   vmselectHosts,
   type ManagedRoute,
-} from './vmauth-config';
+} from './config';
 
 /**
  * What a pods-only look needs once a check found the operator's config right: the Secret content's

@@ -1,7 +1,7 @@
 // What a step sees of a VM operator object: exists, generation, observed generation, update status.
-import type { JsonObject } from '../api/types';
-import type { KubeObject } from '../kube/custom-objects';
-import type { ObjectState } from '../workflows/activity-types';
+import type { JsonObject } from '../../api/types';
+import type { KubeObject } from '../../kube/custom-objects';
+import type { ObjectState } from '../../workflows/activity-types';
 
 function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;

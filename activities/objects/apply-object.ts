@@ -13,16 +13,16 @@
 // But when the object changes hands — from a full spec to a reference + overlay, or to another
 // VMDistributedCluster — the fields the old form set and the new one does not are handed over to
 // manager `vmrollout-released` first, so they stay (what a person expects of "stop managing this").
-import type { JsonObject } from '../api/types';
-import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields, type AppliedRecord } from '../kube/applied-fields';
-import { applyConflicts, untypableApply, type FieldConflict } from '../kube/apply-conflicts';
-import { ownershipProblem, vmdcOwnerReference } from '../kube/ownership';
-import type { ApplyObjectInput, ManagedBy } from '../workflows/activity-types';
-import { FailureType } from '../workflows/failures';
-import { appliedConfig, composePatches } from '../workflows/merge';
-import { activityLog } from './activity-context';
-import { nonRetryable } from './errors';
-import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from '../kube/custom-objects';
+import type { JsonObject } from '../../api/types';
+import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields, type AppliedRecord } from '../../kube/applied-fields';
+import { applyConflicts, untypableApply, type FieldConflict } from '../../kube/apply-conflicts';
+import { ownershipProblem, vmdcOwnerReference } from '../../kube/ownership';
+import type { ApplyObjectInput, ManagedBy } from '../../workflows/activity-types';
+import { FailureType } from '../../workflows/failures';
+import { appliedConfig, composePatches } from '../../workflows/merge';
+import { activityLog } from '../activity-context';
+import { nonRetryable } from '../errors';
+import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from '../../kube/custom-objects';
 
 /** Conflicts with these managers are vmrollout's own. */
 const OWN_MANAGERS = [FIELD_MANAGER, RELEASED_FIELD_MANAGER];

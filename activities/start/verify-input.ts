@@ -5,11 +5,11 @@
 // gives that generation, and the same rollout (spec hash) as the object asks for now or, for an
 // older generation, a rollout the object no longer asks for (stale: do nothing). The spec must also
 // be one the trust policy allows in that namespace.
-import { parseWorkflowId, workflowIdFor, type RolloutInput } from '../api/rollout-contract';
-import { formatIssues, validateSpec } from '../api/validate';
-import { specHash } from '../api/spec-hash';
-import { trustIssues, type TrustPolicy } from '../api/trust-policy';
-import type { InputVerdict } from '../workflows/activity-types';
+import { parseWorkflowId, workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
+import { formatIssues, validateSpec } from '../../api/validate';
+import { specHash } from '../../api/spec-hash';
+import { trustIssues, type TrustPolicy } from '../../api/trust-policy';
+import type { InputVerdict } from '../../workflows/activity-types';
 
 export interface LiveObject {
   metadata?: { uid?: unknown; generation?: unknown };

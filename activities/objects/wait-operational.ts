@@ -1,11 +1,11 @@
 // Wait until a VM operator object reports the generation we changed as applied and operational.
-import { FAILED, OPERATIONAL, type VMKind } from '../api/constants';
-import type { ObjectState } from '../workflows/activity-types';
-import { FailureType } from '../workflows/failures';
-import { nonRetryable } from './errors';
-import { vmKind, type KubeObjects } from '../kube/custom-objects';
+import { FAILED, OPERATIONAL, type VMKind } from '../../api/constants';
+import type { ObjectState } from '../../workflows/activity-types';
+import { FailureType } from '../../workflows/failures';
+import { nonRetryable } from '../errors';
+import { vmKind, type KubeObjects } from '../../kube/custom-objects';
 import { objectState } from './object-state';
-import { sleepHeartbeating, type PollContext } from './activity-context';
+import { sleepHeartbeating, type PollContext } from '../activity-context';
 
 export type OperationalVerdict = { done: true } | { done: false; failed: boolean; message: string };
 

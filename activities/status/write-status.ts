@@ -4,17 +4,17 @@
 // adopted a paused-only generation for it).
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
-import { mergeConditions } from '../api/conditions';
-import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../api/types';
-import { describeError, isNotFound, refusedForGood, statusCode } from '../kube/errors';
-import type { CreateEvent } from '../kube/events';
-import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../kube/status-writer';
-import { FailureType } from '../workflows/failures';
-import { activityAttempt, activityLog } from './activity-context';
-import { nonRetryable } from './errors';
-import { FIELD_MANAGER } from '../kube/custom-objects';
-import { noopMetrics, type ActivityMetrics } from './metrics';
-import { statusEvents, type StatusEvent } from './status-events';
+import { mergeConditions } from '../../api/conditions';
+import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../../api/types';
+import { describeError, isNotFound, refusedForGood, statusCode } from '../../kube/errors';
+import type { CreateEvent } from '../../kube/events';
+import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../../kube/status-writer';
+import { FailureType } from '../../workflows/failures';
+import { activityAttempt, activityLog } from '../activity-context';
+import { nonRetryable } from '../errors';
+import { FIELD_MANAGER } from '../../kube/custom-objects';
+import { noopMetrics, type ActivityMetrics } from '../metrics';
+import { statusEvents, type StatusEvent } from './events';
 
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
 const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation'] as const;

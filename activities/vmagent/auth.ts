@@ -1,7 +1,7 @@
 // Optional credentials for vmagent /metrics (-metricsAuthKey is a query arg and not supported;
 // a proxy or -httpAuth.* in front of /metrics is): bearer token or basic auth from a Secret.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
+import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
 
 export interface VmagentAuthConfig {
   secretName: string;

@@ -14,8 +14,8 @@
 //    `<proto>://vmselect-<name>.<namespace>.svc:<port>`, or its additional service's name.
 import { crc32, gunzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
-import type { RouteRef } from '../api/route-records';
-import type { JsonObject } from '../api/types';
+import type { RouteRef } from '../../api/route-records';
+import type { JsonObject } from '../../api/types';
 
 export const VMAUTH_CONFIG_KEY = 'config.yaml.gz';
 /** The operator's build.ConfigReloaderDefaultPort: the config-reloader sidecar's /metrics. */

@@ -14,7 +14,7 @@
 // The VM operator passes spec.remoteWrite[i].url as the i-th -remoteWrite.url flag.
 import xxhash from 'xxhash-wasm';
 import type { XXHashAPI } from 'xxhash-wasm';
-import { normalizeURL, redactURL } from '../api/url';
+import { normalizeURL, redactURL } from '../../api/url';
 
 let hasher: Promise<XXHashAPI> | undefined;
 function getHasher(): Promise<XXHashAPI> {

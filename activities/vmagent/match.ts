@@ -1,10 +1,10 @@
 // Pure: from one vmagent's /metrics text to the pending bytes of one zone's remote write queues,
-// and from per-pod readings to a QueueSample. See vmagent-url.ts for the vmagent facts. The page is
-// read strictly (prometheus-text.ts) for the families we rely on (QUEUE_FAMILIES): a damaged page
+// and from per-pod readings to a QueueSample. See url.ts for the vmagent facts. The page is
+// read strictly (../pods/prometheus-text.ts) for the families we rely on (QUEUE_FAMILIES): a damaged page
 // is unreadable ("not drained", with the line and the reason), never a silent 0.
-import type { QueueSample } from '../workflows/activity-types';
-import { parseSeries, type MetricSeries } from './prometheus-text';
-import type { RemoteWriteQueue } from './vmagent-url';
+import type { QueueSample } from '../../workflows/activity-types';
+import { parseSeries, type MetricSeries } from '../pods/prometheus-text';
+import type { RemoteWriteQueue } from './url';
 
 /** memory + disk bytes not yet sent, per remote write queue (labels path, url). */
 export const PENDING_METRIC = 'vmagent_remotewrite_pending_data_bytes';
