@@ -10,7 +10,8 @@ import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types'
 import { describeError, refusedForGood } from '../kube/errors';
 import { eventCreator } from '../kube/events';
 import { REQUEST_TIMEOUT_MS } from '../kube/request-timeout';
-import type { InputVerdict, QueueSample, QueueTarget, RolloutActivities } from '../workflows/activity-types';
+import type { QueueSample } from '../api/rollout-contract';
+import type { InputVerdict, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
 import { queueReportStatus } from '../workflows/status';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';

@@ -1,7 +1,8 @@
 // What the activities report to the worker's /metrics. The worker implements it with prom-client
 // (worker/metrics.ts); tests and scripts may pass nothing (noopMetrics).
 import type { ZonePhase } from '../api/types';
-import type { QueueSample, QueueTarget } from '../workflows/activity-types';
+import type { QueueSample } from '../api/rollout-contract';
+import type { QueueTarget } from '../workflows/activity-types';
 
 export interface QueueLabels {
   namespace: string;

@@ -1,7 +1,9 @@
-// The contract between the trigger (a Temporal client) and the rollout workflow: names, ids,
-// search attributes and the workflow input. Plain values only, so both sides can import it.
+// The contract between the rollout workflow and those who start it, run it and watch it (the
+// trigger, the worker, the CLI): names, ids, search attributes, the workflow input, and the shapes
+// the CLI reads (what the workflow returns, the progress query, the queue wait's heartbeat). Plain
+// values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import type { NormalizedSpec, ObjectGeneration } from './types';
+import type { NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from './types';
 
 export const WORKFLOW_TYPE = 'rolloutWorkflow';
 export const DEFAULT_TASK_QUEUE = 'vmrollout';
@@ -59,4 +61,95 @@ export interface RolloutInput {
    * before it acts.
    */
   previousWorkflowIds: string[];
+}
+
+/** One look at a zone's vmagent queues: what the queue wait decides by, and what the status and the CLI show. */
+export interface QueueSample {
+  /** ISO time of the sample. */
+  at: string;
+  /** Pending bytes for this zone summed over all vmagent pods (only meaningful when complete). */
+  pendingBytes: number;
+  /** Pods whose pending bytes could not be read (scrape error, missing series, not ready). */
+  unreadablePods: number;
+  totalPods: number;
+  drained: boolean;
+  message: string;
+  /**
+   * Per pod, vmagent_remotewrite_retries_count_total of the zone's queues. A block being sent or
+   * retried is not in the pending bytes, so a counter that grew between samples breaks the streak.
+   */
+  sendRetries?: Record<string, number>;
+  /** Per pod that holds any, the zone's blocks waiting out a send-retry backoff (not drained while any). */
+  blocksInBackoff?: Record<string, number>;
+  /** Per readable pod, its pending bytes for the zone (what the status shows while waiting). */
+  podPendingBytes?: Record<string, number>;
+}
+
+/** A queue-drain streak: the last sample, and since when the queues have been empty without a break. */
+export interface DrainHeartbeat {
+  last: QueueSample;
+  emptySince?: string;
+}
+
+/** The latest queue sample of the zone in its queue wait. */
+export interface LastQueueSample extends QueueSample {
+  zone: string;
+  /** Since when the zone's queues have been empty without a break (the streak). */
+  emptySince?: string;
+}
+
+/** Where a run is: a zone's step, preparing, or the pause between zones. */
+export type CurrentStep = ZoneStep | 'Preparing' | 'PauseBetweenZones';
+
+/** A zone as the workflow tracks it and the progress query shows it (the workflow's ZoneState adds what it says in words). */
+export interface ZoneProgress {
+  name: string;
+  vmcluster: string;
+  phase: ZonePhase;
+  /** The step running or about to run (while the zone is in flight or Failed). */
+  step?: ZoneStep;
+  vmclusterGeneration?: number;
+  startedAt?: string;
+  /** When `step` began; a Failed zone keeps its failed step's. */
+  stepStartedAt?: string;
+  finishedAt?: string;
+  /** True from the moment a route removal may have been applied until the restore completed. */
+  outOfRotation: boolean;
+  /** True from the moment the VMCluster patch may have been sent. */
+  patchAttempted: boolean;
+  /** Set once waitQueueDrained succeeded after the zone became operational at the patched generation. */
+  drainedConfirmed: boolean;
+  /** The step that failed (phase Failed). */
+  failedStep?: ZoneStep;
+  /**
+   * The VMCluster's generation before this run could have patched it (undefined: unknown, e.g. a
+   * zone found out of reads by an earlier generation). Cleanup decides "patched?" against it.
+   */
+  baseGeneration?: number;
+  /** How the last read switch of the zone was confirmed in the vmauth pods. */
+  switchConfirmed?: string;
+}
+
+/** What the workflow returns. */
+export interface RolloutResult {
+  phase: Phase;
+  message: string;
+  zones: Array<{ name: string; phase: string; vmclusterGeneration?: number }>;
+  zonesOutOfRotation: string[];
+}
+
+/** What the `progress` query returns. */
+export interface Progress {
+  phase: Phase;
+  message: string;
+  paused: boolean;
+  pauseRequested: boolean;
+  supersededBy?: number;
+  currentZone?: string;
+  currentStep?: CurrentStep;
+  order: string[];
+  zones: Array<ZoneProgress & { message?: string; removedRefs: number }>;
+  zonesOutOfRotation: string[];
+  lastQueueSample?: LastQueueSample;
+  statusError?: string;
 }

@@ -7,11 +7,9 @@ import { decodeFromPayloadsAtIndex, loadDataConverter } from '@temporalio/common
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { parseWorkflowId, QUERY_PROGRESS, SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, SIGNAL_RESUME, visibilityString, WORKFLOW_TYPE } from '../api/rollout-contract';
+import { parseWorkflowId, QUERY_PROGRESS, SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, SIGNAL_RESUME, visibilityString, WORKFLOW_TYPE, type DrainHeartbeat, type Progress, type RolloutResult } from '../api/rollout-contract';
 import { commonEnvShape, parseEnv, refineCommonEnv, temporalConfig, temporalConnectionOptions, type TemporalConnectionConfig } from '../process/env';
 import { EncryptionCodec } from '../process/payload-codec';
-import type { DrainHeartbeat } from '../workflows/activity-types';
-import type { Progress, RolloutResult } from '../workflows/state';
 import type { TemporalFlags } from './args';
 import { UsageError } from './args';
 import type { WorkflowReading } from './view';

@@ -5,8 +5,7 @@ import { validateSpec } from '../api/validate';
 import type { Phase, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
-import type { DrainHeartbeat } from '../workflows/activity-types';
-import type { Progress } from '../workflows/state';
+import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import { endedPhase, statusIsCurrent } from './rollout-end';
 
 /** What the workflow in status.workflow told about itself. */

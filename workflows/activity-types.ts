@@ -2,6 +2,7 @@
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
 import type { JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import type { VMKind } from '../api/constants';
+import type { DrainHeartbeat, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
 
 /** The targetRefs of one route as read from the API server. */
@@ -17,27 +18,6 @@ export interface ObjectState {
   updateStatus?: string;
   reason?: string;
   spec?: JsonObject;
-}
-
-export interface QueueSample {
-  /** ISO time of the sample. */
-  at: string;
-  /** Pending bytes for this zone summed over all vmagent pods (only meaningful when complete). */
-  pendingBytes: number;
-  /** Pods whose pending bytes could not be read (scrape error, missing series, not ready). */
-  unreadablePods: number;
-  totalPods: number;
-  drained: boolean;
-  message: string;
-  /**
-   * Per pod, vmagent_remotewrite_retries_count_total of the zone's queues. A block being sent or
-   * retried is not in the pending bytes, so a counter that grew between samples breaks the streak.
-   */
-  sendRetries?: Record<string, number>;
-  /** Per pod that holds any, the zone's blocks waiting out a send-retry backoff (not drained while any). */
-  blocksInBackoff?: Record<string, number>;
-  /** Per readable pod, its pending bytes for the zone (what the status shows while waiting). */
-  podPendingBytes?: Record<string, number>;
 }
 
 export interface QueueTarget {
@@ -105,12 +85,6 @@ export interface CarriersInput {
   namespace: string;
   carriers: Array<{ zone: string; vmcluster: string; queue: QueueTarget }>;
   pollIntervalMs: number;
-}
-
-/** A queue-drain streak: the last sample, and since when the queues have been empty without a break. */
-export interface DrainHeartbeat {
-  last: QueueSample;
-  emptySince?: string;
 }
 
 /** What the queue wait writes into the status while it waits: `status` with zone `zone`'s message replaced by the latest progress. */

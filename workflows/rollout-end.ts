@@ -1,7 +1,8 @@
 // How a run ends: its last transition, told in the status, and the result the workflow returns.
 import type { RolloutSignals } from './signals';
 import { rolloutMessage, rolloutPhase } from './status';
-import { zoneState, zonesOutOfRotation, type RolloutResult, type RolloutState, type RunNote } from './state';
+import type { RolloutResult } from '../api/rollout-contract';
+import { zoneState, zonesOutOfRotation, type RolloutState, type RunNote } from './state';
 import type { StatusReport } from './status-report';
 
 export function rolloutResult(state: RolloutState): RolloutResult {

@@ -10,14 +10,14 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal } from '../api/rollout-contract';
+import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal, type Progress, type RolloutResult } from '../api/rollout-contract';
 import { FailureType, stepFailure } from './failures';
 import { applyDeferredRoutes, prepare } from './prepare';
 import { adoptRecordedZones } from './recorded-zones';
 import { endStale, finish, finishSuperseded } from './rollout-end';
 import { startRun, type RolloutRun } from './rollout-run';
 import { safePoint } from './safe-point';
-import { zoneState, zonesOutOfRotation, type CarriedState, type Progress, type RolloutResult, type RolloutWorkflowInput } from './state';
+import { zoneState, zonesOutOfRotation, type CarriedState, type RolloutWorkflowInput } from './state';
 import { progressOf } from './status';
 import { cleanupZone } from './zone-cleanup';
 import { runZone } from './zone-runner';

@@ -1,42 +1,16 @@
 // The workflow's state: what happened so far, recorded by the steps as transitions (a zone's phase
 // and its latest note, the run's latest note). What the status, the progress query, the Events and
 // the Web UI say is derived from it in one place (status.ts). Pure types + helpers.
-import type { RolloutInput } from '../api/rollout-contract';
-import type { Condition, NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from '../api/types';
+import type { CurrentStep, LastQueueSample, RolloutInput, ZoneProgress } from '../api/rollout-contract';
+import type { Condition, NormalizedSpec, ObjectGeneration, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
-import type { QueueSample } from './activity-types';
 import { planZoneOrder, shuffleSeed } from './plan';
 
-export interface ZoneState {
-  name: string;
-  vmcluster: string;
-  phase: ZonePhase;
-  /** The step running or about to run (while the zone is in flight or Failed). */
-  step?: ZoneStep;
-  vmclusterGeneration?: number;
-  startedAt?: string;
-  /** When `step` began; a Failed zone keeps its failed step's. */
-  stepStartedAt?: string;
-  finishedAt?: string;
+export interface ZoneState extends ZoneProgress {
   /** The latest thing that happened to the zone beyond its phase (status.ts says it in words). */
   note?: ZoneNote;
   /** What leaving reads removed (undefined before step 1 computed it). */
   removals?: RouteRemoval[];
-  /** True from the moment a route removal may have been applied until the restore completed. */
-  outOfRotation: boolean;
-  /** True from the moment the VMCluster patch may have been sent. */
-  patchAttempted: boolean;
-  /** Set once waitQueueDrained succeeded after the zone became operational at the patched generation. */
-  drainedConfirmed: boolean;
-  /** The step that failed (phase Failed). */
-  failedStep?: ZoneStep;
-  /**
-   * The VMCluster's generation before this run could have patched it (undefined: unknown, e.g. a
-   * zone found out of reads by an earlier generation). Cleanup decides "patched?" against it.
-   */
-  baseGeneration?: number;
-  /** How the last read switch of the zone was confirmed in the vmauth pods. */
-  switchConfirmed?: string;
 }
 
 /** How a zone the cleanup put back into reads was found. */
@@ -86,18 +60,12 @@ export type RunNote =
   | { kind: 'stale'; message: string }
   | { kind: 'cancelled'; out: string[] };
 
-export interface LastQueueSample extends QueueSample {
-  zone: string;
-  /** Since when the zone's queues have been empty without a break (the streak). */
-  emptySince?: string;
-}
-
 export interface RolloutState {
   run: RunNote;
   order: string[];
   zones: ZoneState[];
   currentZone?: string;
-  currentStep?: ZoneStep | 'Preparing' | 'PauseBetweenZones';
+  currentStep?: CurrentStep;
   paused: boolean;
   lastQueueSample?: LastQueueSample;
   conditions: Condition[];
@@ -122,30 +90,6 @@ export type RolloutWorkflowInput = RolloutInput & {
   /** Test knob: continue-as-new past this many history events (default CONTINUE_AS_NEW_AFTER_EVENTS). */
   continueAsNewAfterEvents?: number;
 };
-
-/** What the workflow returns. */
-export interface RolloutResult {
-  phase: Phase;
-  message: string;
-  zones: Array<{ name: string; phase: string; vmclusterGeneration?: number }>;
-  zonesOutOfRotation: string[];
-}
-
-/** What the `progress` query returns. */
-export interface Progress {
-  phase: Phase;
-  message: string;
-  paused: boolean;
-  pauseRequested: boolean;
-  supersededBy?: number;
-  currentZone?: string;
-  currentStep?: RolloutState['currentStep'];
-  order: string[];
-  zones: Array<Omit<ZoneState, 'removals' | 'note'> & { message?: string; removedRefs: number }>;
-  zonesOutOfRotation: string[];
-  lastQueueSample?: LastQueueSample;
-  statusError?: string;
-}
 
 /** The state a run starts from: every zone Pending, unless carried over a continue-as-new. */
 export function initialState(spec: NormalizedSpec, object: ObjectGeneration, carried: CarriedState | undefined): RolloutState {

@@ -4,8 +4,9 @@
 // (activities/status/events.ts), so the CLI, the CR, the Events and the Web UI cannot disagree. Pure.
 import { mergeConditions } from '../api/conditions';
 import type { Condition, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
-import type { DrainHeartbeat, QueueReport } from './activity-types';
-import { zonesOutOfRotation, type Progress, type RolloutState, type RunNote, type ZoneNote, type ZoneState } from './state';
+import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
+import type { QueueReport } from './activity-types';
+import { zonesOutOfRotation, type RolloutState, type RunNote, type ZoneNote, type ZoneState } from './state';
 
 type RunState = Pick<RolloutState, 'run' | 'paused' | 'currentZone' | 'currentStep'>;
 

@@ -1,6 +1,7 @@
 // Before a zone leaves reads, the zones that will carry them must be healthy: their VMCluster
 // operational at its generation, and their vmagent backlog empty (a lagging carrier serves stale reads).
-import type { CarriersInput, QueueSample, QueueTarget } from '../../workflows/activity-types';
+import type { QueueSample } from '../../api/rollout-contract';
+import type { CarriersInput, QueueTarget } from '../../workflows/activity-types';
 import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';

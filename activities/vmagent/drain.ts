@@ -1,7 +1,8 @@
 // waitQueueDrained: poll inside one heartbeating activity until the zone's queues have been empty
 // for queueDrainedForMs without a break. Heartbeat details { last, emptySince } let a retried attempt
 // (worker crash, heartbeat timeout) resume the streak instead of starting over.
-import type { DrainHeartbeat, QueueSample, QueueTarget } from '../../workflows/activity-types';
+import type { DrainHeartbeat, QueueSample } from '../../api/rollout-contract';
+import type { QueueTarget } from '../../workflows/activity-types';
 import { sleepHeartbeating, type PollContext } from '../activity-context';
 
 /**

@@ -2,7 +2,7 @@
 // and from per-pod readings to a QueueSample. See url.ts for the vmagent facts. The page is
 // read strictly (../pods/prometheus-text.ts) for the families we rely on (QUEUE_FAMILIES): a damaged page
 // is unreadable ("not drained", with the line and the reason), never a silent 0.
-import type { QueueSample } from '../../workflows/activity-types';
+import type { QueueSample } from '../../api/rollout-contract';
 import { parseSeries, type MetricSeries } from '../pods/prometheus-text';
 import type { RemoteWriteQueue } from './url';
 

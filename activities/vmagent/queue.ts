@@ -2,7 +2,8 @@
 // → the pods; each pod's /metrics (https when the VMAgent serves TLS) → pending bytes. Anything
 // unknown or unreadable is "not drained". Credentials, when configured, go only to the pods the
 // EndpointSlice controller lists for the VMAgent's own Service (../pods/service-ownership.ts).
-import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
+import type { QueueSample } from '../../api/rollout-contract';
+import type { QueueTarget } from '../../workflows/activity-types';
 import { describeError } from '../../kube/errors';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';
 import { ServicePods, type ServicePod, type ServicePodsDeps } from '../pods/service-pods';

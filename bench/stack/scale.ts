@@ -29,7 +29,7 @@ import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { parse as parseYaml } from 'yaml';
-import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
+import { workflowIdFor, type RolloutInput, type DrainHeartbeat, type QueueSample, type RolloutResult } from '../../api/rollout-contract';
 import type { NormalizedSpec } from '../../api/types';
 import { watchQueue as realWatchQueue } from '../../activities/vmagent/drain';
 import type { PollContext } from '../../activities/activity-context';
@@ -40,8 +40,7 @@ import { guardPid } from '../../test/harness/processes';
 import { startTemporalDevEnv } from '../../test/harness/temporal';
 import { NS, ZONES, createEnv, inputOf, makeFake, makeSpec, withWorker } from '../../test/workflow/setup';
 import type { FakeCluster } from '../../test/workflow/fake-cluster';
-import type { DrainHeartbeat, QueueSample, RolloutActivities } from '../../workflows/activity-types';
-import type { RolloutResult } from '../../workflows/state';
+import type { RolloutActivities } from '../../workflows/activity-types';
 import { queueProgressMessage } from '../../workflows/status';
 import type { FakeCall, FakeReply, WorkerStats } from './scale-worker';
 

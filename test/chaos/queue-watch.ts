@@ -9,7 +9,7 @@
 import { buildQueueSample, readZoneQueues } from '../../activities/vmagent/match';
 import { podsRetriedSince } from '../../activities/vmagent/drain';
 import type { RemoteWriteQueue } from '../../activities/vmagent/url';
-import type { QueueSample } from '../../workflows/activity-types';
+import type { QueueSample } from '../../api/rollout-contract';
 import { httpRequest } from '../harness/processes';
 
 /** One look at a zone's queues. */

@@ -15,8 +15,7 @@
  */
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
-import { QUERY_PROGRESS, workflowIdFor } from '../../api/rollout-contract';
-import type { Progress, RolloutResult } from '../../workflows/state';
+import { QUERY_PROGRESS, workflowIdFor, type Progress, type RolloutResult } from '../../api/rollout-contract';
 import { waitFor } from '../harness/processes';
 import { ANNOTATION_FAIL, ANNOTATION_HANG, FAIL_SPEC, type RestartRecord } from '../simulator/simulator';
 import {

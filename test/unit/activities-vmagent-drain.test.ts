@@ -2,8 +2,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { activityPollContext, type PollContext } from '../../activities/activity-context';
 import { RETRY_RESAMPLE_MS, advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent/drain';
-import type { DrainHeartbeat } from '../../workflows/activity-types';
-import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
+import type { DrainHeartbeat, QueueSample } from '../../api/rollout-contract';
+import type { QueueTarget } from '../../workflows/activity-types';
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -8,7 +8,7 @@ import { StepClock } from '../../cli/step-clock';
 import { textWidth } from '../../cli/style';
 import { buildView, type ViewInput } from '../../cli/view';
 import type { VmdcObject } from '../../kube/vmdc-object';
-import type { Progress } from '../../workflows/state';
+import type { Progress } from '../../api/rollout-contract';
 
 const NOW = new Date('2026-03-04T10:20:30Z');
 const WORKFLOW = { id: 'vmdc/monitoring/vm-global/g2-1a2b3c4d', runId: '0195a2b4-7c3d-7e8f-9a0b-1c2d3e4f5a6b' };

@@ -3,7 +3,8 @@
 // value, never a stale one left by a replica whose wait ended.
 import type { Registry } from 'prom-client';
 import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from '../../activities/metrics';
-import type { QueueSample, QueueTarget } from '../../workflows/activity-types';
+import type { QueueSample } from '../../api/rollout-contract';
+import type { QueueTarget } from '../../workflows/activity-types';
 import { createWorkerMetrics } from '../../worker/metrics';
 
 const target = (zone: string): QueueTarget => ({ namespace: 'ns', vmagentName: 'vmagent', vmclusterName: `vm-${zone}`, queueEmptyBytes: 0, zone, objectName: 'c1' });

@@ -3,11 +3,11 @@
 // RolloutActivities and records every action (for the invariant checker).
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { SIGNAL_SUPERSEDE, parseWorkflowId } from '../../api/rollout-contract';
+import { SIGNAL_SUPERSEDE, parseWorkflowId, type QueueSample } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import { recordKey, recordsOf, type RecordedZone, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
 import { recordedZones, type RecordedRoute } from '../../kube/route-records';
-import type { InputVerdict, ObjectState, QueueSample, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
+import type { InputVerdict, ObjectState, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/reads/await-switch';

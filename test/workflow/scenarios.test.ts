@@ -1,7 +1,7 @@
 // Rollout scenarios on the real time-skipping test server, activities replaced by the fake cluster.
 // Every scenario ends with the invariant checker over the recorded action log.
 import { ZONE_STEPS, type VMDistributedClusterStatus } from '../../api/types';
-import type { Progress } from '../../workflows/state';
+import type { Progress } from '../../api/rollout-contract';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/failures';

@@ -8,12 +8,11 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { Client, type WorkflowHandle } from '@temporalio/client';
-import { workflowIdFor, type RolloutInput } from '../../api/rollout-contract';
+import { workflowIdFor, type RolloutInput, type Progress } from '../../api/rollout-contract';
 import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { installQuietRuntime, startTimeSkippingEnv } from '../harness/temporal';
 import { checkInvariants, type Breach } from '../oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
-import type { Progress } from '../../workflows/state';
 import { FakeCluster, type Held } from './fake-cluster';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
 
