@@ -87,6 +87,7 @@ describe('references in the documentation and the code', () => {
     expect(readme).toContain(`Temporal CLI ${pinned.TEMPORAL_CLI_VERSION}`);
     expect(readme).toContain(`kube-apiserver v${pinned.KUBERNETES_VERSION}`);
     expect(readme).toContain(`v${pinned.VICTORIAMETRICS_VERSION}`);
+    expect(readme).toContain(`v${pinned.VM_OPERATOR_VERSION}`);
   });
 
   it('docs/architecture.md draws the layers make lint enforces (.dependency-cruiser.cjs)', () => {
