@@ -11,7 +11,7 @@
  *
  *   make chaos                          3 rollouts, 20 kills each, seed printed
  *   CHAOS_SEED=N make chaos             replay a campaign
- *   npx tsx test/chaos/campaign.ts [--seed=N] [--rollouts=N] [--kills=N]
+ *   npx tsx test/chaos/campaign.ts [--seed=N] [--rollouts=N] [--kills=N] [--rejoin-early-ms=N]   (a negative control of check b)
  * Prints one JSON document (also .tmp/chaos/campaign-<seed>.json); exit status 1 on any breach.
  * test/chaos/short.test.ts runs a short seeded variant in `make test` (`make test-chaos`).
  */
@@ -24,6 +24,8 @@ import { temporal } from '@temporalio/proto';
 import { routeTargetRefs } from '../../kube/route-objects';
 import type { RouteRef } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { DEFAULT_QUEUE_EMPTY_BYTES } from '../../api/limits';
+import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent/url';
 import { jsonEqual } from '../../api/json-value';
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { parsePayloadKeys, payloadDataConverter } from '../../process/payload-codec';
@@ -57,7 +59,9 @@ import {
 import { followAuditLog, readAuditLog, type AuditEvent } from './audit-log';
 import { buildWorkflowBundle, startTriggerProcess, startWorkerProcess, writePayloadKeysFile } from './control-processes';
 import { startKubeFaultProxy } from './kube-fault-proxy';
-import { judge, type Breach } from './oracle';
+import { judge, type Breach, type JudgeInput, type Verdict } from './oracle';
+import { watchQueues, type QueueObservation } from './queue-watch';
+import { startGapReader } from './read-gaps';
 import { aimKill, owedAfter, partSeeds, planRollout, type InfraFault, type KillMoment, type RolloutPlan, type WorkerKill } from './plan';
 import { metricsOf, startPodGateway } from './pod-gateway';
 
@@ -92,6 +96,12 @@ export interface CampaignOptions {
    */
   zoneTimeout: boolean;
   zoneDowntimeMs: number;
+  /**
+   * A negative control of check b (default 0): the rollouts wait for queueDrainedFor less this much
+   * (strategy.queueDrainedFor, the user's setting), while the oracle still judges them against
+   * queueDrainedFor: a real rejoin this much early.
+   */
+  rejoinEarlyMs?: number;
   log?: (m: string) => void;
 }
 
@@ -134,9 +144,16 @@ export interface CampaignReport {
   };
   kills: KillRecord[];
   recovery: { resumedAfterReadyMs: Stats; attemptResumedAfterReadyMs: Stats; waitResumedAfterReadyMs: Stats; workerStartupMs: Stats };
-  oracle: { breaches: Breach[]; counts: unknown };
+  oracle: { breaches: Breach[]; counts: Verdict['counts'] };
+  /**
+   * Check b against its own data: at each rejoin, how long the campaign's looks at vmagent had seen
+   * the zone's queues drained beyond queueDrainedFor (the margin: a rejoin earlier by more than it is
+   * caught), and the rejoins the oracle flags when the same looks are shifted later, as if the
+   * rejoin had come that much earlier.
+   */
+  drainCheck: { queueDrainedForMs: number; marginMs: number[]; shifted: Array<{ shiftMs: number; flagged: number }> };
   physical: { vmauthConfigs: number; maxZonesOutOfVmauth: number; zoneRestarts: number; restartsWhileRouted: string[] };
-  reads: { total: number; failed: number; stale: number };
+  reads: { total: number; failed: number; stale: number; gapReads: number; gappy: number; maxGapMs?: number };
   passed: boolean;
 }
 
@@ -172,6 +189,10 @@ const VMDC = 'demo';
 const zoneOf = (vmcluster: string) => vmcluster.replace(/^vm-/, '');
 const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster', 'v1.153.0-cluster', 'v1.154.0-cluster', 'v1.155.0-cluster'];
 const POLL_MS = 250;
+/** How often the campaign looks at vmagent's queues itself (check b's resolution: finer than the worker's poll). */
+const QUEUE_LOOK_MS = 100;
+/** The gap reader's window: longer than the longest zone downtime of a campaign (40 s). */
+const GAP_WINDOW_MS = 60_000;
 /** The vmagent's EndpointSlice as test/simulator/environment.ts publishes it (VMAgent vm-global). */
 const VMAGENT_SLICE = 'vmagent-vm-global';
 /**
@@ -250,12 +271,20 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
     const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
     vmdc.metadata.name = VMDC;
-    vmdc.spec!.strategy = STRATEGY;
+    const strategy = { ...STRATEGY, queueDrainedFor: `${(QUEUE_DRAINED_FOR_MS - (opts.rejoinEarlyMs ?? 0)) / 1000}s` };
+    vmdc.spec!.strategy = strategy;
     await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
     await waitVmauthRendered(vm, DEMO_CLUSTERS.length, DEMO_TOKENS.length, 40_000);
     const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
     stops.push(() => traffic.stop());
     await traffic.waitHealthy();
+    // vmagent's queues as the campaign itself sees them, and reads that see holes (checks b and g).
+    const zoneQueues: Record<string, RemoteWriteQueue[]> = {};
+    for (const [index, c] of DEMO_CLUSTERS.entries()) zoneQueues[zoneOf(c)] = [{ index, url: vm.remoteWriteURLs[c]!, dirName: await queueDirName(index, vm.remoteWriteURLs[c]!) }];
+    const queueWatch = watchQueues({ metricsURL: `${vm.vmagent.url}/metrics`, zones: zoneQueues, queueEmptyBytes: DEFAULT_QUEUE_EMPTY_BYTES, intervalMs: QUEUE_LOOK_MS });
+    stops.push(() => queueWatch.stop());
+    const gapReader = startGapReader({ vmauthURLs: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, series: 'vmrollout_e2e_heartbeat{source="e2e"}', windowMs: GAP_WINDOW_MS });
+    stops.push(() => gapReader.stop());
     const probe = startZoneProbe({ zones: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
     stops.push(() => probe.stop());
     await createObjects(kc, [vmdc]);
@@ -413,10 +442,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     };
 
     /** Patches the next version in (and the strategy, which a zone-timeout generation shortened). */
-    const nextGeneration = async (strategy: typeof STRATEGY = STRATEGY) => {
+    const nextGeneration = async (generationStrategy: typeof STRATEGY = strategy) => {
       generation++;
       const version = VERSIONS[++versionIndex % VERSIONS.length]!;
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, strategy } });
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, strategy: generationStrategy } });
     };
 
     const rollOut = async (rollout: number, plan: RolloutPlan): Promise<{ phase: string; durationMs: number; kills: number }> => {
@@ -479,7 +508,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       const slow = DEMO_CLUSTERS[0]!;
       const restartsBefore = vm.simulator.restarts.length;
       await mergePatch(kc, 'VMCluster', NS, slow, { metadata: { annotations: { [ANNOTATION_DELAY_MS]: String(SLOW_ZONE_DELAY_MS) } } });
-      await nextGeneration({ ...STRATEGY, zoneTimeout: SLOW_ZONE_TIMEOUT });
+      await nextGeneration({ ...strategy, zoneTimeout: SLOW_ZONE_TIMEOUT });
       log(`rollout ${rollout}: generation ${generation}, ${slow} slower than zoneTimeout ${SLOW_ZONE_TIMEOUT}`);
       const end = await interruption('zone-timeout', restartsBefore);
       await waitFor(() => vm.simulator.restarts.slice(restartsBefore).some((x) => x.zone === slow && x.finishedAt), {
@@ -526,7 +555,8 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     audit.stop();
     const events = readAuditLog(kube.auditLogPath!);
     const reads = traffic.reads.filter((x) => x.at >= t0 && x.at <= t1);
-    const verdict = judge({
+    const gapReads = gapReader.reads.filter((x) => x.at >= t0 && x.at <= t1);
+    const judged: JudgeInput = {
       events,
       namespace: NS,
       vmdc: { name: VMDC, uid: created.metadata.uid },
@@ -534,9 +564,13 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       initialRoutes,
       initialGenerations,
       upgrades,
-      reads,
+      queues: queueWatch.observations,
+      queueDrainedForMs: QUEUE_DRAINED_FOR_MS,
+      reads: [...reads, ...gapReads],
       staleAfterMs: STALE_AFTER_MS,
-    });
+    };
+    const verdict = judge(judged);
+    const drainCheck = checkDrainCheck(judged, verdict);
 
     // What vmauth was told to serve, and which zones were restarted while something routed reads to them.
     const configs = vm.simulator.configs.slice(configsFrom);
@@ -546,8 +580,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
 
     await Promise.all(measuring);
     await measureRecovery(client, kills);
-    const failed = reads.filter((x) => x.error).length;
+    const failed = reads.filter((x) => x.error).length + gapReads.filter((x) => x.error).length;
     const stale = reads.filter((x) => !x.error && (x.ageMs ?? 0) > STALE_AFTER_MS).length;
+    const gaps = gapReads.flatMap((x) => (x.gapMs === undefined ? [] : [x.gapMs]));
     const report: CampaignReport = {
       seed: opts.seed,
       options: { ...opts, log: undefined } as Omit<CampaignOptions, 'log'>,
@@ -561,8 +596,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
         workerStartupMs: stats(worker.startups.slice(1).flatMap((s) => (s.readyAt ? [s.readyAt - s.startedAt] : []))),
       },
       oracle: verdict,
+      drainCheck,
       physical: { vmauthConfigs: configs.length, maxZonesOutOfVmauth: maxOut, zoneRestarts: zoneRestarts.length, restartsWhileRouted },
-      reads: { total: reads.length, failed, stale },
+      reads: { total: reads.length, failed, stale, gapReads: gapReads.length, gappy: verdict.counts.gappyReads, ...(gaps.length ? { maxGapMs: Math.max(...gaps) } : {}) },
       passed: false,
     };
     report.passed =
@@ -571,6 +607,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       restartsWhileRouted.length === 0 &&
       failed === 0 &&
       stale === 0 &&
+      verdict.counts.gappyReads === 0 &&
       results.every((x) => x.phase === 'Succeeded' && x.kills >= opts.kills) &&
       // The status never lies: what it names out after a cancel or a failure is what vmauth no longer routes to.
       results.every((x) => x.interrupted.every((i) => i.phase === INTERRUPTION_END[i.cause] && jsonEqual(i.zonesOutAfter, i.zonesOutOfVmauthAfter))) &&
@@ -591,6 +628,23 @@ async function setEndpointsReady(kc: Parameters<typeof kubeRaw>[0], slice: strin
   for (const ep of obj.endpoints ?? []) ep.conditions = { ...ep.conditions, ready };
   const put = await kubeRaw(kc, 'PUT', url, obj);
   if (put.status !== 200) throw new Error(`PUT ${url}: ${put.status} ${put.body}`);
+}
+
+/** The looks at every zone's queues, `shiftMs` later: as if each rejoin had come that much earlier. */
+const shiftLooks = (queues: Record<string, QueueObservation[]>, shiftMs: number) =>
+  Object.fromEntries(Object.entries(queues).map(([z, looks]) => [z, looks.map((o) => ({ ...o, at: o.at + shiftMs }))]));
+
+/**
+ * Check b run against the campaign's own data: the margin of each rejoin, and how many rejoins the
+ * oracle flags with the looks shifted one worker poll later and just past the largest margin (every
+ * rejoin must be flagged then: each was judged from looks at its own zone).
+ */
+function checkDrainCheck(input: JudgeInput, verdict: Verdict): CampaignReport['drainCheck'] {
+  const drainedFor = input.queueDrainedForMs!;
+  const marginMs = Object.values(verdict.counts.rejoinDrainedForMs).flat().map((d) => d - drainedFor);
+  const flaggedAt = (shiftMs: number) => judge({ ...input, queues: shiftLooks(input.queues!, shiftMs) }).breaches.filter((b) => b.check === 'b' && /seen drained for/.test(b.message)).length;
+  const shifts = [POLL_MS, Math.max(0, ...marginMs) + QUEUE_LOOK_MS];
+  return { queueDrainedForMs: drainedFor, marginMs, shifted: shifts.map((shiftMs) => ({ shiftMs, flagged: flaggedAt(shiftMs) })) };
 }
 
 function sumCounts(...cs: Array<Record<string, number>>): Record<string, number> {
@@ -659,6 +713,7 @@ async function main(): Promise<void> {
     // A zone down 40 s: a rollout lasts long enough for its 20 kills (a kill cycle: the moment, up to
     // 5 s; 1-5 s down; about 4 s to start again).
     zoneDowntimeMs: 40_000,
+    rejoinEarlyMs: Number(flag('rejoin-early-ms') ?? 0),
     log,
   });
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');

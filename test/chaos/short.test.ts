@@ -4,11 +4,14 @@
  * route edit, during a queue wait, at a random moment) and restarted 1–2 s later; the Temporal dev
  * server, the trigger and kube-apiserver restart once each; the vmagent pod is not ready for 3 s
  * during a queue wait; 5 % of the worker's and the trigger's API requests (for a minute) and 3 % of
- * vmagent's /metrics pages fail (the full campaign: 20 % of API requests). Judged from
- * kube-apiserver's audit log, the configs rendered for vmauth, the zone restarts and the readers
- * (test/chaos/oracle.ts, whose unit tests hold a negative control per check).
- * It measures recovery times, so it runs alone (jest project `chaos`, after the e2e files, which run
- * two at a time). Replay a failure: CHAOS_SEED=<seed printed> make test-chaos.
+ * vmagent's /metrics pages fail (the full campaign: 20 % of API requests). Each zone is down 12 s
+ * while upgraded, longer than the stale threshold (9 s): a zone back in reads before its backlog is
+ * delivered shows as a stale read or a hole in the series. Judged from kube-apiserver's audit log,
+ * the campaign's own looks at vmagent's queues, the configs rendered for vmauth, the zone restarts
+ * and the readers (test/chaos/oracle.ts, whose unit tests hold a negative control per check).
+ * About behaviour only: how fast things recover is measured by `make chaos` and reported in
+ * docs/reliability.md. It runs alone (jest project `chaos`, after the e2e files, which run two at a
+ * time): the stack takes the machine. Replay a failure: CHAOS_SEED=<seed printed> make test-chaos.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,7 +36,7 @@ beforeAll(async () => {
     infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
     cancel: false,
     zoneTimeout: false,
-    zoneDowntimeMs: 4_000,
+    zoneDowntimeMs: 12_000,
     log: (m) => process.env.E2E_VERBOSE && process.stdout.write(`${m}\n`),
   });
   // The whole report, for a failure's post-mortem (kills, recovery, faults, every breach).
@@ -55,16 +58,28 @@ test('the rollout Succeeded with no invariant breached in what the API server re
   expect(report.oracle.breaches).toEqual([]);
 });
 
-test('0 failed and 0 stale reads; vmauth never lost more than one zone; no zone restarted while routed', () => {
+test('0 failed and 0 stale reads, no hole in the series read; vmauth never lost more than one zone; no zone restarted while routed', () => {
   expect(report.reads.total).toBeGreaterThan(50);
-  expect({ failed: report.reads.failed, stale: report.reads.stale }).toEqual({ failed: 0, stale: 0 });
+  expect(report.reads.gapReads).toBeGreaterThan(50);
+  expect({ failed: report.reads.failed, stale: report.reads.stale, gappy: report.reads.gappy }).toEqual({ failed: 0, stale: 0, gappy: 0 });
   expect(report.physical.maxZonesOutOfVmauth).toBe(1);
   expect(report.physical.zoneRestarts).toBe(3);
   expect(report.physical.restartsWhileRouted).toEqual([]);
 });
 
-test('a restarted worker resumes a queue wait within about one poll interval of being ready', () => {
+test("every zone rejoined only after vmagent's own series showed its queues drained for queueDrainedFor, and the check fires on these very data", () => {
+  const { marginMs, shifted } = report.drainCheck;
+  // one rejoin per zone, each judged from the campaign's looks at vmagent (no breach: each margin >= 0)
+  expect(marginMs).toHaveLength(3);
+  expect(Object.keys(report.oracle.counts.rejoinDrainedForMs).sort()).toEqual(['az-a', 'az-b', 'az-c']);
+  for (const m of marginMs) expect(m).toBeGreaterThanOrEqual(0);
+  // Negative control: the same looks shifted just past the largest margin (every rejoin that much earlier) → each rejoin flagged.
+  expect(shifted.at(-1)!.flagged).toBe(3);
+});
+
+test('a restarted worker resumed the queue wait it was killed in (a new attempt of the wait, by the new boot), and the wait completed', () => {
   const waits = report.kills.filter((k) => k.moment === 'queue-wait' && k.step?.endsWith('WaitingForQueue'));
   expect(waits.length).toBeGreaterThan(0);
-  for (const k of waits) expect(k.waitResumedAfterReadyMs).toBeLessThan(2_000);
+  for (const k of waits) expect(k.waitResumedAfterReadyMs).toEqual(expect.any(Number));
+  expect(report.rollouts.map((r) => r.phase)).toEqual(['Succeeded']);
 });
