@@ -81,7 +81,7 @@ function childFetch(gatewayUrl: string, ops: Array<{ url: string; timeoutMs?: nu
 // The worker's own scrape code in a child (ServicePods captures the global fetch when it is created,
 // as createActivities does in worker/main.ts): each pod address scraped in turn.
 const SCRAPE_SCRIPT = `
-const { ServicePods } = require(${JSON.stringify(path.join(REPO_ROOT, 'activities', 'service-pods.ts'))});
+const { ServicePods } = require(${JSON.stringify(path.join(REPO_ROOT, 'activities', 'pods', 'service-pods.ts'))});
 const { KubeConfig } = require('@kubernetes/client-node');
 const kc = new KubeConfig();
 kc.loadFromOptions({ clusters: [{ name: 'n', server: 'https://127.0.0.1:1', skipTLSVerify: true }], users: [{ name: 'n' }], contexts: [{ name: 'n', cluster: 'n', user: 'n' }], currentContext: 'n' });
