@@ -1,42 +1,51 @@
 /**
  * vmrollout against the REAL VictoriaMetrics operator (test/harness/operator-bed/): its own binary
  * and CRDs on kube-apiserver + kube-controller-manager + kube-scheduler + kwok, real vmauth pods
- * with the operator's config-reloader, real vmagent and zones, in a network namespace of their own.
+ * with the operator's config-reloader, real vmagent and zones, in a network namespace of their own
+ * (run by `make test-operator`).
  *
  * Under read load through the vmauth pods (a fresh sample written every 200 ms, read on every route
- * through both pods in turn), a 3-zone clusterVersion rollout:
+ * through both pods in turn), every 3-zone clusterVersion rollout:
  *  - Succeeded, with zero failed and zero stale reads;
  *  - every vmauth pod's LOADED config (its config-reloader's content hash) excluded each zone before
- *    that zone's VMCluster changed, never more than one zone out, every zone back at the end;
- *  - the negative control: the same rollout with the pod confirmation switched off by the test-only
- *    knob changes a VMCluster while a pod's loaded config still routes reads to it.
+ *    that zone's VMCluster changed and while its storage was down, never more than one zone out,
+ *    every zone back at the end;
+ * first as the demo objects are, then with VMAuth.spec.waitForConfigReload and a VMUser whose
+ * targetRef names its zone in crd.name and the next in crd.objects. Then spec.paused while a zone
+ * is out and `temporal workflow cancel`: Cancelled, the zone back in every pod. Last, the negative
+ * control: with the pod confirmation switched off by the test-only knob, a VMCluster changes while
+ * a pod's loaded config still routes reads to it.
  */
 import type * as k8s from '@kubernetes/client-node';
+import type { VMDistributedClusterStatus } from '../../api/types';
 import { startRealOperatorBed, type RealOperatorBed } from '../harness/operator-bed';
+import { applyDemo } from '../harness/operator-bed/demo';
 import { startVmrollout, type Vmrollout } from '../harness/operator-bed/vmrollout';
 import { waitFor } from '../harness/processes';
 import { zonesOutOfRotation } from '../simulator/render';
 import {
   createObjects,
   DEMO_CLUSTERS,
-  DEMO_MANIFESTS_DIR,
   DEMO_TOKENS,
   getObject,
-  loadManifests,
   mergePatch,
   startTraffic,
   STALE_AFTER_MS,
   V1,
   V2,
   V3,
+  V4,
+  kubectl,
+  temporalCli,
   waitVmdcPhase,
-  writeUrlVar,
   type Traffic,
 } from '../e2e/support';
 
 jest.setTimeout(10 * 60_000);
 
 const NS = 'default';
+/** Past the e2e files' V1-V4. */
+const V5 = 'v1.154.0-cluster';
 const VMAUTH = 'vm-global';
 const VMDC = 'real';
 const VMAUTH_PODS = 2;
@@ -80,14 +89,41 @@ function podsRoutingWhenDown(t0: number, t1: number): Array<{ zone: string; at: 
     .filter((d) => d.pods.length > 0);
 }
 
-async function rollout(version: string, generation: number) {
+async function rollout(version: string) {
   const t0 = Date.now();
-  await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version } });
+  const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, paused: false } })).metadata.generation!;
   const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed'], {
     timeoutMs: 8 * 60_000,
     diagnostics: () => `kubelet errors: ${bed.kubelet.errors.slice(-5).join('\n')}; zones: ${JSON.stringify(bed.zones.events.slice(-6))}`,
   });
   return { t0, t1: Date.now(), final };
+}
+
+/** What every rollout under the real operator must show (the file's header). */
+async function expectSafeRollout(r: { t0: number; t1: number; final: { phase?: string } }, version: string): Promise<void> {
+  expect(r.final.phase).toBe('Succeeded');
+  for (const c of DEMO_CLUSTERS) expect(((await getObject(kc, 'VMCluster', NS, c)).spec as { clusterVersion?: string }).clusterVersion).toBe(version);
+  log(`rollout to ${version} took ${r.t1 - r.t0} ms; zone events ${JSON.stringify(bed.zones.events.filter((e) => e.at >= r.t0))}`);
+
+  // The operator really rolled every zone (its storage pods replaced: the zone was down a while).
+  expect([...new Set(bed.zones.events.filter((e) => e.at >= r.t0 && e.at <= r.t1 && e.event === 'down').map((e) => e.zone))].sort()).toEqual(DEMO_CLUSTERS);
+
+  // Zero failed and zero stale reads, through both pods, on every route.
+  expect(traffic.reads.filter((x) => x.at >= r.t0 && x.at <= r.t1).length).toBeGreaterThan(100);
+  expect(traffic.failed(r.t0, r.t1)).toEqual([]);
+  expect(traffic.stale(r.t0, r.t1)).toEqual([]);
+
+  // Each VMCluster changed only once every vmauth pod had LOADED a config without it...
+  const atChange = podsRoutingAtChange(r.t0, r.t1);
+  expect(atChange.map((c) => c.zone).sort()).toEqual(DEMO_CLUSTERS);
+  expect(atChange.filter((c) => c.pods.length > 0)).toEqual([]);
+  // ...and no zone was down while a pod's loaded config still routed reads to it.
+  expect(podsRoutingWhenDown(r.t0, r.t1)).toEqual([]);
+
+  // Never more than one zone out, every zone back at the end.
+  const written = bed.observer.secrets.filter((s) => s.at >= r.t0 && s.at <= r.t1);
+  expect(Math.max(...written.map((s) => zonesOutOfRotation(baseline, s.routes).length))).toBe(1);
+  expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
 }
 
 describe('a 3-zone rollout under the real operator', () => {
@@ -97,34 +133,11 @@ describe('a 3-zone rollout under the real operator', () => {
     bed = await startRealOperatorBed({ namespace: NS, zones: DEMO_CLUSTERS, vmauth: VMAUTH, log });
     kc = bed.kc;
     vr = await startVmrollout({ kc, namespace: NS, vmauth: VMAUTH });
-    const vars: Record<string, string> = { NAMESPACE: NS, INITIAL_VERSION: V1 };
-    for (const z of bed.zones.all()) vars[writeUrlVar(z.name)] = z.writeURL;
-    const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
-    for (const o of manifests) {
-      if (o.kind === 'VMAuth') o.spec = { ...o.spec, replicaCount: VMAUTH_PODS };
-      // As the simulated bed's vmagent (test/simulator/environment.ts says why), rendered by the operator.
-      if (o.kind === 'VMAgent') o.spec = { ...o.spec, extraArgs: { 'remoteWrite.flushInterval': '200ms', 'remoteWrite.retryMinInterval': '2s', 'remoteWrite.retryMaxInterval': '2s', loggerLevel: 'WARN' } };
-    }
-    const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
-    vmdc.metadata.name = VMDC;
+    const demo = await applyDemo(bed, { namespace: NS, initialVersion: V1, vmauthPods: VMAUTH_PODS, vmdcName: VMDC });
+    baseline = demo.baseline;
+    const vmdc = demo.vmdc;
     vmdc.spec!.strategy = { order: 'Declared', readDrainDelay: '2s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '3m' };
-    await createObjects(kc, manifests.filter((o) => o !== vmdc));
-
-    // The operator's pods run: both vmauth pods loaded the config with every zone, vmagent writes.
-    await bed.kubelet.waitPods('vmauth', VMAUTH_PODS, 120_000);
-    await bed.kubelet.waitPods('vmagent', 1, 120_000);
-    await bed.kubelet.waitPods('vmselect', DEMO_CLUSTERS.length, 120_000);
-    await waitFor(
-      () => {
-        const last = bed.observer.secrets.at(-1);
-        const loaded = Object.values(bed.observer.loadedAt(Date.now()));
-        return last && last.routes.unauthorized?.length === DEMO_CLUSTERS.length && loaded.length === VMAUTH_PODS && loaded.every((h) => h === last.hash) ? last : undefined;
-      },
-      { timeoutMs: 120_000, description: 'every vmauth pod to load the operator config with every zone', diagnostics: () => JSON.stringify({ s: bed.observer.secrets.slice(-2), l: bed.observer.loaded.slice(-4), k: bed.kubelet.errors.slice(-3) }) },
-    );
-    baseline = bed.observer.secrets.at(-1)!.routes;
-    const vmagent = bed.kubelet.pods('vmagent')[0]!;
-    traffic = startTraffic({ vmagentURL: `http://${vmagent.ip}:8429`, vmauthURL: bed.kubelet.pods('vmauth').map((p) => `http://${p.ip}:8427`), bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
+    traffic = startTraffic({ vmagentURL: demo.vmagentURL, vmauthURL: demo.vmauthURLs, bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
     await traffic.waitHealthy(60_000);
     log(`bed up in ${Date.now() - t0} ms: ${JSON.stringify(bed.timings)}`);
 
@@ -140,37 +153,86 @@ describe('a 3-zone rollout under the real operator', () => {
   }, 120_000);
 
   it('Succeeded with no failed or stale read; every vmauth pod had loaded a config without the zone before its VMCluster changed', async () => {
-    const r = await rollout(V2, 2);
-    expect(r.final.phase).toBe('Succeeded');
-    for (const c of DEMO_CLUSTERS) expect(((await getObject(kc, 'VMCluster', NS, c)).spec as { clusterVersion?: string }).clusterVersion).toBe(V2);
-    log(`rollout took ${r.t1 - r.t0} ms; zone events ${JSON.stringify(bed.zones.events)}`);
+    const r = await rollout(V2);
+    await expectSafeRollout(r, V2);
+  });
 
-    // The operator really rolled every zone (its storage pods replaced: the zone was down a while).
-    expect([...new Set(bed.zones.events.filter((e) => e.at >= r.t0 && e.event === 'down').map((e) => e.zone))].sort()).toEqual(DEMO_CLUSTERS);
-
-    // Zero failed and zero stale reads, through both pods, on every route.
-    expect(traffic.reads.filter((x) => x.at >= r.t0 && x.at <= r.t1).length).toBeGreaterThan(100);
-    expect(traffic.failed(r.t0, r.t1)).toEqual([]);
-    expect(traffic.stale(r.t0, r.t1)).toEqual([]);
-
-    // Each VMCluster changed only once every vmauth pod had LOADED a config without it.
-    const atChange = podsRoutingAtChange(r.t0, r.t1);
-    expect(atChange.map((c) => c.zone).sort()).toEqual(DEMO_CLUSTERS);
-    expect(atChange.filter((c) => c.pods.length > 0)).toEqual([]);
-    // ...and no zone was down while a pod's loaded config still routed reads to it.
-    expect(podsRoutingWhenDown(r.t0, r.t1)).toEqual([]);
-
-    // Never more than one zone out, every zone back at the end.
-    const written = bed.observer.secrets.filter((s) => s.at >= r.t0 && s.at <= r.t1);
-    expect(Math.max(...written.map((s) => zonesOutOfRotation(baseline, s.routes).length))).toBe(1);
+  it('the same with VMAuth.spec.waitForConfigReload and a VMUser targetRef naming its zone in crd.name, the others in crd.objects', async () => {
+    await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: true } });
+    await mergePatch(kc, 'VMUser', NS, 'reads-az-a', {
+      spec: { targetRefs: [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS, objects: [{ name: 'vm-az-b', namespace: NS }] } }] },
+    });
+    await waitFor(
+      async () => {
+        const auth = (await getObject(kc, 'VMAuth', NS, VMAUTH)) as { metadata: { generation?: number }; status?: { observedGeneration?: number; updateStatus?: string } };
+        const user = (await getObject(kc, 'VMUser', NS, 'reads-az-a')) as { metadata: { generation?: number }; status?: { observedGeneration?: number } };
+        const last = bed.observer.secrets.at(-1)!;
+        const loaded = Object.values(bed.observer.loadedAt(Date.now()));
+        return auth.status?.observedGeneration === auth.metadata.generation && auth.status?.updateStatus === 'operational' && user.status?.observedGeneration === user.metadata.generation && loaded.every((h) => h === last.hash);
+      },
+      { timeoutMs: 60_000, description: 'the operator to apply the VMAuth and VMUser edits, loaded by every vmauth pod' },
+    );
+    // The same zones on every route: the new shape names them differently, the config routes them alike.
     expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
+    const r = await rollout(V3);
+    await expectSafeRollout(r, V3);
+  });
+
+  it('spec.paused while a zone is out, then `temporal workflow cancel`: Cancelled, the zone back, the status what the pods serve', async () => {
+    const t0 = Date.now();
+    const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } })).metadata.generation!;
+    const out = await waitFor(
+      async () => {
+        const st = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+        return st?.observedGeneration === generation && st.zonesOutOfRotation?.length === 1 ? st : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, description: 'a zone out of read rotation' },
+    );
+    const id = out.workflow!.id;
+    // Pause as a user would: spec.paused through the API server (the trigger signals the workflow in charge).
+    const p = await kubectl(bed.cp.kube.kubeconfigPath, ['-n', NS, 'patch', 'vmdc', VMDC, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
+    expect({ code: p.code, stderr: p.stderr }).toEqual({ code: 0, stderr: '' });
+    const paused = await waitFor(
+      async () => {
+        const st = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+        return st?.workflow?.id === id && st.phase === 'Paused' ? st : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 200, description: `workflow ${id} Paused` },
+    );
+    expect(paused.zonesOutOfRotation).toHaveLength(1);
+    const c = await temporalCli(vr.temporal.address, vr.temporal.namespace ?? 'default', ['workflow', 'cancel', '-w', id]);
+    expect({ code: c.code, stderr: c.stderr }).toEqual({ code: 0, stderr: '' });
+    const cancelled = await waitFor(
+      async () => {
+        const st = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+        return st?.workflow?.id === id && st.phase === 'Cancelled' ? st : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 200, description: `workflow ${id} Cancelled` },
+    );
+    // The zone is back: in the operator's config, loaded by every vmauth pod; the status says so.
+    expect(cancelled.zonesOutOfRotation ?? []).toEqual([]);
+    await waitFor(() => Object.values(bed.observer.loadedAt(Date.now())).every((h) => h === bed.observer.secrets.at(-1)!.hash), { timeoutMs: 30_000, description: 'every vmauth pod to load the last config' });
+    expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
+    for (const pod of bed.kubelet.pods('vmauth')) expect({ pod: pod.name, out: zonesOutOfRotation(baseline, bed.observer.routesOf(bed.observer.loadedAt(Date.now())[pod.name]!)!) }).toEqual({ pod: pod.name, out: [] });
+    expect(traffic.failed(t0, Date.now())).toEqual([]);
+    expect(traffic.stale(t0, Date.now())).toEqual([]);
   });
 
   it('negative control — pod confirmation off by the test-only knob: a VMCluster changes while a vmauth pod still routes reads to it', async () => {
+    // Without waitForConfigReload (the earlier test set it): then the operator marks the VMAuth and
+    // VMUsers applied before any pod reloaded, and the statuses alone would let a zone go too early.
+    const auth = await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: false } });
+    await waitFor(
+      async () => {
+        const st = (await getObject(kc, 'VMAuth', NS, VMAUTH)).status as { observedGeneration?: number; updateStatus?: string } | undefined;
+        return st?.observedGeneration === auth.metadata.generation && st?.updateStatus === 'operational';
+      },
+      { timeoutMs: 60_000, description: 'the operator to apply waitForConfigReload: false' },
+    );
     vr.knobs.confirmSwitchInPods = false;
     try {
       const t0 = Date.now();
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V5, paused: false } });
       await waitFor(() => podsRoutingAtChange(t0, Date.now()).some((c) => c.pods.length > 0), {
         timeoutMs: 4 * 60_000,
         description: 'a VMCluster changed while a vmauth pod still routed reads to it',

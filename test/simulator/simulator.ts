@@ -80,6 +80,17 @@
  * Not modelled: the Deployments and Pods themselves (the EndpointSlices stand for them), user
  * selection across namespaces, the status TTL refresh (60 min), HPA, TLS assets.
  *
+ * Against the REAL operator (test/harness/operator-bed/; test/operator/simulator-parity.test.ts
+ * feeds both the same objects): the config Secret's content and the VMAuth and VMUser statuses,
+ * in their order, are the same. What it still does differently: a VMCluster seen for the first
+ * time is `operational` at once (the operator rolls it out first: `expanding`, then `operational`);
+ * on a spec change its `expanding` keeps the previous observedGeneration (the operator's already
+ * carries the new one); a zone restart is one outage of zoneDowntimeMs (the operator's rollout
+ * with kwok's pods takes ~26 s, replacing each vmstorage pod in turn: outages of under a second);
+ * the Secret reaches the pods after a propagation delay the test sets (the real config-reloader
+ * watches the Secret and reloads vmauth about 1 s + its 3 s --delay-interval later). It stays for
+ * what the real operator cannot be made to do on demand: slow, failing and hanging reconciles.
+ *
  * Everything is recorded so tests can check invariants against what really happened: `configs`
  * (every Secret write), per pod what it served and since when (`pods[i].served`,
  * `servingRoutesAt(t)`), zone `restarts` (with the routes the pods really served when a restart
