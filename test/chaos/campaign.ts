@@ -60,7 +60,7 @@ import { followAuditLog, readAuditLog, type AuditEvent } from './audit-log';
 import { buildWorkflowBundle, startTriggerProcess, startWorkerProcess, writePayloadKeysFile } from './control-processes';
 import { startKubeFaultProxy } from './kube-fault-proxy';
 import { judge, type Breach, type JudgeInput, type Verdict } from './oracle';
-import { watchQueues, type QueueObservation } from './queue-watch';
+import { watchQueues } from './queue-watch';
 import { startGapReader } from './read-gaps';
 import { aimKill, owedAfter, partSeeds, planRollout, type InfraFault, type KillMoment, type RolloutPlan, type WorkerKill } from './plan';
 import { metricsOf, startPodGateway } from './pod-gateway';
@@ -148,10 +148,10 @@ export interface CampaignReport {
   /**
    * Check b against its own data: at each rejoin, how long the campaign's looks at vmagent had seen
    * the zone's queues drained beyond queueDrainedFor (the margin: a rejoin earlier by more than it is
-   * caught), and the rejoins the oracle flags when the same looks are shifted later, as if the
-   * rejoin had come that much earlier.
+   * caught), and how many rejoins the oracle flags when the API server's log is replayed with each
+   * restore received earlier: by one worker poll, and by its own margin and one look.
    */
-  drainCheck: { queueDrainedForMs: number; marginMs: number[]; shifted: Array<{ shiftMs: number; flagged: number }> };
+  drainCheck: { queueDrainedForMs: number; margins: Array<{ zone: string; marginMs: number }>; earlierByOnePoll: number; earlierThanMargin: number };
   physical: { vmauthConfigs: number; maxZonesOutOfVmauth: number; zoneRestarts: number; restartsWhileRouted: string[] };
   reads: { total: number; failed: number; stale: number; gapReads: number; gappy: number; maxGapMs?: number };
   passed: boolean;
@@ -630,21 +630,23 @@ async function setEndpointsReady(kc: Parameters<typeof kubeRaw>[0], slice: strin
   if (put.status !== 200) throw new Error(`PUT ${url}: ${put.status} ${put.body}`);
 }
 
-/** The looks at every zone's queues, `shiftMs` later: as if each rejoin had come that much earlier. */
-const shiftLooks = (queues: Record<string, QueueObservation[]>, shiftMs: number) =>
-  Object.fromEntries(Object.entries(queues).map(([z, looks]) => [z, looks.map((o) => ({ ...o, at: o.at + shiftMs }))]));
-
 /**
- * Check b run against the campaign's own data: the margin of each rejoin, and how many rejoins the
- * oracle flags with the looks shifted one worker poll later and just past the largest margin (every
- * rejoin must be flagged then: each was judged from looks at its own zone).
+ * Check b run against the campaign's own data: each rejoin's margin, and the rejoins the oracle flags
+ * when the same audit log is judged with each restore received `earlierMs(margin)` earlier.
  */
 function checkDrainCheck(input: JudgeInput, verdict: Verdict): CampaignReport['drainCheck'] {
   const drainedFor = input.queueDrainedForMs!;
-  const marginMs = Object.values(verdict.counts.rejoinDrainedForMs).flat().map((d) => d - drainedFor);
-  const flaggedAt = (shiftMs: number) => judge({ ...input, queues: shiftLooks(input.queues!, shiftMs) }).breaches.filter((b) => b.check === 'b' && /seen drained for/.test(b.message)).length;
-  const shifts = [POLL_MS, Math.max(0, ...marginMs) + QUEUE_LOOK_MS];
-  return { queueDrainedForMs: drainedFor, marginMs, shifted: shifts.map((shiftMs) => ({ shiftMs, flagged: flaggedAt(shiftMs) })) };
+  const flagged = (earlierMs: (marginMs: number) => number) => {
+    const shift = new Map(verdict.counts.rejoins.map((r) => [r.seq, earlierMs(r.drainedForMs - drainedFor)]));
+    const events = input.events.map((e) => (shift.has(e.seq) ? { ...e, receivedAt: e.receivedAt - shift.get(e.seq)! } : e));
+    return judge({ ...input, events }).breaches.filter((b) => b.check === 'b' && /seen drained for/.test(b.message)).length;
+  };
+  return {
+    queueDrainedForMs: drainedFor,
+    margins: verdict.counts.rejoins.map((r) => ({ zone: r.zone, marginMs: r.drainedForMs - drainedFor })),
+    earlierByOnePoll: flagged(() => POLL_MS),
+    earlierThanMargin: flagged((margin) => margin + QUEUE_LOOK_MS),
+  };
 }
 
 function sumCounts(...cs: Array<Record<string, number>>): Record<string, number> {

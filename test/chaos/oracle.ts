@@ -137,8 +137,8 @@ export interface Verdict {
     staleReads: number;
     /** Reads whose series had a hole longer than the stale threshold. */
     gappyReads: number;
-    /** Zone → at each rejoin, how long its queues had been seen drained without a break, ms. */
-    rejoinDrainedForMs: Record<string, number[]>;
+    /** Each rejoin judged against the queue looks: its restore (audit seq) and how long its queues had been seen drained without a break, ms. */
+    rejoins: Array<{ zone: string; seq: number; drainedForMs: number }>;
   };
 }
 
@@ -229,7 +229,7 @@ export function judge(input: JudgeInput): Verdict {
     failedReads: 0,
     staleReads: 0,
     gappyReads: 0,
-    rejoinDrainedForMs: {},
+    rejoins: [],
   };
 
   const routes: Record<string, JsonObject[]> = clone(input.initialRoutes);
@@ -347,7 +347,7 @@ export function judge(input: JudgeInput): Verdict {
         if (looks && input.queueDrainedForMs !== undefined) {
           // The restore was sent no earlier than the API server received it.
           const drainedFor = seenDrainedFor(looks, e.receivedAt, maxUnwatchedMs(input.queueDrainedForMs));
-          (counts.rejoinDrainedForMs[zone(c)] ??= []).push(drainedFor);
+          counts.rejoins.push({ zone: zone(c), seq: e.seq, drainedForMs: drainedFor });
           if (drainedFor < input.queueDrainedForMs) {
             breach('b', `zone ${zone(c)} rejoined reads after its queues were seen drained for ${drainedFor} ms only (queueDrainedFor ${input.queueDrainedForMs} ms)`, e);
           }

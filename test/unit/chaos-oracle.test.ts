@@ -325,7 +325,8 @@ describe('chaos oracle: one negative control per check', () => {
     };
     const onTime = judge(rollout(DRAINED_FOR_MS).input());
     expect(onTime.breaches).toEqual([]);
-    expect(onTime.counts.rejoinDrainedForMs['az-a']![0]).toBeGreaterThanOrEqual(DRAINED_FOR_MS);
+    expect(onTime.counts.rejoins).toEqual([{ zone: 'az-a', seq: expect.any(Number), drainedForMs: expect.any(Number) }]);
+    expect(onTime.counts.rejoins[0]!.drainedForMs).toBeGreaterThanOrEqual(DRAINED_FOR_MS);
     const early = rollout(DRAINED_FOR_MS - POLL_MS);
     const v = judge(early.input());
     expect(checks(v.breaches)).toEqual(['b']);
