@@ -803,7 +803,8 @@ export async function recordsOnRoutes(kc: k8s.KubeConfig, namespace: string, rou
 }
 
 // ---------------------------------------------------------------------------------------
-// the commands a person runs (README "Operations")
+// the commands a person runs (docs/operations.md#runbook-failed-zone: kubectl, `temporal workflow cancel`,
+// `kubectl vmdc release-zone`)
 
 export interface CommandResult {
   code: number;
