@@ -1,6 +1,7 @@
 // Zones an earlier generation (or a run that died, was cancelled or terminated) left out of reads,
 // found from the records on the route objects: this run adopts them first, before any other zone
-// leaves, and lets each rejoin only once operational at the desired spec and drained.
+// leaves: each is confirmed out in the vmauth pods before its VMCluster changes, and rejoins only
+// once operational at the desired spec and drained.
 import { RELEASE_COMMAND } from '../api/route-records';
 import { FailureType, stepFailure } from './failures';
 import type { Outcome } from './failure-hold';
@@ -24,8 +25,10 @@ export function adoptRecordedZones({ ctx, state, report, hold }: Pick<RolloutRun
     if (recorded.length === 0) return 'done';
     for (const r of recorded) {
       const z = zoneState(state, r.zone);
-      // An earlier run may have patched it: straight to the upgrade, never skipped, never rejoined early.
-      z.step = 'Upgrading';
+      // The run that took it out may have ended before any vmauth pod was confirmed to run a config
+      // without it [I2]: confirm the switch first, then upgrade; it may already have been patched:
+      // never skipped, never rejoined early.
+      z.step = 'WaitingForSwitch';
       z.patchAttempted = true;
       z.drainedConfirmed = false;
       z.note = { kind: 'adopted', since: r.since, generation: r.generation };

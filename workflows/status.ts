@@ -100,7 +100,7 @@ export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRot
     case 'rejoined':
       return REJOINED[n.how](n.why, n.generation);
     case 'adopted':
-      return `out of read rotation since ${n.since} (left by generation ${n.generation}): rejoins once operational at the desired spec and drained`;
+      return `out of read rotation since ${n.since} (left by generation ${n.generation}): upgraded once every vmauth pod is confirmed to run a config without it; rejoins once operational at the desired spec and drained`;
   }
 }
 

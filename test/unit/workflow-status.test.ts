@@ -32,7 +32,7 @@ type Row = [what: string, s: RolloutState, phase: string, message: string, zoneB
 
 const rows: Row[] = [
   ['a new run', state(), 'Pending', 'starting', undefined],
-  ['zones adopted from the records', zoneB({ kind: 'adopted', zones: ['b'] }, 'Pending', { kind: 'adopted', since: 't0', generation: 3 }, out), 'Pending', 'adopted zones out of read rotation: b', 'out of read rotation since t0 (left by generation 3): rejoins once operational at the desired spec and drained'],
+  ['zones adopted from the records', zoneB({ kind: 'adopted', zones: ['b'] }, 'Pending', { kind: 'adopted', since: 't0', generation: 3 }, out), 'Pending', 'adopted zones out of read rotation: b', 'out of read rotation since t0 (left by generation 3): upgraded once every vmauth pod is confirmed to run a config without it; rejoins once operational at the desired spec and drained'],
   ['preparing', state({ run: { kind: 'preparing' } }), 'Progressing', 'applying the VMAgent, creating missing VMClusters, applying the VMAuth and the VMUsers', undefined],
   ['waiting for the carriers', zoneB({ kind: 'zone-step', zone: 'b', step: 'LeavingReads' }, 'LeavingReads', { kind: 'waiting-for-carriers', carriers: ['a', 'c'] }), 'Progressing', 'zone b: LeavingReads', 'waiting until the zones that will carry its reads (a, c) are operational with empty vmagent backlogs'],
   ['confirming the switch before leaving', zoneB({ kind: 'zone-step', zone: 'b', step: 'LeavingReads' }, 'LeavingReads', { kind: 'confirming-switch', expect: 'present', vmauth: 'g' }), 'Progressing', 'zone b: LeavingReads', "waiting until every ready vmauth pod runs the operator's config with VMCluster vm-b (config-reloader content hash = CRC32 of Secret vmauth-config-g)"],

@@ -99,6 +99,38 @@ test('a run terminated right after a route edit (no cleanup at all): the record 
   });
 });
 
+test('[I2] a run terminated right after its route edit, before the vmauth pods were confirmed: the next generation confirms the switch in the pods before it changes the adopted zone', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    // g1 dies right after its route edit: no pod was ever confirmed to run a config without az-a.
+    // (Paused at the safe point after the edit, so no activity is in flight when it dies.)
+    const editing = fake.hold('editRoutes:remove:vm-az-a');
+    const h1 = await r.start(inputOf({ generation: 1 }));
+    await r.reach(editing);
+    await h1.signal('pause');
+    editing.release();
+    await r.progressUntil(h1, (p) => p.phase === 'Paused');
+    await h1.terminate('worker and history gone');
+    expect(fake.calls.filter((c) => c.startsWith('confirmSwitch:absent'))).toEqual([]);
+    expect(recordedOn(fake, 'az-a')).toEqual(['VMAuth/vm-global', 'VMUser/reads-az-a']);
+    fake.objectGeneration = 2;
+    const confirming = fake.hold('confirmSwitch:absent:vm-az-a');
+    const h2 = await r.start(inputOf({ generation: 2 }));
+    await r.reach(confirming);
+    // It says so while it waits.
+    const p = await r.progress(h2);
+    expect(p.zones.find((z) => z.name === 'az-a')!.message).toMatch(/runs the operator's config without VMCluster vm-az-a/);
+    expect(fake.calls).not.toContain('applyObject:VMCluster:vm-az-a');
+    confirming.release();
+    const res2 = await h2.result();
+    await maybeRecord('terminated-before-confirm-g2', h2);
+    const g2calls = fake.calls.slice(fake.calls.indexOf('confirmSwitch:absent:vm-az-a'));
+    expect(g2calls.indexOf('confirmSwitch:absent:vm-az-a')).toBeLessThan(g2calls.indexOf('applyObject:VMCluster:vm-az-a'));
+    expect(res2.zones[0]).toMatchObject({ name: 'az-a', phase: 'Done' });
+    await expectAllBack(r, fake, res2);
+  });
+});
+
 test('partial edit (a concurrent VMUser edit empties the second route): what landed stays recorded and reported; resume finishes', async () => {
   const fake = makeFake();
   const onlyAzA: JsonObject[] = [{ crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS }, paths: ['/select/.*'] }];

@@ -265,6 +265,7 @@ export const RECORDED_SCENARIOS = [
   'failed-then-new-generation-g2',
   'failed-cancel-new-generation-g2',
   'terminated-after-edit-g2',
+  'terminated-before-confirm-g2',
   'partial-edit-then-resume',
   'dry-run-refused-then-resume',
 ] as const;
