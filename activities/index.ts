@@ -13,7 +13,6 @@ import { REQUEST_TIMEOUT_MS } from '../kube/request-timeout';
 import type { QueueSample } from '../api/rollout-contract';
 import type { InputVerdict, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
-import { queueReportStatus } from '../workflows/status';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
 import { activityAttempt, activityLog, activityPollContext } from './activity-context';
 import { applyObject } from './objects/apply-object';
@@ -28,6 +27,7 @@ import { takeOverObject } from './start/take-over';
 import { decideInput } from './start/verify-input';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent/auth';
 import { waitQueueDrained, watchQueue } from './vmagent/drain';
+import { queueReporter } from './vmagent/queue-report';
 import { waitCarriersReady } from './reads/carriers';
 import { waitReadsDrained } from './reads/drain';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
@@ -150,11 +150,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     watchQueue: ({ report, ...input }) =>
       sampling((sample) =>
-        watchQueue(activityPollContext(), sample, input, Date.now, {
-          everyMs: report.everyMs,
-          // The workflow's status with the zone's latest progress.
-          write: async (streak) => void (await writeStatusOf({ object: report.object, status: queueReportStatus(report, streak, input.queueDrainedForMs) })),
-        }),
+        watchQueue(activityPollContext(), sample, input, Date.now, queueReporter(report, input.queueDrainedForMs, { writeStatus: writeStatusOf, client: deps.temporalClient })),
       ),
 
     waitCarriersReady: (input) => sampling((sample) => waitCarriersReady(kube, sample, activityPollContext(), input)),

@@ -12,6 +12,8 @@ export const SIGNAL_PAUSE = 'pause';
 export const SIGNAL_RESUME = 'resume';
 /** Sent to a running workflow when a newer generation of its object exists. */
 export const SIGNAL_SUPERSEDE = 'supersede';
+/** Sent by the queue wait to its own workflow with its latest sample (LastQueueSample), for the progress query. */
+export const SIGNAL_QUEUE_SAMPLE = 'queueSample';
 export const QUERY_PROGRESS = 'progress';
 
 export interface SupersedeSignal {

@@ -10,7 +10,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal, type Progress, type RolloutResult } from '../api/rollout-contract';
+import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_QUEUE_SAMPLE, type LastQueueSample, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal, type Progress, type RolloutResult } from '../api/rollout-contract';
 import { FailureType, stepFailure } from './failures';
 import { applyDeferredRoutes, prepare } from './prepare';
 import { adoptRecordedZones } from './recorded-zones';
@@ -25,6 +25,7 @@ import { runZone } from './zone-runner';
 export const pauseSignal = defineSignal(SIGNAL_PAUSE);
 export const resumeSignal = defineSignal(SIGNAL_RESUME);
 export const supersedeSignal = defineSignal<[SupersedeSignal]>(SIGNAL_SUPERSEDE);
+export const queueSampleSignal = defineSignal<[LastQueueSample]>(SIGNAL_QUEUE_SAMPLE);
 export const progressQuery = defineQuery<Progress>(QUERY_PROGRESS);
 
 /** Continue-as-new when the server suggests it or past this many events (checked between zones only). */
@@ -40,6 +41,10 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
   setHandler(pauseSignal, () => signals.requestPause());
   setHandler(resumeSignal, () => signals.requestResume());
   setHandler(supersedeSignal, (s) => signals.supersede(s?.generation ?? input.object.generation + 1));
+  // The queue wait's latest sample, while the zone waits for it (a late one never replaces a newer).
+  setHandler(queueSampleSignal, (s) => {
+    if (state.currentStep === 'WaitingForQueue' && s.zone === state.currentZone) state.lastQueueSample = s;
+  });
   setHandler(progressQuery, () => progressOf(state, signals));
 
   try {

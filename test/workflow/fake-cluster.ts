@@ -11,7 +11,7 @@ import type { InputVerdict, ObjectState, RolloutActivities, RouteSnapshot } from
 import type { Action } from '../oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/reads/await-switch';
-import { queueReportStatus } from '../../workflows/status';
+import { queueReporter } from '../../activities/vmagent/queue-report';
 import { applyPatch } from '../../workflows/merge';
 import { jsonEqual } from '../../api/json-value';
 import { computeRemoval, hasReadBackend, routeReferencesCluster } from '../../workflows/routes';
@@ -329,6 +329,8 @@ export class FakeCluster {
       // An unreadable queue polls through Temporal's retries, as waitQueueDrained does here.
       watchQueue: async (t) => {
         await this.enter(`watchQueue:${t.vmclusterName}`);
+        // The real activity's reporter, on the fake's status writes (every sample here).
+        const reporter = queueReporter(t.report, t.queueDrainedForMs, { writeStatus: async ({ object, status }) => this.recordStatus(object, status), client: this.client! });
         for (;;) {
           const s = this.sample(t.vmclusterName, true);
           if (!s.drained && s.unreadablePods > 0) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
@@ -336,8 +338,8 @@ export class FakeCluster {
             this.record({ type: 'drained', vmcluster: t.vmclusterName, emptyForMs: t.queueDrainedForMs });
             return { last: s, emptySince: s.at };
           }
-          // The activity shows each sample in the zone's status itself (every report.everyMs in the real one).
-          this.recordStatus(t.report.object, queueReportStatus(t.report, { last: s }, t.queueDrainedForMs));
+          await reporter.write({ last: s });
+          await this.enter(`queueSampled:${t.vmclusterName}`);
         }
       },
 

@@ -248,7 +248,16 @@ test('a slow queue drains after a few polls: the zone waits, showing each sample
   const fake = makeFake();
   fake.queueBehaviour.set('vm-az-a', { notDrainedAttempts: 3 });
   await withWorker(env(), fake, async (r) => {
+    const sampled = fake.hold('queueSampled:vm-az-a');
     const h = await r.start(inputOf());
+    await r.reach(sampled);
+    // While the one activity still waits, the progress query shows its latest sample (sent to the
+    // workflow with every status report), not only the one it returns.
+    await eventually(async () => {
+      const p = await r.progress(h);
+      return p.currentStep === 'WaitingForQueue' && p.lastQueueSample?.zone === 'az-a' && p.lastQueueSample.drained === false && p.lastQueueSample.podPendingBytes?.['vmagent-0'] === 3072;
+    });
+    sampled.release();
     const res = await h.result();
     expect(res.phase).toBe('Succeeded');
     // One activity for the whole wait (a long drain costs heartbeats, not history events)...
