@@ -27,6 +27,8 @@ export const FailureType = {
   NotOwned: 'NotOwned',
   /** The workflow's input does not describe its object, or asks for what the trust policy forbids: nothing was done. */
   InputRefused: 'InputRefused',
+  /** A zone's VMCluster changed while it was in reads (an edit landed between the dry run and the apply): a person must look. */
+  ChangedInReads: 'ChangedInReads',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -1,7 +1,7 @@
 // Runs one zone through its steps: skips a zone already at the desired spec, stops at safe points
 // (pause, supersede), holds a failed zone until resume, supersede or cancel.
 import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
-import { isStepFailure } from './failures';
+import { FailureType, isStepFailure, stepFailure } from './failures';
 import type { Outcome } from './failure-hold';
 import { isOperationalAt, resumeStep, stepIndex } from './plan';
 import type { RolloutRun } from './rollout-run';
@@ -18,11 +18,20 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
   state.currentZone = name;
   if (z.phase === 'Done' || z.phase === 'Skipped') return 'skipped';
   // A zone found out of reads (adopted from the records) has its first step set: it never skips.
-  if (z.step === undefined && (await skipIfUpToDate(run, z, zs))) return 'skipped';
+  const check = z.step === undefined ? await skipIfUpToDate(run, z, zs) : { kind: 'run' as const };
+  if (check.kind === 'skipped') return 'skipped';
   z.startedAt = now();
   z.step ??= 'LeavingReads';
   const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals };
-  const outcome = await run.hold.run(() => runSteps(run, c), {
+  // Changed in reads: the zone fails there, before its first step; a resume takes the full path.
+  let changedInReads = check.kind === 'changed-in-reads' ? check.message : undefined;
+  const steps = async (): Promise<Outcome> => {
+    const changed = changedInReads;
+    changedInReads = undefined;
+    if (changed) throw stepFailure(FailureType.ChangedInReads, changed);
+    return runSteps(run, c);
+  };
+  const outcome = await run.hold.run(steps, {
     zone: z,
     onFailure: (msg) => {
       z.failedStep = z.step;
@@ -50,35 +59,49 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
   return outcome;
 }
 
-/** A zone whose VMCluster already matches the desired spec and is operational never leaves reads. */
-async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<boolean> {
+type SkipCheck = { kind: 'skipped' } | { kind: 'run' } | { kind: 'changed-in-reads'; message: string };
+
+/**
+ * A zone whose VMCluster already matches the desired spec and is operational never leaves reads.
+ * One whose VMCluster the apply after the dry run changed after all (an edit landed in between) was
+ * changed in reads [I2]: never reported Skipped.
+ */
+async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<SkipCheck> {
   const cur = await ctx.acts.short.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name });
-  if (!(cur.exists && (await upToDate(ctx, zs)) && isOperationalAt(cur, cur.generation))) {
+  const applied = cur.exists ? await upToDate(ctx, zs) : 'changes';
+  if (applied === 'changed') {
     z.baseGeneration = cur.exists ? cur.generation : 0;
-    return false;
+    return {
+      kind: 'changed-in-reads',
+      message: `VMCluster ${zs.vmcluster.name} changed while in read rotation: the dry run found it at the desired spec, and the apply after it changed it (an edit landed in between); check the zone, then resume: it leaves reads and is upgraded as any other`,
+    };
+  }
+  if (!(cur.exists && applied === 'unchanged' && isOperationalAt(cur, cur.generation))) {
+    z.baseGeneration = cur.exists ? cur.generation : 0;
+    return { kind: 'run' };
   }
   z.phase = 'Skipped';
   z.vmclusterGeneration = cur.generation;
   z.note = { kind: 'skipped' };
   state.run = { kind: 'zone-skipped', zone: z.name };
   await report.write();
-  return true;
+  return { kind: 'skipped' };
 }
 
 /**
  * Whether the VMCluster's spec is the desired one: the API server says (a dry run that leaves the
  * generation alone: also a key removed from an overlay counts), and an apply that changes only
- * metadata (the applied record, ownership) is made right away: it restarts nothing. A dry run that
- * fails is not up to date: the zone's own preflight reports it.
+ * metadata (the applied record, ownership) is made right away: it restarts nothing ('unchanged'),
+ * unless it changed the spec after all ('changed': an edit landed after the dry run). A dry run that
+ * fails is not up to date ('changes'): the zone's own preflight reports it.
  */
-async function upToDate(ctx: RunContext, zs: ZoneSpec): Promise<boolean> {
+async function upToDate(ctx: RunContext, zs: ZoneSpec): Promise<'unchanged' | 'changes' | 'changed'> {
   const it = clusterApply(ctx, zs);
   try {
-    if ((await ctx.acts.short.applyObject({ ...it, dryRun: true })).changed) return false;
-    await ctx.acts.short.applyObject(it);
-    return true;
+    if ((await ctx.acts.short.applyObject({ ...it, dryRun: true })).changed) return 'changes';
+    return (await ctx.acts.short.applyObject(it)).changed ? 'changed' : 'unchanged';
   } catch (err) {
-    if (isStepFailure(err)) return false;
+    if (isStepFailure(err)) return 'changes';
     throw err;
   }
 }

@@ -8,6 +8,7 @@ import { FailureType } from '../../workflows/failures';
 import { planZoneOrder, shuffleSeed } from '../../workflows/plan';
 import {
   NEW_VERSION,
+  OLD_VERSION,
   ZONES,
   eventually,
   inputOf,
@@ -100,6 +101,34 @@ test('the read switch waits for every edited VMUser, not only the VMAuth, when l
     const restore = fake.calls.indexOf('editRoutes:restore:vm-az-a');
     expect(fake.calls.slice(restore, fake.calls.indexOf('editRoutes:remove:vm-az-b'))).toContain('waitOperational:VMUser:reads-az-a');
     expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('[I2] skip race: an edit lands between the dry run that found a zone up to date and the apply: the zone fails in reads, not Skipped; resume takes the full path', async () => {
+  const fake = makeFake({ upToDate: ['az-a', 'az-b', 'az-c'] });
+  await withWorker(env(), fake, async (r) => {
+    const applying = fake.hold('applyObject:VMCluster:vm-az-a', { after: 'dryRun:VMCluster:vm-az-a' });
+    const h = await r.start(inputOf());
+    await r.reach(applying);
+    // Someone sets another version after the dry run said "unchanged": the apply changes the zone.
+    const o = fake.object('VMCluster', 'vm-az-a')!;
+    o.spec = { ...o.spec, clusterVersion: OLD_VERSION };
+    o.generation++;
+    applying.release();
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', outOfRotation: false, message: expect.stringMatching(/ChangedInReads|changed while in read rotation/) });
+    expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Failed', zonesOutOfRotation: [] });
+    expect(fake.calls.filter((c) => c.startsWith('editRoutes'))).toEqual([]);
+    await h.signal('resume');
+    const res = await h.result();
+    await maybeRecord('skip-race-then-resume', h);
+    expect(res.zones.map((z) => [z.name, z.phase])).toEqual([
+      ['az-a', 'Done'],
+      ['az-b', 'Skipped'],
+      ['az-c', 'Skipped'],
+    ]);
+    // The race itself is the one breach: the apply changed the zone while it served reads.
+    expect(r.breaches(true).map((b) => b.message)).toEqual(['VMCluster vm-az-a changed while in read rotation']);
   });
 });
 

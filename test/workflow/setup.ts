@@ -268,6 +268,7 @@ export const RECORDED_SCENARIOS = [
   'terminated-before-confirm-g2',
   'partial-edit-then-resume',
   'dry-run-refused-then-resume',
+  'skip-race-then-resume',
 ] as const;
 export type RecordedScenario = (typeof RECORDED_SCENARIOS)[number];
 
