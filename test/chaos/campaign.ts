@@ -11,7 +11,8 @@
  *
  *   make chaos                          3 rollouts, 20 kills each, seed printed
  *   CHAOS_SEED=N make chaos             replay a campaign
- *   npx tsx test/chaos/campaign.ts [--seed=N] [--rollouts=N] [--kills=N] [--rejoin-early-ms=N]   (a negative control of check b)
+ *   npx tsx test/chaos/campaign.ts [--short] [--seed=N] [--rollouts=N] [--kills=N] [--rejoin-early-ms=N]
+ *     --short: the variant test/chaos/short.test.ts runs; --rejoin-early-ms: a negative control of check b
  * Prints one JSON document (also .tmp/chaos/campaign-<seed>.json); exit status 1 on any breach.
  * test/chaos/short.test.ts runs a short seeded variant in `make test` (`make test-chaos`).
  */
@@ -695,26 +696,51 @@ function flag(name: string): string | undefined {
   return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 }
 
+/** `make chaos`: 3 rollouts of 20 kills, 20 % API faults, the zone-timeout and the cancel generations. */
+export const FULL_CAMPAIGN: Omit<CampaignOptions, 'seed' | 'log'> = {
+  rollouts: 3,
+  kills: 20,
+  kubeFaultRate: 0.2,
+  kubeFaultWindowMs: 90_000,
+  // An unreadable page breaks the queue's empty streak (never counted as empty): at 20 % a 3 s
+  // streak of 12 samples would almost never complete.
+  metricsFaultRate: 0.03,
+  infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
+  cancel: true,
+  zoneTimeout: true,
+  // A zone down 40 s: a rollout lasts long enough for its 20 kills (a kill cycle: the moment, up to
+  // 5 s; 1-5 s down; about 4 s to start again).
+  zoneDowntimeMs: 40_000,
+};
+
+/**
+ * The short variant (test/chaos/short.test.ts, `--short`): one rollout, 3 kills restarted 1–2 s
+ * later, 5 % API faults for a minute; zones down 12 s, longer than the stale threshold (9 s), so a
+ * zone back in reads before its backlog is delivered shows as a stale read or a hole.
+ */
+export const SHORT_CAMPAIGN: Omit<CampaignOptions, 'seed' | 'log'> = {
+  rollouts: 1,
+  kills: 3,
+  restartAfterMs: [1_000, 2_000],
+  kubeFaultRate: 0.05,
+  kubeFaultWindowMs: 60_000,
+  metricsFaultRate: 0.03,
+  infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
+  cancel: false,
+  zoneTimeout: false,
+  zoneDowntimeMs: 12_000,
+};
+
 async function main(): Promise<void> {
   const seed = Number(flag('seed') ?? process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  const rollouts = Number(flag('rollouts') ?? 3);
+  const base = process.argv.includes('--short') ? SHORT_CAMPAIGN : FULL_CAMPAIGN;
   const log = (m: string) => process.stderr.write(`[chaos ${new Date().toISOString()}] ${m}\n`);
   log(`seed ${seed} (replay: CHAOS_SEED=${seed} make chaos)`);
   const report = await runCampaign({
+    ...base,
     seed,
-    rollouts,
-    kills: Number(flag('kills') ?? 20),
-    kubeFaultRate: 0.2,
-    kubeFaultWindowMs: 90_000,
-    // An unreadable page breaks the queue's empty streak (never counted as empty): at 20 % a 3 s
-    // streak of 12 samples would almost never complete.
-    metricsFaultRate: 0.03,
-    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
-    cancel: true,
-    zoneTimeout: true,
-    // A zone down 40 s: a rollout lasts long enough for its 20 kills (a kill cycle: the moment, up to
-    // 5 s; 1-5 s down; about 4 s to start again).
-    zoneDowntimeMs: 40_000,
+    rollouts: Number(flag('rollouts') ?? base.rollouts),
+    kills: Number(flag('kills') ?? base.kills),
     rejoinEarlyMs: Number(flag('rejoin-early-ms') ?? 0),
     log,
   });

@@ -15,7 +15,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runCampaign, type CampaignReport } from './campaign';
+import { runCampaign, SHORT_CAMPAIGN, type CampaignReport } from './campaign';
 import { REPO_ROOT } from '../e2e/support';
 
 jest.setTimeout(20 * 60_000);
@@ -25,20 +25,7 @@ let report: CampaignReport;
 
 beforeAll(async () => {
   process.stdout.write(`chaos seed ${SEED} (replay: CHAOS_SEED=${SEED})\n`);
-  report = await runCampaign({
-    seed: SEED,
-    rollouts: 1,
-    kills: 3,
-    restartAfterMs: [1_000, 2_000],
-    kubeFaultRate: 0.05,
-    kubeFaultWindowMs: 60_000,
-    metricsFaultRate: 0.03,
-    infra: ['restart-temporal', 'restart-trigger', 'restart-apiserver', 'vmagent-not-ready'],
-    cancel: false,
-    zoneTimeout: false,
-    zoneDowntimeMs: 12_000,
-    log: (m) => process.env.E2E_VERBOSE && process.stdout.write(`${m}\n`),
-  });
+  report = await runCampaign({ ...SHORT_CAMPAIGN, seed: SEED, log: (m) => process.env.E2E_VERBOSE && process.stdout.write(`${m}\n`) });
   // The whole report, for a failure's post-mortem (kills, recovery, faults, every breach).
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');
   fs.mkdirSync(out, { recursive: true });
