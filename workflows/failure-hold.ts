@@ -44,6 +44,7 @@ export class FailureHold {
         state.run = z ? { kind: 'failed', zone: z.name, step: z.failedStep, reason: msg } : { kind: 'failed', reason: msg };
         await this.report.write();
         if ((await signals.resumeOrSupersede()) === 'superseded') {
+          this.report.endingRun();
           if (zone) await CancellationScope.nonCancellable(() => zone.cleanup('superseded after failure'));
           return 'superseded';
         }

@@ -89,6 +89,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     return await finish(run, { kind: 'succeeded', clusterVersion: input.spec.clusterVersion, upgraded, upToDate: state.zones.length - upgraded });
   } catch (err) {
     if (!isCancellation(err)) throw err;
+    run.report.endingRun();
     await CancellationScope.nonCancellable(async () => {
       for (const z of state.zones.filter((x) => x.outOfRotation)) await cleanupZone(run, z, 'cancelled');
       state.paused = false;

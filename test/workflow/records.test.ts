@@ -191,6 +191,21 @@ test('a status the API server rejects is reported in progress and retried; the r
   });
 });
 
+test('a cancel ends even when every status write is rejected for good, saying what it could not write', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ paused: true }));
+    await r.progressUntil(h, (p) => p.phase === 'Paused');
+    fake.rejectStatusWrites = Number.POSITIVE_INFINITY;
+    await h.cancel();
+    expect(((await h.result().catch((e: unknown) => e)) as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    expect((await r.progress(h)).statusError).toMatch(/StatusRejected.*HTTP 422/);
+    // The Web UI's current details say the status it could not write.
+    const details = (await h.query<{ currentDetails?: string }>('__temporal_workflow_metadata')).currentDetails ?? '';
+    expect(details).toMatch(/could not write the status.*Cancelled/s);
+  });
+});
+
 test('cancel while the patch is rolling out and the operator pruned a field of it: decided by generations, the zone stays out', async () => {
   const fake = makeFake();
   fake.prunedKeys.add('typoField');
