@@ -1,4 +1,4 @@
-# vmrollout — see README.md ("Quick start").
+# vmrollout — see README.md ("Try it") and CONTRIBUTING.md.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPX := npx --no-install
