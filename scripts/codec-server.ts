@@ -1,7 +1,7 @@
 // The Web UI's codec endpoint (and `temporal --codec-endpoint`'s): decrypts the payloads the worker
 // and the trigger encrypt. Each SRE runs it on their own machine, never as a shared service:
 //   TEMPORAL_PAYLOAD_KEYS_FILE=payload-keys CODEC_SERVER_UI_ORIGIN=https://temporal.example.com npm run codec-server
-// then sets http://127.0.0.1:8888 as the codec endpoint in the Web UI (see README, Payload encryption).
+// then sets http://127.0.0.1:8888 as the codec endpoint in the Web UI (see docs/security.md#payload-encryption).
 import { loadCodecServerConfig, startCodecServer } from '../process/codec-server';
 import { loadConfigOrExit, stopOnSignals } from '../process/main';
 
