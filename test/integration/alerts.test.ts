@@ -332,7 +332,7 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
     expect(ruleNamed(rule, 'VmrolloutWorkerDown').rule.expr).toContain(`job="${WORKER_JOB}"`);
   });
 
-  test('every description says what to do: the object and the README section', () => {
+  test('every description says what to do: the object and the runbook section', () => {
     const d = description(rule, 'VmrolloutRolloutFailed', { ...demo });
     expect(d).toContain('default/demo');
     expect(d).toContain('docs/operations.md#when-a-zone-fails');
