@@ -45,7 +45,7 @@ const VMDC = 'cli';
 const QUEUE_DRAINED_FOR = '8s';
 /** cli/build.ts BUNDLE: built by a child process (esbuild's JS API refuses to run inside jest's sandbox). */
 const BUNDLE = path.join(REPO_ROOT, 'dist', 'kubectl-vmdc.cjs');
-/** Where the outputs are kept (README's walk-through is taken from them). */
+/** Where the outputs are kept (docs/cli.md's walk-through is taken from them). */
 const OUT_DIR = path.join(REPO_ROOT, '.tmp', 'cli-e2e');
 
 let stack: E2EStack;
