@@ -221,7 +221,7 @@ function waitZoneDrained(cluster: string, since: number): Promise<unknown> {
 }
 
 // ---------------------------------------------------------------------------------------
-// the commands of the README
+// the commands of docs/operations.md
 
 const KUBECTL_RECORDS = ['-n', NS, 'get', 'vmauth,vmuser', '-o', 'custom-columns=KIND:.kind,NAME:.metadata.name,OUT-OF-ROTATION:.metadata.annotations.vmrollout\\.io/out-of-rotation'];
 
@@ -237,7 +237,7 @@ async function kubectlRecords(): Promise<Record<string, string>> {
   }));
 }
 
-/** The README's two ways to see what is out: kubectl on the route objects, and release-zone --list. */
+/** docs/operations.md's two ways to see what is out: kubectl on the route objects, and release-zone --list. */
 async function expectVisibleByCommands(zone: string): Promise<void> {
   const rows = await kubectlRecords();
   expect(Object.keys(rows).sort()).toEqual(routes.map((r) => `${r.kind}/${r.name}`).sort());
@@ -322,7 +322,7 @@ describe('never strand a zone (real stack, under read load)', () => {
     expect(failed.zonesOutOfRotation).toEqual(['az-c']);
     await expectRecordsOf('az-c');
 
-    // README: temporal workflow cancel -w <id>
+    // docs/operations.md: temporal workflow cancel -w <id>
     await cancelWithCli(wid(g4));
     const cancelled = await waitWorkflowPhase(wid(g4), ['Cancelled']);
     expect(cancelled.zonesOutOfRotation).toEqual(['az-c']);
@@ -425,7 +425,7 @@ describe('never strand a zone (real stack, under read load)', () => {
     expectReadsAndInvariant(t0, t1);
   });
 
-  it("the README's recovery steps: the records are visible (kubectl, release-zone --list); a person repairs the VMCluster and releases the zone", async () => {
+  it("the runbook's recovery steps (docs/operations.md#runbook-failed-zone): the records are visible (kubectl, release-zone --list); a person repairs the VMCluster and releases the zone", async () => {
     const t0 = Date.now();
     const restartsBefore = s.vm.simulator.restarts.length;
     await annotate('VMCluster', 'vm-az-b', { [ANNOTATION_FAIL]: FAIL_SPEC });
