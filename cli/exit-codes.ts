@@ -15,8 +15,8 @@ export const EXIT = {
 } as const;
 
 /**
- * release-zone keeps the codes scripts/release-zone.ts had (0 done, 1 refused or an API or record
- * error, 2 bad arguments): runbooks and the trigger's messages already call it.
+ * release-zone has codes of its own (0 done, 1 refused or an API or record error, 2 bad arguments):
+ * runbooks (docs/operations.md#runbook-release-zone) and the trigger's messages call it.
  */
 export const RELEASE_ZONE_EXIT = { ok: 0, refused: 1, usage: 2 } as const;
 
