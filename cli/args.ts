@@ -227,7 +227,7 @@ export function parseCommand(argv: string[]): Command {
 }
 
 /**
- * The flags and rules of the former scripts/release-zone.ts, unchanged. The namespace stays
+ * The flags and rules of release-zone. The namespace stays
  * required, unlike for the other verbs: this puts reads back without any check, so it must not act
  * in whatever namespace a kubeconfig context happens to name.
  */
