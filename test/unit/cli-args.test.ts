@@ -71,7 +71,7 @@ describe('parseCommand', () => {
     for (const verb of ['pause', 'resume', 'retry'] as const) expect(parseCommand([verb, 'x'])).toMatchObject({ verb, name: 'x' });
   });
 
-  it('release-zone keeps the flags of scripts/release-zone.ts, and takes NAME like the other verbs', () => {
+  it('release-zone takes its flags, and NAME like the other verbs', () => {
     expect(parseCommand(['release-zone', '--namespace', 'ns', '--vmdc', 'dc', '--zone', 'az-a'])).toMatchObject({ namespace: 'ns', vmdc: 'dc', zone: 'az-a', list: false });
     expect(parseCommand(['release-zone', '-n', 'ns', 'dc', '--zone', 'az-a'])).toMatchObject({ vmdc: 'dc', zone: 'az-a' });
     expect(parseCommand(['release-zone', '-n', 'ns', '--uid', 'u-1', '--list'])).toMatchObject({ uid: 'u-1', list: true });
