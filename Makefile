@@ -69,10 +69,10 @@ test-chaos: deps tools
 	scripts/jest-project.sh chaos $(ARGS)
 
 # vmrollout against the real VictoriaMetrics operator (test/operator/): inside a network namespace
-# of its own (test/harness/operator-bed/in-netns.sh: root or user namespaces), one file at a time.
+# of its own (test/infra/harness/operator-bed/in-netns.sh: root or user namespaces), one file at a time.
 .PHONY: test-operator
 test-operator: deps tools
-	test/harness/operator-bed/in-netns.sh $(NPX) jest --config test/operator/jest.config.js --ci --runInBand $(ARGS)
+	test/infra/harness/operator-bed/in-netns.sh $(NPX) jest --config test/operator/jest.config.js --ci --runInBand $(ARGS)
 
 # The demo prints the plugin's commands (dist/kubectl-vmdc.cjs) next to the temporal ones.
 demo: deps tools cli
@@ -83,7 +83,7 @@ cli: deps
 
 CHAOS_ARGS ?=
 chaos: deps tools
-	@mkdir -p .tmp/chaos && $(NPX) tsx test/chaos/campaign.ts $(CHAOS_ARGS)
+	@mkdir -p .tmp/chaos && $(NPX) tsx test/infra/chaos/campaign.ts $(CHAOS_ARGS)
 
 clean-results:
 	rm -rf $(RESULTS)

@@ -12,6 +12,6 @@ module.exports = {
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     // The short chaos campaign measures recovery times: a project of its own, run alone.
-    { ...base, displayName: 'chaos', testMatch: ['<rootDir>/test/chaos/**/*.test.ts'] },
+    { ...base, displayName: 'chaos', testMatch: ['<rootDir>/test/infra/chaos/**/*.test.ts'] },
   ],
 };

@@ -3,13 +3,13 @@
  * runs scripts/install-tools.sh first; this script installs nothing):
  *   Temporal dev server + Web UI, etcd + kube-apiserver (kubeconfig in .demo/kubeconfig),
  *   3 VictoriaMetrics zones (each behind a vmselect front), vmagent, 2 vmauth pods (each with a
- *   config-reloader that gets the config Secret a few seconds late), the ZONE SIMULATOR (test/simulator/, which plays
+ *   config-reloader that gets the config Secret a few seconds late), the ZONE SIMULATOR (test/infra/simulator/, which plays
  *   the VictoriaMetrics operator v0.74.1: it writes vmauth's config Secret from VMAuth/VMUser objects and
  *   restarts a zone's process when its VMCluster changes), the trigger (child process: tsx
  *   trigger/main.ts, as in production) and the worker (in this process, through worker/main.ts's
  *   startWorker: kube-apiserver refuses loopback addresses in EndpointSlices, so the vmagent pod is
  *   published at a TEST-NET-2 address that the worker's fetch maps to 127.0.0.1 — see
- *   test/harness/pod-network.ts; no traffic leaves loopback).
+ *   test/infra/harness/pod-network.ts; no traffic leaves loopback).
  * It applies examples/demo/*.yaml, waits for the initial rollout, bumps clusterVersion and shows
  * the rollout zone by zone in the view of `kubectl vmdc get --watch` (cli/, in this process, a new
  * view whenever the rollout moves) while a writer and readers show there is no failed or stale
@@ -32,9 +32,9 @@ import { connectTemporal, temporalSettings } from '../cli/temporal';
 import type { Phase } from '../api/types';
 import { controlCommands, DEMO_FROM_VERSION, DEMO_NAMESPACE, DEMO_TO_VERSION, DEMO_VMDC, say, startDemoStack, type DemoStack } from '../test/e2e/demo-stack';
 import { createObjects, DEMO_CLUSTERS, DEMO_MANIFESTS_DIR, loadManifests, mergePatch, REPO_ROOT, writeUrlVar } from '../test/e2e/support';
-import { isPortOpen } from '../test/harness/ports';
-import { killAllSync } from '../test/harness/processes';
-import { toolPath, toolsDir } from '../test/harness/tools';
+import { isPortOpen } from '../test/infra/harness/ports';
+import { killAllSync } from '../test/infra/harness/processes';
+import { toolPath, toolsDir } from '../test/infra/harness/tools';
 
 async function preferredPort(envName: string, fallback: number): Promise<number | undefined> {
   const want = Number(process.env[envName] ?? fallback);

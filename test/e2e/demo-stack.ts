@@ -2,23 +2,23 @@
  * The body of `make demo` (scripts/demo.ts): everything on loopback, real processes, the trigger as
  * a child process (`tsx trigger/main.ts`, as in production), the worker IN THIS PROCESS through
  * worker/main.ts's startWorker (the same code path as `tsx worker/main.ts`), and the ZONE SIMULATOR
- * (test/simulator/) playing the VM operator.
+ * (test/infra/simulator/) playing the VM operator.
  *
  * Why the worker runs in-process: kube-apiserver refuses loopback addresses in EndpointSlices, so
  * the vmagent "pod" is published at POD_IP (TEST-NET-2, never routed) and the worker's activities
  * scrape it through podNetworkFetch, which maps that address to 127.0.0.1 where vmagent listens
- * (test/harness/pod-network.ts). A fetch can only be handed to a worker in this process.
+ * (test/infra/harness/pod-network.ts). A fetch can only be handed to a worker in this process.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { freePort } from '../harness/ports';
-import { podNetworkFetch } from '../harness/pod-network';
-import { httpReady, startProcess, stopAll, waitFor, type ManagedProcess } from '../harness/processes';
-import { startTemporalDevServer, type DevServerHandle } from '../harness/temporal';
-import { toolPath } from '../harness/tools';
-import { startVmEnvironment, type VmEnvironment } from '../simulator/environment';
-import type { SimEvent } from '../simulator/simulator';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { freePort } from '../infra/harness/ports';
+import { podNetworkFetch } from '../infra/harness/pod-network';
+import { httpReady, startProcess, stopAll, waitFor, type ManagedProcess } from '../infra/harness/processes';
+import { startTemporalDevServer, type DevServerHandle } from '../infra/harness/temporal';
+import { toolPath } from '../infra/harness/tools';
+import { startVmEnvironment, type VmEnvironment } from '../infra/simulator/environment';
+import type { SimEvent } from '../infra/simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { loadConfig } from '../../worker/config';
 import { startWorker, type RunningWorker } from '../../worker/main';
@@ -104,7 +104,7 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     say(`zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid}); vmselect front ${vm.vmselects[c]!.url} = pod ${vm.vmselects[c]!.podIP}:8481 (EndpointSlice vmselect-${c})`);
   }
   say(`vmagent at ${vm.vmagent.url} (pid ${vm.vmagent.pid}); EndpointSlice vmagent-vm-global → ${vm.vmagentEndpointIP}:${vm.vmagent.port}`);
-  say(`  pod addresses (TEST-NET-2, never routed) are mapped to 127.0.0.1 by the worker's fetch (test/harness/pod-network.ts), because kube-apiserver refuses loopback addresses in EndpointSlices`);
+  say(`  pod addresses (TEST-NET-2, never routed) are mapped to 127.0.0.1 by the worker's fetch (test/infra/harness/pod-network.ts), because kube-apiserver refuses loopback addresses in EndpointSlices`);
   for (const p of vm.vmauthPods) {
     say(`vmauth pod ${p.name}: vmauth ${p.vmauth.url} (pid ${p.vmauth.pid}) = ${p.podIP}:8427, config-reloader ${p.podIP}:8435; gets each config Secret ${p.propagationDelayMs / 1000} s late (kubelet's Secret volume delay)`);
   }

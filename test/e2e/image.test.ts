@@ -1,13 +1,13 @@
 /**
  * The image, for real. `make image` builds it (scripts/image.sh: Debian trixie + Node 22, the
  * Dockerfile built with buildah); here the worker and the trigger run INSIDE it, as the chart runs
- * them (test/harness/image.ts: `buildah run`, user 1000, no capability, read-only root, the chart's
+ * them (test/infra/harness/image.ts: `buildah run`, user 1000, no capability, read-only root, the chart's
  * entry points and environment, the ServiceAccount mounted where kubelet mounts it), against the e2e
  * bed (startE2EStack: kube-apiserver, Temporal dev server, three VictoriaMetrics zones, vmagent,
  * vmauth, the zone simulator, readers and a writer), and a rollout goes through them.
  *
  * Two stand-ins, both outside the image: cluster networking (the host's network; the worker reaches
- * the bed's pods through the pod gateway, test/chaos/pod-gateway.ts, with the preload that maps pod
+ * the bed's pods through the pod gateway, test/infra/chaos/pod-gateway.ts, with the preload that maps pod
  * addresses, given by NODE_OPTIONS) and kubelet (the ServiceAccount's token, CA and namespace files,
  * KUBERNETES_SERVICE_HOST/PORT pointing at the bed's API server).
  *
@@ -17,13 +17,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
-import { POD_NETWORK_PRELOAD } from '../chaos/control-processes';
-import { startPodGateway, type PodGateway } from '../chaos/pod-gateway';
-import { IMAGE_UID, requireImage, runInImage, type Container, type ImageInfo } from '../harness/image';
-import { freePort } from '../harness/ports';
-import { harnessTempDir, httpGet, httpReady } from '../harness/processes';
-import { toolVersions } from '../harness/tools';
-import type { VmEnvironment } from '../simulator/environment';
+import { POD_NETWORK_PRELOAD } from '../infra/chaos/control-processes';
+import { startPodGateway, type PodGateway } from '../infra/chaos/pod-gateway';
+import { IMAGE_UID, requireImage, runInImage, type Container, type ImageInfo } from '../infra/harness/image';
+import { freePort } from '../infra/harness/ports';
+import { harnessTempDir, httpGet, httpReady } from '../infra/harness/processes';
+import { toolVersions } from '../infra/harness/tools';
+import type { VmEnvironment } from '../infra/simulator/environment';
 import { CHART_RELEASE_NAMESPACE, DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, REPO_ROOT, startE2EStack, waitVmdcPhase, type ControlBed, type E2EStack, V1, V2 } from './support';
 
 jest.setTimeout(10 * 60_000);

@@ -26,7 +26,7 @@ import { FailureType } from '../../workflows/failures';
 import { APPLIED_ANNOTATION, readAppliedRecord } from '../../kube/applied-fields';
 import { isNotFound } from '../../kube/errors';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { waitFor } from '../harness/processes';
+import { waitFor } from '../infra/harness/processes';
 import { normalizedSpec } from '../unit/api-helpers';
 import {
   createObjects,

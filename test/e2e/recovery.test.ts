@@ -7,7 +7,7 @@
  *
  * The whole real stack (test/e2e/support.ts startE2EStack): Temporal dev server, kube-apiserver,
  * 3 real VictoriaMetrics zones, a real vmagent writing to every zone, a real vmauth, the ZONE
- * SIMULATOR playing the VM operator (test/simulator/), the real worker and trigger. One
+ * SIMULATOR playing the VM operator (test/infra/simulator/), the real worker and trigger. One
  * VMDistributedCluster, `demo`, edited generation after generation by the scenarios in order.
  * Throughout, a writer pushes a sample every 200 ms and readers query through vmauth (the
  * unauthenticated route and every VMUser's token): every scenario checks 0 failed and 0 stale
@@ -16,8 +16,8 @@
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import { QUERY_PROGRESS, workflowIdFor, type Progress, type RolloutResult } from '../../api/rollout-contract';
-import { waitFor } from '../harness/processes';
-import { ANNOTATION_FAIL, ANNOTATION_HANG, FAIL_SPEC, type RestartRecord } from '../simulator/simulator';
+import { waitFor } from '../infra/harness/processes';
+import { ANNOTATION_FAIL, ANNOTATION_HANG, FAIL_SPEC, type RestartRecord } from '../infra/simulator/simulator';
 import {
   getObject,
   kubectl,

@@ -2,7 +2,7 @@
  * End to end: real Temporal dev server, real kube-apiserver, 3 real VictoriaMetrics zones,
  * a real vmagent writing every sample to every zone, a real vmauth in front of the zones,
  * the real worker (real rollout workflow + real activities) and the real trigger, in process.
- * The VM operator's part is played by the ZONE SIMULATOR (test/simulator/): it renders the
+ * The VM operator's part is played by the ZONE SIMULATOR (test/infra/simulator/): it renders the
  * vmauth config from VMAuth/VMUser objects and restarts a zone's process when its VMCluster changes.
  *
  * While a writer pushes a fresh sample every 200 ms and readers query through vmauth (the
@@ -16,9 +16,9 @@ import type * as k8s from '@kubernetes/client-node';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { EncryptionCodec } from '../../process/payload-codec';
-import { waitFor } from '../harness/processes';
-import type { VmEnvironment } from '../simulator/environment';
-import { ANNOTATION_FAIL } from '../simulator/simulator';
+import { waitFor } from '../infra/harness/processes';
+import type { VmEnvironment } from '../infra/simulator/environment';
+import { ANNOTATION_FAIL } from '../infra/simulator/simulator';
 import {
   getObject,
   kubeRaw,
@@ -49,7 +49,7 @@ const TASK_QUEUE = `${DEFAULT_TASK_QUEUE}-e2e`;
 /**
  * Freshness. A sample written to vmagent becomes searchable in a zone after vmagent's flush
  * (-remoteWrite.flushInterval=200ms) and the zone's pending-rows flush (~2 s; -search.latencyOffset=0s
- * and -search.disableCache are set on the zones, see test/simulator/environment.ts): measured on this
+ * and -search.disableCache are set on the zones, see test/infra/simulator/environment.ts): measured on this
  * stack, a healthy read is at most ~5-6 s old (p50 ~2.5 s, p99 ~5 s, max 5.9 s on a 2-core machine
  * at load average 11; writer and readers polling every 100-200 ms). STALE_AFTER_MS leaves ~3 s of
  * margin above that.

@@ -24,15 +24,15 @@ import { parsePayloadKeys, payloadDataConverter, type PayloadKeys } from '../../
 import { createLogger } from '../../trigger/log';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
 import { withKeepAliveAgent } from '../../kube/keep-alive';
-import { installChartIdentities } from '../harness/chart-identities';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { podNetworkFetch } from '../harness/pod-network';
-import { httpRequest, waitFor } from '../harness/processes';
-import { freePort } from '../harness/ports';
-import { onRuntimeLog, startTemporalDevEnv } from '../harness/temporal';
-import { toolPath } from '../harness/tools';
-import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../simulator/environment';
-import type { RenderedConfigRecord } from '../simulator/simulator';
+import { installChartIdentities } from '../infra/harness/chart-identities';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { podNetworkFetch } from '../infra/harness/pod-network';
+import { httpRequest, waitFor } from '../infra/harness/processes';
+import { freePort } from '../infra/harness/ports';
+import { onRuntimeLog, startTemporalDevEnv } from '../infra/harness/temporal';
+import { toolPath } from '../infra/harness/tools';
+import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../infra/simulator/environment';
+import type { RenderedConfigRecord } from '../infra/simulator/simulator';
 import { bundleAtStart } from '../../process/workflow-bundle';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');

@@ -13,10 +13,10 @@
  *    this test can see the problem the confirmation prevents.
  */
 import type * as k8s from '@kubernetes/client-node';
-import type { VmEnvironment } from '../simulator/environment';
-import type { RestartRecord } from '../simulator/simulator';
+import type { VmEnvironment } from '../infra/simulator/environment';
+import type { RestartRecord } from '../infra/simulator/simulator';
 import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, STALE_AFTER_MS, waitVmdcPhase, watchVmdc, type E2EStack, V1, V2, V3 } from './support';
-import { waitFor } from '../harness/processes';
+import { waitFor } from '../infra/harness/processes';
 
 jest.setTimeout(12 * 60_000);
 

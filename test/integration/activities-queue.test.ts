@@ -16,11 +16,11 @@ import type { DrainHeartbeat, QueueSample } from '../../api/rollout-contract';
 import { DISK_PENDING_METRIC, parseQueueSeries, PENDING_METRIC, RETRIES_METRIC } from '../../activities/vmagent/match';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueTarget, RolloutActivities } from '../../workflows/activity-types';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { POD_IP, podNetworkFetch } from '../harness/pod-network';
-import { freePort } from '../harness/ports';
-import { waitFor } from '../harness/processes';
-import { httpPost, startVictoriaMetrics, startVmagent, vmQuery, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { POD_IP, podNetworkFetch } from '../infra/harness/pod-network';
+import { freePort } from '../infra/harness/ports';
+import { waitFor } from '../infra/harness/processes';
+import { httpPost, startVictoriaMetrics, startVmagent, vmQuery, type VmagentHandle, type VmProcessHandle } from '../infra/harness/vm';
 
 jest.setTimeout(240_000);
 
@@ -56,7 +56,7 @@ async function createVMAgent(name: string, urls: string[]) {
 }
 
 // The API server refuses loopback addresses in EndpointSlices: pods get POD_IP (TEST-NET-2) and the
-// activities' fetch maps it to 127.0.0.1, where the real vmagents listen (test/harness/pod-network.ts).
+// activities' fetch maps it to 127.0.0.1, where the real vmagents listen (test/infra/harness/pod-network.ts).
 const loopbackFetch = podNetworkFetch;
 
 async function createEndpointSlice(vmagentName: string, endpoints: Array<{ pod: string; port: number; ready?: boolean }>, suffix = 'x1') {

@@ -24,7 +24,7 @@ import { listRouteRecords } from '../../kube/route-records';
 import type { RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import { computeRemovals } from '../../workflows/routes';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 
 jest.setTimeout(180_000);
 

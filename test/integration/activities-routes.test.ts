@@ -18,7 +18,7 @@ import type { JsonObject } from '../../api/types';
 import type { RecordOwner, RouteRemoval } from '../../api/route-records';
 import type { ApplyObjectInput, ManagedBy, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import { computeRemovals } from '../../workflows/routes';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 
 jest.setTimeout(180_000);
 

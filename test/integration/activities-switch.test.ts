@@ -16,10 +16,10 @@ import { createActivities } from '../../activities';
 import { configSecretName } from '../../activities/vmauth/config';
 import { secretChangedAt } from '../../activities/vmauth/switch';
 import type { ReadsDrained, ReadsDrainInput, RolloutActivities, SwitchConfirmed, SwitchInput } from '../../workflows/activity-types';
-import { podNetworkFetch } from '../harness/pod-network';
-import { httpRequest, waitFor } from '../harness/processes';
+import { podNetworkFetch } from '../infra/harness/pod-network';
+import { httpRequest, waitFor } from '../infra/harness/processes';
 import { createObjects, getObject, mergePatch } from '../e2e/support';
-import type { VmEnvironment } from '../simulator/environment';
+import type { VmEnvironment } from '../infra/simulator/environment';
 import { NS, startOperatorBed, VMAUTH, vmObject, vmselectRef } from './operator-bed';
 
 jest.setTimeout(240_000);

@@ -10,8 +10,8 @@ import { SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, SIGNAL_SUPERS
 import type { ObjectGeneration } from '../../api/types';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import type { StandinState } from '../fixtures/workflows/rollout-standin';
-import { waitFor } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
+import { waitFor } from '../infra/harness/processes';
+import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { KubeConfig } from '@kubernetes/client-node';
 
 jest.setTimeout(180_000);

@@ -8,10 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { renderChart } from '../harness/chart-identities';
-import { installCRDs, kubeRequest, startKube, type KubeCluster } from '../harness/kube';
-import { harnessTempDir } from '../harness/processes';
-import { REPO_ROOT, toolPath } from '../harness/tools';
+import { renderChart } from '../infra/harness/chart-identities';
+import { installCRDs, kubeRequest, startKube, type KubeCluster } from '../infra/harness/kube';
+import { harnessTempDir } from '../infra/harness/processes';
+import { REPO_ROOT, toolPath } from '../infra/harness/tools';
 
 const NAMESPACE = 'vmrollout-system';
 const VMRULE_CRD = path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml');

@@ -23,9 +23,9 @@ import {
   toJsonText,
   type BadSpec,
 } from '../fixtures/bad-specs';
-import { installCRDs, startKube, type KubeCluster } from '../harness/kube';
-import { httpRequest, type HttpGetResult } from '../harness/processes';
-import { REPO_ROOT } from '../harness/tools';
+import { installCRDs, startKube, type KubeCluster } from '../infra/harness/kube';
+import { httpRequest, type HttpGetResult } from '../infra/harness/processes';
+import { REPO_ROOT } from '../infra/harness/tools';
 import { assertProperty } from '../support/property';
 import { minimalRawSpec, validRawSpec } from '../unit/api-helpers';
 

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { REPO_ROOT } from '../harness/tools';
-import { followAuditLog, readAuditLog, type AuditEvent, type AuditFollower } from '../chaos/audit-log';
-import { judge } from '../chaos/oracle';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { REPO_ROOT } from '../infra/harness/tools';
+import { followAuditLog, readAuditLog, type AuditEvent, type AuditFollower } from '../infra/chaos/audit-log';
+import { judge } from '../infra/chaos/oracle';
 
 const GROUP = 'operator.victoriametrics.com';
 const VERSION = 'v1beta1';

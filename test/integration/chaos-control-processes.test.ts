@@ -1,4 +1,4 @@
-// The chaos campaign's control processes (test/chaos/): the pod gateway + the preload that give a
+// The chaos campaign's control processes (test/infra/chaos/): the pod gateway + the preload that give a
 // CHILD process the test bed's pod network (with seeded faults on /metrics pages), and the real
 // worker and trigger run as separate processes (`node --import tsx …/main.ts`) that are SIGKILLed
 // and started again. Real kube-apiserver (the chart's identities), real Temporal dev server.
@@ -9,13 +9,13 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { installChartIdentities, type ChartIdentities } from '../harness/chart-identities';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { allocatePodIP, registerPodPort } from '../harness/pod-network';
-import { httpGet } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
+import { installChartIdentities, type ChartIdentities } from '../infra/harness/chart-identities';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { allocatePodIP, registerPodPort } from '../infra/harness/pod-network';
+import { httpGet } from '../infra/harness/processes';
+import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { CHART_RELEASE_NAMESPACE, installCrdFiles, REPO_ROOT } from '../e2e/support';
-import { FAULT_KINDS, gatewayUrlFor, metricsOf, startPodGateway, type FaultKind, type PodGateway } from '../chaos/pod-gateway';
+import { FAULT_KINDS, gatewayUrlFor, metricsOf, startPodGateway, type FaultKind, type PodGateway } from '../infra/chaos/pod-gateway';
 import {
   buildWorkflowBundle,
   pidAlive,
@@ -25,7 +25,7 @@ import {
   startWorkerProcess,
   writePayloadKeysFile,
   type ControlProcess,
-} from '../chaos/control-processes';
+} from '../infra/chaos/control-processes';
 
 jest.setTimeout(240_000);
 

@@ -1,10 +1,10 @@
 import type * as http from 'node:http';
 import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
-import { FAULT_KINDS, startKubeFaultProxy, type FaultKind, type KubeFaultProxy } from '../chaos/kube-fault-proxy';
-import { serviceAccountToken, tokenKubeConfig } from '../harness/chart-identities';
-import { startKube, type KubeCluster } from '../harness/kube';
-import { waitFor } from '../harness/processes';
+import { FAULT_KINDS, startKubeFaultProxy, type FaultKind, type KubeFaultProxy } from '../infra/chaos/kube-fault-proxy';
+import { serviceAccountToken, tokenKubeConfig } from '../infra/harness/chart-identities';
+import { startKube, type KubeCluster } from '../infra/harness/kube';
+import { waitFor } from '../infra/harness/processes';
 
 const NS = 'default';
 const SA = 'chaos-tester';

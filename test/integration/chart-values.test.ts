@@ -10,9 +10,9 @@ import { parse as parseYaml } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN, IMAGE_TAG_PATTERN } from '../../api/limits';
 import { CONFIG_RELOADER_PORT } from '../../activities/vmauth/config';
-import { CHART_DIR, renderChart } from '../harness/chart-identities';
-import { harnessTempDir } from '../harness/processes';
-import { REPO_ROOT, toolVersions } from '../harness/tools';
+import { CHART_DIR, renderChart } from '../infra/harness/chart-identities';
+import { harnessTempDir } from '../infra/harness/processes';
+import { REPO_ROOT, toolVersions } from '../infra/harness/tools';
 
 const NAMESPACE = 'vmrollout-system';
 const EXAMPLES_DIR = path.join(REPO_ROOT, 'examples', 'chart');

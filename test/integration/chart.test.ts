@@ -3,9 +3,9 @@
 // RBAC of each ServiceAccount checked by the API server's own authorizer and with their own tokens.
 import { execFileSync } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
-import { toolPath } from '../harness/tools';
-import { startKube, installCRDs, type KubeCluster } from '../harness/kube';
-import { CHART_DIR, CHART_VM_CRDS, installChartIdentities, renderChart, renderedRbacRules, serviceAccountName, withoutRule } from '../harness/chart-identities';
+import { toolPath } from '../infra/harness/tools';
+import { startKube, installCRDs, type KubeCluster } from '../infra/harness/kube';
+import { CHART_DIR, CHART_VM_CRDS, installChartIdentities, renderChart, renderedRbacRules, serviceAccountName, withoutRule } from '../infra/harness/chart-identities';
 
 const NAMESPACE = 'vmrollout-system';
 const WORKER_SA = serviceAccountName('worker');

@@ -16,10 +16,10 @@ import { PHASES, ZONE_STEPS, type Phase, type VMDistributedClusterStatus } from 
 import { createMetrics, type TriggerMetrics } from '../../trigger/metrics';
 import type { VmdcObject } from '../../kube/vmdc-object';
 import { createWorkerMetrics, type WorkerMetrics } from '../../worker/metrics';
-import { CHART_DIR, renderChart } from '../harness/chart-identities';
-import { httpGet } from '../harness/processes';
-import { REPO_ROOT } from '../harness/tools';
-import { httpPost, startVictoriaMetrics, type VmProcessHandle } from '../harness/vm';
+import { CHART_DIR, renderChart } from '../infra/harness/chart-identities';
+import { httpGet } from '../infra/harness/processes';
+import { REPO_ROOT } from '../infra/harness/tools';
+import { httpPost, startVictoriaMetrics, type VmProcessHandle } from '../infra/harness/vm';
 
 const DASHBOARD_FILE = path.join(CHART_DIR, 'dashboards', 'vmrollout.json');
 const DASHBOARD_TEXT = fs.readFileSync(DASHBOARD_FILE, 'utf8');

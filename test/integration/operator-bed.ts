@@ -4,9 +4,9 @@
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';
-import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
+import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 import { installCrdFiles, REPO_ROOT, type KubeObject } from '../e2e/support';
-import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../simulator/environment';
+import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../infra/simulator/environment';
 
 export const NS = 'default';
 export const VMAUTH = 'vm-global';

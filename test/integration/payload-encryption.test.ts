@@ -24,9 +24,9 @@ import { payloadDataConverter } from '../../process/payload-codec';
 import { loadConfig } from '../../worker/config';
 import { startWorker } from '../../worker/main';
 import { activityTaskQueue, carrySecret, failWithSecret, type SecretActivities, type SecretInput } from '../fixtures/workflows/secret-carrier';
-import { harnessTempDir, waitFor } from '../harness/processes';
-import { useTemporalDevEnv } from '../harness/temporal';
-import { toolPath } from '../harness/tools';
+import { harnessTempDir, waitFor } from '../infra/harness/processes';
+import { useTemporalDevEnv } from '../infra/harness/temporal';
+import { toolPath } from '../infra/harness/tools';
 
 jest.setTimeout(240_000);
 

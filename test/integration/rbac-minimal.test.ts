@@ -22,10 +22,10 @@ import {
   withoutRule,
   type Component,
   type RenderedRule,
-} from '../harness/chart-identities';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { waitFor } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
+} from '../infra/harness/chart-identities';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { waitFor } from '../infra/harness/processes';
+import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { createVmagentAuthSecret, triggerExercise, workerExercise, type ExerciseContext, type Failures } from './rbac-exercises';
 
 jest.setTimeout(60_000);

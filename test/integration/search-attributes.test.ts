@@ -11,10 +11,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
-import { freePort } from '../harness/ports';
-import { harnessTempDir, httpGet, startProcess, waitFor, type ManagedProcess } from '../harness/processes';
-import { useTemporalDevEnv } from '../harness/temporal';
-import { REPO_ROOT, toolPath } from '../harness/tools';
+import { freePort } from '../infra/harness/ports';
+import { harnessTempDir, httpGet, startProcess, waitFor, type ManagedProcess } from '../infra/harness/processes';
+import { useTemporalDevEnv } from '../infra/harness/temporal';
+import { REPO_ROOT, toolPath } from '../infra/harness/tools';
 
 jest.setTimeout(180_000);
 

@@ -1,5 +1,5 @@
 /**
- * The zone simulator plays the VM operator v0.74.1 as it is (test/simulator/simulator.ts header):
+ * The zone simulator plays the VM operator v0.74.1 as it is (test/infra/simulator/simulator.ts header):
  * real kube-apiserver, real vmauth pods (each with the config-reloader stand-in), real
  * VictoriaMetrics zones behind vmselect fronts. Proves: the config Secret's content and hash; the
  * statuses written right after the Secret without spec.waitForConfigReload while the pods still
@@ -10,14 +10,14 @@
 import * as zlib from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { podNetworkFetch } from '../harness/pod-network';
-import { httpRequest, waitFor } from '../harness/processes';
-import { metricValue } from '../harness/vm';
+import { podNetworkFetch } from '../infra/harness/pod-network';
+import { httpRequest, waitFor } from '../infra/harness/processes';
+import { metricValue } from '../infra/harness/vm';
 import { createObjects, getObject, mergePatch } from '../e2e/support';
-import type { VmEnvironment } from '../simulator/environment';
+import type { VmEnvironment } from '../infra/simulator/environment';
 import { NS, startOperatorBed, VMAUTH, vmObject, vmselectRef } from './operator-bed';
-import { configHash } from '../simulator/render';
-import type { StatusRecord } from '../simulator/simulator';
+import { configHash } from '../infra/simulator/render';
+import type { StatusRecord } from '../infra/simulator/simulator';
 
 jest.setTimeout(180_000);
 

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { waitFor } from '../harness/processes';
-import { REPO_ROOT, toolVersions } from '../harness/tools';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { waitFor } from '../infra/harness/processes';
+import { REPO_ROOT, toolVersions } from '../infra/harness/tools';
 
 const GROUP = 'operator.victoriametrics.com';
 const VERSION = 'v1beta1';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE } from '../../api/rollout-contract';
-import { startTimeSkippingEnv, useTemporalDevEnv } from '../harness/temporal';
+import { startTimeSkippingEnv, useTemporalDevEnv } from '../infra/harness/temporal';
 import { greet, sleepOneHour } from '../fixtures/workflows/smoke';
 
 // Bundle once for both servers (webpack + swc; takes a few seconds on 2 cores).

@@ -1,5 +1,5 @@
-import { waitFor } from '../harness/processes';
-import { httpPost, metricValue, startVictoriaMetrics, startVmagent, startVmauth, vmQuery, type VmagentHandle, type VmauthHandle, type VmProcessHandle } from '../harness/vm';
+import { waitFor } from '../infra/harness/processes';
+import { httpPost, metricValue, startVictoriaMetrics, startVmagent, startVmauth, vmQuery, type VmagentHandle, type VmauthHandle, type VmProcessHandle } from '../infra/harness/vm';
 
 describe('vmagent -> VictoriaMetrics (real processes)', () => {
   let vm: VmProcessHandle | undefined;

@@ -13,7 +13,7 @@ import type { VMKind } from '../../api/constants';
 import { formatRecords, OUT_OF_ROTATION_ANNOTATION, recordKey } from '../../api/route-records';
 import type { Condition, JsonObject } from '../../api/types';
 import type { TriggerHandle } from '../../trigger/main';
-import { waitFor } from '../harness/processes';
+import { waitFor } from '../infra/harness/processes';
 import { mergePatch as patchObject } from '../e2e/support';
 import { T, triggerEnv, type Vmdc } from './trigger-env';
 

@@ -9,7 +9,7 @@
 // one URL per zone (two write paths of that one VictoriaMetrics, so the zones' URLs differ). Every
 // VMAgent object lists those URLs in spec.remoteWrite, every spec() zone names its own as
 // remoteWriteURL, and every VMAgent gets an EndpointSlice `vmagent-<name>` whose pod (its own
-// TEST-NET-2 address, port 8429 named `http`, test/harness/pod-network.ts) is that vmagent: the
+// TEST-NET-2 address, port 8429 named `http`, test/infra/harness/pod-network.ts) is that vmagent: the
 // worker's activities read the real /metrics page through podNetworkFetch. So the check before a
 // zone leaves reads (the carrying zones operational, their vmagent backlog empty) and the queue wait
 // run against real vmagent pages.
@@ -27,11 +27,11 @@ import type { VMDistributedClusterStatus } from '../../api/types';
 import type { TriggerConfig } from '../../trigger/config';
 import { createLogger } from '../../trigger/log';
 import { startTrigger, type TriggerHandle, type TriggerDeps } from '../../trigger/main';
-import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../harness/kube';
-import { allocatePodIP, podNetworkFetch, registerPodPort } from '../harness/pod-network';
-import { harnessTempDir, waitFor } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
-import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
+import { allocatePodIP, podNetworkFetch, registerPodPort } from '../infra/harness/pod-network';
+import { harnessTempDir, waitFor } from '../infra/harness/processes';
+import { startTemporalDevEnv } from '../infra/harness/temporal';
+import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../infra/harness/vm';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
 
 export const CRD_FILE = path.resolve(__dirname, '..', '..', 'charts', 'vmrollout', 'crds', 'vmdistributedclusters.vmrollout.io.yaml');

@@ -12,8 +12,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { ROUTE_RECORDS_FINALIZER, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
 import { OUT_OF_ROTATION_ANNOTATION, parseRecords } from '../../api/route-records';
 import type { TriggerHandle } from '../../trigger/main';
-import { REPO_ROOT } from '../harness/tools';
-import { waitFor } from '../harness/processes';
+import { REPO_ROOT } from '../infra/harness/tools';
+import { waitFor } from '../infra/harness/processes';
 import { mergePatch, T, triggerEnv } from './trigger-env';
 
 jest.setTimeout(180_000);

@@ -17,7 +17,7 @@ import { formatIssues, validateSpec } from '../../api/validate';
 import { createLogger } from '../../trigger/log';
 import type { SpecValidator } from '../../trigger/decide';
 import { startTrigger, type TriggerHandle } from '../../trigger/main';
-import { httpGet, waitFor } from '../harness/processes';
+import { httpGet, waitFor } from '../infra/harness/processes';
 import { T, triggerEnv, VERSION_NOW, type Vmdc } from './trigger-env';
 
 jest.setTimeout(120_000);

@@ -11,9 +11,9 @@ import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../worker/config';
 import { startWorker, type RunningWorker } from '../../worker/main';
-import { freePort } from '../harness/ports';
-import { harnessTempDir, waitFor } from '../harness/processes';
-import { startTemporalDevEnv } from '../harness/temporal';
+import { freePort } from '../infra/harness/ports';
+import { harnessTempDir, waitFor } from '../infra/harness/processes';
+import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
 
 jest.setTimeout(180_000);

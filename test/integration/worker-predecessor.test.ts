@@ -14,8 +14,8 @@ import { temporal } from '@temporalio/proto';
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { isPredecessor, predecessorReleases, releasePredecessors, workerIdentity, type ReleaseResult } from '../../worker/predecessor';
 import type { heldAttempt } from '../fixtures/workflows/held-attempt';
-import { harnessTempDir, startProcess, tailFile, waitFor } from '../harness/processes';
-import { useTemporalDevEnv } from '../harness/temporal';
+import { harnessTempDir, startProcess, tailFile, waitFor } from '../infra/harness/processes';
+import { useTemporalDevEnv } from '../infra/harness/temporal';
 
 jest.setTimeout(180_000);
 

@@ -34,8 +34,8 @@ import { loadConfig } from '../../worker/config';
 import { startWorker, workerDeploymentOptions } from '../../worker/main';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import type { rolloutWorkflow } from '../../workflows';
-import { harnessTempDir, waitFor } from '../harness/processes';
-import { useTemporalDevEnv } from '../harness/temporal';
+import { harnessTempDir, waitFor } from '../infra/harness/processes';
+import { useTemporalDevEnv } from '../infra/harness/temporal';
 import { inputOf, makeFake } from '../workflow/setup';
 import type { FakeCluster, Held } from '../workflow/fake-cluster';
 

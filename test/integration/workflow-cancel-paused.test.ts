@@ -2,7 +2,7 @@
 // activity finishes as its workflow is cancelled). The real rollout workflow runs against the
 // in-memory fake cluster of the workflow suite; the invariant checker judges every edit.
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
-import { useTemporalDevEnv } from '../harness/temporal';
+import { useTemporalDevEnv } from '../infra/harness/temporal';
 import { inputOf, makeFake, withWorker } from '../workflow/setup';
 
 jest.setTimeout(120_000);

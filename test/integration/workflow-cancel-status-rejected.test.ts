@@ -3,7 +3,7 @@
 // is cancelled; test/workflow/records.test.ts has the same case there). The real rollout workflow
 // runs against the in-memory fake cluster of the workflow suite.
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
-import { useTemporalDevEnv } from '../harness/temporal';
+import { useTemporalDevEnv } from '../infra/harness/temporal';
 import { inputOf, makeFake, withWorker } from '../workflow/setup';
 
 jest.setTimeout(120_000);

@@ -1,5 +1,5 @@
 /**
- * vmrollout against the REAL VictoriaMetrics operator (test/harness/operator-bed/): its own binary
+ * vmrollout against the REAL VictoriaMetrics operator (test/infra/harness/operator-bed/): its own binary
  * and CRDs on kube-apiserver + kube-controller-manager + kube-scheduler + kwok, real vmauth pods
  * with the operator's config-reloader, real vmagent and zones, in a network namespace of their own
  * (run by `make test-operator`).
@@ -18,11 +18,11 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { startRealOperatorBed, type RealOperatorBed } from '../harness/operator-bed';
-import { applyDemo } from '../harness/operator-bed/demo';
-import { startVmrollout, type Vmrollout } from '../harness/operator-bed/vmrollout';
-import { waitFor } from '../harness/processes';
-import { zonesOutOfRotation } from '../simulator/render';
+import { startRealOperatorBed, type RealOperatorBed } from '../infra/harness/operator-bed';
+import { applyDemo } from '../infra/harness/operator-bed/demo';
+import { startVmrollout, type Vmrollout } from '../infra/harness/operator-bed/vmrollout';
+import { waitFor } from '../infra/harness/processes';
+import { zonesOutOfRotation } from '../infra/simulator/render';
 import {
   createObjects,
   DEMO_CLUSTERS,
@@ -127,7 +127,7 @@ async function expectSafeRollout(r: { t0: number; t1: number; final: { phase?: s
 }
 
 describe('a 3-zone rollout under the real operator', () => {
-  // Inside the describe block: test/harness/processes.ts stops every process in a root afterAll.
+  // Inside the describe block: test/infra/harness/processes.ts stops every process in a root afterAll.
   beforeAll(async () => {
     const t0 = Date.now();
     bed = await startRealOperatorBed({ namespace: NS, zones: DEMO_CLUSTERS, vmauth: VMAUTH, log });

@@ -1,15 +1,15 @@
 /**
- * Simulator parity (issue 27 item 4): the zone simulator (test/simulator/) and the real operator
- * (test/harness/operator-bed/), each on its own kube-apiserver, are fed the same objects and the
+ * Simulator parity (issue 27 item 4): the zone simulator (test/infra/simulator/) and the real operator
+ * (test/infra/harness/operator-bed/), each on its own kube-apiserver, are fed the same objects and the
  * same changes; what each writes is compared: the vmauth config Secret's content (decoded), and the
  * VMAuth, VMUser and VMCluster status fields with the order they took in time. What the simulator
- * still does differently is in its header (test/simulator/simulator.ts) and pinned here.
+ * still does differently is in its header (test/infra/simulator/simulator.ts) and pinned here.
  */
 import * as zlib from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { startRealOperatorBed, type RealOperatorBed } from '../harness/operator-bed';
-import { waitFor } from '../harness/processes';
+import { startRealOperatorBed, type RealOperatorBed } from '../infra/harness/operator-bed';
+import { waitFor } from '../infra/harness/processes';
 import { createObjects, mergePatch, type KubeObject } from '../e2e/support';
 import { NS, startOperatorBed, VMAUTH, vmObject, vmselectRef, ZONES, type OperatorBed } from '../integration/operator-bed';
 import { VM_GROUP, VM_VERSION } from '../../api/constants';

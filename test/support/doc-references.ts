@@ -138,7 +138,7 @@ function dirOf(path: string): string {
   return i < 0 ? '' : path.slice(0, i);
 }
 
-/** The folder a section heading names (`api/`, `` `test/harness/` ``), if it names one. */
+/** The folder a section heading names (`api/`, `` `test/infra/harness/` ``), if it names one. */
 function sectionFolder(section: string): string | undefined {
   const name = section.replace(/`/g, '').trim();
   return /^[\w.-]+(\/[\w.-]+)*\/$/.test(name) ? name : undefined;

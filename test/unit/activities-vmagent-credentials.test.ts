@@ -17,7 +17,7 @@ import { VmagentAuth } from '../../activities/vmagent/auth';
 import { vmagentScheme } from '../../activities/vmagent/service';
 import { QueueReader, type QueueReaderDeps } from '../../activities/vmagent/queue';
 import type { QueueTarget } from '../../workflows/activity-types';
-import { generateKubeCerts } from '../harness/kube';
+import { generateKubeCerts } from '../infra/harness/kube';
 import { SECRET_PAGE, settled } from '../support/vmagent-pages';
 
 /** The real vmagent page, settled (no block in a send-retry backoff). */

@@ -6,9 +6,9 @@ import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../ap
 import { appliedRecord } from '../../kube/applied-fields';
 import { computeRemoval } from '../../workflows/routes';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
-import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../chaos/audit-log';
-import { crossCheck, judge, seenDrainedFor, type Breach, type CheckId, type JudgeInput } from '../chaos/oracle';
-import type { QueueObservation } from '../chaos/queue-watch';
+import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../infra/chaos/audit-log';
+import { crossCheck, judge, seenDrainedFor, type Breach, type CheckId, type JudgeInput } from '../infra/chaos/oracle';
+import type { QueueObservation } from '../infra/chaos/queue-watch';
 
 const NS = 'ns';
 const UID = 'uid-0001-abcd';
@@ -22,7 +22,7 @@ const ROUTES: RouteRef[] = [
 ];
 const rkey = (r: RouteRef) => `${r.kind}/${r.name}`;
 const wfId = (g: number) => `vmdc/${NS}/dc/g${g}-uid-0001`;
-/** The rollouts' queueDrainedFor and pollInterval (test/chaos/campaign.ts). */
+/** The rollouts' queueDrainedFor and pollInterval (test/infra/chaos/campaign.ts). */
 const DRAINED_FOR_MS = 8_000;
 const POLL_MS = 250;
 
@@ -241,7 +241,7 @@ describe('chaos oracle: a correct 3-zone rollout', () => {
     const s = correctRollout();
     const v = judge(s.input());
     expect(v.breaches).toEqual([]);
-    // test/oracle/invariants.ts agrees
+    // test/infra/oracle/invariants.ts agrees
     expect(crossCheck(s.input())).toEqual([]);
     expect(v.counts.routeEdits).toBe(12);
     expect(v.counts.removals).toBe(6);
@@ -331,7 +331,7 @@ describe('chaos oracle: one negative control per check', () => {
     const v = judge(early.input());
     expect(checks(v.breaches)).toEqual(['b']);
     expect(v.breaches[0]!.message).toMatch(/zone az-a rejoined reads after its queues were seen drained for \d+ ms only \(queueDrainedFor 8000 ms\)/);
-    // test/oracle/invariants.ts agrees from the same looks
+    // test/infra/oracle/invariants.ts agrees from the same looks
     expect(checks(crossCheck(early.input()))).toEqual(['b']);
     expect(crossCheck(rollout(DRAINED_FOR_MS).input())).toEqual([]);
   });

@@ -1,7 +1,7 @@
-// The chaos campaign's plan of faults (test/chaos/plan.ts): replayable from its seed, every kind of
+// The chaos campaign's plan of faults (test/infra/chaos/plan.ts): replayable from its seed, every kind of
 // kill moment present, restart delays and infrastructure faults within their bounds; a moment that
 // did not come within its wait owed to the next kills.
-import { aimKill, MOMENT_WAIT_MS, owedAfter, partSeeds, planRollout, type KillMoment } from '../chaos/plan';
+import { aimKill, MOMENT_WAIT_MS, owedAfter, partSeeds, planRollout, type KillMoment } from '../infra/chaos/plan';
 
 const opts = { kills: 20, infra: ['restart-temporal', 'restart-apiserver'] as const, cancel: false, zoneTimeout: false };
 

@@ -1,6 +1,6 @@
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent/url';
-import { observeQueues } from '../chaos/queue-watch';
-import { longestGapMs } from '../chaos/read-gaps';
+import { observeQueues } from '../infra/chaos/queue-watch';
+import { longestGapMs } from '../infra/chaos/read-gaps';
 
 const URL_A = 'http://127.0.0.1:8001/api/v1/write';
 

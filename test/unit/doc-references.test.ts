@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { PATCHES } from '../../workflows/versions';
-import { REPO_ROOT, toolVersions } from '../harness/tools';
+import { REPO_ROOT, toolVersions } from '../infra/harness/tools';
 import { anchorsOf, checkDocReferences, documentedLayers, githubSlug, type Problem, type Repo, type TextFile } from '../support/doc-references';
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tmp', '.demo']);

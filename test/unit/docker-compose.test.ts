@@ -20,7 +20,7 @@ import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import { loadConfig as loadTriggerConfig } from '../../trigger/config';
 import { loadConfig as loadWorkerConfig } from '../../worker/config';
-import { REPO_ROOT, toolVersions } from '../harness/tools';
+import { REPO_ROOT, toolVersions } from '../infra/harness/tools';
 
 interface Service {
   image?: string;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { toolPath, toolVersions } from '../harness/tools';
+import { toolPath, toolVersions } from '../infra/harness/tools';
 
 describe('harness tools', () => {
   const saved = process.env.VMROLLOUT_CACHE;

@@ -13,7 +13,7 @@ import {
   vmclusterURL,
   zoneBackends,
   zonesOutOfRotation,
-} from '../simulator/render';
+} from '../infra/simulator/render';
 
 const NS = 'default';
 const vmc = (name: string, vmselect: object | null = {}, ns = NS) => ({ metadata: { name, namespace: ns }, spec: vmselect === null ? {} : { vmselect } }) as never;

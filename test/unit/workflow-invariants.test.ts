@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../api/types';
-import { checkInvariants, type Action } from '../oracle/invariants';
+import { checkInvariants, type Action } from '../infra/oracle/invariants';
 import { computeRemovals } from '../../workflows/routes';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
 

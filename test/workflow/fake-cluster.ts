@@ -8,7 +8,7 @@ import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '.
 import { recordKey, recordsOf, type RecordedZone, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
 import { recordedZones, type RecordedRoute } from '../../kube/route-records';
 import type { InputVerdict, ObjectState, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
-import type { Action } from '../oracle/invariants';
+import type { Action } from '../infra/oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/reads/await-switch';
 import { queueReporter } from '../../activities/vmagent/queue-report';

@@ -10,8 +10,8 @@ import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput, type Progress } from '../../api/rollout-contract';
 import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
-import { installQuietRuntime, startTimeSkippingEnv } from '../harness/temporal';
-import { checkInvariants, type Breach } from '../oracle/invariants';
+import { installQuietRuntime, startTimeSkippingEnv } from '../infra/harness/temporal';
+import { checkInvariants, type Breach } from '../infra/oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
 import { FakeCluster, type Held } from './fake-cluster';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
