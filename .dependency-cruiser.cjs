@@ -46,7 +46,10 @@ module.exports = {
       comment: 'workflow code runs in the deterministic sandbox: no Node APIs, no I/O libraries',
       severity: 'error',
       from: { path: '^workflows/' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'], pathNot: '^node_modules/@temporalio/(workflow|common)/' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown', 'core'],
+        pathNot: '^node_modules/@temporalio/(workflow|common)/',
+      },
     },
     {
       name: 'temporal-workflow-only-in-workflows',

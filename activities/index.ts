@@ -96,7 +96,10 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
    */
   const statusFromRecords = async (object: ObjectGeneration, status: VMDistributedClusterStatus): Promise<VMDistributedClusterStatus> => {
     try {
-      return withRecordedZones(status, (await readRecords(kube, { namespace: object.namespace, uid: object.uid })).map((z) => z.zone));
+      return withRecordedZones(
+        status,
+        (await readRecords(kube, { namespace: object.namespace, uid: object.uid })).map((z) => z.zone),
+      );
     } catch (err) {
       if (err instanceof UnreadableRecordsError) return status;
       throw err;
@@ -150,7 +153,13 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
 
     watchQueue: ({ report, ...input }) =>
       sampling((sample) =>
-        watchQueue(activityPollContext(), sample, input, Date.now, queueReporter(report, input.queueDrainedForMs, { writeStatus: writeStatusOf, client: deps.temporalClient })),
+        watchQueue(
+          activityPollContext(),
+          sample,
+          input,
+          Date.now,
+          queueReporter(report, input.queueDrainedForMs, { writeStatus: writeStatusOf, client: deps.temporalClient }),
+        ),
       ),
 
     waitCarriersReady: (input) => sampling((sample) => waitCarriersReady(kube, sample, activityPollContext(), input)),
@@ -173,7 +182,9 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       try {
         return await fn(arg);
       } catch (thrown) {
-        const err = refusedForGood(thrown, activityAttempt()) ? nonRetryable(FailureType.PatchRejected, `${name}: the API server refused the request: ${describeError(thrown)}`) : thrown;
+        const err = refusedForGood(thrown, activityAttempt())
+          ? nonRetryable(FailureType.PatchRejected, `${name}: the API server refused the request: ${describeError(thrown)}`)
+          : thrown;
         if (!(err instanceof CancelledFailure)) metrics.activityError(name, errorType(err));
         throw err;
       }

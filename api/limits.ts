@@ -34,12 +34,7 @@ export const LIMITS = {
   secretNameMaxLength: 253,
 } as const;
 
-export type StrategyDurationField =
-  | 'readDrainDelay'
-  | 'queueDrainedFor'
-  | 'pollInterval'
-  | 'zoneTimeout'
-  | 'pauseBetweenZones';
+export type StrategyDurationField = 'readDrainDelay' | 'queueDrainedFor' | 'pollInterval' | 'zoneTimeout' | 'pauseBetweenZones';
 
 export interface DurationRule {
   default: string;
@@ -61,8 +56,7 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
     default: '1m',
     min: '1s',
     max: '6h',
-    description:
-      "The vmagent queues for the zone must stay at or below queueEmptyBytes this long, without a break, before the zone rejoins reads.",
+    description: 'The vmagent queues for the zone must stay at or below queueEmptyBytes this long, without a break, before the zone rejoins reads.',
   },
   pollInterval: {
     default: '5s',
@@ -74,8 +68,7 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
     default: '30m',
     min: '1s',
     max: '24h',
-    description:
-      'Budget of each step of a zone; a step that exhausts it marks the zone Failed. Longer than readDrainDelay and queueDrainedFor.',
+    description: 'Budget of each step of a zone; a step that exhausts it marks the zone Failed. Longer than readDrainDelay and queueDrainedFor.',
   },
   pauseBetweenZones: {
     default: '0s',
@@ -105,8 +98,7 @@ export const DEFAULT_STRATEGY: Strategy = {
 };
 
 /** Lowercase RFC 1123 subdomain (Kubernetes object names). */
-export const DNS1123_SUBDOMAIN_PATTERN =
-  '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+export const DNS1123_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 /** Lowercase RFC 1123 label (zone names: they end up in labels, ids and metric labels). */
 export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A container image tag (OCI distribution spec grammar). */
@@ -158,8 +150,7 @@ export function derivedNameMessages(kind: ManagedKind): { length: string; dots?:
   };
 }
 
-export const BOTH_FORMS_MESSAGE =
-  'set either overrideSpec (patch the existing object) or spec (create it with this name), not both';
+export const BOTH_FORMS_MESSAGE = 'set either overrideSpec (patch the existing object) or spec (create it with this name), not both';
 export const ADOPT_MESSAGE = 'adopt applies to the full-spec form only (set spec, or remove adopt)';
 
 export const REMOTE_WRITE_URL_UNIQUE_MESSAGE =

@@ -40,7 +40,12 @@ function cloneJson<T extends JsonValue>(v: T): T {
   return out as T;
 }
 
-function normalizeManaged(m: { name: string; overrideSpec?: JsonObject | undefined; spec?: JsonObject | undefined; adopt?: boolean | undefined }): ManagedObject {
+function normalizeManaged(m: {
+  name: string;
+  overrideSpec?: JsonObject | undefined;
+  spec?: JsonObject | undefined;
+  adopt?: boolean | undefined;
+}): ManagedObject {
   const out: ManagedObject = { name: m.name };
   if (m.spec !== undefined) {
     out.spec = cloneJson(m.spec);

@@ -7,7 +7,6 @@ import type { JsonObject, JsonValue } from './types';
 
 export const VMSELECT_KIND = 'VMCluster/vmselect';
 
-
 export function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
@@ -80,9 +79,7 @@ export function applyRemoval(targetRefs: readonly JsonObject[], removal: Pick<Ro
     crd.name = '';
     crd.namespace = ''; // both keys kept: the operator's schema requires them
   }
-  const whole = removal.removed
-    .filter((r): r is Extract<RemovedRef, { type: 'targetRef' }> => r.type === 'targetRef')
-    .sort((a, b) => b.index - a.index);
+  const whole = removal.removed.filter((r): r is Extract<RemovedRef, { type: 'targetRef' }> => r.type === 'targetRef').sort((a, b) => b.index - a.index);
   for (const r of whole) {
     const i = findNear(out, r.index, (tr) => jsonEqual(tr, r.targetRef));
     if (i >= 0) out.splice(i, 1);
@@ -140,9 +137,7 @@ function undoCrdName(out: JsonObject[], r: CrdNameRef, removed: readonly Removed
  */
 export function undoRemoval(targetRefs: readonly JsonObject[], removal: Pick<RouteRemoval, 'removed'>): JsonObject[] {
   const out = clone(targetRefs) as JsonObject[];
-  const whole = removal.removed
-    .filter((r): r is Extract<RemovedRef, { type: 'targetRef' }> => r.type === 'targetRef')
-    .sort((a, b) => a.index - b.index);
+  const whole = removal.removed.filter((r): r is Extract<RemovedRef, { type: 'targetRef' }> => r.type === 'targetRef').sort((a, b) => a.index - b.index);
   for (const r of whole) {
     const needed = whole.filter((w) => jsonEqual(w.targetRef, r.targetRef)).length;
     const present = out.filter((tr) => jsonEqual(tr, r.targetRef)).length;

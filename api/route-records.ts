@@ -94,7 +94,8 @@ function isRemovedRef(r: unknown): boolean {
   if (!isObject(r) || !isIndex(r.index)) return false;
   if (r.type === 'targetRef') return isObject(r.targetRef);
   if (r.type === 'object') return isIndex(r.objectIndex) && isObject(r.object) && (r.targetRef === undefined || isObject(r.targetRef));
-  if (r.type === 'crdName') return typeof r.name === 'string' && r.name !== '' && typeof r.namespace === 'string' && r.namespace !== '' && isObject(r.targetRef);
+  if (r.type === 'crdName')
+    return typeof r.name === 'string' && r.name !== '' && typeof r.namespace === 'string' && r.namespace !== '' && isObject(r.targetRef);
   return false;
 }
 
@@ -102,14 +103,16 @@ function checkRecord(key: string, v: unknown): OutOfRotationRecord {
   const bad = (why: string) => new UnreadableRecordsError(`record ${JSON.stringify(key)}: ${why}`);
   if (!isObject(v)) throw bad('not an object');
   const vmdc = v.vmdc;
-  if (!isObject(vmdc) || typeof vmdc.uid !== 'string' || typeof vmdc.name !== 'string' || typeof vmdc.namespace !== 'string') throw bad('vmdc must name namespace, name and uid');
+  if (!isObject(vmdc) || typeof vmdc.uid !== 'string' || typeof vmdc.name !== 'string' || typeof vmdc.namespace !== 'string')
+    throw bad('vmdc must name namespace, name and uid');
   if (typeof v.zone !== 'string' || key !== recordKey(vmdc.uid, v.zone)) throw bad('the key must be <uid>/<zone> of the record');
   const vmc = v.vmcluster;
   if (!isObject(vmc) || typeof vmc.name !== 'string' || typeof vmc.namespace !== 'string') throw bad('vmcluster must name namespace and name');
   if (!Array.isArray(v.removed) || !v.removed.every(isRemovedRef)) {
     throw bad('removed must be a list of removed targetRefs, crd.objects entries or crd.name references');
   }
-  if (typeof v.workflowId !== 'string' || typeof v.generation !== 'number' || typeof v.since !== 'string') throw bad('workflowId, generation and since are required');
+  if (typeof v.workflowId !== 'string' || typeof v.generation !== 'number' || typeof v.since !== 'string')
+    throw bad('workflowId, generation and since are required');
   return v as unknown as OutOfRotationRecord;
 }
 

@@ -59,29 +59,29 @@ function objectName(kind: ManagedKind, description: string) {
  * not a scalar. In the CRD: `type: object` + `x-kubernetes-preserve-unknown-fields`.
  */
 function jsonObject(description: string) {
-  return z
-    .custom<JsonObject>()
-    .superRefine((v, ctx) => {
-      if (!isPlainObject(v)) {
-        ctx.addIssue({ code: 'custom', message: `must be an object (a map of fields), not ${describe(v)}` });
-        return;
-      }
-      const bad = findNonJson(v);
-      if (bad) ctx.addIssue({ code: 'custom', message: bad.why, path: bad.path });
-    })
-    // atomic: server-side apply owns the value as a whole, so managedFields do not mirror its nesting
-    // (an object nested near the API server's JSON depth limit would otherwise be stored with
-    // managedFields one level too deep to read back, breaking every LIST and watch of the resource).
-    .meta({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-map-type': 'atomic', description });
+  return (
+    z
+      .custom<JsonObject>()
+      .superRefine((v, ctx) => {
+        if (!isPlainObject(v)) {
+          ctx.addIssue({ code: 'custom', message: `must be an object (a map of fields), not ${describe(v)}` });
+          return;
+        }
+        const bad = findNonJson(v);
+        if (bad) ctx.addIssue({ code: 'custom', message: bad.why, path: bad.path });
+      })
+      // atomic: server-side apply owns the value as a whole, so managedFields do not mirror its nesting
+      // (an object nested near the API server's JSON depth limit would otherwise be stored with
+      // managedFields one level too deep to read back, breaking every LIST and watch of the resource).
+      .meta({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-map-type': 'atomic', description })
+  );
 }
 
 function managedObject(kind: ManagedKind, what: string) {
   return z
     .strictObject({
       name: objectName(kind, `Name of the ${kind} (in the namespace of this object).`),
-      overrideSpec: jsonObject(
-        `Overlay (JSON merge patch, RFC 7386) applied to the existing ${kind}'s spec. Exclusive with spec.`,
-      ).optional(),
+      overrideSpec: jsonObject(`Overlay (JSON merge patch, RFC 7386) applied to the existing ${kind}'s spec. Exclusive with spec.`).optional(),
       spec: jsonObject(
         `A full ${kind} spec: the ${kind} is created with this name if it does not exist, and owned by this object (see retainOnDelete). Exclusive with overrideSpec.`,
       ).optional(),
@@ -130,17 +130,17 @@ const HTTP_SCHEME_CEL = (v: string) => `(${v}.remoteWriteURL.startsWith('http://
 /** `!has(self.x) || ...` guards keep the rules correct even if defaulting did not run. */
 const STRATEGY_CEL_RULES = [
   {
-    rule: "!has(self.pollInterval) || !has(self.queueDrainedFor) || duration(self.pollInterval) <= duration(self.queueDrainedFor)",
+    rule: '!has(self.pollInterval) || !has(self.queueDrainedFor) || duration(self.pollInterval) <= duration(self.queueDrainedFor)',
     message: 'pollInterval must not be longer than queueDrainedFor',
     fieldPath: '.pollInterval',
   },
   {
-    rule: "!has(self.zoneTimeout) || !has(self.queueDrainedFor) || duration(self.zoneTimeout) > duration(self.queueDrainedFor)",
+    rule: '!has(self.zoneTimeout) || !has(self.queueDrainedFor) || duration(self.zoneTimeout) > duration(self.queueDrainedFor)',
     message: 'zoneTimeout must be longer than queueDrainedFor',
     fieldPath: '.zoneTimeout',
   },
   {
-    rule: "!has(self.zoneTimeout) || !has(self.readDrainDelay) || duration(self.zoneTimeout) > duration(self.readDrainDelay)",
+    rule: '!has(self.zoneTimeout) || !has(self.readDrainDelay) || duration(self.zoneTimeout) > duration(self.readDrainDelay)',
     message: 'zoneTimeout must be longer than readDrainDelay',
     fieldPath: '.zoneTimeout',
   },
@@ -178,7 +178,7 @@ export const strategySchema = z
       .min(0, { error: 'must not be negative' })
       .max(LIMITS.queueEmptyBytesMax, { error: `must be at most ${LIMITS.queueEmptyBytesMax} (1 GiB)` })
       .default(DEFAULT_QUEUE_EMPTY_BYTES)
-      .describe('A zone\'s queue counts as empty at or below this many pending bytes, summed over vmagent pods. 0 to 1 GiB.'),
+      .describe("A zone's queue counts as empty at or below this many pending bytes, summed over vmagent pods. 0 to 1 GiB."),
     pollInterval: durationField('pollInterval'),
     zoneTimeout: durationField('zoneTimeout'),
     pauseBetweenZones: durationField('pauseBetweenZones'),
@@ -217,24 +217,18 @@ export const zoneSchema = z.strictObject({
     .optional(),
 });
 
-
 export const vmDistributedClusterSpecSchema = z
   .strictObject({
-    paused: z
-      .boolean()
-      .default(false)
-      .describe('true: stop at the next safe point; false: go on.'),
+    paused: z.boolean().default(false).describe('true: stop at the next safe point; false: go on.'),
     clusterVersion: z
-      .string({ error: (iss) => (iss.input === undefined ? 'is required: the image tag every zone\'s VMCluster gets, e.g. v1.150.0-cluster' : undefined) })
-      .min(1, { error: 'must not be empty: the image tag every zone\'s VMCluster gets, e.g. v1.150.0-cluster' })
+      .string({ error: (iss) => (iss.input === undefined ? "is required: the image tag every zone's VMCluster gets, e.g. v1.150.0-cluster" : undefined) })
+      .min(1, { error: "must not be empty: the image tag every zone's VMCluster gets, e.g. v1.150.0-cluster" })
       .max(LIMITS.clusterVersionMaxLength, { error: `must be at most ${LIMITS.clusterVersionMaxLength} characters` })
       .regex(new RegExp(IMAGE_TAG_PATTERN), {
         error: "must be an image tag (letters, digits, '_', '.' and '-', not starting with '.' or '-'), e.g. v1.150.0-cluster",
       })
       .describe("Image tag set as every zone's VMCluster spec.clusterVersion, e.g. v1.150.0-cluster."),
-    overrideSpec: jsonObject('Global VMCluster spec overlay (JSON merge patch, RFC 7386), applied before each zone\'s overlay.').default(
-      {},
-    ),
+    overrideSpec: jsonObject("Global VMCluster spec overlay (JSON merge patch, RFC 7386), applied before each zone's overlay.").default({}),
     zones: z
       .array(zoneSchema)
       .min(LIMITS.minZones, { error: `must list at least ${LIMITS.minZones} zones` })

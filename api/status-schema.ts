@@ -28,14 +28,9 @@ export const zoneStatusSchema = z.object({
 export const vmDistributedClusterStatusSchema = z
   .object({
     observedGeneration: generation('The metadata.generation the trigger last acted on.').optional(),
-    phase: z
-      .enum(PHASES)
-      .optional(),
+    phase: z.enum(PHASES).optional(),
     message: z.string().optional(),
-    workflow: z
-      .object({ id: z.string(), runId: z.string() })
-      .describe('The Temporal workflow of the observed generation.')
-      .optional(),
+    workflow: z.object({ id: z.string(), runId: z.string() }).describe('The Temporal workflow of the observed generation.').optional(),
     currentZone: z.string().optional(),
     zonesOutOfRotation: z.array(z.string()).describe('Zones currently removed from read routes.').optional(),
     zones: z

@@ -61,14 +61,7 @@ export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed'
 export type Phase = (typeof PHASES)[number];
 
 /** The six steps of one zone, in order (docs/design.md#the-six-steps-of-a-zone). Each is also the zone's phase while it runs. */
-export const ZONE_STEPS = [
-  'LeavingReads',
-  'WaitingForSwitch',
-  'Upgrading',
-  'WaitingOperational',
-  'WaitingForQueue',
-  'RejoiningReads',
-] as const;
+export const ZONE_STEPS = ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads'] as const;
 export type ZoneStep = (typeof ZONE_STEPS)[number];
 
 export const ZONE_PHASES = ['Pending', 'Skipped', ...ZONE_STEPS, 'Done', 'Failed'] as const;

@@ -23,7 +23,7 @@
 // only constructs the two read the same way: ASCII character classes (no negated classes, no \d \s \w),
 // groups, alternation, bounded repetition and ^ $ anchors.
 
-const UNRESERVED = "-A-Za-z0-9._~"; // "-" first: a literal, not a range
+const UNRESERVED = '-A-Za-z0-9._~'; // "-" first: a literal, not a range
 const SUB_DELIMS = "!$&'()*+,;=";
 const PCT = '%[0-9A-Fa-f]{2}';
 const USERINFO = `(?:[${UNRESERVED}${SUB_DELIMS}:]|${PCT})+`;

@@ -19,9 +19,7 @@ export interface ValidationIssue {
   message: string;
 }
 
-export type ValidationResult =
-  | { success: true; spec: NormalizedSpec }
-  | { success: false; issues: ValidationIssue[] };
+export type ValidationResult = { success: true; spec: NormalizedSpec } | { success: false; issues: ValidationIssue[] };
 
 const IDENT_RE = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 
@@ -267,7 +265,8 @@ export function validateSpec(input: unknown): ValidationResult {
       }
     }
     // No message or path ever shows credentials, whatever field a URL with user:password@ was put in.
-    if (!parsed.success || issues.length > 0) return { success: false, issues: issues.map((i) => ({ path: redactURLsIn(i.path), message: redactURLsIn(i.message) })) };
+    if (!parsed.success || issues.length > 0)
+      return { success: false, issues: issues.map((i) => ({ path: redactURLsIn(i.path), message: redactURLsIn(i.message) })) };
     return { success: true, spec: normalize(parsed.data, durationsMs(durations)) };
   } catch (err) {
     return {

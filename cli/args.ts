@@ -216,7 +216,8 @@ export function parseCommand(argv: string[]): Command {
       return { ...common, verb, name, yes: values.yes === true };
     case 'history': {
       const limit = values.limit === undefined ? DEFAULT_HISTORY_LIMIT : Number(values.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`, verb);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT)
+        throw new UsageError(`--limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`, verb);
       return { ...common, verb, name, output: output(values.output, verb), limit };
     }
     case 'retry':

@@ -52,7 +52,13 @@ export interface Following {
  * when the current spec's rollout has ended (after showing it), the object is gone, `stop()` is
  * called, or Kubernetes refuses for good (the first read failing counts as that: nothing to follow).
  */
-export function followRollout(opts: { kube: Kube; name: string; source: WorkflowSource; intervalMs: number; onView(view: RolloutView, now: Date): void }): Following {
+export function followRollout(opts: {
+  kube: Kube;
+  name: string;
+  source: WorkflowSource;
+  intervalMs: number;
+  onView(view: RolloutView, now: Date): void;
+}): Following {
   const clock = new StepClock();
   const versions = new Map<string, string | undefined>();
   let latest: VmdcObject | undefined;

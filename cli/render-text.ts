@@ -61,11 +61,15 @@ function webUILines(url: string, width: number, colour: boolean): Line[] {
 }
 
 function header(v: RolloutView, width: number, colour: boolean): Line[] {
-  const lines: Line[] = [[label('Name'), seg(v.name)], [label('Namespace'), seg(v.namespace)]];
+  const lines: Line[] = [
+    [label('Name'), seg(v.name)],
+    [label('Namespace'), seg(v.namespace)],
+  ];
   const look = v.phase ? PHASE_LOOK[v.phase] : { icon: '?', colour: 'dim' as Colour };
   lines.push([label('Phase'), seg(`${look.icon} ${v.phase ?? 'no status yet'}`, look.colour, 'bold')]);
   if (v.message) lines.push(...field('Message', v.message, width));
-  if (v.specPaused && v.phase !== 'Paused' && !v.ended) lines.push([label('Paused'), seg('requested (spec.paused: true): the rollout stops at its next safe point', 'yellow')]);
+  if (v.specPaused && v.phase !== 'Paused' && !v.ended)
+    lines.push([label('Paused'), seg('requested (spec.paused: true): the rollout stops at its next safe point', 'yellow')]);
   if (!v.specPaused && v.phase === 'Paused') lines.push([label('Paused'), seg('resume requested (spec.paused: false)', 'yellow')]);
   const finished = v.zones.filter((z) => z.phase === 'Done' || z.phase === 'Skipped').length;
   const zone = v.zoneIndex ? `${v.zoneIndex}/${v.zoneCount} ${v.currentZone}` : `${finished}/${v.zoneCount} done`;
@@ -81,7 +85,14 @@ function header(v: RolloutView, width: number, colour: boolean): Line[] {
   if (v.statusError) lines.push(...field('Status write', `rejected, retried: ${v.statusError}`, width, ['red']));
   lines.push([label('Workflow'), seg(v.workflow?.id ?? '-')]);
   if (v.workflow?.webUI) lines.push(...webUILines(v.workflow.webUI, width, colour));
-  lines.push(...field('Source', v.source === 'workflow' ? 'the workflow (progress query)' : `the status only${v.sourceNote ? `: ${v.sourceNote}` : ''}`, width, v.source === 'workflow' ? [] : ['dim']));
+  lines.push(
+    ...field(
+      'Source',
+      v.source === 'workflow' ? 'the workflow (progress query)' : `the status only${v.sourceNote ? `: ${v.sourceNote}` : ''}`,
+      width,
+      v.source === 'workflow' ? [] : ['dim'],
+    ),
+  );
   return lines;
 }
 
@@ -131,7 +142,8 @@ function zoneRow(z: ZoneView, c: Columns, now: Date): Line {
 /** Each pod's pending bytes, as many as fit in `room`; the others counted. */
 function podsText(q: QueueView, room: number): string | undefined {
   const parts = q.pods.map((p) => `${p.pod} ${formatBytes(p.bytes)}`);
-  const tail = (hidden: number) => [hidden + q.unlistedPods ? `+${hidden + q.unlistedPods} more` : '', q.unreadablePods ? `${q.unreadablePods} unreadable` : ''].filter(Boolean);
+  const tail = (hidden: number) =>
+    [hidden + q.unlistedPods ? `+${hidden + q.unlistedPods} more` : '', q.unreadablePods ? `${q.unreadablePods} unreadable` : ''].filter(Boolean);
   let n = parts.length;
   while (n > 0 && textWidth([...parts.slice(0, n), ...tail(parts.length - n)].join(' · ')) > room) n--;
   const items = [...parts.slice(0, n), ...tail(parts.length - n)];
@@ -170,7 +182,18 @@ function zoneTable(v: RolloutView, width: number, now: Date): Line[] {
     vmcluster: Math.min(32, Math.max(9, ...v.zones.map((z) => textWidth(z.vmcluster ?? '-')))),
   };
   const head: Line = [
-    seg(['ZONE'.padEnd(c.zone), 'PHASE'.padEnd(c.phase), 'STEP'.padEnd(c.step), 'IN STEP'.padEnd(TIME_COL), 'READS'.padEnd(READS_COL), 'VMCLUSTER'.padEnd(c.vmcluster), 'GEN'].join(GAP), 'bold'),
+    seg(
+      [
+        'ZONE'.padEnd(c.zone),
+        'PHASE'.padEnd(c.phase),
+        'STEP'.padEnd(c.step),
+        'IN STEP'.padEnd(TIME_COL),
+        'READS'.padEnd(READS_COL),
+        'VMCLUSTER'.padEnd(c.vmcluster),
+        'GEN',
+      ].join(GAP),
+      'bold',
+    ),
   ];
   const lines: Line[] = [head];
   for (const z of v.zones) lines.push(zoneRow(z, c, now), ...zoneDetails(z, width, now));

@@ -7,7 +7,20 @@ import { decodeFromPayloadsAtIndex, loadDataConverter } from '@temporalio/common
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { z } from 'zod';
-import { parseWorkflowId, QUERY_PROGRESS, SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, SIGNAL_RESUME, visibilityString, WORKFLOW_TYPE, type DrainHeartbeat, type Progress, type RolloutResult } from '../api/rollout-contract';
+import {
+  parseWorkflowId,
+  QUERY_PROGRESS,
+  SA_CLUSTER_VERSION,
+  SA_GENERATION,
+  SA_NAME,
+  SA_NAMESPACE,
+  SIGNAL_RESUME,
+  visibilityString,
+  WORKFLOW_TYPE,
+  type DrainHeartbeat,
+  type Progress,
+  type RolloutResult,
+} from '../api/rollout-contract';
 import { commonEnvShape, parseEnv, refineCommonEnv, temporalConfig, temporalConnectionOptions, type TemporalConnectionConfig } from '../process/env';
 import { EncryptionCodec } from '../process/payload-codec';
 import type { TemporalFlags } from './args';
@@ -46,7 +59,8 @@ export function temporalSettings(flags: TemporalFlags, env: NodeJS.ProcessEnv): 
   }
   const e = parseEnv('Temporal connection (flags --temporal-* override the variables)', settingsSchema, merged);
   const uiUrl = flags.uiUrl ?? (env.TEMPORAL_UI_URL?.trim() || undefined);
-  if (uiUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(uiUrl)) throw new UsageError(`the Temporal Web UI URL must be http(s)://…, got ${JSON.stringify(uiUrl)}`);
+  if (uiUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(uiUrl))
+    throw new UsageError(`the Temporal Web UI URL must be http(s)://…, got ${JSON.stringify(uiUrl)}`);
   return { connection: temporalConfig(e), ...(uiUrl ? { uiUrl } : {}) };
 }
 
@@ -77,7 +91,8 @@ const within = <T>(t: Temporal, fn: () => Promise<T>): Promise<T> => t.connectio
 /** Why Temporal did not answer, in words a person can act on. */
 export function temporalProblem(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  if (/binary\/encrypted|Unknown encoding/i.test(msg)) return 'its answers are encrypted: give the keys file (TEMPORAL_PAYLOAD_KEYS_FILE or --temporal-payload-keys-file)';
+  if (/binary\/encrypted|Unknown encoding/i.test(msg))
+    return 'its answers are encrypted: give the keys file (TEMPORAL_PAYLOAD_KEYS_FILE or --temporal-payload-keys-file)';
   if (/DEADLINE_EXCEEDED|deadline/i.test(msg)) return 'no answer in time (is a worker running?)';
   return msg.split('\n')[0]!.slice(0, 300);
 }
@@ -184,9 +199,7 @@ export async function listRollouts(t: Temporal, namespace: string, name: string)
       latestMs: startMs,
     });
   }
-  return [...byId.values()]
-    .sort((a, b) => (b.generation ?? 0) - (a.generation ?? 0) || b.startMs - a.startMs)
-    .map(({ startMs: _s, latestMs: _l, ...r }) => r);
+  return [...byId.values()].sort((a, b) => (b.generation ?? 0) - (a.generation ?? 0) || b.startMs - a.startMs).map(({ startMs: _s, latestMs: _l, ...r }) => r);
 }
 
 /** The phase a completed rollout returned; undefined when it cannot be read (e.g. encrypted, no keys). */
@@ -210,7 +223,9 @@ const PREVIOUS_RESULTS = 3;
 export async function previousVersion(t: Temporal, namespace: string, name: string, workflowId: string): Promise<string | undefined> {
   const own = parseWorkflowId(workflowId);
   if (!own) return undefined;
-  const earlier = (await listRollouts(t, namespace, name)).filter((r) => r.uidPrefix === own.uidPrefix && (r.generation ?? 0) < own.generation && r.status === 'COMPLETED');
+  const earlier = (await listRollouts(t, namespace, name)).filter(
+    (r) => r.uidPrefix === own.uidPrefix && (r.generation ?? 0) < own.generation && r.status === 'COMPLETED',
+  );
   for (const r of earlier.slice(0, PREVIOUS_RESULTS)) if ((await readResult(t, r)) === 'Succeeded') return r.clusterVersion;
   return undefined;
 }

@@ -146,7 +146,11 @@ interface SpecFacts {
 function specFacts(spec: unknown): SpecFacts {
   const v = validateSpec(spec);
   if (v.success) {
-    return { clusterVersion: v.spec.clusterVersion, zones: v.spec.zones.map((z) => ({ name: z.name, vmcluster: z.vmcluster.name })), queueDrainedForMs: v.spec.strategy.queueDrainedForMs };
+    return {
+      clusterVersion: v.spec.clusterVersion,
+      zones: v.spec.zones.map((z) => ({ name: z.name, vmcluster: z.vmcluster.name })),
+      queueDrainedForMs: v.spec.strategy.queueDrainedForMs,
+    };
   }
   const raw = (spec ?? {}) as { clusterVersion?: unknown; zones?: unknown };
   const zones = Array.isArray(raw.zones) ? raw.zones : [];
@@ -158,7 +162,14 @@ function specFacts(spec: unknown): SpecFacts {
 
 type ProgressZone = Progress['zones'][number];
 
-function zoneView(name: string, fromStatus: ZoneStatus | undefined, fromWorkflow: ProgressZone | undefined, input: ViewInput, facts: SpecFacts, outOfReads: boolean): ZoneView {
+function zoneView(
+  name: string,
+  fromStatus: ZoneStatus | undefined,
+  fromWorkflow: ProgressZone | undefined,
+  input: ViewInput,
+  facts: SpecFacts,
+  outOfReads: boolean,
+): ZoneView {
   const phase: ZonePhase = fromWorkflow?.phase ?? fromStatus?.phase ?? 'Pending';
   const message = fromWorkflow ? (fromWorkflow.message ?? fromStatus?.message) : fromStatus?.message;
   const inFlight = phase !== 'Done' && phase !== 'Skipped' && phase !== 'Pending';
@@ -193,7 +204,8 @@ function queueOf(z: ZoneView, input: ViewInput, facts: SpecFacts): QueueView | u
   const candidates: QueueView[] = [];
   if (w?.queueHeartbeat && w.progress.currentZone === z.name) candidates.push(queueFromStreak(w.queueHeartbeat, 'heartbeat', facts.queueDrainedForMs));
   const last = w?.progress.lastQueueSample;
-  if (last && last.zone === z.name) candidates.push(queueFromStreak({ last, ...(last.emptySince ? { emptySince: last.emptySince } : {}) }, 'progress', facts.queueDrainedForMs));
+  if (last && last.zone === z.name)
+    candidates.push(queueFromStreak({ last, ...(last.emptySince ? { emptySince: last.emptySince } : {}) }, 'progress', facts.queueDrainedForMs));
   const fromMessage = queueFromMessage(z.message);
   if (fromMessage) candidates.push({ ...fromMessage, drainedForMs: fromMessage.drainedForMs ?? facts.queueDrainedForMs });
   return candidates.reduce<QueueView | undefined>((best, q) => (!best || Date.parse(q.sampleAt ?? '') > Date.parse(best.sampleAt ?? '') ? q : best), undefined);

@@ -62,7 +62,9 @@ export function readAppliedRecord(obj: { metadata?: object }): AppliedRecord | u
   try {
     const r = JSON.parse(text) as Partial<AppliedRecord>;
     const okVmdc = isObject(r.vmdc as JsonValue) && typeof r.vmdc?.uid === 'string' && typeof r.vmdc?.name === 'string';
-    const okFields = Array.isArray(r.fields) && r.fields.every((f) => Array.isArray(f) && Array.isArray(f[0]) && f[0].every((k) => typeof k === 'string') && typeof f[1] === 'string');
+    const okFields =
+      Array.isArray(r.fields) &&
+      r.fields.every((f) => Array.isArray(f) && Array.isArray(f[0]) && f[0].every((k) => typeof k === 'string') && typeof f[1] === 'string');
     return okVmdc && okFields && (r.form === 'spec' || r.form === 'overlay') ? (r as AppliedRecord) : undefined;
   } catch {
     return undefined;
@@ -80,10 +82,12 @@ function valueAt(obj: JsonValue, path: readonly string[]): JsonValue | undefined
 
 /** The fields of the record whose live value is no longer what was applied (changed or removed), as field paths. */
 export function driftedFields(record: AppliedRecord, live: JsonObject): string[] {
-  return record.fields.filter(([path, hash]) => {
-    const v = valueAt(live, path);
-    return v === undefined || valueHash(v) !== hash;
-  }).map(([path]) => fieldPathString(path));
+  return record.fields
+    .filter(([path, hash]) => {
+      const v = valueAt(live, path);
+      return v === undefined || valueHash(v) !== hash;
+    })
+    .map(([path]) => fieldPathString(path));
 }
 
 /** Whether two field paths name the same field, or one lies inside the other (`.a.b` in `.a`, `.a[k="x"]` in `.a`). */

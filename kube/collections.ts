@@ -23,6 +23,11 @@ export const vmdcPath = (namespace?: string): string => collectionPath(VMDC_COLL
 export const vmObjectPath = (kind: VMKind, namespace?: string): string => collectionPath(vmCollection(kind), namespace);
 
 /** Lists one collection: one namespace, or every namespace. */
-export async function listCollection(custom: k8s.CustomObjectsApi, c: Collection, namespace: string | undefined, options: ReturnType<typeof withRequestTimeout>): Promise<unknown> {
+export async function listCollection(
+  custom: k8s.CustomObjectsApi,
+  c: Collection,
+  namespace: string | undefined,
+  options: ReturnType<typeof withRequestTimeout>,
+): Promise<unknown> {
   return namespace ? custom.listNamespacedCustomObject({ ...c, namespace }, options) : custom.listClusterCustomObject(c, options);
 }

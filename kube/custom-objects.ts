@@ -73,10 +73,26 @@ export class KubeObjects {
    * manager owns them too. `force` takes fields other managers own; `metadata.uid` in `config` makes
    * it a precondition (409 when the object is gone or another one).
    */
-  async apply(k: KindRef, namespace: string, name: string, config: JsonObject & { metadata: JsonObject }, opts: WriteOptions & { force?: boolean; fieldManager?: string } = {}): Promise<KubeObject> {
+  async apply(
+    k: KindRef,
+    namespace: string,
+    name: string,
+    config: JsonObject & { metadata: JsonObject },
+    opts: WriteOptions & { force?: boolean; fieldManager?: string } = {},
+  ): Promise<KubeObject> {
     const body = { apiVersion: `${k.group}/${k.version}`, kind: k.kind, ...config };
     return (await this.api.patchNamespacedCustomObject(
-      { group: k.group, version: k.version, namespace, plural: k.plural, name, body, fieldManager: opts.fieldManager ?? FIELD_MANAGER, ...(opts.force ? { force: true } : {}), ...dryRunParam(opts) },
+      {
+        group: k.group,
+        version: k.version,
+        namespace,
+        plural: k.plural,
+        name,
+        body,
+        fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+        ...(opts.force ? { force: true } : {}),
+        ...dryRunParam(opts),
+      },
       applyOptions,
     )) as KubeObject;
   }

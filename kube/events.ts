@@ -57,6 +57,9 @@ export function eventCreator(kc: k8s.KubeConfig, source: EventSource, requestTim
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const timeout = withRequestTimeout(requestTimeoutMs);
   return async (obj, type, reason, message) => {
-    await core.createNamespacedEvent({ namespace: obj.metadata?.namespace ?? 'default', body: eventBody(obj, source, type, reason, message, new Date()) }, timeout);
+    await core.createNamespacedEvent(
+      { namespace: obj.metadata?.namespace ?? 'default', body: eventBody(obj, source, type, reason, message, new Date()) },
+      timeout,
+    );
   };
 }

@@ -41,7 +41,10 @@ function fingerprintValue(v: unknown): string | undefined {
 }
 
 /** Pure: the cache key of one createAgent call, or undefined when it must not be cached. */
-export function agentKey(cluster: Pick<k8s.Cluster, 'name' | 'server' | 'proxyUrl' | 'skipTLSVerify'> | null, options: Record<string, unknown>): string | undefined {
+export function agentKey(
+  cluster: Pick<k8s.Cluster, 'name' | 'server' | 'proxyUrl' | 'skipTLSVerify'> | null,
+  options: Record<string, unknown>,
+): string | undefined {
   if (!cluster || cluster.proxyUrl) return undefined;
   const parts = [`cluster=${JSON.stringify([cluster.name, cluster.server, !!cluster.skipTLSVerify])}`];
   for (const k of Object.keys(options).sort()) {

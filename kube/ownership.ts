@@ -34,7 +34,8 @@ function ownerReferences(obj: ObjectMeta): Array<Partial<OwnerReference>> {
 export function ownershipProblem(obj: ObjectMeta, uid: string, adopt: boolean): string | undefined {
   const refs = ownerReferences(obj);
   const other = refs.find((r) => r.controller === true && r.uid !== uid);
-  if (other) return `it is controlled by ${other.kind ?? 'an object'} ${other.name ?? ''} (uid ${other.uid ?? '?'}); vmrollout never takes over another controller's object`;
+  if (other)
+    return `it is controlled by ${other.kind ?? 'an object'} ${other.name ?? ''} (uid ${other.uid ?? '?'}); vmrollout never takes over another controller's object`;
   const record = readAppliedRecord(obj);
   const ours = refs.some((r) => r.uid === uid) || (record?.vmdc.uid === uid && record.form === 'spec');
   if (ours || adopt) return undefined;

@@ -17,7 +17,6 @@ import { listRouteRecords, routeObjectRecords, type ListOptions } from './route-
 
 export const MAX_CONFLICT_RETRIES = 10;
 
-
 function asObject(v: JsonValue | undefined): JsonObject | undefined {
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
 }
@@ -95,7 +94,12 @@ export function recordsOn(route: RouteRef, namespace: string, obj: KubeObject) {
 }
 
 /** One merge patch: the route's targetRefs (when given) and the annotation, under the resourceVersion precondition. */
-export function recordedPatch(kind: RouteRef['kind'], resourceVersion: string | undefined, targetRefs: JsonObject[] | undefined, annotation: string | null): JsonObject {
+export function recordedPatch(
+  kind: RouteRef['kind'],
+  resourceVersion: string | undefined,
+  targetRefs: JsonObject[] | undefined,
+  annotation: string | null,
+): JsonObject {
   const patch = targetRefs ? routePatch(kind, resourceVersion, targetRefs) : resourceVersion ? { metadata: { resourceVersion } } : {};
   const metadata = (patch.metadata ?? {}) as JsonObject;
   metadata.annotations = { [OUT_OF_ROTATION_ANNOTATION]: annotation };

@@ -78,13 +78,18 @@ function fromJson(body: unknown): Payload[] {
     if (!isRecord(metadata) || typeof data !== 'string' || !Object.values(metadata).every((v) => typeof v === 'string')) {
       throw new BadRequest(`payloads[${i}] must be {"metadata": {name: base64}, "data": base64}`);
     }
-    return { metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v as string, 'base64')])), data: Buffer.from(data, 'base64') };
+    return {
+      metadata: Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v as string, 'base64')])),
+      data: Buffer.from(data, 'base64'),
+    };
   });
 }
 
 function toJson(payloads: Payload[]): { payloads: JsonPayload[] } {
   const b64 = (b?: Uint8Array | null) => Buffer.from(b ?? []).toString('base64');
-  return { payloads: payloads.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])), data: b64(p.data) })) };
+  return {
+    payloads: payloads.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])), data: b64(p.data) })),
+  };
 }
 
 async function readBody(req: http.IncomingMessage): Promise<unknown> {

@@ -113,14 +113,7 @@ export const duration = (dflt: string, minMs: number) =>
 
 /** A TCP port (0 picks a free one); unset → `dflt`. */
 export const port = (dflt: string) =>
-  withDefault(
-    dflt,
-    z
-      .string()
-      .regex(/^\d+$/, 'must be a port number')
-      .transform(Number)
-      .pipe(z.number().int().min(0).max(65535, 'must be at most 65535')),
-  );
+  withDefault(dflt, z.string().regex(/^\d+$/, 'must be a port number').transform(Number).pipe(z.number().int().min(0).max(65535, 'must be at most 65535')));
 
 /** A whole number from 1 to `max` (spaces around it allowed). */
 export const positiveInteger = (max = Number.MAX_SAFE_INTEGER) =>
@@ -144,7 +137,14 @@ export const namespaceList = withDefault(
   '',
   z
     .string()
-    .transform((s) => [...new Set(s.split(',').map((n) => n.trim()).filter((n) => n !== ''))])
+    .transform((s) => [
+      ...new Set(
+        s
+          .split(',')
+          .map((n) => n.trim())
+          .filter((n) => n !== ''),
+      ),
+    ])
     .pipe(z.array(z.string().max(63).regex(new RegExp(DNS1123_LABEL_PATTERN), 'each namespace must be a DNS-1123 label'))),
 );
 

@@ -126,7 +126,9 @@ export class EncryptionCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new Error(`payload encrypted with key id ${JSON.stringify(id)} failed authentication: it was altered, or that id names a different key than it was encrypted with`);
+      throw new Error(
+        `payload encrypted with key id ${JSON.stringify(id)} failed authentication: it was altered, or that id names a different key than it was encrypted with`,
+      );
     }
     return temporal.api.common.v1.Payload.decode(plain);
   }

@@ -16,7 +16,10 @@ export interface SearchAttributeProblem {
 }
 
 /** What the namespace lacks of `required`, given what it has registered (name → type). */
-export function searchAttributeProblems(required: readonly SearchAttributeKey<SearchAttributeType>[], registered: ReadonlyMap<string, SearchAttributeType>): SearchAttributeProblem[] {
+export function searchAttributeProblems(
+  required: readonly SearchAttributeKey<SearchAttributeType>[],
+  registered: ReadonlyMap<string, SearchAttributeType>,
+): SearchAttributeProblem[] {
   return required.flatMap((k) => {
     const found = registered.get(k.name);
     if (found === k.type) return [];
@@ -85,7 +88,10 @@ export async function checkSearchAttributes(connection: Connection, at: { addres
   } catch (err) {
     if (isGrpcServiceError(err) && (err.code === PERMISSION_DENIED || err.code === UNIMPLEMENTED)) {
       const names = SEARCH_ATTRIBUTE_KEYS.map((k) => `${k.name} (${cliType(k.type)})`).join(', ');
-      return { ok: 'unchecked', reason: `could not list the search attributes of namespace ${JSON.stringify(at.namespace)} (${err.details || err.message}); make sure it has ${names}` };
+      return {
+        ok: 'unchecked',
+        reason: `could not list the search attributes of namespace ${JSON.stringify(at.namespace)} (${err.details || err.message}); make sure it has ${names}`,
+      };
     }
     throw err;
   }

@@ -82,7 +82,10 @@ async function runRollout(stack: DemoStack): Promise<RolloutReport> {
   for (const c of DEMO_CLUSTERS) vars[writeUrlVar(c)] = stack.vm.remoteWriteURLs[c]!;
   const vmdc = loadManifests(DEMO_MANIFESTS_DIR, vars).find((o) => o.kind === 'VMDistributedCluster')!;
   const settings = temporalSettings({ address: stack.temporal.address, namespace: stack.temporal.namespace, uiUrl: stack.temporal.uiUrl }, {});
-  const source: WorkflowSource = { temporal: await connectTemporal(settings), ...(settings.uiUrl ? { webUI: { baseUrl: settings.uiUrl, namespace: settings.connection.namespace } } : {}) };
+  const source: WorkflowSource = {
+    temporal: await connectTemporal(settings),
+    ...(settings.uiUrl ? { webUI: { baseUrl: settings.uiUrl, namespace: settings.connection.namespace } } : {}),
+  };
   const kube = kubeFor(kc, DEMO_NAMESPACE);
   const screen = appendScreen((line) => console.log(line), { colour: colourWanted(process.stdout, process.env), output: 'text' });
   let announced: string | undefined;
@@ -112,7 +115,12 @@ async function runRollout(stack: DemoStack): Promise<RolloutReport> {
     const phase = await follow();
     const to = Date.now();
     const t = stack.traffic;
-    return { phase, readsDuring: t.reads.filter((r) => r.at >= from && r.at <= to).length, failedReads: t.failed(from, to).length, staleReads: t.stale(from, to).length };
+    return {
+      phase,
+      readsDuring: t.reads.filter((r) => r.at >= from && r.at <= to).length,
+      failedReads: t.failed(from, to).length,
+      staleReads: t.stale(from, to).length,
+    };
   } finally {
     await source.temporal?.connection.close();
   }
@@ -142,7 +150,9 @@ async function main(): Promise<void> {
     process.on(sig, () => void shutdown(`received ${sig}`, 130));
   }
   try {
-    say('starting Temporal dev server (with Web UI), kube-apiserver + etcd, 3 VictoriaMetrics zones, vmagent, vmauth, the zone simulator, the worker and the trigger ...');
+    say(
+      'starting Temporal dev server (with Web UI), kube-apiserver + etcd, 3 VictoriaMetrics zones, vmagent, vmauth, the zone simulator, the worker and the trigger ...',
+    );
     stack = await startDemoStack(demoDir, {
       temporalPort: await preferredPort('DEMO_TEMPORAL_PORT', 7233),
       temporalUiPort: await preferredPort('DEMO_TEMPORAL_UI_PORT', 8233),

@@ -12,7 +12,7 @@ let failed = 0;
 let skipped = 0;
 const notes = [];
 const files = fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
-if (files.length === 0) notes.push(`no results in ${dir}`), (failed += 1);
+if (files.length === 0) (notes.push(`no results in ${dir}`), (failed += 1));
 for (const f of files.filter((n) => n.endsWith('.rc'))) {
   const step = f.slice(0, -3);
   const rc = Number(fs.readFileSync(path.join(dir, f), 'utf8').trim());
@@ -22,7 +22,7 @@ for (const f of files.filter((n) => n.endsWith('.rc'))) {
     try {
       r = JSON.parse(fs.readFileSync(json, 'utf8'));
     } catch {
-      if (rc !== 0) notes.push(`${step}: exit ${rc} and no JSON results`), (failed += 1);
+      if (rc !== 0) (notes.push(`${step}: exit ${rc} and no JSON results`), (failed += 1));
       continue;
     }
     passed += r.numPassedTests ?? 0;
@@ -31,7 +31,7 @@ for (const f of files.filter((n) => n.endsWith('.rc'))) {
     const brokenSuites = (r.testResults ?? []).filter((s) => s.status === 'failed' && (s.assertionResults ?? []).every((a) => a.status !== 'failed'));
     failed += brokenSuites.length;
     for (const s of brokenSuites) notes.push(`${step}: suite failed to run: ${path.relative(process.cwd(), s.name)}`);
-    if (rc !== 0 && (r.numFailedTests ?? 0) === 0 && brokenSuites.length === 0) notes.push(`${step}: exit ${rc} without failing tests`), (failed += 1);
+    if (rc !== 0 && (r.numFailedTests ?? 0) === 0 && brokenSuites.length === 0) (notes.push(`${step}: exit ${rc} without failing tests`), (failed += 1));
   } else if (rc !== 0) {
     notes.push(`${step} failed (exit ${rc})`);
     failed += 1;

@@ -29,4 +29,3 @@ export function retryDelayMs(attempt: number, b: Backoff, random: Random): numbe
   const r = Math.min(Math.max(random(), 0), 1 - Number.EPSILON);
   return Math.floor(r * cap);
 }
-

@@ -2,7 +2,21 @@
 // The Temporal connection, TASK_QUEUE and LOG_LEVEL are the common block of process/env.
 import { z } from 'zod';
 import type { TrustPolicy } from '../api/trust-policy';
-import { commonEnvShape, duration, emptyToUndefined, namespaceList, parseEnv, port, positiveInteger, refineCommonEnv, temporalConfig, trustPolicy, withDefault, type LogLevel, type TemporalConnectionConfig } from '../process/env';
+import {
+  commonEnvShape,
+  duration,
+  emptyToUndefined,
+  namespaceList,
+  parseEnv,
+  port,
+  positiveInteger,
+  refineCommonEnv,
+  temporalConfig,
+  trustPolicy,
+  withDefault,
+  type LogLevel,
+  type TemporalConnectionConfig,
+} from '../process/env';
 import { DEFAULT_CONCURRENCY } from './queue';
 
 export { ConfigError, LOG_LEVELS, type LogLevel } from '../process/env';

@@ -78,7 +78,6 @@ export function objectGeneration(obj: VmdcObject): ObjectGeneration | undefined 
   return { namespace: m.namespace, name: m.name, uid: m.uid, generation: m.generation };
 }
 
-
 /** Whether the object carries the trigger's finalizer. */
 export function hasFinalizer(obj: VmdcObject): boolean {
   return obj.metadata?.finalizers?.includes(ROUTE_RECORDS_FINALIZER) ?? false;
@@ -175,7 +174,10 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
   const v = ctx.validator.validate(obj.spec, og.namespace);
   if (!v.success) {
     const superseded = prev && prev.id !== workflowIdFor(og) ? prev.id : undefined;
-    const actions: Action[] = [...known, { type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues, supersededWorkflowId: superseded }];
+    const actions: Action[] = [
+      ...known,
+      { type: 'reportInvalid', object: og, message: ctx.validator.format(v.issues), issues: v.issues, supersededWorkflowId: superseded },
+    ];
     if (superseded) actions.push({ type: 'supersede', workflowId: superseded, generation: og.generation });
     return actions;
   }

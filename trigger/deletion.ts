@@ -16,10 +16,15 @@ export type DeletionBlock = { type: 'records'; routes: ReadonlyArray<RecordedRou
  * the route records show out of reads (`zonesOutOfRotation`, [I5]) and, in
  * `message`, on which routes and how to release them; or why the records cannot be read.
  */
-export function deletionBlockedStatus(og: Pick<ObjectGeneration, 'namespace' | 'uid'>, block: DeletionBlock): Pick<VMDistributedClusterStatus, 'message' | 'zonesOutOfRotation'> {
+export function deletionBlockedStatus(
+  og: Pick<ObjectGeneration, 'namespace' | 'uid'>,
+  block: DeletionBlock,
+): Pick<VMDistributedClusterStatus, 'message' | 'zonesOutOfRotation'> {
   const held = `being deleted, held by finalizer ${ROUTE_RECORDS_FINALIZER}`;
   if (block.type === 'unreadable') {
-    return { message: `${held}: its ${OUT_OF_ROTATION_ANNOTATION} records cannot be read (${block.reason}); restore the routes they describe and fix or remove that annotation by hand` };
+    return {
+      message: `${held}: its ${OUT_OF_ROTATION_ANNOTATION} records cannot be read (${block.reason}); restore the routes they describe and fix or remove that annotation by hand`,
+    };
   }
   const zones = recordedZones(block.routes);
   const list = zones.map((z) => `${z.zone} (${z.removals.map((r) => `${r.route.kind} ${r.route.name}`).join(', ')})`).join(', ');

@@ -175,7 +175,12 @@ const them = (fields: readonly string[]): string => (fields.length === 1 ? 'it' 
 export function driftCondition(report: DriftReport, current: Condition | undefined): ConditionUpdate | undefined {
   const drifted = report.checked.filter((c) => c.fields.length > 0);
   if (drifted.length > 0) {
-    return { type: 'Drifted', status: 'True', reason: 'FieldsChanged', message: `${listObjects(drifted)}. These fields changed since vmrollout applied them; the next rollout takes them back, zone by zone.` };
+    return {
+      type: 'Drifted',
+      status: 'True',
+      reason: 'FieldsChanged',
+      message: `${listObjects(drifted)}. These fields changed since vmrollout applied them; the next rollout takes them back, zone by zone.`,
+    };
   }
   if (!current && report.checked.length + report.skipped.length === 0) return undefined;
   return { type: 'Drifted', status: 'False', reason: 'NoDrift', message: 'Every field vmrollout applied is as it applied it.' };
@@ -225,7 +230,11 @@ export function planDrift(report: DriftReport, current: Condition | undefined, r
   for (const { object, fields } of report.checked) {
     const before = known.get(object) ?? [];
     if (fields.length > 0 && !sameFields(fields, before)) {
-      events.push({ type: 'Warning', reason: 'Drifted', message: `${object}: ${listFields(fields)} changed since vmrollout applied ${them(fields)}; the next rollout takes ${them(fields)} back, zone by zone.` });
+      events.push({
+        type: 'Warning',
+        reason: 'Drifted',
+        message: `${object}: ${listFields(fields)} changed since vmrollout applied ${them(fields)}; the next rollout takes ${them(fields)} back, zone by zone.`,
+      });
     } else if (fields.length === 0 && before.length > 0) {
       events.push({ type: 'Normal', reason: 'DriftResolved', message: `${object}: every field vmrollout applied is as it applied it again.` });
     }

@@ -36,7 +36,6 @@ function validCondition(status: VMDistributedClusterStatus | undefined): Conditi
   return status?.conditions?.find((c) => c.type === 'Valid');
 }
 
-
 export interface ReconcilerDeps {
   temporal: Client;
   kube: KubeOps;
@@ -221,7 +220,10 @@ export class Reconciler {
       this.clearInvalid(st, og, patch);
       return Object.keys(patch).length ? patch : undefined;
     });
-    log.info('generation changes only spec.paused: the workflow in the status stays in charge (nothing to roll out if it has ended)', { workflowId: a.workflow.id, written });
+    log.info('generation changes only spec.paused: the workflow in the status stays in charge (nothing to roll out if it has ended)', {
+      workflowId: a.workflow.id,
+      written,
+    });
   }
 
   private async reportInvalid(a: Extract<Action, { type: 'reportInvalid' }>, obj: VmdcObject, log: Logger): Promise<void> {
@@ -231,12 +233,15 @@ export class Reconciler {
       const st = fresh.status ?? {};
       const cond = validCondition(st);
       const dropWorkflow = !!a.supersededWorkflowId && st.workflow?.id === a.supersededWorkflowId;
-      if (st.observedGeneration === og.generation && st.phase === 'Invalid' && st.message === message && cond?.status === 'False' && !dropWorkflow) return undefined;
+      if (st.observedGeneration === og.generation && st.phase === 'Invalid' && st.message === message && cond?.status === 'False' && !dropWorkflow)
+        return undefined;
       const patch: VMDistributedClusterStatus = {
         observedGeneration: og.generation,
         phase: 'Invalid',
         message,
-        conditions: mergeConditions(st.conditions, [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message, observedGeneration: og.generation }], { now: this.now().toISOString() }),
+        conditions: mergeConditions(st.conditions, [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message, observedGeneration: og.generation }], {
+          now: this.now().toISOString(),
+        }),
       };
       // The superseded workflow loses status.workflow, hence its right to write the status (it
       // would otherwise overwrite Invalid with its own final phase). Visibility still finds it.

@@ -42,9 +42,15 @@ export interface KubeOps {
   createEvent(obj: VmdcObject, type: EventType, reason: string, message: string): Promise<void>;
 }
 
-
 /** Creates an Event on `obj`. An Event only tells: when it cannot be created, that is logged and nothing else fails. */
-export async function tryCreateEvent(kube: Pick<KubeOps, 'createEvent'>, obj: VmdcObject, type: EventType, reason: string, message: string, log: Logger): Promise<void> {
+export async function tryCreateEvent(
+  kube: Pick<KubeOps, 'createEvent'>,
+  obj: VmdcObject,
+  type: EventType,
+  reason: string,
+  message: string,
+  log: Logger,
+): Promise<void> {
   try {
     await kube.createEvent(obj, type, reason, message);
   } catch (err) {
@@ -67,7 +73,10 @@ export function statusGuard(fresh: VmdcObject, og: ObjectGeneration, deleting: b
 }
 
 /** Lists one kind of the VM operator's objects (the drift watch's informer list), each request bounded by a timeout. */
-export function createVmObjectLister(kc: k8s.KubeConfig, requestTimeoutMs = REQUEST_TIMEOUT_MS): (kind: VMKind, namespace?: string) => Promise<ObjectList<k8s.KubernetesObject>> {
+export function createVmObjectLister(
+  kc: k8s.KubeConfig,
+  requestTimeoutMs = REQUEST_TIMEOUT_MS,
+): (kind: VMKind, namespace?: string) => Promise<ObjectList<k8s.KubernetesObject>> {
   const custom = kc.makeApiClient(k8s.CustomObjectsApi);
   const timeout = withRequestTimeout(requestTimeoutMs);
   return async (kind, namespace) => (await listCollection(custom, vmCollection(kind), namespace, timeout)) as ObjectList<k8s.KubernetesObject>;
@@ -85,7 +94,10 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
    * the resourceVersion it was computed from (409 when anyone changed the object since: read again).
    * `edit` returns the list to write and the result it means, or a result without writing.
    */
-  async function editFinalizers<R extends string>(ref: ObjectRef, edit: (fresh: VmdcObject, list: string[]) => { write: string[]; result: R } | R): Promise<R | 'gone'> {
+  async function editFinalizers<R extends string>(
+    ref: ObjectRef,
+    edit: (fresh: VmdcObject, list: string[]) => { write: string[]; result: R } | R,
+  ): Promise<R | 'gone'> {
     return readModifyWrite<R | 'gone'>(
       async () => {
         const fresh = await vmdc.get(ref.namespace, ref.name);
@@ -94,7 +106,8 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
         if (typeof e === 'string') return { done: e };
         const body = { metadata: { resourceVersion: fresh.metadata?.resourceVersion, finalizers: e.write } };
         return {
-          write: () => custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ref.namespace, name: ref.name, body }, mergePatch),
+          write: () =>
+            custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ref.namespace, name: ref.name, body }, mergePatch),
           result: e.result,
           ifGone: 'gone',
         };
@@ -109,8 +122,7 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
   return {
     list: async (namespace) => (await listCollection(custom, VMDC_COLLECTION, namespace, timeout)) as VmdcList,
     get: (namespace, name) => vmdc.get(namespace, name),
-    patchStatus: (og, compute, opts = {}) =>
-      writeVmdcStatus(vmdc, og, (fresh) => (statusGuard(fresh, og, !!opts.deleting) ? compute(fresh) : undefined)),
+    patchStatus: (og, compute, opts = {}) => writeVmdcStatus(vmdc, og, (fresh) => (statusGuard(fresh, og, !!opts.deleting) ? compute(fresh) : undefined)),
     addFinalizer: (ref, finalizer) =>
       editFinalizers(ref, (fresh, list) => {
         if (list.includes(finalizer)) return 'present' as const;
@@ -118,7 +130,9 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
         return { write: [...list, finalizer], result: 'added' as const };
       }),
     removeFinalizer: (ref, finalizer) =>
-      editFinalizers(ref, (_fresh, list) => (list.includes(finalizer) ? { write: list.filter((f) => f !== finalizer), result: 'removed' as const } : ('absent' as const))),
+      editFinalizers(ref, (_fresh, list) =>
+        list.includes(finalizer) ? { write: list.filter((f) => f !== finalizer), result: 'removed' as const } : ('absent' as const),
+      ),
     listRouteRecords: (namespace, uid) => listRouteRecords(custom, namespace, uid, timeout),
     createEvent,
   };

@@ -28,7 +28,10 @@ import type { VmdcObject } from '../kube/vmdc-object';
 import { objectKey, startWatch, type WatchEventType, type WatchHandle, type WatchSettings } from './watch';
 
 /** The spec's own rules, then what `policy` allows in the object's namespace. */
-export const validatorFor = (policy: TrustPolicy): SpecValidator => ({ validate: (spec, namespace) => validateUnderPolicy(spec, namespace, policy), format: formatIssues });
+export const validatorFor = (policy: TrustPolicy): SpecValidator => ({
+  validate: (spec, namespace) => validateUnderPolicy(spec, namespace, policy),
+  format: formatIssues,
+});
 
 export interface TriggerDeps {
   /**

@@ -65,7 +65,14 @@ export const DEFAULT_SDK_METRICS_BIND = '127.0.0.1:9091';
 
 const optionalPositiveInteger = z.preprocess(emptyToUndefined, positiveInteger().optional());
 
-const secretKey = z.preprocess(emptyToUndefined, z.string().trim().regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key').optional());
+const secretKey = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .trim()
+    .regex(/^[-._a-zA-Z0-9]+$/, 'must be a Secret data key')
+    .optional(),
+);
 
 const envSchema = z
   .object({
@@ -78,7 +85,11 @@ const envSchema = z
     /** `<namespace>/<name>` (or `<name>`: the object's namespace) of a Secret with vmagent /metrics credentials. */
     VMAGENT_METRICS_AUTH_SECRET: z.preprocess(
       emptyToUndefined,
-      z.string().trim().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be <namespace>/<secret name> or <secret name>').optional(),
+      z
+        .string()
+        .trim()
+        .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?\/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be <namespace>/<secret name> or <secret name>')
+        .optional(),
     ),
     VMAGENT_AUTH_TOKEN_KEY: secretKey,
     VMAGENT_AUTH_USERNAME_KEY: secretKey,
@@ -88,9 +99,24 @@ const envSchema = z
     MAX_CONCURRENT_ACTIVITIES: optionalPositiveInteger,
     MAX_CACHED_WORKFLOWS: optionalPositiveInteger,
     // The server ignores a deployment whose name has a dot (a version's canonical form is `<name>.<build id>`).
-    TEMPORAL_WORKER_DEPLOYMENT_NAME: z.preprocess(emptyToUndefined, z.string().trim().max(255).regex(/^[^.\s]+$/, 'must not contain dots or spaces').optional()),
+    TEMPORAL_WORKER_DEPLOYMENT_NAME: z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .trim()
+        .max(255)
+        .regex(/^[^.\s]+$/, 'must not contain dots or spaces')
+        .optional(),
+    ),
     TEMPORAL_WORKER_BUILD_ID: z.preprocess(emptyToUndefined, z.string().trim().max(255).regex(/^\S+$/, 'must not contain spaces').optional()),
-    WORKER_INSTANCE: z.preprocess(emptyToUndefined, z.string().trim().regex(/^[-._a-zA-Z0-9]+$/, 'must be a pod name (letters, digits, - . _)').optional()),
+    WORKER_INSTANCE: z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .trim()
+        .regex(/^[-._a-zA-Z0-9]+$/, 'must be a pod name (letters, digits, - . _)')
+        .optional(),
+    ),
   })
   .superRefine((env, ctx) => {
     refineCommonEnv(env, ctx);
@@ -143,6 +169,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
     maxCachedWorkflows: e.MAX_CACHED_WORKFLOWS,
     instance: e.WORKER_INSTANCE,
     deploymentVersion:
-      e.TEMPORAL_WORKER_DEPLOYMENT_NAME && e.TEMPORAL_WORKER_BUILD_ID ? { deploymentName: e.TEMPORAL_WORKER_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID } : undefined,
+      e.TEMPORAL_WORKER_DEPLOYMENT_NAME && e.TEMPORAL_WORKER_BUILD_ID
+        ? { deploymentName: e.TEMPORAL_WORKER_DEPLOYMENT_NAME, buildId: e.TEMPORAL_WORKER_BUILD_ID }
+        : undefined,
   };
 }

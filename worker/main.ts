@@ -138,7 +138,11 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
   // Alongside the worker's start: only earlier boots' attempts are touched, never this one's.
   // Never rejects: an attempt it cannot release still ends at its heartbeat timeout.
   const released = identity
-    ? releasePredecessors(temporalClient, config.taskQueue, identity).catch((err: unknown): ReleaseResult => ({ workflowsRunning: 0, released: [], errors: [String(err)] }))
+    ? releasePredecessors(temporalClient, config.taskQueue, identity).catch((err: unknown): ReleaseResult => ({
+        workflowsRunning: 0,
+        released: [],
+        errors: [String(err)],
+      }))
     : undefined;
   let stopping: Promise<void> | undefined;
   return {
@@ -160,7 +164,8 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
 /** CLI entry point. */
 export async function main(): Promise<void> {
   const config = loadConfigOrExit(() => loadConfig());
-  if (!config.temporal.payloadKeys) process.stderr.write('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext\n');
+  if (!config.temporal.payloadKeys)
+    process.stderr.write('TEMPORAL_PAYLOAD_KEYS_FILE is not set: specs (and any credentials in them) are stored in Temporal in plaintext\n');
   await requireSearchAttributesOrExit(config.temporal, (warning) => process.stderr.write(`${warning}\n`));
   const running = await startWorker(config);
   const version = config.deploymentVersion;

@@ -50,7 +50,12 @@ export function predecessorReleases(workflows: readonly RunningWorkflow[], self:
   for (const wf of workflows) {
     for (const p of wf.pending) {
       if (!isPredecessor(p.lastWorkerIdentity, self)) continue;
-      const action = p.state === PendingState.PENDING_ACTIVITY_STATE_STARTED ? 'fail' : p.state === PendingState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED ? 'cancelled' : undefined;
+      const action =
+        p.state === PendingState.PENDING_ACTIVITY_STATE_STARTED
+          ? 'fail'
+          : p.state === PendingState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED
+            ? 'cancelled'
+            : undefined;
       if (action) out.push({ workflowId: wf.workflowId, runId: wf.runId, activityId: p.activityId, activityType: p.activityType, action });
     }
   }
@@ -102,7 +107,14 @@ export async function releasePredecessors(client: Client, taskQueue: string, sel
       }
       const id = { workflowId: r.workflowId, runId: r.runId, activityId: r.activityId };
       if (r.action === 'fail') {
-        await client.activity.fail(id, ApplicationFailure.create({ type: PREDECESSOR_GONE, message: `the worker that ran this attempt (${self.slice(0, self.lastIndexOf('/'))}) restarted`, nextRetryDelay: '100ms' }));
+        await client.activity.fail(
+          id,
+          ApplicationFailure.create({
+            type: PREDECESSOR_GONE,
+            message: `the worker that ran this attempt (${self.slice(0, self.lastIndexOf('/'))}) restarted`,
+            nextRetryDelay: '100ms',
+          }),
+        );
       } else {
         await client.activity.reportCancellation(id);
       }

@@ -74,7 +74,8 @@ function summarized(make: (summary?: string) => RolloutActivities): RolloutActiv
   });
 }
 
-const remote = (options: ActivityOptions): RolloutActivities => summarized((summary) => proxyActivities<RolloutActivities>(summary ? { ...options, summary } : options));
+const remote = (options: ActivityOptions): RolloutActivities =>
+  summarized((summary) => proxyActivities<RolloutActivities>(summary ? { ...options, summary } : options));
 const local = (options: LocalActivityOptions): RolloutActivities => summarized((summary) => localActivities(summary ? { ...options, summary } : options));
 
 /**
@@ -95,7 +96,14 @@ function localActivities(options: LocalActivityOptions): RolloutActivities {
           return await call(...args);
         } catch (err) {
           if (!(err instanceof ApplicationFailure)) throw err;
-          throw new ActivityFailure('Activity task failed', name, undefined, err.nonRetryable ? RetryState.NON_RETRYABLE_FAILURE : RetryState.MAXIMUM_ATTEMPTS_REACHED, undefined, err);
+          throw new ActivityFailure(
+            'Activity task failed',
+            name,
+            undefined,
+            err.nonRetryable ? RetryState.NON_RETRYABLE_FAILURE : RetryState.MAXIMUM_ATTEMPTS_REACHED,
+            undefined,
+            err,
+          );
         }
       };
     },

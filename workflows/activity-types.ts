@@ -135,11 +135,7 @@ export interface RolloutActivities {
    * Supersede every other workflow acting on this object (signal + wait until closed, heartbeating).
    * Returns `stale: true` when a workflow of a newer generation exists: this one must not act.
    */
-  takeOverObject(input: {
-    object: ObjectGeneration;
-    ownWorkflowId: string;
-    previousWorkflowIds: string[];
-  }): Promise<{ stale: boolean; superseded: string[] }>;
+  takeOverObject(input: { object: ObjectGeneration; ownWorkflowId: string; previousWorkflowIds: string[] }): Promise<{ stale: boolean; superseded: string[] }>;
 
   /** Write the CR status via the status subresource, only while the object is still at this generation, or while status.workflow names the calling workflow (an adopted paused-only generation). */
   /** `zonesOutOfRotation` is taken from the records on the routes (activities/status/write-status.ts withRecordedZones). */
@@ -158,13 +154,7 @@ export interface RolloutActivities {
    * Wait (heartbeating, polling every pollIntervalMs) until status.observedGeneration >= generation
    * and status.updateStatus == operational. `failed` -> non-retryable ApplicationFailure type 'ObjectFailed'.
    */
-  waitOperational(input: {
-    kind: VMKind;
-    namespace: string;
-    name: string;
-    generation: number;
-    pollIntervalMs: number;
-  }): Promise<ObjectState>;
+  waitOperational(input: { kind: VMKind; namespace: string; name: string; generation: number; pollIntervalMs: number }): Promise<ObjectState>;
 
   readRoutes(input: { namespace: string; routes: RouteRef[] }): Promise<RouteSnapshot[]>;
 
@@ -180,13 +170,7 @@ export interface RolloutActivities {
    * route of the namespace that carries one, and deletes them in the same patch (`removals` only add
    * VMUsers to report then). The result lists the zones recorded after the edit.
    */
-  editRoutes(input: {
-    namespace: string;
-    vmauthName: string;
-    removals: RouteRemoval[];
-    direction: 'remove' | 'restore';
-    record: RecordOwner;
-  }): Promise<{
+  editRoutes(input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record: RecordOwner }): Promise<{
     vmauthGeneration: number;
     /** Generation of every VMUser the edit changed (or the removals name), after the edit: each must apply its new routes too. */
     vmuserGenerations?: Record<string, number>;

@@ -33,7 +33,17 @@ export const FailureType = {
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
 /** Failures that retrying the same activity cannot fix. */
-export const NON_RETRYABLE_TYPES: FailureType[] = [FailureType.ObjectFailed, FailureType.EmptyRoute, FailureType.RecordsUnreadable, FailureType.StatusRejected, FailureType.OrphanedRecord, FailureType.PatchRejected, FailureType.FieldConflict, FailureType.NotOwned, FailureType.InputRefused];
+export const NON_RETRYABLE_TYPES: FailureType[] = [
+  FailureType.ObjectFailed,
+  FailureType.EmptyRoute,
+  FailureType.RecordsUnreadable,
+  FailureType.StatusRejected,
+  FailureType.OrphanedRecord,
+  FailureType.PatchRejected,
+  FailureType.FieldConflict,
+  FailureType.NotOwned,
+  FailureType.InputRefused,
+];
 
 /** A non-retryable failure the workflow raises itself, in the same form activities raise theirs. */
 export function stepFailure(type: FailureType, message: string): ApplicationFailure {
@@ -59,7 +69,8 @@ export function failureMessage(err: unknown): string {
 function rawFailureMessage(err: unknown): string {
   if (err instanceof ActivityFailure) {
     const c = err.cause;
-    if (c instanceof TimeoutFailure) return `${err.activityType} timed out (${c.timeoutType === 'SCHEDULE_TO_CLOSE' ? 'zoneTimeout exhausted' : String(c.timeoutType ?? 'unknown').toLowerCase()}): ${c.message}`;
+    if (c instanceof TimeoutFailure)
+      return `${err.activityType} timed out (${c.timeoutType === 'SCHEDULE_TO_CLOSE' ? 'zoneTimeout exhausted' : String(c.timeoutType ?? 'unknown').toLowerCase()}): ${c.message}`;
     if (c instanceof ApplicationFailure) return `${err.activityType} failed${c.type ? ` (${c.type})` : ''}: ${c.message}`;
     return `${err.activityType} failed: ${c?.message ?? err.message}`;
   }

@@ -65,11 +65,7 @@ export function resumeStep(failed: ZoneStep): ZoneStep {
 
 /** Operational at `generation` (default: the object's own generation), as the operator reports it. */
 export function isOperationalAt(o: ObjectState, generation: number | undefined): boolean {
-  return (
-    o.exists &&
-    o.updateStatus === OPERATIONAL &&
-    (o.observedGeneration ?? -1) >= (generation ?? o.generation ?? Number.MAX_SAFE_INTEGER)
-  );
+  return o.exists && o.updateStatus === OPERATIONAL && (o.observedGeneration ?? -1) >= (generation ?? o.generation ?? Number.MAX_SAFE_INTEGER);
 }
 
 /**

@@ -32,7 +32,10 @@ const defined = <T>(x: T | undefined): x is T => x !== undefined;
  * would never become operational.
  */
 function routeApplies(ctx: RunContext): ApplyObjectInput[] {
-  return [objectApply(ctx, 'VMAuth', ctx.spec.vmauth, 'vmauth'), ...ctx.spec.zones.map((zs, i) => objectApply(ctx, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))].filter(defined);
+  return [
+    objectApply(ctx, 'VMAuth', ctx.spec.vmauth, 'vmauth'),
+    ...ctx.spec.zones.map((zs, i) => objectApply(ctx, 'VMUser', zs.vmuser, `zones[${i}].vmuser`)),
+  ].filter(defined);
 }
 
 async function applyAndWait(ctx: RunContext, items: readonly ApplyObjectInput[]): Promise<void> {

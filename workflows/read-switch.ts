@@ -101,7 +101,15 @@ export class ReadSwitch {
     const routes = removals.filter((r) => r.removed.length > 0).map((r) => r.route);
     z.note = { kind: 'confirming-switch', expect, vmauth: ctx.spec.vmauth.name };
     await this.report.write();
-    return { namespace: ctx.ns, vmauthName: ctx.spec.vmauth.name, vmcluster: z.vmcluster, expect, routes, pollIntervalMs: ctx.st.pollIntervalMs, fallbackWaitMs: SECRET_PROPAGATION_BOUND_MS };
+    return {
+      namespace: ctx.ns,
+      vmauthName: ctx.spec.vmauth.name,
+      vmcluster: z.vmcluster,
+      expect,
+      routes,
+      pollIntervalMs: ctx.st.pollIntervalMs,
+      fallbackWaitMs: SECRET_PROPAGATION_BOUND_MS,
+    };
   }
 
   private confirmed(z: ZoneState, expect: Expect, r: SwitchConfirmed): void {

@@ -18,7 +18,10 @@ export function rolloutResult(state: RolloutState): RolloutResult {
 }
 
 /** Record the end of the rollout (`end`) in the status and return its result. */
-export async function finish({ state, report }: { state: RolloutState; report: StatusReport }, end: Extract<RunNote, { kind: 'succeeded' | 'superseded' }>): Promise<RolloutResult> {
+export async function finish(
+  { state, report }: { state: RolloutState; report: StatusReport },
+  end: Extract<RunNote, { kind: 'succeeded' | 'superseded' }>,
+): Promise<RolloutResult> {
   state.run = end;
   state.currentStep = undefined;
   if (end.kind === 'succeeded') state.currentZone = undefined;

@@ -1,16 +1,17 @@
 // The rollout workflow: its signal and query handlers, the zone loop and continue-as-new. The
 // zones' steps are in zone-runner.ts / zone-steps.ts, the parts of a run in rollout-run.ts.
+import { CancellationScope, continueAsNew, defineQuery, defineSignal, isCancellation, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import {
-  CancellationScope,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  isCancellation,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from '@temporalio/workflow';
-import { QUERY_PROGRESS, SIGNAL_PAUSE, SIGNAL_QUEUE_SAMPLE, type LastQueueSample, SIGNAL_RESUME, SIGNAL_SUPERSEDE, type SupersedeSignal, type Progress, type RolloutResult } from '../api/rollout-contract';
+  QUERY_PROGRESS,
+  SIGNAL_PAUSE,
+  SIGNAL_QUEUE_SAMPLE,
+  type LastQueueSample,
+  SIGNAL_RESUME,
+  SIGNAL_SUPERSEDE,
+  type SupersedeSignal,
+  type Progress,
+  type RolloutResult,
+} from '../api/rollout-contract';
 import { FailureType, stepFailure } from './failures';
 import { applyDeferredRoutes, prepare } from './prepare';
 import { adoptRecordedZones } from './recorded-zones';
@@ -56,7 +57,11 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       signals.supersede(v.generation);
     }
     if (!input.carried) {
-      const t = await ctx.acts.takeOver.takeOverObject({ object: input.object, ownWorkflowId: info.workflowId, previousWorkflowIds: input.previousWorkflowIds });
+      const t = await ctx.acts.takeOver.takeOverObject({
+        object: input.object,
+        ownWorkflowId: info.workflowId,
+        previousWorkflowIds: input.previousWorkflowIds,
+      });
       if (t.stale) return endStale(state, 'a newer generation of the object exists; nothing done');
     }
     if ((await adoptRecordedZones(run)) === 'superseded') return await finishSuperseded(run);
@@ -106,7 +111,12 @@ async function continueAsNewIfLong({ state, signals }: RolloutRun, input: Rollou
   if (!inf.continueAsNewSuggested && inf.historyLength <= (input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS)) return;
   const carried: CarriedState = {
     zones: state.zones.map(({ name, phase, vmclusterGeneration, startedAt, finishedAt, note }) => ({
-      name, phase, vmclusterGeneration, startedAt, finishedAt, note,
+      name,
+      phase,
+      vmclusterGeneration,
+      startedAt,
+      finishedAt,
+      note,
     })),
     conditions: state.conditions,
     pauseRequested: signals.pauseRequested,

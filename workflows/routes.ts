@@ -21,7 +21,10 @@ export abstract class RoutePlanError extends Error {
 export class EmptyRouteError extends RoutePlanError {
   override readonly name = 'EmptyRouteError';
   readonly type = FailureType.EmptyRoute;
-  constructor(readonly routes: RouteRef[], readonly vmcluster: VMClusterRef) {
+  constructor(
+    readonly routes: RouteRef[],
+    readonly vmcluster: VMClusterRef,
+  ) {
     super(
       `removing VMCluster ${vmcluster.namespace}/${vmcluster.name} from reads would leave ` +
         routes.map((r) => `${r.kind} ${r.name}`).join(', ') +
@@ -95,8 +98,7 @@ export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef): Rout
     const nameIsZone = crdNameNamesCluster(crd, vmc);
     const objects = objectsOf(tr) ?? [];
     const hits = objects.map((o, j) => (objectNamesCluster(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
-    const onlyZone =
-      (nameIsZone || !nameRoutes(crd)) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
+    const onlyZone = (nameIsZone || !nameRoutes(crd)) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
     if (onlyZone) {
       removed.push({ type: 'targetRef', index, targetRef: clone(tr) });
       return;

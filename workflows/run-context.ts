@@ -37,7 +37,13 @@ export function zoneSpec(ctx: RunContext, name: string): ZoneSpec {
 /** The applyObject input for a managed object: `patch` is its desired spec; `specPath` where it is in the spec. */
 export function applyInput(ctx: RunContext, kind: VMKind, obj: ManagedObject, patch: JsonObject, specPath: string): ApplyObjectInput {
   const { name, uid, generation } = ctx.object;
-  const managedBy = { vmdc: { name, uid, generation }, specPath, retain: !!ctx.spec.retainOnDelete, adopt: !!obj.adopt, forceConflicts: !!ctx.spec.forceConflicts };
+  const managedBy = {
+    vmdc: { name, uid, generation },
+    specPath,
+    retain: !!ctx.spec.retainOnDelete,
+    adopt: !!obj.adopt,
+    forceConflicts: !!ctx.spec.forceConflicts,
+  };
   return { kind, namespace: ctx.ns, name: obj.name, patch, create: createsObject(obj), managedBy };
 }
 

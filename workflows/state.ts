@@ -95,7 +95,11 @@ export type RolloutWorkflowInput = RolloutInput & {
 export function initialState(spec: NormalizedSpec, object: ObjectGeneration, carried: CarriedState | undefined): RolloutState {
   return {
     run: { kind: 'starting' },
-    order: planZoneOrder(spec.zones.map((z) => z.name), spec.strategy.order, shuffleSeed(object)),
+    order: planZoneOrder(
+      spec.zones.map((z) => z.name),
+      spec.strategy.order,
+      shuffleSeed(object),
+    ),
     zones: spec.zones.map((z) => ({
       name: z.name,
       vmcluster: z.vmcluster.name,

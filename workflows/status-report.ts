@@ -58,7 +58,11 @@ export class StatusReport {
         state.statusError = failureMessage(err);
         if (this.ending && attempt >= ENDING_WRITE_ATTEMPTS) {
           const unwritten = `phase ${status.phase}: ${status.message ?? ''}`;
-          log.error('could not write the status (rejected by the API server); giving up as the rollout ends', { unwritten, error: state.statusError, attempts: attempt });
+          log.error('could not write the status (rejected by the API server); giving up as the rollout ends', {
+            unwritten,
+            error: state.statusError,
+            attempts: attempt,
+          });
           setCurrentDetails(`${details}\n\n**could not write the status** (${unwritten}): ${state.statusError}`);
           return { written: false };
         }

@@ -142,7 +142,11 @@ export interface Told {
 export function deriveStatus(state: RolloutState, object: ObjectGeneration, workflow: WorkflowRef, now: string): Told {
   const phase = rolloutPhase(state);
   const message = rolloutMessage(state);
-  const conditions = mergeConditions(state.conditions, desiredConditions(phase, message, state.paused), { now, observedGeneration: object.generation, order: 'canonical' });
+  const conditions = mergeConditions(state.conditions, desiredConditions(phase, message, state.paused), {
+    now,
+    observedGeneration: object.generation,
+    order: 'canonical',
+  });
   const byName = new Map(state.zones.map((z) => [z.name, z]));
   const status: VMDistributedClusterStatus = {
     observedGeneration: object.generation,
@@ -150,7 +154,10 @@ export function deriveStatus(state: RolloutState, object: ObjectGeneration, work
     message,
     workflow: { ...workflow },
     zonesOutOfRotation: zonesOutOfRotation(state),
-    zones: state.order.map((n) => byName.get(n)!).filter(Boolean).map(zoneStatus),
+    zones: state.order
+      .map((n) => byName.get(n)!)
+      .filter(Boolean)
+      .map(zoneStatus),
     conditions,
   };
   if (state.currentZone) status.currentZone = state.currentZone;

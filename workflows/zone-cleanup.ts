@@ -9,7 +9,11 @@ import type { RolloutRun } from './rollout-run';
 import { queueTarget, zoneSpec } from './run-context';
 import type { RejoinedHow, ZoneState } from './state';
 
-export async function cleanupZone({ ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>, z: ZoneState, why: string): Promise<void> {
+export async function cleanupZone(
+  { ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>,
+  z: ZoneState,
+  why: string,
+): Promise<void> {
   if (!z.outOfRotation) return;
   const zs = zoneSpec(ctx, z.name);
   const { cleanup, confirmDrain } = ctx.acts;
@@ -43,7 +47,11 @@ export async function cleanupZone({ ctx, state, report, reads }: Pick<RolloutRun
     const sample = await cleanup.sampleQueue(queueTarget(ctx, zs));
     state.lastQueueSample = { ...sample, zone: z.name };
     if (!sample.drained) return await stayOut(`vmagent queue not drained: ${sample.message}`);
-    const confirmed = await confirmDrain.waitQueueDrained({ ...queueTarget(ctx, zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs });
+    const confirmed = await confirmDrain.waitQueueDrained({
+      ...queueTarget(ctx, zs),
+      queueDrainedForMs: st.queueDrainedForMs,
+      pollIntervalMs: st.pollIntervalMs,
+    });
     state.lastQueueSample = { ...confirmed, zone: z.name };
     z.drainedConfirmed = true;
     await rejoin('drained', gen);

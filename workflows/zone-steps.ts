@@ -108,7 +108,13 @@ async function waitForSwitch({ ctx, z, edited, report, reads }: Pick<ZoneContext
   if (st.readDrainDelayMs <= 0) return;
   z.note = { kind: 'draining-reads', quietMs: readQuietMs(st) };
   await report.write();
-  const d = await ctx.acts.wait.waitReadsDrained({ namespace: ctx.ns, vmcluster: z.vmcluster, quietMs: readQuietMs(st), maxMs: st.readDrainDelayMs, pollIntervalMs: st.pollIntervalMs });
+  const d = await ctx.acts.wait.waitReadsDrained({
+    namespace: ctx.ns,
+    vmcluster: z.vmcluster,
+    quietMs: readQuietMs(st),
+    maxMs: st.readDrainDelayMs,
+    pollIntervalMs: st.pollIntervalMs,
+  });
   z.switchConfirmed = `${z.switchConfirmed}; ${d.message}`;
 }
 
@@ -130,7 +136,13 @@ async function upgrade({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): P
 
 /** 4. Wait until the VMCluster is operational at that generation (`failed` fails the step). */
 async function waitOperational({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
-  await ctx.acts.wait.waitOperational({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name, generation: z.vmclusterGeneration ?? 0, pollIntervalMs: ctx.st.pollIntervalMs });
+  await ctx.acts.wait.waitOperational({
+    kind: 'VMCluster',
+    namespace: ctx.ns,
+    name: zs.vmcluster.name,
+    generation: z.vmclusterGeneration ?? 0,
+    pollIntervalMs: ctx.st.pollIntervalMs,
+  });
 }
 
 /** How often the queue wait shows its latest sample in the status and the progress query. */
@@ -144,7 +156,12 @@ const QUEUE_REPORT_INTERVAL_MS = 10_000;
 async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'report'>): Promise<void> {
   const { st } = ctx;
   const queueReport = { object: ctx.object, status: report.status(), zone: z.name, everyMs: QUEUE_REPORT_INTERVAL_MS };
-  const streak = await ctx.acts.wait.watchQueue({ ...queueTarget(ctx, zs), queueDrainedForMs: st.queueDrainedForMs, pollIntervalMs: st.pollIntervalMs, report: queueReport });
+  const streak = await ctx.acts.wait.watchQueue({
+    ...queueTarget(ctx, zs),
+    queueDrainedForMs: st.queueDrainedForMs,
+    pollIntervalMs: st.pollIntervalMs,
+    report: queueReport,
+  });
   state.lastQueueSample = { ...streak.last, zone: z.name, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) };
   z.drainedConfirmed = true;
 }

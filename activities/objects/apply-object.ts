@@ -57,12 +57,23 @@ function conflictMessage(input: ApplyObjectInput, m: ManagedBy, foreign: FieldCo
  * What the object's old form set and its new one does not (see the top of this file), handed over:
  * for real, or for a dry run as part of the applied spec (the same object results).
  */
-async function handOver(kube: KubeObjects, input: ApplyObjectInput, current: KubeObject, record: AppliedRecord | undefined, spec: JsonObject, m: ManagedBy): Promise<JsonObject> {
+async function handOver(
+  kube: KubeObjects,
+  input: ApplyObjectInput,
+  current: KubeObject,
+  record: AppliedRecord | undefined,
+  spec: JsonObject,
+  m: ManagedBy,
+): Promise<JsonObject> {
   if (!record || (record.vmdc.uid === m.vmdc.uid && (record.form === 'overlay' || input.create))) return spec;
   const released = releasedFields(record, current, spec);
   if (!released) return spec;
   if (input.dryRun) return composePatches(released.spec as JsonObject, spec);
-  activityLog('info', 'handing over fields the new form no longer sets', { object: `${input.kind} ${input.namespace}/${input.name}`, from: record.vmdc.name, form: record.form });
+  activityLog('info', 'handing over fields the new form no longer sets', {
+    object: `${input.kind} ${input.namespace}/${input.name}`,
+    from: record.vmdc.name,
+    form: record.form,
+  });
   const metadata = { name: input.name, namespace: input.namespace, uid: current.metadata.uid! };
   await kube.apply(vmKind(input.kind), input.namespace, input.name, { metadata, ...released }, { force: true, fieldManager: RELEASED_FIELD_MANAGER });
   return spec;
@@ -98,9 +109,16 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
   } catch (err) {
     const conflicts = applyConflicts(err);
     if (!conflicts || !current) throw err;
-    const foreign = conflicts.filter((c) => !OWN_MANAGERS.includes(c.manager) && !TAKEN_FIELDS[input.kind]?.includes(c.field) && !isDrift(c.field, record, current));
+    const foreign = conflicts.filter(
+      (c) => !OWN_MANAGERS.includes(c.manager) && !TAKEN_FIELDS[input.kind]?.includes(c.field) && !isDrift(c.field, record, current),
+    );
     if (foreign.length > 0 && !m.forceConflicts) throw nonRetryable(FailureType.FieldConflict, conflictMessage(input, m, foreign));
-    activityLog('info', 'server-side apply: taking fields back', { object: what, conflicts, forcedByForceConflicts: foreign.length > 0, dryRun: !!input.dryRun });
+    activityLog('info', 'server-side apply: taking fields back', {
+      object: what,
+      conflicts,
+      forcedByForceConflicts: foreign.length > 0,
+      dryRun: !!input.dryRun,
+    });
     after = await apply(true);
   }
   const generation = after.metadata.generation ?? 1;

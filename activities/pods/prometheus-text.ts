@@ -174,7 +174,7 @@ export function parseSeries(text: string, families: readonly string[]): MetricSe
   const out: MetricSeries[] = [];
   const seen = new Map<string, number>();
   let lineNo = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     const line = text.slice(start, end);

@@ -27,7 +27,8 @@ export function sliceOwnerProblem(slice: V1EndpointSlice, ref: ServiceRef): stri
   if (meta.namespace !== ref.namespace) return `${name} is not in namespace ${ref.namespace}`;
   if (meta.labels?.[SERVICE_NAME_LABEL] !== ref.service) return `${name} is not labelled ${SERVICE_NAME_LABEL}=${ref.service}`;
   const managedBy = meta.labels?.[MANAGED_BY_LABEL];
-  if (managedBy !== ENDPOINTSLICE_CONTROLLER) return `${name} is managed by ${managedBy === undefined ? 'no controller' : JSON.stringify(managedBy)}, not ${ENDPOINTSLICE_CONTROLLER}`;
+  if (managedBy !== ENDPOINTSLICE_CONTROLLER)
+    return `${name} is managed by ${managedBy === undefined ? 'no controller' : JSON.stringify(managedBy)}, not ${ENDPOINTSLICE_CONTROLLER}`;
   // The API server allows at most one controller reference per object.
   const owner = meta.ownerReferences?.find((o) => o.controller === true);
   if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Service' || owner.name !== ref.service) {

@@ -140,7 +140,10 @@ export class ServicePods {
    * (the pods are to get credentials) only the Service's own pods are scrapeable.
    */
   async list(namespace: string, service: string, opts: { verifyOwner?: boolean } = {}): Promise<ServicePod[]> {
-    const list = await this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `${SERVICE_NAME_LABEL}=${service}` }, withRequestTimeout(REQUEST_TIMEOUT_MS));
+    const list = await this.discovery.listNamespacedEndpointSlice(
+      { namespace, labelSelector: `${SERVICE_NAME_LABEL}=${service}` },
+      withRequestTimeout(REQUEST_TIMEOUT_MS),
+    );
     return podsFromEndpointSlices(list.items, opts.verifyOwner ? { namespace, service } : undefined);
   }
 

@@ -31,7 +31,11 @@ export async function waitCarriersReady(
     }
     if (problems.length === 0) {
       const zones = input.carriers.map((c) => c.zone);
-      return { message: zones.length ? `zones carrying the reads are operational with empty vmagent backlogs: ${zones.join(', ')}` : 'no other zone carries these reads' };
+      return {
+        message: zones.length
+          ? `zones carrying the reads are operational with empty vmagent backlogs: ${zones.join(', ')}`
+          : 'no other zone carries these reads',
+      };
     }
     const details = { waitingFor: problems.join('; ') };
     ctx.heartbeat(details);

@@ -62,7 +62,10 @@ export async function waitReadsDrained(pods: ServicePods, ctx: PollContext, inpu
       if (!last || !sameCounts(last, counts)) quietSince = t;
       last = counts;
       if (t - quietSince >= input.quietMs) {
-        return { quiet: true, message: `reads drained: no new /select/ request on ${counts.size} vmselect pod${counts.size === 1 ? '' : 's'} for ${Math.round((t - quietSince) / 100) / 10} s` };
+        return {
+          quiet: true,
+          message: `reads drained: no new /select/ request on ${counts.size} vmselect pod${counts.size === 1 ? '' : 's'} for ${Math.round((t - quietSince) / 100) / 10} s`,
+        };
       }
     }
     if (t - started >= input.maxMs) {

@@ -138,8 +138,9 @@ async function generations(
   };
   const users = [...new Set(routes.filter((r) => r.kind === 'VMUser').map((r) => r.name))];
   // Read at once; the VMUsers' failures first, then the VMAuth's, as when read one after another.
-  const [vmauthGeneration, ...userGenerations] = await settleAll([{ kind: 'VMAuth' as const, name: vmauthName }, ...users.map((name) => ({ kind: 'VMUser' as const, name }))], (route) =>
-    generationOf(route, route.kind === 'VMUser' && opts.skipMissingVMUsers ? 'skip' : undefined),
+  const [vmauthGeneration, ...userGenerations] = await settleAll(
+    [{ kind: 'VMAuth' as const, name: vmauthName }, ...users.map((name) => ({ kind: 'VMUser' as const, name }))],
+    (route) => generationOf(route, route.kind === 'VMUser' && opts.skipMissingVMUsers ? 'skip' : undefined),
     { failureOrder: (i) => (i === 0 ? Number.MAX_SAFE_INTEGER : i) },
   );
   const vmuserGenerations: Record<string, number> = {};
@@ -227,4 +228,3 @@ function removeRecorded(
 export async function readRecords(kube: KubeObjects, input: { namespace: string; uid: string }): Promise<RecordedZone[]> {
   return recordedZones(await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT));
 }
-

@@ -90,9 +90,11 @@ export async function takeOverObject(
     ctx.heartbeat({ waitingFor: id });
     const timer = setInterval(() => ctx.heartbeat({ waitingFor: id }), every);
     try {
-      await client.withAbortSignal(ctx.signal, () => handle.result()).catch((err: unknown) => {
-        if (!isClosedOutcome(err)) throw err;
-      });
+      await client
+        .withAbortSignal(ctx.signal, () => handle.result())
+        .catch((err: unknown) => {
+          if (!isClosedOutcome(err)) throw err;
+        });
     } finally {
       clearInterval(timer);
     }

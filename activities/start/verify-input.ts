@@ -23,7 +23,8 @@ export function decideInput(input: VerifyInput, workflowId: string, live: LiveOb
   const { object } = input;
   const refused = (why: string): InputVerdict => ({ verdict: 'refused', message: `workflow input refused, nothing done: ${why}` });
   const name = `${object.namespace}/${object.name}`;
-  if (workflowId !== workflowIdFor(object)) return refused(`workflow id ${JSON.stringify(workflowId)} is not the id of ${name} generation ${object.generation} (${workflowIdFor(object)})`);
+  if (workflowId !== workflowIdFor(object))
+    return refused(`workflow id ${JSON.stringify(workflowId)} is not the id of ${name} generation ${object.generation} (${workflowIdFor(object)})`);
   const foreign = input.previousWorkflowIds.find((id) => {
     const p = parseWorkflowId(id);
     return !p || p.namespace !== object.namespace || p.name !== object.name;
@@ -40,6 +41,9 @@ export function decideInput(input: VerifyInput, workflowId: string, live: LiveOb
   // The policy was checked on the input: only a spec equal to it is accepted.
   const current = validateSpec(live.spec);
   if (current.success && specHash(current.spec) === specHash(input.spec)) return { verdict: 'ok' };
-  if (generation > object.generation) return { verdict: 'stale', generation, message: `${name} is at generation ${generation} and asks for another rollout; nothing done` };
-  return refused(current.success ? `the spec differs from ${name}'s at generation ${generation}` : `${name}'s spec is not valid: ${formatIssues(current.issues)}`);
+  if (generation > object.generation)
+    return { verdict: 'stale', generation, message: `${name} is at generation ${generation} and asks for another rollout; nothing done` };
+  return refused(
+    current.success ? `the spec differs from ${name}'s at generation ${generation}` : `${name}'s spec is not valid: ${formatIssues(current.issues)}`,
+  );
 }

@@ -17,9 +17,21 @@ const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '
 
 /** Entering these zone phases is an Event: the step before it is done. */
 const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => StatusEvent>> = {
-  WaitingForSwitch: (z) => ({ type: 'Normal', reason: 'ZoneLeftReads', message: `zone ${z.name} left read rotation: its routes are edited; waiting until every vmauth pod serves them` }),
-  WaitingOperational: (z) => ({ type: 'Normal', reason: 'ZoneUpgraded', message: `zone ${z.name}: VMCluster patched${generationOf(z)}; waiting until the operator reports it operational` }),
-  WaitingForQueue: (z) => ({ type: 'Normal', reason: 'ZoneOperational', message: `zone ${z.name}: VMCluster operational${generationOf(z)}; waiting until the vmagent backlog is drained` }),
+  WaitingForSwitch: (z) => ({
+    type: 'Normal',
+    reason: 'ZoneLeftReads',
+    message: `zone ${z.name} left read rotation: its routes are edited; waiting until every vmauth pod serves them`,
+  }),
+  WaitingOperational: (z) => ({
+    type: 'Normal',
+    reason: 'ZoneUpgraded',
+    message: `zone ${z.name}: VMCluster patched${generationOf(z)}; waiting until the operator reports it operational`,
+  }),
+  WaitingForQueue: (z) => ({
+    type: 'Normal',
+    reason: 'ZoneOperational',
+    message: `zone ${z.name}: VMCluster operational${generationOf(z)}; waiting until the vmagent backlog is drained`,
+  }),
   RejoiningReads: (z) => ({ type: 'Normal', reason: 'ZoneDrained', message: `zone ${z.name}: vmagent backlog drained; rejoining read rotation` }),
   Failed: (z, out) => ({
     type: 'Warning',
@@ -52,6 +64,7 @@ export function statusEvents(before: VMDistributedClusterStatus | undefined, aft
   }
   const told = after.phase && ROLLOUT_PHASES_TOLD[after.phase];
   if (told && before?.phase !== after.phase) events.push({ type: told, reason: `Rollout${after.phase}`, message: after.message ?? `rollout ${after.phase}` });
-  if (after.phase === 'Progressing' && before?.phase === 'Paused') events.push({ type: 'Normal', reason: 'RolloutResumed', message: after.message ?? 'rollout resumed' });
+  if (after.phase === 'Progressing' && before?.phase === 'Paused')
+    events.push({ type: 'Normal', reason: 'RolloutResumed', message: after.message ?? 'rollout resumed' });
   return events;
 }

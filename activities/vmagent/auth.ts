@@ -29,7 +29,10 @@ export function authorizationFromSecretData(data: Record<string, string> | undef
 
 export class VmagentAuth {
   private readonly core: CoreV1Api;
-  constructor(kc: KubeConfig, private readonly cfg: VmagentAuthConfig) {
+  constructor(
+    kc: KubeConfig,
+    private readonly cfg: VmagentAuthConfig,
+  ) {
     this.core = kc.makeApiClient(CoreV1Api);
   }
 
@@ -38,7 +41,8 @@ export class VmagentAuth {
     const namespace = this.cfg.secretNamespace ?? defaultNamespace;
     const secret = await this.core.readNamespacedSecret({ name: this.cfg.secretName, namespace }, withRequestTimeout(REQUEST_TIMEOUT_MS));
     const auth = authorizationFromSecretData(secret.data, this.cfg);
-    if (!auth) throw new Error(`Secret ${namespace}/${this.cfg.secretName} has none of the keys ${this.cfg.tokenKey ?? 'token'}, ${this.cfg.usernameKey ?? 'username'}`);
+    if (!auth)
+      throw new Error(`Secret ${namespace}/${this.cfg.secretName} has none of the keys ${this.cfg.tokenKey ?? 'token'}, ${this.cfg.usernameKey ?? 'username'}`);
     return { authorization: auth };
   }
 }

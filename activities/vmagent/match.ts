@@ -36,11 +36,12 @@ function pathMatches(path: string | undefined, dirName: string): boolean {
 export type MatchedBy = 'path' | 'url';
 
 export type QueueReading =
-  | { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number; inBackoff?: number }
-  | { ok: false; message: string };
+  { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number; inBackoff?: number } | { ok: false; message: string };
 
 const describeSeries = (s: MetricSeries) =>
-  `${s.metric}{${Object.entries(s.labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
+  `${s.metric}{${Object.entries(s.labels)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(',')}}`;
 
 /** A value that cannot be a byte count or a counter (NaN, ±Inf, negative), described; else undefined. */
 function badValue(found: MetricSeries[], what: string): string | undefined {
@@ -166,10 +167,7 @@ export function formatBytes(n: number): string {
  * read, no pod holds a block for the zone in a send-retry backoff, and the pending bytes summed over
  * the pods are <= queueEmptyBytes.
  */
-export function buildQueueSample(
-  pods: PodReading[],
-  opts: { queueEmptyBytes: number; at: Date; problem?: string },
-): QueueSample {
+export function buildQueueSample(pods: PodReading[], opts: { queueEmptyBytes: number; at: Date; problem?: string }): QueueSample {
   const at = opts.at.toISOString();
   if (opts.problem) {
     return { at, pendingBytes: 0, unreadablePods: pods.length, totalPods: pods.length, drained: false, message: opts.problem };

@@ -107,7 +107,13 @@ export class SwitchChecker {
   }
 
   /** How one ready pod stands: confirmed (and how), or what it still lacks. */
-  private async podSwitch(pod: ServicePod, hash: number, changedAt: number | undefined, input: SwitchInput, signal?: AbortSignal): Promise<PodConfirmation | string> {
+  private async podSwitch(
+    pod: ServicePod,
+    hash: number,
+    changedAt: number | undefined,
+    input: SwitchInput,
+    signal?: AbortSignal,
+  ): Promise<PodConfirmation | string> {
     let why: string;
     try {
       const got = metricValue(await this.deps.pods.scrape(pod, { port: CONFIG_RELOADER_PORT, signal }), CONTENT_HASH_METRIC, { key: 'main' });
@@ -154,7 +160,10 @@ export class SwitchChecker {
     const pending = routesNotSwitched(config, await this.managedRoutes(input.namespace, input.routes), hosts, input.expect);
     if (pending.length > 0) {
       const what = input.expect === 'absent' ? 'still routes' : 'does not yet route';
-      return { done: false, waitingFor: `the operator's config (Secret ${secretName}) ${what} ${pending.map(routeLabel).join(', ')} to VMCluster ${input.vmcluster}` };
+      return {
+        done: false,
+        waitingFor: `the operator's config (Secret ${secretName}) ${what} ${pending.map(routeLabel).join(', ')} to VMCluster ${input.vmcluster}`,
+      };
     }
     const known: KnownConfig = { hash, changedAt: secretChangedAt(secret) };
     const pods = await this.podsSwitch(known, input, signal);
@@ -174,7 +183,11 @@ export class SwitchChecker {
     if (ready.length === 0) return { ok: false, waitingFor: `no ready vmauth pod (EndpointSlices of service ${service})` };
     const results = await Promise.all(ready.map((p) => this.podSwitch(p, hash, changedAt, input, signal)));
     const waiting = results.filter((r) => !isConfirmation(r));
-    if (waiting.length > 0) return { ok: false, waitingFor: `${ready.length - waiting.length}/${ready.length} vmauth pods run config ${hex(hash)}; ${waiting.slice(0, 3).join('; ')}` };
+    if (waiting.length > 0)
+      return {
+        ok: false,
+        waitingFor: `${ready.length - waiting.length}/${ready.length} vmauth pods run config ${hex(hash)}; ${waiting.slice(0, 3).join('; ')}`,
+      };
     return { ok: true, pods: ready.map((p, i) => ({ pod: p.name, via: results[i] as PodConfirmation })) };
   }
 
@@ -198,7 +211,9 @@ function describeConfirmed(input: SwitchInput, hash: number, pods: SwitchConfirm
   const how = [
     by('content-hash') ? `${by('content-hash')} by config-reloader content hash` : '',
     by('vmauth-reload') ? `${by('vmauth-reload')} by vmauth's reload after the Secret changed (no content hash)` : '',
-    by('bounded-wait') ? `${by('bounded-wait')} only by waiting ${Math.round(input.fallbackWaitMs / 1000)} s after the Secret changed (no content hash, no reload seen)` : '',
+    by('bounded-wait')
+      ? `${by('bounded-wait')} only by waiting ${Math.round(input.fallbackWaitMs / 1000)} s after the Secret changed (no content hash, no reload seen)`
+      : '',
   ].filter(Boolean);
   const state = input.expect === 'absent' ? 'without' : 'with';
   return `${pods.length} vmauth pod${pods.length === 1 ? '' : 's'} run config ${hex(hash)} ${state} VMCluster ${input.vmcluster}: ${how.join(', ')}`;
@@ -235,7 +250,10 @@ export async function confirmSwitch(
     }
   };
   for (;;) {
-    const c = await guarded(() => checker.check(input, ctx.signal), (waitingFor): SwitchCheck => ({ done: false, waitingFor }));
+    const c = await guarded(
+      () => checker.check(input, ctx.signal),
+      (waitingFor): SwitchCheck => ({ done: false, waitingFor }),
+    );
     if (c.done) return c.confirmed;
     let { waitingFor } = c;
     const { config } = c;
@@ -246,7 +264,10 @@ export async function confirmSwitch(
     // Until the next whole check: the pods only, and a whole check as soon as they are ready.
     while (config && !podsReady && nextCheck - now() > podPoll) {
       await sleepHeartbeating(ctx, podPoll, details());
-      const p = await guarded(() => checker.checkPods(config, input, ctx.signal), (waitingFor): PodsCheck => ({ ready: false, waitingFor }));
+      const p = await guarded(
+        () => checker.checkPods(config, input, ctx.signal),
+        (waitingFor): PodsCheck => ({ ready: false, waitingFor }),
+      );
       podsReady = p.ready;
       if (!p.ready) {
         waitingFor = p.waitingFor;

@@ -54,7 +54,19 @@ import { validateSpec } from '../../api/validate';
 import { ZONE_STEPS, type Strategy, type VMDistributedClusterStatus } from '../../api/types';
 import { EncryptionCodec } from '../../process/payload-codec';
 import { DEMO_CONFIG_PROPAGATION_DELAY_MS, DEMO_VMAUTH_PODS, DEMO_ZONE_DOWNTIME_MS } from '../../test/e2e/demo-stack';
-import { DEMO_CLUSTERS, DEMO_MANIFESTS_DIR, DEMO_TOKENS, loadManifests, mergePatch, READ_PATH, REPO_ROOT, startE2EStack, waitVmdcPhase, writeUrlVar, type E2EStack } from '../../test/e2e/support';
+import {
+  DEMO_CLUSTERS,
+  DEMO_MANIFESTS_DIR,
+  DEMO_TOKENS,
+  loadManifests,
+  mergePatch,
+  READ_PATH,
+  REPO_ROOT,
+  startE2EStack,
+  waitVmdcPhase,
+  writeUrlVar,
+  type E2EStack,
+} from '../../test/e2e/support';
 import { httpRequest } from '../../test/infra/harness/processes';
 import type { RenderedConfigRecord } from '../../test/infra/simulator/simulator';
 import type { ServedConfigRecord } from '../../test/infra/simulator/vmauth-pod';
@@ -216,7 +228,11 @@ function valueAt(points: QueuePoint[], t: number): { bytes: number; extrapolated
  *     at the first poll. The replay gives it the series, as vmrollout's attribution finds it.)
  * One vmagent pod here.
  */
-function replayOperator(points: QueuePoint[], patchedAt: number, operationalAt: number): { decisionAt: number; readyDetectedAt: number; polls: number; extrapolated: boolean } | undefined {
+function replayOperator(
+  points: QueuePoint[],
+  patchedAt: number,
+  operationalAt: number,
+): { decisionAt: number; readyDetectedAt: number; polls: number; extrapolated: boolean } | undefined {
   const k = Math.max(0, Math.ceil((operationalAt - patchedAt) / OPERATOR_VM_WAIT_READY_INTERVAL_MS));
   const readyDetectedAt = patchedAt + k * OPERATOR_VM_WAIT_READY_INTERVAL_MS;
   for (let i = 0; i < 100; i++) {
@@ -261,7 +277,10 @@ function replayOperatorPhases(points: QueuePoint[], operationalAt: number, drain
     acceptedBeforeDrainedFraction: round(latencies.filter((l) => l < 0).length / Math.max(1, latencies.length), 3),
     /** Accepted on a transient 0 of the pending bytes. */
     acceptedBeforePendingZeroFraction: round(beforePendingZero / Math.max(1, latencies.length), 3),
-    waitedOneMorePollFraction: round(latencies.filter((l) => l >= OPERATOR_METRICS_CHECK_INTERVAL_MS - OPERATOR_VM_WAIT_READY_INTERVAL_MS).length / Math.max(1, latencies.length), 3),
+    waitedOneMorePollFraction: round(
+      latencies.filter((l) => l >= OPERATOR_METRICS_CHECK_INTERVAL_MS - OPERATOR_VM_WAIT_READY_INTERVAL_MS).length / Math.max(1, latencies.length),
+      3,
+    ),
     extrapolatedFraction: round(extrapolated / Math.max(1, latencies.length), 3),
   };
 }
@@ -351,7 +370,8 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
       const id = num(e.eventId);
       switch (e.eventType) {
         case E.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-          if (!out.input.spec) out.input = ((await decodePayload(codec, e.workflowExecutionStartedEventAttributes?.input?.payloads?.[0])) ?? {}) as RunHistory['input'];
+          if (!out.input.spec)
+            out.input = ((await decodePayload(codec, e.workflowExecutionStartedEventAttributes?.input?.payloads?.[0])) ?? {}) as RunHistory['input'];
           break;
         case E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
           wftScheduled.set(id, at);
@@ -361,7 +381,11 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
           break;
         case E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: {
           const a = e.workflowTaskCompletedEventAttributes!;
-          wftCompleted.set(id, { scheduled: wftScheduled.get(num(a.scheduledEventId)) ?? at, started: wftStarted.get(num(a.startedEventId)) ?? at, completed: at });
+          wftCompleted.set(id, {
+            scheduled: wftScheduled.get(num(a.scheduledEventId)) ?? at,
+            started: wftStarted.get(num(a.startedEventId)) ?? at,
+            completed: at,
+          });
           out.workflowTasks++;
           break;
         }
@@ -383,11 +407,27 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
           if (m.markerName !== 'core_local_activity') break;
           // The marker's `data` is the SDK core's own JSON (never through the data converter).
           const raw = m.details?.data?.payloads?.[0]?.data;
-          const d = raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as { activity_type: string; original_schedule_time?: { seconds: number; nanos: number }; complete_time?: { seconds: number; nanos: number } }) : undefined;
+          const d = raw
+            ? (JSON.parse(Buffer.from(raw).toString('utf8')) as {
+                activity_type: string;
+                original_schedule_time?: { seconds: number; nanos: number };
+                complete_time?: { seconds: number; nanos: number };
+              })
+            : undefined;
           if (!d) break;
           const t = (x: { seconds: number; nanos: number } | undefined) => (x ? x.seconds * 1000 + Math.floor(x.nanos / 1e6) : at);
           const scheduled = t(d.original_schedule_time);
-          out.activities.push({ id, type: d.activity_type, input: undefined, scheduled, started: scheduled, closed: t(d.complete_time), outcome: 'completed', local: true, wft: wftCompleted.get(num(m.workflowTaskCompletedEventId)) });
+          out.activities.push({
+            id,
+            type: d.activity_type,
+            input: undefined,
+            scheduled,
+            started: scheduled,
+            closed: t(d.complete_time),
+            outcome: 'completed',
+            local: true,
+            wft: wftCompleted.get(num(m.workflowTaskCompletedEventId)),
+          });
           break;
         }
         case E.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
@@ -405,11 +445,18 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
             e.activityTaskTimedOutEventAttributes?.scheduledEventId ??
             e.activityTaskCanceledEventAttributes?.scheduledEventId;
           const c = byId.get(num(sid));
-          if (c && (c.type === 'watchQueue' || c.type === 'waitQueueDrained')) c.result = await decodePayload(codec, e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]);
+          if (c && (c.type === 'watchQueue' || c.type === 'waitQueueDrained'))
+            c.result = await decodePayload(codec, e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]);
           if (c) {
             c.closed = at;
             c.outcome =
-              e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED ? 'completed' : e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_FAILED ? 'failed' : e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT ? 'timedOut' : 'canceled';
+              e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+                ? 'completed'
+                : e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_FAILED
+                  ? 'failed'
+                  : e.eventType === E.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT
+                    ? 'timedOut'
+                    : 'canceled';
           }
           break;
         }
@@ -466,7 +513,12 @@ const presentEverywhere = (routes: Record<string, string[]>, baseline: Record<st
   Object.entries(baseline).every(([rt, zs]) => !zs.includes(vmc) || (routes[rt] ?? []).includes(vmc));
 
 /** The config Secret write that completed a switch, and when every vmauth pod served such a config. */
-function switchReload(configs: RenderedConfigRecord[], pods: ServedConfigRecord[][], since: number, done: (routes: Record<string, string[]>) => boolean): { written: number; firstWrite: number; served: number } | undefined {
+function switchReload(
+  configs: RenderedConfigRecord[],
+  pods: ServedConfigRecord[][],
+  since: number,
+  done: (routes: Record<string, string[]>) => boolean,
+): { written: number; firstWrite: number; served: number } | undefined {
   const writes = configs.filter((c) => c.at >= since);
   const w = writes.find((c) => done(c.routes));
   if (!w || writes.length === 0) return undefined;
@@ -490,7 +542,10 @@ interface CriticalPath {
   activities: number;
   workflowTasks: number;
   byType: Record<string, { count: number; runMs: number; scheduleToStartMs: number; roundTripBeforeMs: number }>;
-  byStep: Record<string, { ms: number; activities: number; statusWrites: number; statusWritesMs: number; roundTripsMs: number; scheduleToStartMs: number; waitsMs: number }>;
+  byStep: Record<
+    string,
+    { ms: number; activities: number; statusWrites: number; statusWritesMs: number; roundTripsMs: number; scheduleToStartMs: number; waitsMs: number }
+  >;
 }
 
 /** The zone's time as the sum of what happened on the critical path, from the history. */
@@ -578,10 +633,26 @@ interface ZoneFigures {
     decisionLatencyOverPoll: number;
     watchQueueCalls: number;
     /** The rollout's own streak: its first empty sample after the backlog was truly gone, its last sample past queueDrainedFor, the activity's completion. */
-    streak?: { startAfterDrainedMs: number; overshootMs: number; completionAfterLastSampleMs: number; firstZeroSampleAfterPendingZeroMs?: number; streakStartAfterFirstZeroSampleMs?: number; nonZeroSamplesAfterDrained: number };
+    streak?: {
+      startAfterDrainedMs: number;
+      overshootMs: number;
+      completionAfterLastSampleMs: number;
+      firstZeroSampleAfterPendingZeroMs?: number;
+      streakStartAfterFirstZeroSampleMs?: number;
+      nonZeroSamplesAfterDrained: number;
+    };
     /** The brief's first definition, pending bytes alone (ignores the block a worker still retries). */
     pendingOnly: { pendingZeroAfterZoneUpMs: number; lastRetryAfterZoneUpMs?: number; decisionLatencyMs: number; decisionLatencyOverPoll: number };
-    operator: { decisionLatencyMs: number; overPoll: number; readyDetectedAfterOperationalMs: number; polls: number; extrapolated: boolean; acceptedBeforeDrained: boolean } | undefined;
+    operator:
+      | {
+          decisionLatencyMs: number;
+          overPoll: number;
+          readyDetectedAfterOperationalMs: number;
+          polls: number;
+          extrapolated: boolean;
+          acceptedBeforeDrained: boolean;
+        }
+      | undefined;
     operatorPhases: ReturnType<typeof replayOperatorPhases>;
   };
   criticalPath: CriticalPath;
@@ -592,7 +663,8 @@ interface ZoneFigures {
 /** What an activity's input says that matters for reading a trace. */
 function describeCall(a: ActivityCall): string {
   const i = (a.input ?? {}) as Record<string, unknown>;
-  if (a.type === 'waitOperational' || a.type === 'readObject' || a.type === 'applyObject') return `${a.type} ${String(i.kind)}/${String(i.name)}${i.dryRun ? ' (dry run)' : ''}`;
+  if (a.type === 'waitOperational' || a.type === 'readObject' || a.type === 'applyObject')
+    return `${a.type} ${String(i.kind)}/${String(i.name)}${i.dryRun ? ' (dry run)' : ''}`;
   if (a.type === 'confirmSwitch') return `confirmSwitch ${String(i.expect)}`;
   if (a.type === 'editRoutes') return `editRoutes ${String(i.direction)}`;
   if (a.type === 'writeStatus') {
@@ -607,7 +679,8 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
   const times = zoneTimes(h, zone);
   if (!times) throw new Error(`zone ${zone}: no startedAt/finishedAt in the status writes of ${h.workflowId}`);
   const acts = h.activities.filter((a) => a.zone === zone && a.scheduled >= times.startedAt - 1 && (a.closed ?? a.scheduled) <= times.finishedAt + 1);
-  const inStep = (step: string, type: string, pred: (a: ActivityCall) => boolean = () => true) => acts.filter((a) => a.step === step && a.type === type && pred(a));
+  const inStep = (step: string, type: string, pred: (a: ActivityCall) => boolean = () => true) =>
+    acts.filter((a) => a.step === step && a.type === type && pred(a));
   const one = (what: string, xs: ActivityCall[], which: 'first' | 'last' = 'last') => {
     const a = which === 'first' ? xs[0] : xs[xs.length - 1];
     if (!a || a.started === undefined || a.closed === undefined) throw new Error(`zone ${zone}: no ${what} in the history`);
@@ -615,7 +688,10 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
   };
   const editRemove = one('editRoutes (remove)', inStep('LeavingReads', 'editRoutes'));
   // The switch confirmation: its own activity, or (local-calls on) the end of the switch's one awaitSwitch.
-  const confirms = (step: string, expect: string) => [...inStep(step, 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === expect), ...inStep(step, 'awaitSwitch', (a) => (a.input as { confirm?: { expect?: string } }).confirm?.expect === expect)];
+  const confirms = (step: string, expect: string) => [
+    ...inStep(step, 'confirmSwitch', (a) => (a.input as { expect?: string }).expect === expect),
+    ...inStep(step, 'awaitSwitch', (a) => (a.input as { confirm?: { expect?: string } }).confirm?.expect === expect),
+  ];
   const confirmAbsent = one('confirmSwitch (absent)', confirms('WaitingForSwitch', 'absent'));
   const readsDrained = one('waitReadsDrained', inStep('WaitingForSwitch', 'waitReadsDrained'));
   const apply = one('applyObject (Upgrading)', inStep('Upgrading', 'applyObject'));
@@ -651,9 +727,17 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
   const drainTarget = drained.at + st.queueDrainedForMs;
   const seg = (what: string, from: number, to: number, isIdeal = false) => ({ what, ms: to - from, ...(isIdeal ? { ideal: true } : {}) });
   const timeline = [
-    seg('startedAt → config Secret without the zone written (status writes, preflight dry run, carriers wait, pre-leave pod confirmation, route edits, operator render)', times.startedAt, leave.written),
+    seg(
+      'startedAt → config Secret without the zone written (status writes, preflight dry run, carriers wait, pre-leave pod confirmation, route edits, operator render)',
+      times.startedAt,
+      leave.written,
+    ),
     seg('leave reload: Secret written → every vmauth pod serves it', leave.written, leave.served, true),
-    seg('pods switched → waitReadsDrained starts (confirmSwitch poll lateness, waitOperational VMAuth/VMUser, status writes, round trips)', leave.served, readsDrained.started),
+    seg(
+      'pods switched → waitReadsDrained starts (confirmSwitch poll lateness, waitOperational VMAuth/VMUser, status writes, round trips)',
+      leave.served,
+      readsDrained.started,
+    ),
     seg('waitReadsDrained (measured quiet; ideal counts readDrainDelay)', readsDrained.started, readsDrained.closed, true),
     seg('reads drained → zone process stops (status write, applyObject, operator reaction)', readsDrained.closed, restart.startedAt),
     seg('zone downtime', restart.startedAt, restart.finishedAt!, true),
@@ -710,9 +794,12 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
               startAfterDrainedMs: emptySince - drained.at,
               overshootMs: lastAt - emptySince - st.queueDrainedForMs,
               completionAfterLastSampleMs: decision.closed - lastAt,
-              ...(firstZero !== undefined ? { firstZeroSampleAfterPendingZeroMs: firstZero - drained.pendingZeroAt, streakStartAfterFirstZeroSampleMs: emptySince - firstZero } : {}),
+              ...(firstZero !== undefined
+                ? { firstZeroSampleAfterPendingZeroMs: firstZero - drained.pendingZeroAt, streakStartAfterFirstZeroSampleMs: emptySince - firstZero }
+                : {}),
               // The rollout's own samples that read pending bytes after the backlog was gone (a blip between this bench's scrapes).
-              nonZeroSamplesAfterDrained: stack.queueSamples.filter((q) => q.zone === zone && q.at > drained.at && q.at <= decision.closed && q.bytes > 0).length,
+              nonZeroSamplesAfterDrained: stack.queueSamples.filter((q) => q.zone === zone && q.at > drained.at && q.at <= decision.closed && q.bytes > 0)
+                .length,
             },
           }
         : {}),
@@ -749,13 +836,15 @@ function zoneTrace(stack: E2EStack, acts: ActivityCall[], times: ZoneTimes, zone
   }
   const sim = stack.vm.simulator;
   for (const c of sim.configs) if (inWin(c.at)) rows.push([rel(c.at), `sim: config Secret written ${JSON.stringify(c.routes)}`]);
-  for (const p of stack.vm.vmauthPods) for (const r of p.served) if (inWin(r.at)) rows.push([rel(r.at), `sim: pod ${r.pod} serves ${JSON.stringify(r.routes)}`]);
+  for (const p of stack.vm.vmauthPods)
+    for (const r of p.served) if (inWin(r.at)) rows.push([rel(r.at), `sim: pod ${r.pod} serves ${JSON.stringify(r.routes)}`]);
   for (const r of sim.restarts) {
     if (r.zone !== vmc) continue;
     if (inWin(r.startedAt)) rows.push([rel(r.startedAt), `sim: zone ${vmc} stops`]);
     if (r.finishedAt && inWin(r.finishedAt)) rows.push([rel(r.finishedAt), `sim: zone ${vmc} back up`]);
   }
-  for (const st of sim.statuses) if (inWin(st.at)) rows.push([rel(st.at), `sim: ${st.kind}/${st.name} status ${st.updateStatus} (generation ${st.generation})`]);
+  for (const st of sim.statuses)
+    if (inWin(st.at)) rows.push([rel(st.at), `sim: ${st.kind}/${st.name} status ${st.updateStatus} (generation ${st.generation})`]);
   for (const q of stack.queueSamples) if (q.zone === zone && inWin(q.at)) rows.push([rel(q.at), `rollout's queue sample ${zone}: pending ${q.bytes} B`]);
   let prev: QueuePoint | undefined;
   for (const p of series) {
@@ -812,11 +901,12 @@ for (const headers of [{}, { authorization: 'Bearer ' + token }]) {
   });
   return {
     samples,
-    stop: () => new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    }),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -832,7 +922,12 @@ function startWindowMonitor() {
     /** Ends a window: its event-loop delay percentiles (ms) and mean load average. */
     end(w: Interval) {
       const inW = load.filter((l) => l.at >= w.from && l.at <= w.to).map((l) => l.load1);
-      return { eventLoopDelayP50Ms: round(loop.percentile(50) / 1e6, 1), eventLoopDelayP99Ms: round(loop.percentile(99) / 1e6, 1), eventLoopDelayMaxMs: round(loop.max / 1e6, 1), loadAvg1Mean: round(mean(inW), 2) };
+      return {
+        eventLoopDelayP50Ms: round(loop.percentile(50) / 1e6, 1),
+        eventLoopDelayP99Ms: round(loop.percentile(99) / 1e6, 1),
+        eventLoopDelayMaxMs: round(loop.max / 1e6, 1),
+        loadAvg1Mean: round(mean(inW), 2),
+      };
     },
     stop() {
       clearInterval(timer);
@@ -893,7 +988,9 @@ async function main(): Promise<void> {
   // A short second baseline after the rollouts only checks that the machine's load did not drift.
   const baselineMs = quick ? 30_000 : 45_000;
   const baselineAfterMs = quick ? 10_000 : 30_000;
-  progress(`starting the e2e stack (${quick ? 'quick' : 'full'}: baseline ${baselineMs / 1000} s, ${ROLLOUTS} rollout(s), baseline after ${baselineAfterMs / 1000} s)`);
+  progress(
+    `starting the e2e stack (${quick ? 'quick' : 'full'}: baseline ${baselineMs / 1000} s, ${ROLLOUTS} rollout(s), baseline after ${baselineAfterMs / 1000} s)`,
+  );
   const stack = await startE2EStack({
     namespace: NS,
     vmdcName: VMDC,
@@ -916,7 +1013,10 @@ async function main(): Promise<void> {
     }
     const recorder = startVmagentRecorder(stack.vm.vmagent.url, queues);
     const statuses = await startStatusRecorder(stack);
-    const external = startExternalReaders(stack.vm.vmauthPods.map((p) => p.vmauth.url), DEMO_TOKENS[0]!);
+    const external = startExternalReaders(
+      stack.vm.vmauthPods.map((p) => p.vmauth.url),
+      DEMO_TOKENS[0]!,
+    );
     const monitor = startWindowMonitor();
     await sleep(2_000);
 
@@ -935,7 +1035,9 @@ async function main(): Promise<void> {
       monitor.begin();
       await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: VERSIONS[r]! } });
       progress(`rollout ${r}: clusterVersion → ${VERSIONS[r]} (generation ${generation})`);
-      const status = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'], { timeoutMs: 6 * 60_000 });
+      const status = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'], {
+        timeoutMs: 6 * 60_000,
+      });
       const to = Date.now();
       if (status.phase !== 'Succeeded') throw new Error(`rollout ${r} ended ${status.phase}: ${status.message}`);
       progress(`rollout ${r}: Succeeded in ${((to - from) / 1000).toFixed(1)} s`);
@@ -970,10 +1072,16 @@ async function main(): Promise<void> {
     }
 
     const readsBaseline = readStats(stack, [baseline]);
-    const readsDuring = readStats(stack, rollouts.map((r) => r.window));
+    const readsDuring = readStats(
+      stack,
+      rollouts.map((r) => r.window),
+    );
     const readsAfter = readStats(stack, [after]);
     const extBaseline = latencyStats(external.samples, [baseline]);
-    const extDuring = latencyStats(external.samples, rollouts.map((r) => r.window));
+    const extDuring = latencyStats(
+      external.samples,
+      rollouts.map((r) => r.window),
+    );
     const extAfter = latencyStats(external.samples, [after]);
 
     // Where the rest goes, over every zone.
@@ -1038,11 +1146,13 @@ async function main(): Promise<void> {
         scrapeP99Ms: round(quantile(scrape, 0.99), 2),
         rolloutDurationsMs: rollouts.map((r) => dur(r.window)),
         operatorModel: {
-          source: 'github.com/VictoriaMetrics/operator d0d258c8 (v0.74.1-31): internal/controller/operator/factory/vmdistributed/zone.go (upgrade, waitForEmptyPQ), vmdistributed.go (defaultMetricsCheckInterval 50s), reconcile/reconcile.go (waitForStatus, vmWaitReadyInterval 5s)',
+          source:
+            'github.com/VictoriaMetrics/operator d0d258c8 (v0.74.1-31): internal/controller/operator/factory/vmdistributed/zone.go (upgrade, waitForEmptyPQ), vmdistributed.go (defaultMetricsCheckInterval 50s), reconcile/reconcile.go (waitForStatus, vmWaitReadyInterval 5s)',
           metricsCheckIntervalMs: OPERATOR_METRICS_CHECK_INTERVAL_MS,
           vmWaitReadyIntervalMs: OPERATOR_VM_WAIT_READY_INTERVAL_MS,
           rule: 'after the VMCluster patch: poll status immediately and every 5 s until operational; then poll each vmagent pod immediately and every 50 s, done at the first reading of 0 pending bytes for the zone (no streak, no retry check)',
-          ratio: 'operatorDrainLatencyOverPoll = mean over zones and over the phase of its 5 s readiness poll (0..5 s) of (decision - backlog truly gone) / pollInterval',
+          ratio:
+            'operatorDrainLatencyOverPoll = mean over zones and over the phase of its 5 s readiness poll (0..5 s) of (decision - backlog truly gone) / pollInterval',
           asReplayedZonesAcceptedBeforeBacklogGone: zones.filter((z) => z.drain.operator?.acceptedBeforeDrained).length,
           phaseAveragedAcceptedBeforeBacklogGoneFraction: round(mean(zones.map((z) => z.drain.operatorPhases.acceptedBeforeDrainedFraction)), 3),
           phaseAveragedAcceptedOnTransientZeroFraction: round(mean(zones.map((z) => z.drain.operatorPhases.acceptedBeforePendingZeroFraction)), 3),
@@ -1059,7 +1169,11 @@ async function main(): Promise<void> {
         overheadMeasuredReadDrain: round(z.overheadMeasuredReadDrain, 3),
         overheadMs: z.actualMs - z.idealMs,
         ideal: z.ideal,
-        drain: { ...z.drain, decisionLatencyOverPoll: round(z.drain.decisionLatencyOverPoll, 2), operator: z.drain.operator && { ...z.drain.operator, overPoll: round(z.drain.operator.overPoll, 1) } },
+        drain: {
+          ...z.drain,
+          decisionLatencyOverPoll: round(z.drain.decisionLatencyOverPoll, 2),
+          operator: z.drain.operator && { ...z.drain.operator, overPoll: round(z.drain.operator.overPoll, 1) },
+        },
         waitLateness: z.waitLateness,
         timeline: z.timeline,
         criticalPath: {
@@ -1077,11 +1191,19 @@ async function main(): Promise<void> {
         note: 'stack readers: startTraffic in this process (4 routes); outOfProcess: 2 routes read by a separate node process (no event-loop stalls of this process in its latencies). The ratios use the first baseline; baselineAfter is the drift check.',
         stackReaders: { baseline: readsBaseline, duringRollouts: readsDuring, baselineAfter: readsAfter },
         outOfProcess: { baseline: extBaseline, duringRollouts: extDuring, baselineAfter: extAfter },
-        ratiosOutOfProcess: { p99DuringVsBaseline: round(extDuring.p99Ms / extBaseline.p99Ms, 3), p50DuringVsBaseline: round(extDuring.p50Ms / extBaseline.p50Ms, 3) },
+        ratiosOutOfProcess: {
+          p99DuringVsBaseline: round(extDuring.p99Ms / extBaseline.p99Ms, 3),
+          p50DuringVsBaseline: round(extDuring.p50Ms / extBaseline.p50Ms, 3),
+        },
         ratiosVsBothBaselines: (() => {
           const both = readStats(stack, [baseline, after]);
           const ext = latencyStats(external.samples, [baseline, after]);
-          return { stackP99: round(readsDuring.p99Ms / both.p99Ms, 3), stackP50: round(readsDuring.p50Ms / both.p50Ms, 3), outOfProcessP99: round(extDuring.p99Ms / ext.p99Ms, 3), outOfProcessP50: round(extDuring.p50Ms / ext.p50Ms, 3) };
+          return {
+            stackP99: round(readsDuring.p99Ms / both.p99Ms, 3),
+            stackP50: round(readsDuring.p50Ms / both.p50Ms, 3),
+            outOfProcessP99: round(extDuring.p99Ms / ext.p99Ms, 3),
+            outOfProcessP50: round(extDuring.p50Ms / ext.p50Ms, 3),
+          };
         })(),
         driftAfterVsBaseline: { stackP99: round(readsAfter.p99Ms / readsBaseline.p99Ms, 3), outOfProcessP99: round(extAfter.p99Ms / extBaseline.p99Ms, 3) },
         machine: { baseline: baselineWindow, rollouts: rollouts.map((r) => r.machine), baselineAfter: afterWindow },
@@ -1110,13 +1232,32 @@ async function main(): Promise<void> {
         byActivityTypeMeanPerZone: Object.fromEntries(
           types.map((t) => {
             const of = (f: (x: CriticalPath['byType'][string]) => number) => round(mean(cps.map((c) => (c.byType[t] ? f(c.byType[t]) : 0))));
-            return [t, { count: of((x) => x.count), runMs: of((x) => x.runMs), scheduleToStartMs: of((x) => x.scheduleToStartMs), roundTripBeforeMs: of((x) => x.roundTripBeforeMs) }];
+            return [
+              t,
+              {
+                count: of((x) => x.count),
+                runMs: of((x) => x.runMs),
+                scheduleToStartMs: of((x) => x.scheduleToStartMs),
+                roundTripBeforeMs: of((x) => x.roundTripBeforeMs),
+              },
+            ];
           }),
         ),
         byStepMeanPerZone: Object.fromEntries(
           steps.map((s) => {
             const of = (f: (x: CriticalPath['byStep'][string]) => number) => round(mean(cps.map((c) => (c.byStep[s] ? f(c.byStep[s]) : 0))));
-            return [s, { ms: of((x) => x.ms), activities: of((x) => x.activities), statusWrites: of((x) => x.statusWrites), statusWritesMs: of((x) => x.statusWritesMs), roundTripsMs: of((x) => x.roundTripsMs), scheduleToStartMs: of((x) => x.scheduleToStartMs), waitsMs: of((x) => x.waitsMs) }];
+            return [
+              s,
+              {
+                ms: of((x) => x.ms),
+                activities: of((x) => x.activities),
+                statusWrites: of((x) => x.statusWrites),
+                statusWritesMs: of((x) => x.statusWritesMs),
+                roundTripsMs: of((x) => x.roundTripsMs),
+                scheduleToStartMs: of((x) => x.scheduleToStartMs),
+                waitsMs: of((x) => x.waitsMs),
+              },
+            ];
           }),
         ),
         drainDetectionMeanMs: {

@@ -61,7 +61,11 @@ const TARGETS = { workerRssMB: 500, eventsPerZone: 100 } as const;
 const REPO = path.resolve(__dirname, '..', '..');
 /** The worker's malloc environment as the chart sets it. */
 const CHART_MALLOC = (() => {
-  const m = (parseYaml(fs.readFileSync(path.join(REPO, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as { worker: { malloc: { arenaMax: number; trimThreshold: number; mmapThreshold: number } } }).worker.malloc;
+  const m = (
+    parseYaml(fs.readFileSync(path.join(REPO, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as {
+      worker: { malloc: { arenaMax: number; trimThreshold: number; mmapThreshold: number } };
+    }
+  ).worker.malloc;
   return { MALLOC_ARENA_MAX: String(m.arenaMax), MALLOC_TRIM_THRESHOLD_: String(m.trimThreshold), MALLOC_MMAP_THRESHOLD_: String(m.mmapThreshold) };
 })();
 const OUT_DIR = path.join(REPO, '.tmp', 'bench');
@@ -213,7 +217,11 @@ class WorkerChild {
       reply = { type: 'reply', id: call.id, value: await (fake[call.name as keyof RolloutActivities] as (a: unknown) => Promise<unknown>)(call.arg) };
     } catch (err) {
       const f = err instanceof ApplicationFailure ? err : undefined;
-      reply = { type: 'reply', id: call.id, failure: { message: err instanceof Error ? err.message : String(err), type: f?.type ?? undefined, nonRetryable: f?.nonRetryable ?? false } };
+      reply = {
+        type: 'reply',
+        id: call.id,
+        failure: { message: err instanceof Error ? err.message : String(err), type: f?.type ?? undefined, nonRetryable: f?.nonRetryable ?? false },
+      };
     }
     if (this.proc.connected) this.proc.send(reply);
   }
@@ -306,7 +314,9 @@ async function runScale(): Promise<ScaleResult> {
   try {
     await child.next('ready');
     const client = env.client;
-    const run = async (inputs: RolloutInput[]): Promise<{ ms: number; startMs: number; handles: Array<{ id: string; runId: string; result: RolloutResult }> }> => {
+    const run = async (
+      inputs: RolloutInput[],
+    ): Promise<{ ms: number; startMs: number; handles: Array<{ id: string; runId: string; result: RolloutResult }> }> => {
       const t0 = performance.now();
       const handles = await Promise.all(
         inputs.map((input) => client.workflow.start('rolloutWorkflow', { taskQueue, workflowId: workflowIdFor(input.object), args: [input] })),
@@ -418,7 +428,15 @@ function virtualQueue(fake: FakeCluster, backlogMs: number): { samples: number; 
         counts.samples++;
         const at = new Date(c.now).toISOString();
         if (c.now - c.start < backlogMs) {
-          return { at, pendingBytes: 4096, unreadablePods: 0, totalPods: 2, drained: false, message: '4 KiB pending on 2/2 vmagent pods', podPendingBytes: { 'vmagent-0': 3072, 'vmagent-1': 1024 } };
+          return {
+            at,
+            pendingBytes: 4096,
+            unreadablePods: 0,
+            totalPods: 2,
+            drained: false,
+            message: '4 KiB pending on 2/2 vmagent pods',
+            podPendingBytes: { 'vmagent-0': 3072, 'vmagent-1': 1024 },
+          };
         }
         return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained', podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 } };
       };
@@ -426,7 +444,9 @@ function virtualQueue(fake: FakeCluster, backlogMs: number): { samples: number; 
         everyMs: report.everyMs,
         write: async (streak: DrainHeartbeat) => {
           counts.selfReports++;
-          const zones = report.status.zones?.map((z) => (z.name === report.zone ? { ...z, message: queueProgressMessage(streak, input.queueDrainedForMs) } : z));
+          const zones = report.status.zones?.map((z) =>
+            z.name === report.zone ? { ...z, message: queueProgressMessage(streak, input.queueDrainedForMs) } : z,
+          );
           await acts.writeStatus({ object: report.object, status: { ...report.status, zones } });
         },
       };
@@ -498,7 +518,13 @@ async function main(): Promise<void> {
   const result = {
     benchmark: 'scale',
     quick,
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '?', memoryMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavg1: round(os.loadavg()[0]!, 2) },
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? '?',
+      memoryMB: Math.round(os.totalmem() / 2 ** 20),
+      node: process.version,
+      loadavg1: round(os.loadavg()[0]!, 2),
+    },
     rollouts: scale.rollouts,
     zonesPerRollout: ZONES.length,
     totalMs: scale.totalMs,
@@ -514,7 +540,11 @@ async function main(): Promise<void> {
     activityScheduleToStartMs: scale.activityScheduleToStartMs,
     waitActivityScheduleToStartMs: scale.waitActivityScheduleToStartMs,
     holdMs: HOLD_MS,
-    workerVariant: { maxCachedWorkflows: MAX_CACHED ? Number(MAX_CACHED) : 'default', malloc: GLIBC_MALLOC ? 'glibc default' : CHART_MALLOC, preloadModules: !NO_PRELOAD },
+    workerVariant: {
+      maxCachedWorkflows: MAX_CACHED ? Number(MAX_CACHED) : 'default',
+      malloc: GLIBC_MALLOC ? 'glibc default' : CHART_MALLOC,
+      preloadModules: !NO_PRELOAD,
+    },
     eventsPerZone: scale.eventsPerZone,
     continuedAsNew: scale.continuedAsNew,
     single: { eventsPerZone: scale.singleEventsPerZone, activitiesPerZone: scale.singleActivitiesPerZone, eventTypes: scale.singleEventTypes },

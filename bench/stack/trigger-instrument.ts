@@ -149,19 +149,21 @@ export function instrumentReconciler(hooks: ReconcilerHooks): () => void {
       ok: false,
       spans: [],
     };
-    return als.run(rec, () => reconcile.call(this, type, obj)).then(
-      (r) => {
-        rec.end = Date.now();
-        rec.ok = true;
-        hooks.onReconcile(rec);
-        return r;
-      },
-      (err: unknown) => {
-        rec.end = Date.now();
-        hooks.onReconcile(rec);
-        throw err;
-      },
-    );
+    return als
+      .run(rec, () => reconcile.call(this, type, obj))
+      .then(
+        (r) => {
+          rec.end = Date.now();
+          rec.ok = true;
+          hooks.onReconcile(rec);
+          return r;
+        },
+        (err: unknown) => {
+          rec.end = Date.now();
+          hooks.onReconcile(rec);
+          throw err;
+        },
+      );
   };
   proto.orphans = function (this: Reconciler, ...args: Parameters<Reconciler['orphans']>) {
     hooks.onOrphans?.('begin');

@@ -90,7 +90,11 @@ function memoryMB(q: unknown): number {
   return Math.round(Number(m[1]) * factor[m[2] ?? '']! * 10) / 10;
 }
 /** charts/vmrollout/values.yaml trigger.resources: what the memory figures are compared with. */
-const TRIGGER_RESOURCES = (parseYaml(fs.readFileSync(path.join(REPO_ROOT, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as { trigger: { resources: { requests: { memory: unknown }; limits: { memory: unknown } } } }).trigger.resources;
+const TRIGGER_RESOURCES = (
+  parseYaml(fs.readFileSync(path.join(REPO_ROOT, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as {
+    trigger: { resources: { requests: { memory: unknown }; limits: { memory: unknown } } };
+  }
+).trigger.resources;
 const TRIGGER_MEMORY_LIMIT_MB = memoryMB(TRIGGER_RESOURCES.limits.memory);
 const TRIGGER_MEMORY_REQUEST_MB = memoryMB(TRIGGER_RESOURCES.requests.memory);
 const EDIT_NS = 'bench-edit';
@@ -204,7 +208,14 @@ interface Summary {
 function summarize(xs: number[]): Summary {
   const s = [...xs].sort((a, b) => a - b);
   const at = (p: number) => (s.length ? s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]! : NaN);
-  return { n: s.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: s.length ? s[s.length - 1]! : NaN, mean: s.length ? round(s.reduce((a, b) => a + b, 0) / s.length) : NaN };
+  return {
+    n: s.length,
+    p50: at(0.5),
+    p95: at(0.95),
+    p99: at(0.99),
+    max: s.length ? s[s.length - 1]! : NaN,
+    mean: s.length ? round(s.reduce((a, b) => a + b, 0) / s.length) : NaN,
+  };
 }
 const brief = (s: Summary) => ({ p50: s.p50, p95: s.p95, max: s.max });
 
@@ -255,7 +266,13 @@ function recordingLogger(file: string, onWatchEvent: (object: string, generation
       fs.appendFileSync(file, line + '\n');
     }
   };
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), child: (f) => recordingLogger(file, onWatchEvent, { ...base, ...f }) };
+  return {
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+    child: (f) => recordingLogger(file, onWatchEvent, { ...base, ...f }),
+  };
 }
 
 async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, stackPids: Pids) {
@@ -267,7 +284,10 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
   withKeepAliveAgent(triggerKc);
   const patchSpec = await keepAlivePatcher(kc);
   const counter = new CallCounter();
-  const connection = await Connection.connect({ address: temporalAddress, interceptors: [temporalRecorder(counter), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())] });
+  const connection = await Connection.connect({
+    address: temporalAddress,
+    interceptors: [temporalRecorder(counter), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  });
   const client = new Client({ connection, namespace: 'default' });
   const records: ReconcileRecord[] = [];
   const restore = instrumentReconciler({ onReconcile: (r) => records.push(r) });
@@ -303,7 +323,11 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
     for (const n of names) created.push(await api.create(EDIT_NS, n, vmdcSpec(n, versionOf(offset))));
     // Generation 1 of each has its workflow and the finalizer: the steady state an edit starts from.
     for (const n of names) {
-      await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === 1, { timeoutMs: 30_000, intervalMs: 50, description: `${n} generation 1 handled` });
+      await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === 1, {
+        timeoutMs: 30_000,
+        intervalMs: 50,
+        description: `${n} generation 1 handled`,
+      });
     }
     await trigger.idle();
     counter.reset();
@@ -331,7 +355,11 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
     // Done when each object's last generation is recorded (its workflow started, status written).
     for (const n of names) {
       const last = Math.max(...edits.filter((e) => e.name === n).map((e) => e.generation));
-      await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === last, { timeoutMs: 60_000, intervalMs: 50, description: `${n} generation ${last} handled` });
+      await waitFor(async () => (await api.get(EDIT_NS, n)).status?.observedGeneration === last, {
+        timeoutMs: 60_000,
+        intervalMs: 50,
+        description: `${n} generation ${last} handled`,
+      });
     }
     await trigger.idle();
     const cpuSecondsUsed = cpu();
@@ -352,14 +380,29 @@ async function editToStart(kc: k8s.KubeConfig, kubeconfigPath: string, temporalA
     const latencies: number[] = [];
     const own: number[] = [];
     let coalesced = 0;
-    const parts: Record<string, number[]> = { patchRoundTrip: [], apiToWatchEvent: [], queued: [], beforeStart: [], startRpc: [], serverStartInRpc: [], afterStart: [], statusWrite: [], event: [], supersedeSignal: [], reconcile: [] };
+    const parts: Record<string, number[]> = {
+      patchRoundTrip: [],
+      apiToWatchEvent: [],
+      queued: [],
+      beforeStart: [],
+      startRpc: [],
+      serverStartInRpc: [],
+      afterStart: [],
+      statusWrite: [],
+      event: [],
+      supersedeSignal: [],
+      reconcile: [],
+    };
     const spanMs = (spans: Span[], op: string) => spans.filter((s) => s.op === op).reduce((a, s) => a + s.end - s.start, 0);
     for (const e of edits) {
       parts.patchRoundTrip!.push(e.answeredAt - e.sentAt);
       let t1 = startedAt.get(`${e.key}#${e.generation}`);
       if (t1 == null) {
         coalesced++;
-        const later = edits.filter((x) => x.key === e.key && x.generation > e.generation).map((x) => startedAt.get(`${x.key}#${x.generation}`)).filter((t): t is number => typeof t === 'number');
+        const later = edits
+          .filter((x) => x.key === e.key && x.generation > e.generation)
+          .map((x) => startedAt.get(`${x.key}#${x.generation}`))
+          .filter((t): t is number => typeof t === 'number');
         t1 = later.length ? Math.min(...later) : null;
       } else own.push(t1 - e.answeredAt);
       if (t1 == null) continue;
@@ -587,7 +630,14 @@ function driftModel(n: number): { vmdcs: number; vmObjects: number; msPerRelist:
   return { vmdcs: n, vmObjects: objects.length, msPerRelist: relist((i) => index.of(SCALE_NS, `s${i}`)), msPerRelistFullScan: relist(() => objects) };
 }
 
-async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress: string, logDir: string, child: { entry: string; execArgv: string[]; runtime: string }, stackPids: Pids) {
+async function scale(
+  kc: k8s.KubeConfig,
+  kubeconfigPath: string,
+  temporalAddress: string,
+  logDir: string,
+  child: { entry: string; execArgv: string[]; runtime: string },
+  stackPids: Pids,
+) {
   const api = vmdcApi(kc);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -617,7 +667,10 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
     return Date.now() - start;
   };
   const names = Array.from({ length: OBJECTS }, (_, i) => `s${String(i).padStart(5, '0')}`);
-  const sum = (c: Record<string, number>, prefix: string) => Object.entries(c).filter(([k]) => k.startsWith(prefix)).reduce((a, [, v]) => a + v, 0);
+  const sum = (c: Record<string, number>, prefix: string) =>
+    Object.entries(c)
+      .filter(([k]) => k.startsWith(prefix))
+      .reduce((a, [, v]) => a + v, 0);
   /**
    * Fork → every object handled (its workflow started, status written), within `budgetMs`; samples
    * the RSS meanwhile. A trigger that has not handled them all by then is reported as such.
@@ -633,7 +686,8 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
       await sleep(1000);
       peakMB = Math.max(peakMB, c.memory().rssMB);
       st = await c.stats();
-      if (progressAt.length === 0 || Date.now() - c.forkedAt >= progressAt[progressAt.length - 1]![0] + 30_000) progressAt.push([Date.now() - c.forkedAt, st.reconciles.handled]);
+      if (progressAt.length === 0 || Date.now() - c.forkedAt >= progressAt[progressAt.length - 1]![0] + 30_000)
+        progressAt.push([Date.now() - c.forkedAt, st.reconciles.handled]);
     }
     const completed = st.reconciles.handled >= OBJECTS;
     const ms = Date.now() - c.forkedAt;
@@ -707,7 +761,15 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
       const cpu = cpuMeter({ ...stackPids, trigger: t2.pid });
       const x = (await t2.request({ cmd: 'relist' }, 'relisted', 600_000)) as unknown as ChildStats & { ms: number; listMs: number };
       const temporalCalls = sum(x.calls.counts, 'temporal:');
-      relists.push({ ms: x.ms, listMs: x.listMs, calls: x.calls.counts, temporalCalls, kubeCalls: sum(x.calls.counts, 'kube:'), reconciles: x.reconciles, cpuSeconds: cpu() });
+      relists.push({
+        ms: x.ms,
+        listMs: x.listMs,
+        calls: x.calls.counts,
+        temporalCalls,
+        kubeCalls: sum(x.calls.counts, 'kube:'),
+        reconciles: x.reconciles,
+        cpuSeconds: cpu(),
+      });
       resyncMs = x.ms;
       resyncTemporalCalls = temporalCalls;
     }
@@ -761,7 +823,10 @@ async function scale(kc: k8s.KubeConfig, kubeconfigPath: string, temporalAddress
 
 async function main(): Promise<void> {
   fs.mkdirSync(OUT_DIR, { recursive: true });
-  for (const [name, paused] of [['s00000', true], ['single-0', false]] as const) {
+  for (const [name, paused] of [
+    ['s00000', true],
+    ['single-0', false],
+  ] as const) {
     const v = validateUnderPolicy(vmdcSpec(name, versionOf(0), paused), SCALE_NS, POLICY);
     if (!v.success) throw new Error(`the benchmark's spec is invalid: ${JSON.stringify(v.issues)}`);
   }
@@ -841,7 +906,14 @@ async function main(): Promise<void> {
     const result = {
       benchmark: 'trigger',
       quick,
-      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryMB: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadavgBefore: loadBefore.map((x) => round(x, 2)), loadavgAfter: os.loadavg().map((x) => round(x, 2)) },
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model,
+        memoryMB: Math.round(os.totalmem() / 2 ** 20),
+        node: process.version,
+        loadavgBefore: loadBefore.map((x) => round(x, 2)),
+        loadavgAfter: os.loadavg().map((x) => round(x, 2)),
+      },
       /** The trigger measured: production defaults (RECONCILE_CONCURRENCY unset in both parts). */
       trigger: { kubeAgents: 'keep-alive (withKeepAliveAgent)', reconcileConcurrency: DEFAULT_CONCURRENCY },
       editToStart: edit,

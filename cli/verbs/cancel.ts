@@ -30,7 +30,8 @@ export async function cancel(cmd: CancelCommand, io: Io): Promise<number> {
   if (ended && ended !== 'Failed') throw new Refused(`the rollout has ended (${ended}): nothing to cancel`);
   const out = st.zonesOutOfRotation ?? [];
   io.print(`Cancelling rollout ${id} of VMDistributedCluster ${kube.namespace}/${cmd.name}`);
-  for (const l of prose(`(phase ${st.phase ?? '-'}${st.currentZone ? `, zone ${st.currentZone}` : ''}; out of reads now: ${out.join(', ') || 'none'}).`)) io.print(l);
+  for (const l of prose(`(phase ${st.phase ?? '-'}${st.currentZone ? `, zone ${st.currentZone}` : ''}; out of reads now: ${out.join(', ') || 'none'}).`))
+    io.print(l);
   for (const line of CLEANUP_RULES) io.print(line);
   if (!cmd.yes) {
     const answer = await io.confirm('Cancel this rollout? [y/N] ');

@@ -25,7 +25,10 @@ export async function pauseOrResume(cmd: PauseCommand, io: Io): Promise<number> 
   if (!workflow || (ended && ended !== 'Failed')) {
     io.print(paused ? 'no rollout is running: the next one starts paused' : 'no rollout is running: the next one starts right away');
   } else if (paused) {
-    for (const l of prose(`the trigger signals pause to ${workflow}: it stops at its next safe point (between steps), keeps every zone as it is, and reports Paused`)) io.print(l);
+    for (const l of prose(
+      `the trigger signals pause to ${workflow}: it stops at its next safe point (between steps), keeps every zone as it is, and reports Paused`,
+    ))
+      io.print(l);
   } else {
     for (const l of prose(`the trigger signals resume to ${workflow}: it goes on from where it stopped`)) io.print(l);
   }

@@ -74,7 +74,11 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   if (cmd.list) {
     const records = uid ? await listRouteRecords(objects.api, namespace, uid, timeout) : await listAllRouteRecords(objects.api, namespace, timeout);
     if (records.length === 0) {
-      io.print(uid ? `no route in namespace ${namespace} records a zone of ${who} out of reads` : `no route in namespace ${namespace} carries an out-of-rotation record`);
+      io.print(
+        uid
+          ? `no route in namespace ${namespace} records a zone of ${who} out of reads`
+          : `no route in namespace ${namespace} carries an out-of-rotation record`,
+      );
       return RELEASE_ZONE_EXIT.ok;
     }
     printList(io, records, namespace, !uid);
@@ -85,7 +89,9 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   const recorded = (await listRouteRecords(objects.api, namespace, uid!, timeout)).filter((r) => r.record.zone === zone);
   if (recorded.length === 0) throw new Refused(`nothing recorded out of reads for zone ${zone} of ${who} in namespace ${namespace}`);
   const vmclusters = [...new Set(recorded.map((r) => `${r.record.vmcluster.namespace}/${r.record.vmcluster.name}`))];
-  io.print(`warning: VMCluster ${vmclusters.join(', ')} of zone ${zone} was not checked (operational? write backlog drained?): its reads come back now, on your decision`);
+  io.print(
+    `warning: VMCluster ${vmclusters.join(', ')} of zone ${zone} was not checked (operational? write backlog drained?): its reads come back now, on your decision`,
+  );
   const restored = await restoreRecordedZone(objects, { namespace, uid: uid!, zone });
   for (const r of restored) {
     const label = routeObjectLabel(r.route, namespace);
@@ -94,7 +100,9 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
       continue;
     }
     const what = r.record.removed.map(describeRemoved);
-    io.print(`${label}: ${r.changed ? `put back ${what.length} entr${what.length === 1 ? 'y' : 'ies'}` : 'everything recorded was already there'}; record deleted`);
+    io.print(
+      `${label}: ${r.changed ? `put back ${what.length} entr${what.length === 1 ? 'y' : 'ies'}` : 'everything recorded was already there'}; record deleted`,
+    );
     for (const w of what) io.print(`  ${w}`);
   }
   io.print(`zone ${zone} of ${who} is back in read rotation on ${restored.filter((r) => r.record).length} route(s)`);
@@ -106,9 +114,12 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
 /** The Event a release is (docs/operations.md#events): only told, so one that cannot be created is a warning. */
 async function tellReleased(kc: KubeConfig, obj: InvolvedVmdc, zone: string, io: Io): Promise<void> {
   const createEvent = eventCreator(kc, { component: 'kubectl-vmdc', instance: os.userInfo().username }, REQUEST_TIMEOUT_MS);
-  await createEvent(obj, 'Normal', 'ZoneReleased', `zone ${zone} back in read rotation: released by a person (kubectl vmdc release-zone), its records removed`).catch((err: unknown) =>
-    io.print(`warning: could not create the ZoneReleased Event: ${err instanceof Error ? err.message : String(err)}`),
-  );
+  await createEvent(
+    obj,
+    'Normal',
+    'ZoneReleased',
+    `zone ${zone} back in read rotation: released by a person (kubectl vmdc release-zone), its records removed`,
+  ).catch((err: unknown) => io.print(`warning: could not create the ZoneReleased Event: ${err instanceof Error ? err.message : String(err)}`));
 }
 
 /**

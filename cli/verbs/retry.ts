@@ -16,7 +16,9 @@ export async function retry(cmd: RetryCommand, io: Io): Promise<number> {
   if (st.phase !== 'Failed') throw new Refused(`nothing to retry: the rollout is ${st.phase ?? 'without a status'}, not Failed`);
   // The signal also lifts a pause, which the spec would still ask for: the trigger keeps the two in step.
   if ((obj.spec as { paused?: unknown } | undefined)?.paused === true) {
-    throw new Refused(`spec.paused is true: run \`kubectl vmdc resume ${cmd.name}\`, which lifts the pause; the resume signal the trigger then sends retries the failed zone too`);
+    throw new Refused(
+      `spec.paused is true: run \`kubectl vmdc resume ${cmd.name}\`, which lifts the pause; the resume signal the trigger then sends retries the failed zone too`,
+    );
   }
   const id = st.workflow?.id;
   if (!id) throw new Refused('status.workflow names no workflow to signal');

@@ -27,7 +27,13 @@ export async function requireTemporal(flags: TemporalFlags, env: NodeJS.ProcessE
 }
 
 /** `act` on the running workflow `id` (a verb's request); one that has ended is refused: nothing to `what`. */
-export async function onRunningWorkflow(flags: TemporalFlags, env: NodeJS.ProcessEnv, id: string, what: string, act: (t: Temporal) => Promise<void>): Promise<void> {
+export async function onRunningWorkflow(
+  flags: TemporalFlags,
+  env: NodeJS.ProcessEnv,
+  id: string,
+  what: string,
+  act: (t: Temporal) => Promise<void>,
+): Promise<void> {
   const t = await requireTemporal(flags, env);
   try {
     await act(t);

@@ -92,7 +92,8 @@ afterAll(async () => {
 /** The built bundle, as `kubectl vmdc` runs it (kubectl execs `kubectl-vmdc` with the same arguments). */
 const vmdc = (args: string[], timeoutMs = 60_000): Promise<CommandResult> => runCommand(process.execPath, [BUNDLE, ...args], { env, timeoutMs });
 
-const status = async (): Promise<VMDistributedClusterStatus> => ((await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
+const status = async (): Promise<VMDistributedClusterStatus> =>
+  ((await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
 const generation = async (): Promise<number> => (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).metadata.generation!;
 
 function keep(name: string, text: string): void {
@@ -110,7 +111,9 @@ async function statusesAround(from: number, to: number): Promise<VmdcSnapshot[]>
 /** Each zone as the plugin showed it was, at some moment of the run, what the status said. */
 function expectSeen(zones: Array<{ name: string; phase: string; outOfReads: boolean }>, seen: VmdcSnapshot[]): void {
   for (const z of zones) {
-    const match = seen.some((s) => s.status.zones?.find((x) => x.name === z.name)?.phase === z.phase && (s.status.zonesOutOfRotation ?? []).includes(z.name) === z.outOfReads);
+    const match = seen.some(
+      (s) => s.status.zones?.find((x) => x.name === z.name)?.phase === z.phase && (s.status.zonesOutOfRotation ?? []).includes(z.name) === z.outOfReads,
+    );
     expect({ zone: z, seenInStatus: match }).toEqual({ zone: z, seenInStatus: true });
   }
 }
@@ -131,7 +134,11 @@ describe('kubectl vmdc against a real rollout', () => {
   it('get, mid-rollout: -o json and the text view show the real phase, step and out-of-reads (bundle)', async () => {
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
     // In the queue wait of the first zone: out of reads, the backlog shown.
-    await waitFor(async () => (await status()).zones?.some((z) => z.phase === 'WaitingForQueue'), { timeoutMs: 120_000, intervalMs: 100, description: 'a zone in its queue wait' });
+    await waitFor(async () => (await status()).zones?.some((z) => z.phase === 'WaitingForQueue'), {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+      description: 'a zone in its queue wait',
+    });
 
     const t0 = Date.now();
     const json = await vmdc(['get', VMDC, '-o', 'json']);
@@ -174,7 +181,17 @@ describe('kubectl vmdc against a real rollout', () => {
     const header = lines.slice(0, lines.indexOf(''));
     // The labels in their order (a long message or the Web UI URL takes more lines).
     expect(header.filter((l) => /^[A-Z][A-Za-z ]*:/.test(l)).map((l) => l.slice(0, l.indexOf(':')))).toEqual([
-      'Name', 'Namespace', 'Phase', 'Message', 'Zone', 'Version', 'Generation', 'Out of reads', 'Workflow', 'Web UI', 'Source',
+      'Name',
+      'Namespace',
+      'Phase',
+      'Message',
+      'Zone',
+      'Version',
+      'Generation',
+      'Out of reads',
+      'Workflow',
+      'Web UI',
+      'Source',
     ]);
     expect(header).toEqual(
       expect.arrayContaining([
@@ -210,7 +227,10 @@ describe('kubectl vmdc against a real rollout', () => {
   it('status --timeout: exit 2 when the rollout has not ended in time', async () => {
     const r = await vmdc(['status', VMDC, '--timeout', '1s']);
     keep('status-timeout.txt', `${r.stdout}${r.stderr}exit ${r.code}\n`);
-    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/^timed out after 1s: the rollout has not ended \(Progressing · zone/) });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(/^timed out after 1s: the rollout has not ended \(Progressing · zone/),
+    });
     expect(r.stdout).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ Progressing · zone [1-3]\/3 az-[abc] \w+ · out of reads: /);
   });
 
@@ -242,13 +262,24 @@ describe('kubectl vmdc against a real rollout', () => {
     keep('status-succeeded.txt', r.stdout);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines.slice(-2)).toEqual([expect.stringMatching(/Z Succeeded · out of reads: none$/), `Succeeded: all zones at ${V2} (3 upgraded, 0 already up to date)`]);
+    expect(lines.slice(-2)).toEqual([
+      expect.stringMatching(/Z Succeeded · out of reads: none$/),
+      `Succeeded: all zones at ${V2} (3 upgraded, 0 already up to date)`,
+    ]);
     expect((await status()).phase).toBe('Succeeded');
 
     const view = await vmdc(['get', VMDC]);
     keep('get-succeeded.txt', view.stdout);
     const shown = normalize(view.stdout).split('\n');
-    expect(shown).toEqual(expect.arrayContaining(['Phase:        ✔ Succeeded', 'Zone:         3/3 done', `Version:      ${V1} → ${V2}`, 'Out of reads: none', 'Source:       the status only: the rollout has ended; its status is final']));
+    expect(shown).toEqual(
+      expect.arrayContaining([
+        'Phase:        ✔ Succeeded',
+        'Zone:         3/3 done',
+        `Version:      ${V1} → ${V2}`,
+        'Out of reads: none',
+        'Source:       the status only: the rollout has ended; its status is final',
+      ]),
+    );
     for (const z of ['a', 'b', 'c']) expect(shown).toContainEqual(expect.stringMatching(new RegExp(`^az-${z} +✔ Done +- +- +in +vm-az-${z} +\\d+$`)));
   });
 
@@ -263,7 +294,12 @@ describe('kubectl vmdc against a real rollout', () => {
       expect.stringMatching(new RegExp(`^2 +${V2} +Succeeded +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ +\\d+(s|m\\d\\ds) +${uid}$`)),
       expect.stringMatching(new RegExp(`^1 +${V1} +Succeeded +.* ${uid}$`)),
     ]);
-    const json = JSON.parse((await vmdc(['history', VMDC, '-o', 'json'])).stdout) as Array<{ generation: number; clusterVersion: string; result: string; executionStatus: string }>;
+    const json = JSON.parse((await vmdc(['history', VMDC, '-o', 'json'])).stdout) as Array<{
+      generation: number;
+      clusterVersion: string;
+      result: string;
+      executionStatus: string;
+    }>;
     expect(json.map((h) => [h.generation, h.clusterVersion, h.result, h.executionStatus])).toEqual([
       [2, V2, 'Succeeded', 'COMPLETED'],
       [1, V1, 'Succeeded', 'COMPLETED'],
@@ -273,11 +309,14 @@ describe('kubectl vmdc against a real rollout', () => {
   it('cancel: refused without a terminal to confirm on; --yes cancels the running rollout (Cancelled, status exit 1)', async () => {
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
     const g = await generation();
-    await waitFor(async () => (await status()).zones?.some((z) => z.phase !== 'Pending' && z.phase !== 'Done') && (await status()).workflow?.id.includes(`/g${g}-`), {
-      timeoutMs: 120_000,
-      intervalMs: 100,
-      description: `generation ${g}'s rollout to work on a zone`,
-    });
+    await waitFor(
+      async () => (await status()).zones?.some((z) => z.phase !== 'Pending' && z.phase !== 'Done') && (await status()).workflow?.id.includes(`/g${g}-`),
+      {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        description: `generation ${g}'s rollout to work on a zone`,
+      },
+    );
 
     const asked = await vmdc(['cancel', VMDC]);
     expect(asked.code).toBe(1);
@@ -302,11 +341,17 @@ describe('kubectl vmdc against a real rollout', () => {
 
   it('release-zone --list, from the bundle and from the checkout (npx tsx cli/main.ts)', async () => {
     const fromBundle = await vmdc(['release-zone', '-n', NS, '--vmdc', VMDC, '--list']);
-    const tsx = await runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'cli', 'main.ts'), 'release-zone', '--namespace', NS, '--list'], { env, timeoutMs: 120_000 });
+    const tsx = await runCommand(
+      path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
+      [path.join(REPO_ROOT, 'cli', 'main.ts'), 'release-zone', '--namespace', NS, '--list'],
+      { env, timeoutMs: 120_000 },
+    );
     for (const r of [fromBundle, tsx]) expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     const out = (await status()).zonesOutOfRotation ?? [];
     if (out.length === 0) {
-      expect(fromBundle.stdout).toMatch(new RegExp(`^no route in namespace ${NS} records a zone of VMDistributedCluster ${NS}/${VMDC} \\(uid ${stack.vmdc.metadata.uid}\\) out of reads\\n$`));
+      expect(fromBundle.stdout).toMatch(
+        new RegExp(`^no route in namespace ${NS} records a zone of VMDistributedCluster ${NS}/${VMDC} \\(uid ${stack.vmdc.metadata.uid}\\) out of reads\\n$`),
+      );
       expect(tsx.stdout).toBe(`no route in namespace ${NS} carries an out-of-rotation record\n`);
     } else {
       expect(fromBundle.stdout).toMatch(/^ZONE +ROUTE +VMCLUSTER +SINCE +GENERATION +WORKFLOW\n/);
@@ -321,7 +366,10 @@ describe('kubectl vmdc against a real rollout', () => {
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } });
     const g = await generation();
     const early = await vmdc(['retry', VMDC]);
-    expect({ code: early.code, stderr: early.stderr }).toEqual({ code: 1, stderr: expect.stringMatching(/^error: nothing to retry: the rollout is \w+, not Failed\n$/) });
+    expect({ code: early.code, stderr: early.stderr }).toEqual({
+      code: 1,
+      stderr: expect.stringMatching(/^error: nothing to retry: the rollout is \w+, not Failed\n$/),
+    });
     const failed = await waitVmdcPhase(kc, NS, VMDC, g, ['Failed'], { timeoutMs: 180_000, fresh: true });
     expect({ out: failed.zonesOutOfRotation, b: failed.zones?.find((z) => z.name === 'az-b')?.phase }).toEqual({ out: ['az-b'], b: 'Failed' });
     const view = await vmdc(['get', VMDC]);

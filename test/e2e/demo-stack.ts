@@ -22,7 +22,18 @@ import type { SimEvent } from '../infra/simulator/simulator';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { loadConfig } from '../../worker/config';
 import { startWorker, type RunningWorker } from '../../worker/main';
-import { createObjects, DEMO_MANIFESTS_DIR, READ_PATH, installCrdFiles, loadManifests, REPO_ROOT, STALE_AFTER_MS, startTraffic, writeUrlVar, type Traffic } from './support';
+import {
+  createObjects,
+  DEMO_MANIFESTS_DIR,
+  READ_PATH,
+  installCrdFiles,
+  loadManifests,
+  REPO_ROOT,
+  STALE_AFTER_MS,
+  startTraffic,
+  writeUrlVar,
+  type Traffic,
+} from './support';
 
 export const DEMO_NAMESPACE = 'default';
 export const DEMO_VMDC = 'demo';
@@ -101,17 +112,26 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
     configPropagationDelayMs: DEMO_CONFIG_PROPAGATION_DELAY_MS,
   });
   for (const c of DEMO_CLUSTERS) {
-    say(`zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid}); vmselect front ${vm.vmselects[c]!.url} = pod ${vm.vmselects[c]!.podIP}:8481 (EndpointSlice vmselect-${c})`);
+    say(
+      `zone ${c}: VictoriaMetrics at ${vm.zones[c]!.url} (pid ${vm.zones[c]!.pid}); vmselect front ${vm.vmselects[c]!.url} = pod ${vm.vmselects[c]!.podIP}:8481 (EndpointSlice vmselect-${c})`,
+    );
   }
   say(`vmagent at ${vm.vmagent.url} (pid ${vm.vmagent.pid}); EndpointSlice vmagent-vm-global → ${vm.vmagentEndpointIP}:${vm.vmagent.port}`);
-  say(`  pod addresses (TEST-NET-2, never routed) are mapped to 127.0.0.1 by the worker's fetch (test/infra/harness/pod-network.ts), because kube-apiserver refuses loopback addresses in EndpointSlices`);
+  say(
+    `  pod addresses (TEST-NET-2, never routed) are mapped to 127.0.0.1 by the worker's fetch (test/infra/harness/pod-network.ts), because kube-apiserver refuses loopback addresses in EndpointSlices`,
+  );
   for (const p of vm.vmauthPods) {
-    say(`vmauth pod ${p.name}: vmauth ${p.vmauth.url} (pid ${p.vmauth.pid}) = ${p.podIP}:8427, config-reloader ${p.podIP}:8435; gets each config Secret ${p.propagationDelayMs / 1000} s late (kubelet's Secret volume delay)`);
+    say(
+      `vmauth pod ${p.name}: vmauth ${p.vmauth.url} (pid ${p.vmauth.pid}) = ${p.podIP}:8427, config-reloader ${p.podIP}:8435; gets each config Secret ${p.propagationDelayMs / 1000} s late (kubelet's Secret volume delay)`,
+    );
   }
   say(`zone simulator (plays the VM operator v0.74.1: config Secret vmauth-config-vm-global, statuses right after the Secret write) running`);
   vm.simulator.on('sim', (e: SimEvent) => {
     if (e.type === 'config') say(`  [zone simulator] config Secret written (hash ${e.record.hash}): reads go to ${JSON.stringify(e.record.routes)}`);
-    else if (e.type === 'served') say(`  [zone simulator] vmauth pod ${e.record.pod} now serves config ${e.record.hash} (${((e.record.at - e.record.seenAt) / 1000).toFixed(1)} s after the Secret changed)`);
+    else if (e.type === 'served')
+      say(
+        `  [zone simulator] vmauth pod ${e.record.pod} now serves config ${e.record.hash} (${((e.record.at - e.record.seenAt) / 1000).toFixed(1)} s after the Secret changed)`,
+      );
     else if (e.type === 'reconcile-error') say(`  [zone simulator] operator reconcile of ${e.record.kind} ${e.record.name} failed: ${e.record.error}`);
     else if (e.type === 'restart-start') say(`  [zone simulator] restarting zone process ${e.record.zone} (VMCluster generation ${e.record.generation})`);
     else if (e.type === 'restart-done') say(`  [zone simulator] zone process ${e.record.zone} back up${e.record.error ? `: ERROR ${e.record.error}` : ''}`);
@@ -122,16 +142,32 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
   for (const c of DEMO_CLUSTERS) vars[writeUrlVar(c)] = vm.remoteWriteURLs[c]!;
   const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
   fs.writeFileSync(path.join(demoDir, 'applied.json'), JSON.stringify(manifests, null, 2));
-  await createObjects(kube.kubeConfig, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
-  say(`applied ${manifests.filter((o) => o.kind !== 'VMDistributedCluster').map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`);
+  await createObjects(
+    kube.kubeConfig,
+    manifests.filter((o) => o.kind !== 'VMDistributedCluster'),
+  );
+  say(
+    `applied ${manifests
+      .filter((o) => o.kind !== 'VMDistributedCluster')
+      .map((o) => `${o.kind}/${o.metadata.name}`)
+      .join(', ')}`,
+  );
   await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === DEMO_CLUSTERS.length && vm.simulator.allPodsServeCurrent(), {
     timeoutMs: 30_000 + DEMO_CONFIG_PROPAGATION_DELAY_MS,
     description: 'every vmauth pod to route reads to every zone',
   });
 
-  const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, series: 'vmrollout_demo_heartbeat', staleAfterMs: STALE_AFTER_MS });
+  const traffic = startTraffic({
+    vmagentURL: vm.vmagent.url,
+    vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url),
+    bearerTokens: DEMO_TOKENS,
+    series: 'vmrollout_demo_heartbeat',
+    staleAfterMs: STALE_AFTER_MS,
+  });
   await traffic.waitHealthy();
-  say(`writer → vmagent (every 200 ms) and readers → the vmauth pods in turn (GET ${READ_PATH}, anonymous + 3 VMUser tokens) running; reads are fresh (a read is stale when its newest sample is older than ${STALE_AFTER_MS / 1000} s)`);
+  say(
+    `writer → vmagent (every 200 ms) and readers → the vmauth pods in turn (GET ${READ_PATH}, anonymous + 3 VMUser tokens) running; reads are fresh (a read is stale when its newest sample is older than ${STALE_AFTER_MS / 1000} s)`,
+  );
 
   const common = {
     TEMPORAL_ADDRESS: temporal.address,
@@ -152,9 +188,17 @@ export async function startDemoStack(demoDir: string, opts: DemoStackOptions = {
   });
   const worker = await startWorker(workerConfig, { fetch: podNetworkFetch });
   const workerMetricsUrl = `${worker.server.url}/metrics`;
-  say(`worker: in this process (worker/main.ts startWorker, activities scrape vmagent, the vmauth pods and vmselects through the pod network registry → 127.0.0.1), metrics ${workerMetricsUrl}`);
+  say(
+    `worker: in this process (worker/main.ts startWorker, activities scrape vmagent, the vmauth pods and vmselects through the pod network registry → 127.0.0.1), metrics ${workerMetricsUrl}`,
+  );
   const triggerPort = await freePort();
-  const trigger = await tsxChild('trigger', 'trigger/main.ts', { ...common, METRICS_PORT: String(triggerPort), WATCH_NAMESPACES: DEMO_NAMESPACE }, `http://127.0.0.1:${triggerPort}/healthz`, logDir);
+  const trigger = await tsxChild(
+    'trigger',
+    'trigger/main.ts',
+    { ...common, METRICS_PORT: String(triggerPort), WATCH_NAMESPACES: DEMO_NAMESPACE },
+    `http://127.0.0.1:${triggerPort}/healthz`,
+    logDir,
+  );
   say(`trigger: tsx trigger/main.ts (pid ${trigger.pid}), metrics http://127.0.0.1:${triggerPort}/metrics, log ${trigger.logPath}`);
 
   let stopped = false;

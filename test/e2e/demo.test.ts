@@ -99,7 +99,8 @@ it('make demo runs a rollout to Succeeded, zone by zone, and cleans up', async (
   expect(out).toMatch(/workflow id: vmdc\/default\/demo\/g2-/);
   expect(out).toMatch(/signal .* --name pause/);
   expect(out).toMatch(/workflow cancel /);
-  for (const verb of ['pause', 'resume', 'cancel']) expect(out).toMatch(new RegExp(`^  ${verb}: +(\\S+kubectl-vmdc\\.cjs|npx tsx cli/main\\.ts) ${verb} demo$`, 'm'));
+  for (const verb of ['pause', 'resume', 'cancel'])
+    expect(out).toMatch(new RegExp(`^  ${verb}: +(\\S+kubectl-vmdc\\.cjs|npx tsx cli/main\\.ts) ${verb} demo$`, 'm'));
 
   // Zone by zone, as the plugin's views showed it: the rollout of generation 2 (the version bump).
   const views = shownViews(out).filter((v) => /^vmdc\/default\/demo\/g2-/.test(v.workflow ?? ''));
@@ -112,7 +113,11 @@ it('make demo runs a rollout to Succeeded, zone by zone, and cleans up', async (
     const busy = v.zones.findIndex((z) => !['Pending', 'Done', 'Skipped'].includes(z.phase));
     if (busy < 0) continue;
     // Before the zone in flight every zone is done, after it none has started.
-    expect({ view: v, before: v.zones.slice(0, busy).every((z) => z.phase === 'Done'), after: v.zones.slice(busy + 1).every((z) => z.phase === 'Pending') }).toEqual({ view: v, before: true, after: true });
+    expect({
+      view: v,
+      before: v.zones.slice(0, busy).every((z) => z.phase === 'Done'),
+      after: v.zones.slice(busy + 1).every((z) => z.phase === 'Pending'),
+    }).toEqual({ view: v, before: true, after: true });
     if (inFlight.at(-1) !== v.zones[busy]!.name) inFlight.push(v.zones[busy]!.name);
   }
   expect(inFlight).toEqual(ZONES);

@@ -24,7 +24,20 @@ import { freePort } from '../infra/harness/ports';
 import { harnessTempDir, httpGet, httpReady } from '../infra/harness/processes';
 import { toolVersions } from '../infra/harness/tools';
 import type { VmEnvironment } from '../infra/simulator/environment';
-import { CHART_RELEASE_NAMESPACE, DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, REPO_ROOT, startE2EStack, waitVmdcPhase, type ControlBed, type E2EStack, V1, V2 } from './support';
+import {
+  CHART_RELEASE_NAMESPACE,
+  DEMO_CLUSTERS,
+  DEMO_TOKENS,
+  getObject,
+  mergePatch,
+  REPO_ROOT,
+  startE2EStack,
+  waitVmdcPhase,
+  type ControlBed,
+  type E2EStack,
+  V1,
+  V2,
+} from './support';
 
 jest.setTimeout(10 * 60_000);
 
@@ -140,7 +153,12 @@ afterAll(async () => {
   await stack?.stop();
   if (!containers.worker || !containers.trigger) return;
   const c = (x: Container) => ({ createMs: x.runAt - x.createdAt, readyMs: x.readyAt - x.runAt });
-  const report = { image: { ...image, archiveMiB: Math.round((image.archiveBytes / 2 ** 20) * 10) / 10 }, worker: c(containers.worker), trigger: c(containers.trigger), exitCodes };
+  const report = {
+    image: { ...image, archiveMiB: Math.round((image.archiveBytes / 2 ** 20) * 10) / 10 },
+    worker: c(containers.worker),
+    trigger: c(containers.trigger),
+    exitCodes,
+  };
   fs.mkdirSync(path.join(REPO_ROOT, '.tmp', 'bench'), { recursive: true });
   fs.writeFileSync(path.join(REPO_ROOT, '.tmp', 'bench', 'image.json'), `${JSON.stringify(report, null, 2)}\n`);
 }, 120_000);
@@ -161,7 +179,12 @@ it('runs the worker and the trigger from the image as user 1000, without capabil
     const pid = containers[name]?.nodePid();
     expect({ name, pid: typeof pid }).toEqual({ name, pid: 'number' });
     const view = processView(pid!);
-    expect({ name, uid: view.uid, capEff: view.capEff, readOnlyRoot: view.rootOptions.includes('ro') }).toEqual({ name, uid: String(IMAGE_UID), capEff: '0000000000000000', readOnlyRoot: true });
+    expect({ name, uid: view.uid, capEff: view.capEff, readOnlyRoot: view.rootOptions.includes('ro') }).toEqual({
+      name,
+      uid: String(IMAGE_UID),
+      capEff: '0000000000000000',
+      readOnlyRoot: true,
+    });
     // The image's Node (the host path of the container's /usr/local/bin/node), not the host's.
     expect(fs.readlinkSync(`/proc/${pid}/exe`)).toMatch(/\/rootfs\/usr\/local\/bin\/node$/);
   }
@@ -177,12 +200,18 @@ it('rolls every zone out through the worker and the trigger in the image', async
   const t0 = Date.now();
   await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
   const final = await waitVmdcPhase(kc, NS, VMDC, 2, ['Succeeded', 'Failed'], {
-    diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}\n--- worker ---\n${containers.worker?.process.logTail(30)}\n--- trigger ---\n${containers.trigger?.process.logTail(30)}`,
+    diagnostics: () =>
+      `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}\n--- worker ---\n${containers.worker?.process.logTail(30)}\n--- trigger ---\n${containers.trigger?.process.logTail(30)}`,
   });
   expect(final.phase).toBe('Succeeded');
   expect(final.zones?.map((z) => z.phase)).toEqual(DEMO_CLUSTERS.map(() => 'Done'));
   for (const c of DEMO_CLUSTERS) expect((await getObject(kc, 'VMCluster', NS, c)).spec?.clusterVersion).toBe(V2);
-  expect(vm.simulator.restarts.slice(restartsBefore).map((r) => r.zone).sort()).toEqual(DEMO_CLUSTERS);
+  expect(
+    vm.simulator.restarts
+      .slice(restartsBefore)
+      .map((r) => r.zone)
+      .sort(),
+  ).toEqual(DEMO_CLUSTERS);
   // The guarantee the rollout exists for holds with the image too: no read failed meanwhile.
   expect(stack.traffic.failed(t0)).toEqual([]);
 });

@@ -80,12 +80,22 @@ afterAll(async () => {
 // ---- the objects -------------------------------------------------------------------------------
 
 /** A VMCluster/vmselect targetRef to these zones (crd.name/namespace empty: the CRD requires both keys). */
-const vmselects = (zones: string[]) => ({ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: zones.map((name) => ({ name, namespace: NS })) } });
+const vmselects = (zones: string[]) => ({
+  crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: zones.map((name) => ({ name, namespace: NS })) },
+});
 const clusterSpec = (extra: Record<string, unknown> = {}) => ({ retentionPeriod: '1', vmselect: { replicaCount: 1 }, ...extra });
 /** Zone-affine readers: each reads from its zone and the other one (a route never runs empty). */
-const userSpec = (i: number, extra: Record<string, unknown> = {}) => ({ bearerToken: TOKENS[i], targetRefs: [vmselects([ZONES[i]!, ZONES[1 - i]!])], ...extra });
+const userSpec = (i: number, extra: Record<string, unknown> = {}) => ({
+  bearerToken: TOKENS[i],
+  targetRefs: [vmselects([ZONES[i]!, ZONES[1 - i]!])],
+  ...extra,
+});
 const agentSpec = (extra: Record<string, unknown> = {}) => ({ replicaCount: 1, remoteWrite: ZONES.map((z) => ({ url: cp.vm.remoteWriteURLs[z] })), ...extra });
-const authSpec = (extra: Record<string, unknown> = {}) => ({ selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselects(ZONES), paths: PATHS }] }, ...extra });
+const authSpec = (extra: Record<string, unknown> = {}) => ({
+  selectAllByDefault: true,
+  unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselects(ZONES), paths: PATHS }] },
+  ...extra,
+});
 
 type Managed = { name: string; spec?: Record<string, unknown>; overrideSpec?: Record<string, unknown>; adopt?: boolean };
 interface Shape {
@@ -130,7 +140,10 @@ async function setSpec(name: string, spec: Record<string, unknown>): Promise<num
 }
 
 const phaseOf = (name: string, generation: number, phases: string[]) =>
-  waitVmdcPhase(kc, NS, name, generation, phases, { timeoutMs: 4 * 60_000, diagnostics: () => `simulator errors: ${cp.vm.simulator.errors.slice(-5).join('\n')}` });
+  waitVmdcPhase(kc, NS, name, generation, phases, {
+    timeoutMs: 4 * 60_000,
+    diagnostics: () => `simulator errors: ${cp.vm.simulator.errors.slice(-5).join('\n')}`,
+  });
 
 /** Waits for the rollout of `generation` to end and expects Succeeded (the message shows when it is not). */
 async function succeeded(name: string, generation: number): Promise<VMDistributedClusterStatus> {
@@ -140,11 +153,17 @@ async function succeeded(name: string, generation: number): Promise<VMDistribute
   return st;
 }
 
-const ownerUids = (o: KubeObject) => ((o.metadata as { ownerReferences?: Array<{ uid: string; controller?: boolean }> }).ownerReferences ?? []).map((r) => `${r.uid}${r.controller ? '/controller' : ''}`);
+const ownerUids = (o: KubeObject) =>
+  ((o.metadata as { ownerReferences?: Array<{ uid: string; controller?: boolean }> }).ownerReferences ?? []).map(
+    (r) => `${r.uid}${r.controller ? '/controller' : ''}`,
+  );
 
 async function deleteAndWaitGone(name: string): Promise<void> {
   await api().deleteNamespacedCustomObject({ ...resourceOf('VMDistributedCluster'), namespace: NS, name });
-  await waitFor(async () => (await find('VMDistributedCluster', name)) === undefined, { timeoutMs: 60_000, description: `VMDistributedCluster ${name} to be gone` });
+  await waitFor(async () => (await find('VMDistributedCluster', name)) === undefined, {
+    timeoutMs: 60_000,
+    description: `VMDistributedCluster ${name} to be gone`,
+  });
 }
 
 /** Every VM operator object of the namespace, `Kind/name`. */
@@ -190,12 +209,17 @@ function watchLifecycle() {
     for (const kind of ['VMCluster', 'VMUser', 'VMAgent', 'VMAuth']) {
       const r = resourceOf(kind);
       aborts.push(
-        await watch.watch(`/apis/${r.group}/${r.version}/namespaces/${NS}/${r.plural}`, {}, (type, o: KubeObject) => {
-          const key = `${kind}/${o.metadata.name}`;
-          const rv = Number(o.metadata.resourceVersion);
-          if (type === 'ADDED' && !created.has(key)) created.set(key, rv);
-          if ((o.status as { updateStatus?: string } | undefined)?.updateStatus === 'operational' && !operational.has(key)) operational.set(key, rv);
-        }, () => {}),
+        await watch.watch(
+          `/apis/${r.group}/${r.version}/namespaces/${NS}/${r.plural}`,
+          {},
+          (type, o: KubeObject) => {
+            const key = `${kind}/${o.metadata.name}`;
+            const rv = Number(o.metadata.resourceVersion);
+            if (type === 'ADDED' && !created.has(key)) created.set(key, rv);
+            if ((o.status as { updateStatus?: string } | undefined)?.updateStatus === 'operational' && !operational.has(key)) operational.set(key, rv);
+          },
+          () => {},
+        ),
       );
     }
   };
@@ -205,10 +229,20 @@ function watchLifecycle() {
 // ---- 1. greenfield ----------------------------------------------------------------------------
 
 const OWN = 'greenfield';
-const fullShape = (clusterVersion: string, extra: Record<string, unknown> = {}, agentExtra: Record<string, unknown> = { extraArgs: { 'promscrape.suppressDuplicateScrapeTargetErrors': 'true' } }): Shape => ({
+const fullShape = (
+  clusterVersion: string,
+  extra: Record<string, unknown> = {},
+  agentExtra: Record<string, unknown> = { extraArgs: { 'promscrape.suppressDuplicateScrapeTargetErrors': 'true' } },
+): Shape => ({
   clusterVersion,
-  clusters: [{ name: ZONES[0]!, spec: clusterSpec() }, { name: ZONES[1]!, spec: clusterSpec() }],
-  users: [{ name: 'reads-az-a', spec: userSpec(0) }, { name: 'reads-az-b', spec: userSpec(1) }],
+  clusters: [
+    { name: ZONES[0]!, spec: clusterSpec() },
+    { name: ZONES[1]!, spec: clusterSpec() },
+  ],
+  users: [
+    { name: 'reads-az-a', spec: userSpec(0) },
+    { name: 'reads-az-b', spec: userSpec(1) },
+  ],
   vmagent: { name: 'vm-global', spec: agentSpec(agentExtra) },
   vmauth: { name: 'vm-global', spec: authSpec() },
   extra,
@@ -225,11 +259,19 @@ describe('greenfield: full specs on an empty namespace', () => {
       expect(await setSpec(OWN, vmdcSpec(fullShape(V1)))).toBe(1);
       const st = await succeeded(OWN, 1);
       expect(st.zones?.map((z) => z.phase)).toEqual(['Skipped', 'Skipped']);
-      const [agent, clusters, users, auth] = [['VMAgent/vm-global'], ZONES.map((z) => `VMCluster/${z}`), ['VMUser/reads-az-a', 'VMUser/reads-az-b'], ['VMAuth/vm-global']];
+      const [agent, clusters, users, auth] = [
+        ['VMAgent/vm-global'],
+        ZONES.map((z) => `VMCluster/${z}`),
+        ['VMUser/reads-az-a', 'VMUser/reads-az-b'],
+        ['VMAuth/vm-global'],
+      ];
       const createdAt = (k: string) => life.created.get(k) ?? Infinity;
       const operationalAt = (k: string) => life.operational.get(k) ?? Infinity;
       // VMClusters after the VMAgent is operational; the VMAuth after every VMCluster is; the VMUsers after the VMAuth.
-      await waitFor(() => [...agent, ...clusters, ...users, ...auth].every((k) => life.created.has(k) && life.operational.has(k)), { timeoutMs: 10_000, description: 'the watches to see every object created and operational' });
+      await waitFor(() => [...agent, ...clusters, ...users, ...auth].every((k) => life.created.has(k) && life.operational.has(k)), {
+        timeoutMs: 10_000,
+        description: 'the watches to see every object created and operational',
+      });
       for (const c of clusters) expect(createdAt(c)).toBeGreaterThan(operationalAt(agent[0]!));
       expect(createdAt(auth[0]!)).toBeGreaterThan(Math.max(...clusters.map(operationalAt)));
       for (const u of users) expect(createdAt(u)).toBeGreaterThan(operationalAt(auth[0]!));
@@ -247,7 +289,12 @@ describe('greenfield: full specs on an empty namespace', () => {
   });
 
   it('a version bump under read load: zone by zone, no failed and no stale read', async () => {
-    const traffic = startTraffic({ vmagentURL: cp.vm.vmagent.url, vmauthURL: cp.vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: TOKENS, staleAfterMs: STALE_AFTER_MS });
+    const traffic = startTraffic({
+      vmagentURL: cp.vm.vmagent.url,
+      vmauthURL: cp.vm.vmauthPods.map((p) => p.vmauth.url),
+      bearerTokens: TOKENS,
+      staleAfterMs: STALE_AFTER_MS,
+    });
     try {
       await traffic.waitHealthy();
       const t0 = Date.now();
@@ -270,7 +317,12 @@ describe('greenfield: full specs on an empty namespace', () => {
     const evil = vmdcSpec(fullShape('v0.0.1-evil', {}, { image: { repository: 'evil/agent' } }));
     const forgeries: Array<{ what: string; workflowId: string; input: RolloutInput; reason: RegExp }> = [
       // the id the trigger gives this generation (its workflow has closed: the id is free again)
-      { what: 'another spec', workflowId: workflowIdFor(object), input: { object, spec: normalizedSpec(evil), previousWorkflowIds: [] }, reason: /the spec differs/ },
+      {
+        what: 'another spec',
+        workflowId: workflowIdFor(object),
+        input: { object, spec: normalizedSpec(evil), previousWorkflowIds: [] },
+        reason: /the spec differs/,
+      },
       {
         what: 'another namespace',
         workflowId: workflowIdFor({ ...object, namespace: 'kube-system' }),
@@ -283,11 +335,19 @@ describe('greenfield: full specs on an empty namespace', () => {
         input: { object, spec: normalizedSpec(live.spec), previousWorkflowIds: [workflowIdFor({ ...object, name: 'someone-else' })] },
         reason: /is not a rollout of default\/greenfield/,
       },
-      { what: 'an id of its own choosing', workflowId: 'my-rollout', input: { object, spec: normalizedSpec(live.spec), previousWorkflowIds: [] }, reason: /is not the id of default\/greenfield/ },
+      {
+        what: 'an id of its own choosing',
+        workflowId: 'my-rollout',
+        input: { object, spec: normalizedSpec(live.spec), previousWorkflowIds: [] },
+        reason: /is not the id of default\/greenfield/,
+      },
     ];
     for (const f of forgeries) {
       const h = await cp.client.workflow.start(WORKFLOW_TYPE, { taskQueue: TASK_QUEUE, workflowId: f.workflowId, args: [f.input] });
-      const err = await h.result().then(() => undefined, (e: unknown) => e);
+      const err = await h.result().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
       expect([f.what, cause instanceof ApplicationFailure ? cause.type : String(err)]).toEqual([f.what, FailureType.InputRefused]);
       expect([f.what, (cause as ApplicationFailure).message]).toEqual([f.what, expect.stringMatching(f.reason)]);
@@ -338,8 +398,22 @@ describe('greenfield: full specs on an empty namespace', () => {
     await deleteAndWaitGone(OWN);
     // The garbage collector had its chance: an owned object it deletes is gone within milliseconds.
     const canary = 'gc-canary';
-    await createObjects(kc, [{ apiVersion: 'operator.victoriametrics.com/v1beta1', kind: 'VMCluster', metadata: { name: canary, namespace: NS, ownerReferences: [{ apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', name: OWN, uid }] } as KubeObject['metadata'], spec: {} }]);
-    await waitFor(async () => (await find('VMCluster', canary)) === undefined, { timeoutMs: 60_000, description: 'the garbage collector to delete an object owned by the deleted VMDistributedCluster' });
+    await createObjects(kc, [
+      {
+        apiVersion: 'operator.victoriametrics.com/v1beta1',
+        kind: 'VMCluster',
+        metadata: {
+          name: canary,
+          namespace: NS,
+          ownerReferences: [{ apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', name: OWN, uid }],
+        } as KubeObject['metadata'],
+        spec: {},
+      },
+    ]);
+    await waitFor(async () => (await find('VMCluster', canary)) === undefined, {
+      timeoutMs: 60_000,
+      description: 'the garbage collector to delete an object owned by the deleted VMDistributedCluster',
+    });
     expect(await vmObjects()).toEqual(before);
   });
 });
@@ -348,7 +422,15 @@ describe('greenfield: full specs on an empty namespace', () => {
 
 const MIX = 'mixed';
 /** VMCluster, VMUser: zone a full spec, zone b reference + overlay; VMAgent: reference + overlay; VMAuth: full spec. */
-const mixedShape = (o: { adopt: boolean; clusterB?: Record<string, unknown>; clusterA?: Record<string, unknown>; userA?: Record<string, unknown>; userB?: Record<string, unknown>; agent?: Record<string, unknown>; extra?: Record<string, unknown> }): Shape => ({
+const mixedShape = (o: {
+  adopt: boolean;
+  clusterB?: Record<string, unknown>;
+  clusterA?: Record<string, unknown>;
+  userA?: Record<string, unknown>;
+  userB?: Record<string, unknown>;
+  agent?: Record<string, unknown>;
+  extra?: Record<string, unknown>;
+}): Shape => ({
   clusterVersion: V2,
   clusters: [
     { name: ZONES[0]!, spec: clusterSpec(o.clusterA), ...(o.adopt ? { adopt: true } : {}) },
@@ -364,7 +446,7 @@ const mixedShape = (o: { adopt: boolean; clusterB?: Record<string, unknown>; clu
   strategy: UNREAD_STRATEGY,
 });
 
-const MANAGERS = (o: KubeObject) => ((o.metadata as { managedFields?: Array<{ manager: string; operation: string; fieldsV1?: unknown }> }).managedFields ?? []);
+const MANAGERS = (o: KubeObject) => (o.metadata as { managedFields?: Array<{ manager: string; operation: string; fieldsV1?: unknown }> }).managedFields ?? [];
 
 describe('the six combinations on the objects left behind', () => {
   let uid = '';
@@ -382,10 +464,26 @@ describe('the six combinations on the objects left behind', () => {
 
     gen = await setSpec(
       MIX,
-      vmdcSpec(mixedShape({ adopt: true, clusterA: { vminsert: { replicaCount: 1 } }, clusterB: { vminsert: { replicaCount: 1 } }, userA: { metric_labels: { team: 'sre' } }, userB: { metric_labels: { team: 'sre' } }, agent: { extraArgs: { 'remoteWrite.showURL': 'false' } } })),
+      vmdcSpec(
+        mixedShape({
+          adopt: true,
+          clusterA: { vminsert: { replicaCount: 1 } },
+          clusterB: { vminsert: { replicaCount: 1 } },
+          userA: { metric_labels: { team: 'sre' } },
+          userB: { metric_labels: { team: 'sre' } },
+          agent: { extraArgs: { 'remoteWrite.showURL': 'false' } },
+        }),
+      ),
     );
     await succeeded(MIX, gen);
-    for (const [kind, name, owned] of [['VMCluster', ZONES[0], true], ['VMCluster', ZONES[1], false], ['VMUser', 'reads-az-a', true], ['VMUser', 'reads-az-b', false], ['VMAgent', 'vm-global', false], ['VMAuth', 'vm-global', true]] as const) {
+    for (const [kind, name, owned] of [
+      ['VMCluster', ZONES[0], true],
+      ['VMCluster', ZONES[1], false],
+      ['VMUser', 'reads-az-a', true],
+      ['VMUser', 'reads-az-b', false],
+      ['VMAgent', 'vm-global', false],
+      ['VMAuth', 'vm-global', true],
+    ] as const) {
       const o = await getObject(kc, kind, NS, name!);
       expect([kind, name, ownerUids(o)]).toEqual([kind, name, owned ? [`${uid}/controller`] : []]);
       expect(readAppliedRecord(o)).toMatchObject({ vmdc: { name: MIX, uid }, form: owned ? 'spec' : 'overlay' });
@@ -397,7 +495,15 @@ describe('the six combinations on the objects left behind', () => {
   it('overlays and full specs change, and a key removed from either disappears from the object', async () => {
     gen = await setSpec(
       MIX,
-      vmdcSpec(mixedShape({ adopt: true, clusterA: { vmstorage: { replicaCount: 1 } }, clusterB: { vmstorage: { replicaCount: 1 } }, userA: { max_concurrent_requests: 10 }, agent: { logLevel: 'INFO' } })),
+      vmdcSpec(
+        mixedShape({
+          adopt: true,
+          clusterA: { vmstorage: { replicaCount: 1 } },
+          clusterB: { vmstorage: { replicaCount: 1 } },
+          userA: { max_concurrent_requests: 10 },
+          agent: { logLevel: 'INFO' },
+        }),
+      ),
     );
     await succeeded(MIX, gen);
     const [ca, cb, ua, ub, ag] = await Promise.all([
@@ -425,9 +531,20 @@ describe('the six combinations on the objects left behind', () => {
     // Zone a holds at WaitingOperational (the simulated operator hangs) until the conflict is in place.
     await mergePatch(kc, 'VMCluster', NS, ZONES[0]!, { metadata: { annotations: { 'sim.vmrollout.io/hang': 'true' } } });
     const shape = (extra?: Record<string, unknown>) =>
-      mixedShape({ adopt: true, clusterA: { vmstorage: { replicaCount: 2 } }, clusterB: { vmstorage: { replicaCount: 1 }, retentionPeriod: '3' }, userA: { max_concurrent_requests: 10 }, agent: { logLevel: 'INFO' }, extra });
+      mixedShape({
+        adopt: true,
+        clusterA: { vmstorage: { replicaCount: 2 } },
+        clusterB: { vmstorage: { replicaCount: 1 }, retentionPeriod: '3' },
+        userA: { max_concurrent_requests: 10 },
+        agent: { logLevel: 'INFO' },
+        extra,
+      });
     gen = await setSpec(MIX, vmdcSpec(shape()));
-    await waitFor(async () => ((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status as VMDistributedClusterStatus | undefined)?.zones?.[0]?.phase === 'WaitingOperational', { timeoutMs: 120_000, description: 'zone a to wait for its VMCluster' });
+    await waitFor(
+      async () =>
+        ((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status as VMDistributedClusterStatus | undefined)?.zones?.[0]?.phase === 'WaitingOperational',
+      { timeoutMs: 120_000, description: 'zone a to wait for its VMCluster' },
+    );
     await mergePatch(kc, 'VMCluster', NS, ZONES[1]!, { spec: { retentionPeriod: '2' } }, 'kubectl-edit');
     await mergePatch(kc, 'VMCluster', NS, ZONES[0]!, { metadata: { annotations: { 'sim.vmrollout.io/hang': null } } });
     const st = await phaseOf(MIX, gen, ['Failed', 'Succeeded']);
@@ -450,7 +567,10 @@ describe('the six combinations on the objects left behind', () => {
     await mergePatch(kc, 'VMCluster', NS, ZONES[0]!, { spec: { clusterVersion: 'v0.0.1-by-hand' } }, 'kubectl-edit');
     // The trigger reports it; nothing takes it back yet.
     const drifted = (status: unknown) => (status as VMDistributedClusterStatus | undefined)?.conditions?.find((c) => c.type === 'Drifted');
-    await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'True', { timeoutMs: 30_000, description: 'condition Drifted=True' });
+    await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'True', {
+      timeoutMs: 30_000,
+      description: 'condition Drifted=True',
+    });
     expect(drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.message).toContain(`VMCluster ${ZONES[0]}: .spec.clusterVersion`);
     expect((await getObject(kc, 'VMCluster', NS, ZONES[0]!)).spec?.clusterVersion).toBe('v0.0.1-by-hand');
     const cur = (await getObject(kc, 'VMDistributedCluster', NS, MIX)).spec as Record<string, unknown>;
@@ -458,14 +578,21 @@ describe('the six combinations on the objects left behind', () => {
     const st = await succeeded(MIX, gen);
     expect(st.zones?.map((z) => z.phase)).toEqual(['Done', 'Skipped']);
     expect((await getObject(kc, 'VMCluster', NS, ZONES[0]!)).spec?.clusterVersion).toBe(V2);
-    await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'False', { timeoutMs: 30_000, description: 'condition Drifted=False' });
+    await waitFor(async () => drifted((await getObject(kc, 'VMDistributedCluster', NS, MIX)).status)?.status === 'False', {
+      timeoutMs: 30_000,
+      description: 'condition Drifted=False',
+    });
   });
 
   it('deleting it deletes what it owns and keeps the references', async () => {
     await deleteAndWaitGone(MIX);
     const owned = ['VMAuth/vm-global', `VMCluster/${ZONES[0]}`, 'VMUser/reads-az-a'];
     let left: string[] = [];
-    await waitFor(async () => (left = await vmObjects()).every((k) => !owned.includes(k)), { timeoutMs: 60_000, description: 'the garbage collector to delete the owned objects', diagnostics: () => left.join(', ') });
+    await waitFor(async () => (left = await vmObjects()).every((k) => !owned.includes(k)), {
+      timeoutMs: 60_000,
+      description: 'the garbage collector to delete the owned objects',
+      diagnostics: () => left.join(', '),
+    });
     expect(await vmObjects()).toEqual([`VMAgent/vm-global`, `VMCluster/${ZONES[1]}`, 'VMUser/reads-az-b']);
     // What vmrollout recorded on the references stays (it names a VMDistributedCluster that is gone).
     expect((await getObject(kc, 'VMCluster', NS, ZONES[1]!)).metadata.annotations?.[APPLIED_ANNOTATION]).toBeDefined();

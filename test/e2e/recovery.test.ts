@@ -72,7 +72,17 @@ const log = (m: string) => {
 };
 
 beforeAll(async () => {
-  s = await startE2EStack({ namespace: NS, vmdcName: VMDC, clusters: CLUSTERS, tokens: TOKENS, initialVersion: V1, zoneDowntimeMs: ZONE_DOWNTIME_MS, strategy: STRATEGY, finalizerRecheckIntervalMs: 1000, log });
+  s = await startE2EStack({
+    namespace: NS,
+    vmdcName: VMDC,
+    clusters: CLUSTERS,
+    tokens: TOKENS,
+    initialVersion: V1,
+    zoneDowntimeMs: ZONE_DOWNTIME_MS,
+    strategy: STRATEGY,
+    finalizerRecheckIntervalMs: 1000,
+    log,
+  });
   routes = routeObjectsOf(s.manifests);
   uid = s.vmdc.metadata.uid!;
   tStart = Date.now();
@@ -86,7 +96,11 @@ afterAll(async () => {
 // the spec, as a user edits it
 
 /** What the scenarios ask for: clusterVersion, per-zone VMCluster overlays, paused. */
-const desired: { clusterVersion: string; overlays: Record<string, Record<string, unknown>>; paused: boolean } = { clusterVersion: V1, overlays: {}, paused: false };
+const desired: { clusterVersion: string; overlays: Record<string, Record<string, unknown>>; paused: boolean } = {
+  clusterVersion: V1,
+  overlays: {},
+  paused: false,
+};
 
 /** Edits the spec (one merge patch, the whole zones list) and returns the new generation. */
 async function editSpec(change: { clusterVersion?: string; overlays?: Record<string, Record<string, unknown>>; paused?: boolean }): Promise<number> {
@@ -117,7 +131,12 @@ const zoneStatus = (st: VMDistributedClusterStatus, zone: string) => st.zones?.f
  */
 async function waitWorkflowPhase(id: string, phases: string[], timeoutMs = 3 * 60_000): Promise<VMDistributedClusterStatus> {
   const diagnostics = () => `simulator errors: ${s.vm.simulator.errors.slice(-5).join('\n')}`;
-  await waitFor(async () => phases.includes((await progress(id)).phase), { timeoutMs, intervalMs: 200, description: `workflow ${id} to reach phase ${phases.join('|')}`, diagnostics });
+  await waitFor(async () => phases.includes((await progress(id)).phase), {
+    timeoutMs,
+    intervalMs: 200,
+    description: `workflow ${id} to reach phase ${phases.join('|')}`,
+    diagnostics,
+  });
   return waitFor(
     async () => {
       const st = await vmdcStatus();
@@ -169,8 +188,15 @@ async function expectRecordsOf(zone: string): Promise<void> {
 /** Every zone back: routes exactly as before the test, no record left, vmauth's config the baseline. */
 async function expectAllBack(): Promise<void> {
   expect(await routeSpecs(s.kc, NS, routes)).toEqual(s.baseline.routeSpecs);
-  for (const r of routes) expect({ route: `${r.kind}/${r.name}`, annotation: (await getObject(s.kc, r.kind, NS, r.name)).metadata.annotations?.[OUT_OF_ROTATION_ANNOTATION] }).toEqual({ route: `${r.kind}/${r.name}`, annotation: undefined });
-  await waitFor(() => JSON.stringify(s.vm.simulator.currentConfig!.config) === JSON.stringify(s.baseline.config.config), { timeoutMs: 10_000, description: "vmauth's rendered config to be the baseline again" }).catch(() => undefined);
+  for (const r of routes)
+    expect({
+      route: `${r.kind}/${r.name}`,
+      annotation: (await getObject(s.kc, r.kind, NS, r.name)).metadata.annotations?.[OUT_OF_ROTATION_ANNOTATION],
+    }).toEqual({ route: `${r.kind}/${r.name}`, annotation: undefined });
+  await waitFor(() => JSON.stringify(s.vm.simulator.currentConfig!.config) === JSON.stringify(s.baseline.config.config), {
+    timeoutMs: 10_000,
+    description: "vmauth's rendered config to be the baseline again",
+  }).catch(() => undefined);
   expect(s.vm.simulator.currentConfig!.config).toEqual(s.baseline.config.config);
   await expectOutOfRotation([]);
 }
@@ -223,7 +249,14 @@ function waitZoneDrained(cluster: string, since: number): Promise<unknown> {
 // ---------------------------------------------------------------------------------------
 // the commands of docs/operations.md
 
-const KUBECTL_RECORDS = ['-n', NS, 'get', 'vmauth,vmuser', '-o', 'custom-columns=KIND:.kind,NAME:.metadata.name,OUT-OF-ROTATION:.metadata.annotations.vmrollout\\.io/out-of-rotation'];
+const KUBECTL_RECORDS = [
+  '-n',
+  NS,
+  'get',
+  'vmauth,vmuser',
+  '-o',
+  'custom-columns=KIND:.kind,NAME:.metadata.name,OUT-OF-ROTATION:.metadata.annotations.vmrollout\\.io/out-of-rotation',
+];
 
 /** `kubectl get vmauth,vmuser -o custom-columns=...`: row `Kind/name` → the OUT-OF-ROTATION column. */
 async function kubectlRecords(): Promise<Record<string, string>> {
@@ -231,10 +264,12 @@ async function kubectlRecords(): Promise<Record<string, string>> {
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
   const lines = r.stdout.trim().split('\n');
   expect(lines[0]).toMatch(/^KIND\s+NAME\s+OUT-OF-ROTATION$/);
-  return Object.fromEntries(lines.slice(1).map((l) => {
-    const [kind, name, ...rest] = l.trim().split(/\s+/);
-    return [`${kind}/${name}`, rest.join(' ')];
-  }));
+  return Object.fromEntries(
+    lines.slice(1).map((l) => {
+      const [kind, name, ...rest] = l.trim().split(/\s+/);
+      return [`${kind}/${name}`, rest.join(' ')];
+    }),
+  );
 }
 
 /** docs/operations.md's two ways to see what is out: kubectl on the route objects, and release-zone --list. */
@@ -357,7 +392,11 @@ describe('never strand a zone (real stack, under read load)', () => {
     await annotate('VMAuth', 'vm-global', { [ANNOTATION_HANG]: 'true' });
     const g6 = await editSpec({ overlays: { 'az-a': { vmselect: { replicaCount: 3 } } } });
     const w6 = wid(g6);
-    await waitStatus(w6, 'az-a out of reads, waiting for the switch', (st) => zoneStatus(st, 'az-a')?.phase === 'WaitingForSwitch' && st.zonesOutOfRotation?.[0] === 'az-a');
+    await waitStatus(
+      w6,
+      'az-a out of reads, waiting for the switch',
+      (st) => zoneStatus(st, 'az-a')?.phase === 'WaitingForSwitch' && st.zonesOutOfRotation?.[0] === 'az-a',
+    );
 
     // Pause as a user would: spec.paused through the API server (the trigger signals the workflow in charge).
     const p = await kubectl(s.kube.kubeconfigPath, ['-n', NS, 'patch', 'vmdc', VMDC, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
@@ -393,7 +432,11 @@ describe('never strand a zone (real stack, under read load)', () => {
     await annotate('VMCluster', 'vm-az-a', { [ANNOTATION_HANG]: 'true' });
     const g8 = await editSpec({ overlays: { 'az-a': { vmselect: { replicaCount: 4 } } }, paused: false });
     const w8 = wid(g8);
-    await waitStatus(w8, 'az-a patched, waiting for it to be operational', (st) => zoneStatus(st, 'az-a')?.phase === 'WaitingOperational' && st.zonesOutOfRotation?.[0] === 'az-a');
+    await waitStatus(
+      w8,
+      'az-a patched, waiting for it to be operational',
+      (st) => zoneStatus(st, 'az-a')?.phase === 'WaitingOperational' && st.zonesOutOfRotation?.[0] === 'az-a',
+    );
     const p = await kubectl(s.kube.kubeconfigPath, ['-n', NS, 'patch', 'vmdc', VMDC, '--type', 'merge', '-p', '{"spec":{"paused":true}}']);
     expect({ code: p.code, stderr: p.stderr }).toEqual({ code: 0, stderr: '' });
     desired.paused = true;
@@ -444,11 +487,29 @@ describe('never strand a zone (real stack, under read load)', () => {
     // 2. The person repairs the VMCluster by hand (the simulator's failure cause removed, then the
     //    spec that ran before put back) and waits until it is operational at that generation.
     await annotate('VMCluster', 'vm-az-b', { [ANNOTATION_FAIL]: null });
-    const fix = await kubectl(s.kube.kubeconfigPath, ['-n', NS, 'patch', 'vmcluster', 'vm-az-b', '--type', 'merge', '-p', '{"spec":{"vmselect":{"replicaCount":3}}}']);
+    const fix = await kubectl(s.kube.kubeconfigPath, [
+      '-n',
+      NS,
+      'patch',
+      'vmcluster',
+      'vm-az-b',
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"vmselect":{"replicaCount":3}}}',
+    ]);
     expect({ code: fix.code, stderr: fix.stderr }).toEqual({ code: 0, stderr: '' });
     await waitFor(
       async () => {
-        const r = await kubectl(s.kube.kubeconfigPath, ['-n', NS, 'get', 'vmcluster', 'vm-az-b', '-o', 'jsonpath={.status.updateStatus} {.status.observedGeneration} {.metadata.generation}']);
+        const r = await kubectl(s.kube.kubeconfigPath, [
+          '-n',
+          NS,
+          'get',
+          'vmcluster',
+          'vm-az-b',
+          '-o',
+          'jsonpath={.status.updateStatus} {.status.observedGeneration} {.metadata.generation}',
+        ]);
         const [st, observed, generation] = r.stdout.trim().split(' ');
         return st === 'operational' && observed === generation;
       },
@@ -465,7 +526,10 @@ describe('never strand a zone (real stack, under read load)', () => {
     expect(rel.stdout).toMatch(/warning: VMCluster default\/vm-az-b of zone az-b was not checked/);
     expect(rel.stdout).toMatch(/zone az-b of VMDistributedCluster default\/demo \(uid [-0-9a-f]+\) is back in read rotation on 3 route\(s\)/);
     expect(await routeSpecs(s.kc, NS, routes)).toEqual(s.baseline.routeSpecs);
-    await waitFor(() => JSON.stringify(s.vm.simulator.currentConfig!.config) === JSON.stringify(s.baseline.config.config), { timeoutMs: 10_000, description: "vmauth's rendered config to be the baseline again" });
+    await waitFor(() => JSON.stringify(s.vm.simulator.currentConfig!.config) === JSON.stringify(s.baseline.config.config), {
+      timeoutMs: 10_000,
+      description: "vmauth's rendered config to be the baseline again",
+    });
     const rows = await kubectlRecords();
     expect(Object.values(rows)).toEqual(routes.map(() => '<none>'));
     const list = await releaseZone(['--namespace', NS, '--vmdc', VMDC, '--list', '--kubeconfig', s.kube.kubeconfigPath]);
@@ -519,7 +583,12 @@ describe('never strand a zone (real stack, under read load)', () => {
     expect(held.o.metadata.finalizers).toContain('vmrollout.io/route-records');
     expect(held.st.zonesOutOfRotation).toEqual(['az-c']);
     expect(held.st.message).toContain(`kubectl vmdc release-zone --namespace ${NS} --uid ${uid} --zone az-c`);
-    const result = await handle(wid(g12)).result().then(() => 'completed', (e: Error) => e.name);
+    const result = await handle(wid(g12))
+      .result()
+      .then(
+        () => 'completed',
+        (e: Error) => e.name,
+      );
     expect(result).toBe('WorkflowFailedError'); // cancelled
     await expectRecordsOf('az-c');
     await expectOutOfRotation(['az-c']);
@@ -529,7 +598,9 @@ describe('never strand a zone (real stack, under read load)', () => {
     expect({ code: list.code, stderr: list.stderr }).toEqual({ code: 0, stderr: '' });
     const [header, ...rows] = list.stdout.trim().split('\n');
     expect(header).toMatch(/^VMDC\s+UID\s+ZONE\s+ROUTE\s+VMCLUSTER\s+SINCE\s+GENERATION\s+WORKFLOW$/);
-    expect(rows.map((l) => l.split(/\s{2,}/).slice(0, 4))).toEqual(ROUTES_OF['az-c']!.map((route) => [`${NS}/${VMDC}`, uid, 'az-c', route.replace('/', ` ${NS}/`)]));
+    expect(rows.map((l) => l.split(/\s{2,}/).slice(0, 4))).toEqual(
+      ROUTES_OF['az-c']!.map((route) => [`${NS}/${VMDC}`, uid, 'az-c', route.replace('/', ` ${NS}/`)]),
+    );
 
     // The zone's VMCluster failed before any restart: its process kept every write (checked: no
     // backlog, fresh data), so its reads may come back. Release by uid.
@@ -538,7 +609,10 @@ describe('never strand a zone (real stack, under read load)', () => {
     expect({ code: rel.code, stderr: rel.stderr }).toEqual({ code: 0, stderr: '' });
     expect(rel.stdout).toMatch(/zone az-c of uid [-0-9a-f]+ is back in read rotation on 3 route\(s\)/);
     expect(await routeSpecs(s.kc, NS, routes)).toEqual(s.baseline.routeSpecs);
-    await waitFor(() => JSON.stringify(s.vm.simulator.currentConfig!.config) === JSON.stringify(s.baseline.config.config), { timeoutMs: 10_000, description: "vmauth's rendered config to be the baseline again" });
+    await waitFor(() => JSON.stringify(s.vm.simulator.currentConfig!.config) === JSON.stringify(s.baseline.config.config), {
+      timeoutMs: 10_000,
+      description: "vmauth's rendered config to be the baseline again",
+    });
     expect(Object.values(await kubectlRecords())).toEqual(routes.map(() => '<none>'));
 
     // The trigger looks again (FINALIZER_RECHECK_INTERVAL, 1 s here) and lets the object go.

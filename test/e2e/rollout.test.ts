@@ -128,7 +128,9 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const baseline = vm.simulator.currentConfig!;
     const configsBefore = vm.simulator.configs.length;
     const restartsBefore = vm.simulator.restarts.length;
-    const watch = watchVmdc(kc, NS, VMDC, (s) => log(`vmdc g${s.generation} ${s.status.phase} zone=${s.status.currentZone} out=${s.status.zonesOutOfRotation}`));
+    const watch = watchVmdc(kc, NS, VMDC, (s) =>
+      log(`vmdc g${s.generation} ${s.status.phase} zone=${s.status.currentZone} out=${s.status.zonesOutOfRotation}`),
+    );
     const eventsBefore = await eventNames();
 
     const t0 = Date.now();
@@ -180,7 +182,10 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       const backlog = probe!.records.filter((p) => p.zone === r.zone && p.at >= r.startedAt && p.at <= r.finishedAt! && (p.pendingBytes ?? 0) > 0);
       expect({ zone: r.zone, backlogWhileDown: backlog.length > 0 }).toEqual({ zone: r.zone, backlogWhileDown: true });
       const direct = probe!.records.filter((p) => p.zone === r.zone && p.at >= r.startedAt && p.at < rejoinAt!);
-      expect({ zone: r.zone, behindWhileOut: direct.some((p) => p.error !== undefined || (p.ageMs ?? 0) > STALE_AFTER_MS) }).toEqual({ zone: r.zone, behindWhileOut: true });
+      expect({ zone: r.zone, behindWhileOut: direct.some((p) => p.error !== undefined || (p.ageMs ?? 0) > STALE_AFTER_MS) }).toEqual({
+        zone: r.zone,
+        behindWhileOut: true,
+      });
       const lastBeforeRejoin = direct.filter((p) => p.ageMs !== undefined).pop();
       expect({ zone: r.zone, caughtUp: (lastBeforeRejoin?.ageMs ?? Infinity) <= STALE_AFTER_MS }).toEqual({ zone: r.zone, caughtUp: true });
     }
@@ -238,7 +243,10 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
   });
 
   /** What the Web UI's HTTP API returns for a workflow, its payloads decoded with this run's codec (as the UI's codec endpoint does). */
-  async function uiView(workflowId: string, runId: string): Promise<{ summary?: string; details?: string; activitySummaries: string[]; currentDetails?: string }> {
+  async function uiView(
+    workflowId: string,
+    runId: string,
+  ): Promise<{ summary?: string; details?: string; activitySummaries: string[]; currentDetails?: string }> {
     const base = `${stack.temporalUiUrl}/api/v1/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
     const get = async (url: string, init?: RequestInit) => {
       const res = await fetch(url, init);
@@ -250,10 +258,14 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const decode = async <T = string>(p?: JsonPayload): Promise<T | undefined> => {
       if (!p) return undefined;
       const bytes = (v?: string) => Buffer.from(v ?? '', 'base64');
-      const [plain] = await codec.decode([{ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, bytes(v)])), data: bytes(p.data) }]);
+      const [plain] = await codec.decode([
+        { metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, bytes(v)])), data: bytes(p.data) },
+      ]);
       return defaultPayloadConverter.fromPayload<T>(plain!);
     };
-    const described = (await get(`${base}?execution.runId=${runId}`)) as { executionConfig?: { userMetadata?: { summary?: JsonPayload; details?: JsonPayload } } };
+    const described = (await get(`${base}?execution.runId=${runId}`)) as {
+      executionConfig?: { userMetadata?: { summary?: JsonPayload; details?: JsonPayload } };
+    };
     const history = (await get(`${base}/history?execution.runId=${runId}`)) as { history?: { events?: Array<{ userMetadata?: { summary?: JsonPayload } }> } };
     const activitySummaries: string[] = [];
     for (const e of history.history?.events ?? []) {
@@ -292,7 +304,9 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
 
   /** The names of the Events on the object now. */
   async function eventNames(): Promise<Set<string>> {
-    const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as { items: Array<{ metadata: { name: string } }> };
+    const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as {
+      items: Array<{ metadata: { name: string } }>;
+    };
     return new Set(list.items.map((e) => e.metadata.name));
   }
 

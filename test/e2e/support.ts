@@ -41,7 +41,15 @@ export const DEMO_MANIFESTS_DIR = path.join(REPO_ROOT, 'examples', 'demo');
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string; annotations?: Record<string, string>; [k: string]: unknown };
+  metadata: {
+    name: string;
+    namespace?: string;
+    generation?: number;
+    uid?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+    [k: string]: unknown;
+  };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
 }
@@ -58,7 +66,10 @@ export function substitute(text: string, vars: Record<string, string>, where = '
 /** Every object of every *.yaml in `dir` (sorted by file name), placeholders filled in. */
 export function loadManifests(dir: string, vars: Record<string, string>): KubeObject[] {
   const out: KubeObject[] = [];
-  for (const f of fs.readdirSync(dir).filter((n) => /\.ya?ml$/.test(n)).sort()) {
+  for (const f of fs
+    .readdirSync(dir)
+    .filter((n) => /\.ya?ml$/.test(n))
+    .sort()) {
     const file = path.join(dir, f);
     for (const doc of parseAllDocuments(substitute(fs.readFileSync(file, 'utf8'), vars, file))) {
       if (doc.errors.length) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
@@ -100,7 +111,10 @@ export async function getObject(kc: k8s.KubeConfig, kind: string, namespace: str
 export async function mergePatch(kc: k8s.KubeConfig, kind: string, namespace: string, name: string, body: object, fieldManager?: string): Promise<KubeObject> {
   return (await kc
     .makeApiClient(k8s.CustomObjectsApi)
-    .patchNamespacedCustomObject({ ...resourceOf(kind), namespace, name, body, ...(fieldManager ? { fieldManager } : {}) }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))) as KubeObject;
+    .patchNamespacedCustomObject(
+      { ...resourceOf(kind), namespace, name, body, ...(fieldManager ? { fieldManager } : {}) },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    )) as KubeObject;
 }
 
 /**
@@ -300,7 +314,9 @@ export function startTraffic(opts: TrafficOptions) {
         });
         if (ok) return;
         if (Date.now() > deadline) {
-          throw new Error(`reads through vmauth not healthy after ${timeoutMs} ms; last reads: ${JSON.stringify(reads.slice(-6))}; write errors: ${writeErrors.slice(-3).join(' | ')}`);
+          throw new Error(
+            `reads through vmauth not healthy after ${timeoutMs} ms; last reads: ${JSON.stringify(reads.slice(-6))}; write errors: ${writeErrors.slice(-3).join(' | ')}`,
+          );
         }
         await sleep(200);
       }
@@ -337,7 +353,12 @@ export async function waitVmdcPhase(
       if (!TERMINAL.includes(status.phase ?? '')) seenActive = true;
       return seenActive && phases.includes(status.phase ?? '') ? status : undefined;
     },
-    { timeoutMs, intervalMs: 100, description: `VMDistributedCluster ${name} generation ${generation} to reach phase ${phases.join('|')}`, ...(diagnostics ? { diagnostics } : {}) },
+    {
+      timeoutMs,
+      intervalMs: 100,
+      description: `VMDistributedCluster ${name} generation ${generation} to reach phase ${phases.join('|')}`,
+      ...(diagnostics ? { diagnostics } : {}),
+    },
   );
 }
 
@@ -348,12 +369,16 @@ export async function kubeRaw(kc: k8s.KubeConfig, method: string, urlPath: strin
   const server = kc.getCurrentCluster()?.server;
   if (!server) throw new Error('kubeconfig has no current cluster');
   return new Promise((resolve, reject) => {
-    const req = https.request(new URL(urlPath, server), { ...opts, method, agent: false, headers: { ...(opts.headers ?? {}), 'content-type': 'application/json' }, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = https.request(
+      new URL(urlPath, server),
+      { ...opts, method, agent: false, headers: { ...(opts.headers ?? {}), 'content-type': 'application/json' }, timeout: 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${method} ${urlPath}: timeout`)));
     req.on('error', reject);
     req.end(body === undefined ? undefined : JSON.stringify(body));
@@ -367,9 +392,19 @@ export async function kubeRaw(kc: k8s.KubeConfig, method: string, urlPath: strin
  * `x-kubernetes-preserve-unknown-fields` is dropped and the API server prunes spec and status.
  */
 export async function installCrdFiles(kc: k8s.KubeConfig, ...files: string[]): Promise<void> {
-  const crds: Array<{ kind?: string; metadata: { name: string }; spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served?: boolean }> } }> = [];
+  const crds: Array<{
+    kind?: string;
+    metadata: { name: string };
+    spec: { group: string; names: { plural: string }; versions: Array<{ name: string; served?: boolean }> };
+  }> = [];
   for (const f of files) {
-    const list = fs.statSync(f).isDirectory() ? fs.readdirSync(f).filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(f, n)) : [f];
+    const list = fs.statSync(f).isDirectory()
+      ? fs
+          .readdirSync(f)
+          .filter((n) => /\.ya?ml$/.test(n))
+          .sort()
+          .map((n) => path.join(f, n))
+      : [f];
     for (const file of list) {
       for (const doc of parseAllDocuments(fs.readFileSync(file, 'utf8'))) {
         const o = doc.toJS() as (typeof crds)[number] | null;
@@ -382,7 +417,10 @@ export async function installCrdFiles(kc: k8s.KubeConfig, ...files: string[]): P
     const r = await kubeRaw(kc, 'POST', base, crd);
     if (r.status === 409) {
       const cur = JSON.parse((await kubeRaw(kc, 'GET', `${base}/${crd.metadata.name}`)).body) as { metadata: { resourceVersion: string } };
-      const u = await kubeRaw(kc, 'PUT', `${base}/${crd.metadata.name}`, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion } });
+      const u = await kubeRaw(kc, 'PUT', `${base}/${crd.metadata.name}`, {
+        ...crd,
+        metadata: { ...crd.metadata, resourceVersion: cur.metadata.resourceVersion },
+      });
       if (u.status >= 300) throw new Error(`replace CRD ${crd.metadata.name}: HTTP ${u.status}: ${u.body}`);
     } else if (r.status >= 300) throw new Error(`create CRD ${crd.metadata.name}: HTTP ${r.status}: ${r.body}`);
   }
@@ -564,7 +602,8 @@ export interface E2EStack {
 }
 
 /** `VMAuth/<name>` and `VMUser/<name>` of the demo manifests. */
-export const routeObjectsOf = (manifests: KubeObject[]) => manifests.filter((o) => o.kind === 'VMAuth' || o.kind === 'VMUser').map((o) => ({ kind: o.kind, name: o.metadata.name }));
+export const routeObjectsOf = (manifests: KubeObject[]) =>
+  manifests.filter((o) => o.kind === 'VMAuth' || o.kind === 'VMUser').map((o) => ({ kind: o.kind, name: o.metadata.name }));
 
 /** The specs of the route objects, keyed `Kind/name`. */
 export async function routeSpecs(kc: k8s.KubeConfig, namespace: string, routes: Array<{ kind: string; name: string }>): Promise<Record<string, unknown>> {
@@ -576,13 +615,27 @@ export async function routeSpecs(kc: k8s.KubeConfig, namespace: string, routes: 
 /** What startControlPlane starts: everything but the VM operator's objects and the traffic. */
 export type ControlPlaneOptions = Pick<
   E2EStackOptions,
-  'namespace' | 'clusters' | 'zoneDowntimeMs' | 'taskQueue' | 'finalizerRecheckIntervalMs' | 'vmauthPods' | 'configPropagationDelayMs' | 'vmauthPodOptions' | 'confirmSwitchInPods' | 'temporalUi' | 'controlProcesses' | 'log'
+  | 'namespace'
+  | 'clusters'
+  | 'zoneDowntimeMs'
+  | 'taskQueue'
+  | 'finalizerRecheckIntervalMs'
+  | 'vmauthPods'
+  | 'configPropagationDelayMs'
+  | 'vmauthPodOptions'
+  | 'confirmSwitchInPods'
+  | 'temporalUi'
+  | 'controlProcesses'
+  | 'log'
 > & {
   /** Also run the API server's garbage collector (kube-controller-manager): owned objects go with their owner. */
   garbageCollector?: boolean;
 };
 
-export type ControlPlane = Pick<E2EStack, 'kube' | 'kc' | 'temporal' | 'client' | 'payloadKeys' | 'logs' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'temporalUiUrl' | 'stop'>;
+export type ControlPlane = Pick<
+  E2EStack,
+  'kube' | 'kc' | 'temporal' | 'client' | 'payloadKeys' | 'logs' | 'vm' | 'worker' | 'trigger' | 'queueSamples' | 'knobs' | 'temporalUiUrl' | 'stop'
+>;
 
 /**
  * kube-apiserver + CRDs (and with `garbageCollector` its garbage collector), Temporal dev server, the
@@ -646,7 +699,13 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     // As the chart would be configured for this namespace: full specs may create objects here.
     const policy: TrustPolicy = { createNamespaces: [opts.namespace], crossNamespaceTargetRefs: false };
     if (opts.controlProcesses) {
-      const outside = await opts.controlProcesses({ temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' }, identities, payloadKeysText, taskQueue, namespace: opts.namespace });
+      const outside = await opts.controlProcesses({
+        temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
+        identities,
+        payloadKeysText,
+        taskQueue,
+        namespace: opts.namespace,
+      });
       before.push(() => outside.stop());
       return Object.assign(parts as ControlPlane, { kc, stop, onStop: (f: () => Promise<void>) => void before.push(f) });
     }
@@ -712,11 +771,15 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 /** Until the simulator renders vmauth with every zone and `users` VMUsers, served by every vmauth pod. */
 export async function waitVmauthRendered(vm: VmEnvironment, zones: number, users: number, timeoutMs = 30_000): Promise<void> {
   await waitFor(
-    () => vm.simulator.currentConfig?.routes.unauthorized?.length === zones && Object.keys(vm.simulator.currentConfig.routes).length === users + 1 && vm.simulator.allPodsServeCurrent(),
+    () =>
+      vm.simulator.currentConfig?.routes.unauthorized?.length === zones &&
+      Object.keys(vm.simulator.currentConfig.routes).length === users + 1 &&
+      vm.simulator.allPodsServeCurrent(),
     {
       timeoutMs,
       description: 'the simulator to render vmauth with every zone and every VMUser, served by every vmauth pod',
-      diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}; reconcile errors: ${JSON.stringify(vm.simulator.reconcileErrors.slice(-3))}`,
+      diagnostics: () =>
+        `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}; reconcile errors: ${JSON.stringify(vm.simulator.reconcileErrors.slice(-3))}`,
     },
   );
 }
@@ -743,11 +806,23 @@ export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
     vmdc.spec!.strategy = opts.strategy;
 
     // The VM side first: zones operational, vmauth rendered with every zone, traffic healthy.
-    await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
+    await createObjects(
+      kc,
+      manifests.filter((o) => o.kind !== 'VMDistributedCluster'),
+    );
     await waitVmauthRendered(vm, opts.clusters.length, opts.tokens.length, 30_000 + (opts.configPropagationDelayMs ?? 0));
-    const traffic = (parts.traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: opts.tokens, staleAfterMs: STALE_AFTER_MS }));
+    const traffic = (parts.traffic = startTraffic({
+      vmagentURL: vm.vmagent.url,
+      vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url),
+      bearerTokens: opts.tokens,
+      staleAfterMs: STALE_AFTER_MS,
+    }));
     await traffic.waitHealthy();
-    parts.probe = startZoneProbe({ zones: Object.fromEntries(opts.clusters.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
+    parts.probe = startZoneProbe({
+      zones: Object.fromEntries(opts.clusters.map((c) => [c, vm.zones[c]!.url])),
+      vmagentURL: vm.vmagent.url,
+      series: 'vmrollout_e2e_heartbeat',
+    });
 
     // Generation 1 at the version every zone already runs: nothing to upgrade, every zone skipped.
     await createObjects(kc, [vmdc]);
@@ -797,7 +872,8 @@ export async function recordsOnRoutes(kc: k8s.KubeConfig, namespace: string, rou
     const value = (await getObject(kc, r.kind, namespace, r.name)).metadata.annotations?.[OUT_OF_ROTATION_ANNOTATION];
     if (value === undefined) continue;
     const parsed = JSON.parse(value) as Record<string, { zone: string; vmdc: { uid: string }; vmcluster: { name: string } }>;
-    for (const [key, rec] of Object.entries(parsed)) out.push({ route: `${r.kind}/${r.name}`, key, zone: rec.zone, uid: rec.vmdc.uid, vmcluster: rec.vmcluster.name });
+    for (const [key, rec] of Object.entries(parsed))
+      out.push({ route: `${r.kind}/${r.name}`, key, zone: rec.zone, uid: rec.vmdc.uid, vmcluster: rec.vmcluster.name });
   }
   return out;
 }
@@ -815,10 +891,15 @@ export interface CommandResult {
 /** Runs a command (no shell), never throwing on a non-zero exit. */
 export function runCommand(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CommandResult> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && code === -1 ? `\n${err.message}` : '') });
-    });
+    execFile(
+      command,
+      args,
+      { cwd: REPO_ROOT, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && code === -1 ? `\n${err.message}` : '') });
+      },
+    );
   });
 }
 
@@ -826,7 +907,9 @@ export function runCommand(command: string, args: string[], opts: { env?: NodeJS
 export const kubectl = (kubeconfigPath: string, args: string[]) => runCommand(toolPath('kubectl'), ['--kubeconfig', kubeconfigPath, ...args]);
 
 /** The `temporal` CLI against a Temporal server (e.g. `workflow cancel -w <id>`). */
-export const temporalCli = (address: string, namespace: string, args: string[]) => runCommand(toolPath('temporal'), [...args, '--address', address, '--namespace', namespace]);
+export const temporalCli = (address: string, namespace: string, args: string[]) =>
+  runCommand(toolPath('temporal'), [...args, '--address', address, '--namespace', namespace]);
 
 /** `npx tsx cli/main.ts release-zone ARGS` (`kubectl vmdc release-zone` from the checkout; tsx from node_modules, as `npx tsx` runs it). */
-export const releaseZone = (args: string[]) => runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'cli', 'main.ts'), 'release-zone', ...args], { timeoutMs: 120_000 });
+export const releaseZone = (args: string[]) =>
+  runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'cli', 'main.ts'), 'release-zone', ...args], { timeoutMs: 120_000 });

@@ -15,7 +15,20 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { VmEnvironment } from '../infra/simulator/environment';
 import type { RestartRecord } from '../infra/simulator/simulator';
-import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, STALE_AFTER_MS, waitVmdcPhase, watchVmdc, type E2EStack, V1, V2, V3 } from './support';
+import {
+  DEMO_CLUSTERS,
+  DEMO_TOKENS,
+  getObject,
+  mergePatch,
+  startE2EStack,
+  STALE_AFTER_MS,
+  waitVmdcPhase,
+  watchVmdc,
+  type E2EStack,
+  V1,
+  V2,
+  V3,
+} from './support';
 import { waitFor } from '../infra/harness/processes';
 
 jest.setTimeout(12 * 60_000);
@@ -60,7 +73,10 @@ beforeAll(async () => {
 afterAll(() => stack?.stop(), 120_000);
 
 const waitPhase = (generation: number) =>
-  waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed'], { timeoutMs: 8 * 60_000, diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}` });
+  waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed'], {
+    timeoutMs: 8 * 60_000,
+    diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}`,
+  });
 
 /** Restarts of zones that some vmauth pod still routed reads to when the restart began. */
 const restartedWhileRouted = (restarts: RestartRecord[]) => restarts.filter((r) => Object.values(r.routesAtStart).some((zs) => zs.includes(r.zone)));
@@ -104,7 +120,9 @@ describe('the read switch under a 15 s Secret propagation delay, 2 vmauth pods',
     // The status said what was confirmed, and how.
     const messages = r.history.flatMap((s) => (s.status.zones ?? []).map((z) => z.message ?? ''));
     for (const c of DEMO_CLUSTERS) {
-      expect(messages.some((m) => new RegExp(`2 vmauth pods run config [0-9a-f]{8} without VMCluster ${c}: 2 by config-reloader content hash`).test(m))).toBe(true);
+      expect(messages.some((m) => new RegExp(`2 vmauth pods run config [0-9a-f]{8} without VMCluster ${c}: 2 by config-reloader content hash`).test(m))).toBe(
+        true,
+      );
     }
     expect(messages.some((m) => /waiting until every ready vmauth pod runs the operator's config without VMCluster/.test(m))).toBe(true);
   });

@@ -50,7 +50,10 @@ const target = (zone: 'a' | 'b', vmagentName = 'va'): QueueTarget => ({
 
 async function createVMAgent(name: string, urls: string[]) {
   await kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
-    group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmagents',
+    group: VM_GROUP,
+    version: VM_VERSION,
+    namespace: NS,
+    plural: 'vmagents',
     body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind: 'VMAgent', metadata: { name }, spec: { remoteWrite: urls.map((url) => ({ url })) } },
   });
 }
@@ -65,7 +68,9 @@ async function createEndpointSlice(vmagentName: string, endpoints: Array<{ pod: 
     await discovery.createNamespacedEndpointSlice({
       namespace: NS,
       body: {
-        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        addressType: 'IPv4',
         metadata: { name: `vmagent-${vmagentName}-${suffix}-${i}`, labels: { 'kubernetes.io/service-name': `vmagent-${vmagentName}` } },
         ports: [{ name: 'http', port: ep.port, protocol: 'TCP' }],
         endpoints: [{ addresses: [POD_IP], conditions: { ready: ep.ready ?? true }, targetRef: { kind: 'Pod', name: ep.pod, namespace: NS } }],
@@ -117,10 +122,13 @@ afterAll(async () => {
 
 it('both backends up: both zones drain', async () => {
   for (const z of ['a', 'b'] as const) {
-    const s = await waitFor(async () => {
-      const x = await sample(target(z));
-      return x.drained ? x : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 200, description: `zone ${z} drained`, diagnostics: () => agent.process.logTail() });
+    const s = await waitFor(
+      async () => {
+        const x = await sample(target(z));
+        return x.drained ? x : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, description: `zone ${z} drained`, diagnostics: () => agent.process.logTail() },
+    );
     expect(s).toMatchObject({ totalPods: 1, unreadablePods: 0, pendingBytes: 0 });
   }
   // The real page passes the strict parser: every queue line well-formed, no series twice.
@@ -130,14 +138,17 @@ it('both backends up: both zones drain', async () => {
   }
 });
 
-it('backend B stopped: pending bytes are zone B\'s only; waitQueueDrained(B) waits until B is back and its backlog is gone', async () => {
+it("backend B stopped: pending bytes are zone B's only; waitQueueDrained(B) waits until B is back and its backlog is gone", async () => {
   await vmB.stop();
   const fedAtStop = fed;
   // A backlog builds up for B …
-  const backlog = await waitFor(async () => {
-    const s = await sample(target('b'));
-    return s.pendingBytes > 4096 ? s : undefined;
-  }, { timeoutMs: 60_000, intervalMs: 200, description: 'a backlog for zone B' });
+  const backlog = await waitFor(
+    async () => {
+      const s = await sample(target('b'));
+      return s.pendingBytes > 4096 ? s : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, description: 'a backlog for zone B' },
+  );
   expect(backlog).toMatchObject({ drained: false, totalPods: 1, unreadablePods: 0 });
   // … while zone A keeps draining.
   for (let i = 0; i < 5; i++) {
@@ -149,9 +160,7 @@ it('backend B stopped: pending bytes are zone B\'s only; waitQueueDrained(B) wai
   const beats: DrainHeartbeat[] = [];
   env.on('heartbeat', (d: DrainHeartbeat) => d?.last && beats.push(d));
   let done = false;
-  const wait = env
-    .run(acts.waitQueueDrained, { ...target('b'), queueDrainedForMs: 2_000, pollIntervalMs: 200 })
-    .finally(() => (done = true));
+  const wait = env.run(acts.waitQueueDrained, { ...target('b'), queueDrainedForMs: 2_000, pollIntervalMs: 200 }).finally(() => (done = true));
 
   // Real condition: the activity has looked at least 10 times and seen a growing backlog each time.
   await waitFor(() => beats.length >= 10, { timeoutMs: 30_000, description: '10 heartbeats of waitQueueDrained' });
@@ -166,10 +175,13 @@ it('backend B stopped: pending bytes are zone B\'s only; waitQueueDrained(B) wai
   const last = beats.at(-1)!;
   expect(Date.parse(last.last.at) - Date.parse(last.emptySince!)).toBeGreaterThanOrEqual(2_000);
   // The backlog really went to B: a batch pushed while B was down is queryable there now.
-  const series = await waitFor(async () => {
-    const r = await vmQuery(vmB.url, `queue_test_series{n="${fedAtStop + 5}"}`);
-    return r.length > 0 ? r : undefined;
-  }, { timeoutMs: 30_000, description: 'a sample pushed during the outage in backend B' });
+  const series = await waitFor(
+    async () => {
+      const r = await vmQuery(vmB.url, `queue_test_series{n="${fedAtStop + 5}"}`);
+      return r.length > 0 ? r : undefined;
+    },
+    { timeoutMs: 30_000, description: 'a sample pushed during the outage in backend B' },
+  );
   expect(series.length).toBeGreaterThan(0);
   // pending bytes were reported per zone, B's non-zero at some point, A's always 0 after the first drain
   expect(pending.some(([z, b]) => z === 'b' && b > 0)).toBe(true);
@@ -250,10 +262,13 @@ it('a block waiting out a send-retry backoff longer than queueDrainedFor keeps t
     await createEndpointSlice('vc', [{ pod: 'vmagent-vc-0', port: held.port }]);
     const zoneC: QueueTarget = { ...target('a', 'vc'), remoteWriteURL: urlC, zone: 'c', vmclusterName: 'vm-c' };
     await httpPost(`${held.url}/api/v1/import/prometheus`, 'backoff_test_series{i="1"} 1\n');
-    const inBackoff = await waitFor(async () => {
-      const s = await sample(zoneC);
-      return answered.length > 0 && s.pendingBytes === 0 && s.blocksInBackoff ? s : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100, description: 'the block refused once and held in its backoff', diagnostics: () => held.process.logTail() });
+    const inBackoff = await waitFor(
+      async () => {
+        const s = await sample(zoneC);
+        return answered.length > 0 && s.pendingBytes === 0 && s.blocksInBackoff ? s : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, description: 'the block refused once and held in its backoff', diagnostics: () => held.process.logTail() },
+    );
     expect(inBackoff).toMatchObject({ drained: false, pendingBytes: 0, unreadablePods: 0, totalPods: 1, blocksInBackoff: { 'vmagent-vc-0': 1 } });
     expect(inBackoff.message).toContain('1 block waiting out a send-retry backoff (vmagent-vc-0: 1)');
 

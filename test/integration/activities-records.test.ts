@@ -72,7 +72,10 @@ const other: JsonObject = { static: { url: 'http://other:8428' }, paths: ['/othe
 
 async function createVM(ns: string, kind: RouteKind | 'VMCluster', name: string, spec: JsonObject, annotations?: Record<string, string>): Promise<void> {
   await custom.createNamespacedCustomObject({
-    group: VM_GROUP, version: VM_VERSION, namespace: ns, plural: vmKind(kind).plural,
+    group: VM_GROUP,
+    version: VM_VERSION,
+    namespace: ns,
+    plural: vmKind(kind).plural,
     body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind, metadata: { name, ...(annotations ? { annotations } : {}) }, spec },
   });
 }
@@ -81,12 +84,16 @@ const refsOf = (kind: RouteKind, obj: KubeObject): JsonObject[] =>
   (kind === 'VMAuth' ? ((obj.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject).targetRefs : (obj.spec as JsonObject).targetRefs) as JsonObject[];
 const refs = async (ns: string, kind: RouteKind, name: string) => refsOf(kind, await get(ns, kind, name));
 const annotationsOf = (obj: KubeObject) => obj.metadata.annotations as Record<string, string> | undefined;
-const recordOn = (obj: KubeObject, uid: string, zone: string): OutOfRotationRecord | undefined => parseRecords(annotationsOf(obj)?.[OUT_OF_ROTATION_ANNOTATION])[recordKey(uid, zone)];
+const recordOn = (obj: KubeObject, uid: string, zone: string): OutOfRotationRecord | undefined =>
+  parseRecords(annotationsOf(obj)?.[OUT_OF_ROTATION_ANNOTATION])[recordKey(uid, zone)];
 const rv = async (ns: string, kind: RouteKind, name: string) => (await get(ns, kind, name)).metadata.resourceVersion;
 
 async function patchRefs(ns: string, kind: RouteKind, name: string, targetRefs: JsonObject[], extra: JsonObject = {}): Promise<void> {
   const spec = kind === 'VMAuth' ? { unauthorizedUserAccessSpec: { targetRefs, ...extra } } : { targetRefs, ...extra };
-  await custom.patchNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: ns, plural: vmKind(kind).plural, name, body: { spec } }, mergePatchOptions);
+  await custom.patchNamespacedCustomObject(
+    { group: VM_GROUP, version: VM_VERSION, namespace: ns, plural: vmKind(kind).plural, name, body: { spec } },
+    mergePatchOptions,
+  );
 }
 
 async function snapshots(ns: string, vmauth: string, users: string[]): Promise<RouteSnapshot[]> {
@@ -101,12 +108,16 @@ const owner = (ns: string, uid: string, zone: string, generation = 3): RecordOwn
 });
 
 /** Every watch event (MODIFIED/ADDED/DELETED) on the namespace's VMAuths and VMUsers from now on. */
-async function watchRoutes(ns: string): Promise<{ events: Array<{ type: string; kind: RouteKind; obj: KubeObject }>; stop(untilSeen: Array<[RouteKind, string]>): Promise<void> }> {
+async function watchRoutes(
+  ns: string,
+): Promise<{ events: Array<{ type: string; kind: RouteKind; obj: KubeObject }>; stop(untilSeen: Array<[RouteKind, string]>): Promise<void> }> {
   const events: Array<{ type: string; kind: RouteKind; obj: KubeObject }> = [];
   const aborts: AbortController[] = [];
   for (const kind of ['VMAuth', 'VMUser'] as const) {
     const plural = vmKind(kind).plural;
-    const list = (await custom.listNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: ns, plural })) as { metadata: { resourceVersion: string } };
+    const list = (await custom.listNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: ns, plural })) as {
+      metadata: { resourceVersion: string };
+    };
     aborts.push(
       await new k8s.Watch(kube.kubeConfig).watch(
         `/apis/${VM_GROUP}/${VM_VERSION}/namespaces/${ns}/${plural}`,
@@ -137,7 +148,16 @@ const writesTo = (events: Array<{ type: string; kind: RouteKind; obj: KubeObject
 
 /** A VMAuth `ga` (vm-az-a among three in crd.objects), VMUser `ua` routing to vm-az-a twice, VMUser `ub` not routing to it. */
 async function threeRoutes(ns: string) {
-  await createVM(ns, 'VMAuth', 'ga', { selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a', 'vm-az-b', 'vm-az-c'), other], default_url: ['http://fallback'] } }, { 'example.com/keep': 'me' });
+  await createVM(
+    ns,
+    'VMAuth',
+    'ga',
+    {
+      selectAllByDefault: true,
+      unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a', 'vm-az-b', 'vm-az-c'), other], default_url: ['http://fallback'] },
+    },
+    { 'example.com/keep': 'me' },
+  );
   await createVM(ns, 'VMUser', 'ua', { username: 'a', targetRefs: [single(ns, 'vm-az-a'), vmselect(ns, 'vm-az-b', 'vm-az-a')] });
   await createVM(ns, 'VMUser', 'ub', { username: 'b', targetRefs: [single(ns, 'vm-az-b')] });
   const before = { ga: await get(ns, 'VMAuth', 'ga'), ua: await get(ns, 'VMUser', 'ua'), ub: await get(ns, 'VMUser', 'ub') };
@@ -154,10 +174,16 @@ describe('editRoutes with a record owner', () => {
 
     const watch = await watchRoutes(ns);
     const r1 = await run('editRoutes', { namespace: ns, vmauthName: 'ga', removals, direction: 'remove', record: rec });
-    await watch.stop([['VMAuth', 'ga'], ['VMUser', 'ua']]);
+    await watch.stop([
+      ['VMAuth', 'ga'],
+      ['VMUser', 'ua'],
+    ]);
 
     // Exactly one write per edited route, and that one write has both the edit and the record.
-    for (const [kind, name] of [['VMAuth', 'ga'], ['VMUser', 'ua']] as const) {
+    for (const [kind, name] of [
+      ['VMAuth', 'ga'],
+      ['VMUser', 'ua'],
+    ] as const) {
       const writes = writesTo(watch.events, kind, name);
       expect(writes).toHaveLength(1);
       const written = writes[0]!.obj;
@@ -174,11 +200,16 @@ describe('editRoutes with a record owner', () => {
     expect(annotationsOf(ga)!['example.com/keep']).toBe('me');
     // The record says exactly what is missing: nothing more, nothing less.
     const recGa = recordOn(ga, 'uid-1111', 'az-a')!;
-    expect(recGa.removed).toEqual([{ type: 'object', index: 0, objectIndex: 0, object: { name: 'vm-az-a', namespace: ns }, targetRef: vmselect(ns, 'vm-az-a', 'vm-az-b', 'vm-az-c') }]);
+    expect(recGa.removed).toEqual([
+      { type: 'object', index: 0, objectIndex: 0, object: { name: 'vm-az-a', namespace: ns }, targetRef: vmselect(ns, 'vm-az-a', 'vm-az-b', 'vm-az-c') },
+    ]);
     expect(applyRemoval(refsOf('VMAuth', before.ga), recGa)).toEqual(refsOf('VMAuth', ga));
     expect(undoRemoval(refsOf('VMAuth', ga), recGa)).toEqual(refsOf('VMAuth', before.ga));
     const recUa = recordOn(ua, 'uid-1111', 'az-a')!;
-    expect(recUa.removed.map((r) => [r.type, r.index])).toEqual([['targetRef', 0], ['object', 1]]);
+    expect(recUa.removed.map((r) => [r.type, r.index])).toEqual([
+      ['targetRef', 0],
+      ['object', 1],
+    ]);
     expect(undoRemoval(refsOf('VMUser', ua), recUa)).toEqual(refsOf('VMUser', before.ua));
     expect(recGa).toMatchObject({ ...rec, vmcluster: { name: 'vm-az-a', namespace: ns } });
     expect(Date.parse(recGa.since)).toBeGreaterThanOrEqual(t0 - 1000);
@@ -249,23 +280,31 @@ describe('editRoutes with a record owner', () => {
     await patchRefs(ns, 'VMAuth', 'gb', [vmselect(ns, 'vm-az-c', 'vm-az-a', 'vm-az-b'), other]);
     const original = await refs(ns, 'VMAuth', 'gb');
     let conflicts = 0;
-    await editRoutes(objects, { namespace: ns, vmauthName: 'gb', removals, direction: 'remove', record: owner(ns, 'uid-3333', 'az-b') }, {
-      beforeWrite: async (route, attempt) => {
-        if (attempt !== 1) return;
-        conflicts++;
-        await patchRefs(ns, 'VMAuth', route.name, [...(await refs(ns, 'VMAuth', route.name)), { static: { url: 'http://user-added' } }], { default_url: ['http://user'] });
+    await editRoutes(
+      objects,
+      { namespace: ns, vmauthName: 'gb', removals, direction: 'remove', record: owner(ns, 'uid-3333', 'az-b') },
+      {
+        beforeWrite: async (route, attempt) => {
+          if (attempt !== 1) return;
+          conflicts++;
+          await patchRefs(ns, 'VMAuth', route.name, [...(await refs(ns, 'VMAuth', route.name)), { static: { url: 'http://user-added' } }], {
+            default_url: ['http://user'],
+          });
+        },
       },
-    });
+    );
     expect(conflicts).toBe(1);
     const gb = await get(ns, 'VMAuth', 'gb');
     const uas = (gb.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject;
     expect(uas.targetRefs).toEqual([vmselect(ns, 'vm-az-c', 'vm-az-a'), other, { static: { url: 'http://user-added' } }]);
     expect(uas.default_url).toEqual(['http://user']);
     const record = recordOn(gb, 'uid-3333', 'az-b')!;
-    expect(record.removed).toEqual([{ type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-az-b', namespace: ns }, targetRef: vmselect(ns, 'vm-az-c', 'vm-az-a', 'vm-az-b') }]);
+    expect(record.removed).toEqual([
+      { type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-az-b', namespace: ns }, targetRef: vmselect(ns, 'vm-az-c', 'vm-az-a', 'vm-az-b') },
+    ]);
 
     await run('editRoutes', { namespace: ns, vmauthName: 'gb', removals: [], direction: 'restore', record: owner(ns, 'uid-3333', 'az-b') });
-    const back = (await get(ns, 'VMAuth', 'gb'));
+    const back = await get(ns, 'VMAuth', 'gb');
     expect(refsOf('VMAuth', back)).toEqual([...original, { static: { url: 'http://user-added' } }]);
     expect(((back.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject).default_url).toEqual(['http://user']);
     expect(annotationsOf(back)).toBeUndefined();
@@ -309,7 +348,9 @@ describe('editRoutes with a record owner', () => {
       crd: { kind: 'VMCluster/vmselect', name, namespace, objects: others.map((o) => ({ name: o, namespace: ns })) },
       paths: ['/select/.*'],
     });
-    await createVM(ns, 'VMAuth', 'gn', { unauthorizedUserAccessSpec: { targetRefs: [nameAndObjects('vm-az-a', ns, 'vm-az-b', 'vm-az-c'), other], default_url: ['http://fallback'] } });
+    await createVM(ns, 'VMAuth', 'gn', {
+      unauthorizedUserAccessSpec: { targetRefs: [nameAndObjects('vm-az-a', ns, 'vm-az-b', 'vm-az-c'), other], default_url: ['http://fallback'] },
+    });
     await createVM(ns, 'VMUser', 'un', { username: 'n', targetRefs: [other, nameAndObjects('vm-az-a', ns, 'vm-az-a', 'vm-az-b')] });
     const before = { gn: await get(ns, 'VMAuth', 'gn'), un: await get(ns, 'VMUser', 'un') };
     // The workflow's removals only name the routes: the activity recomputes from a fresh read (operator rules).
@@ -328,11 +369,17 @@ describe('editRoutes with a record owner', () => {
     expect(recordOn(gn, 'uid-7777', 'az-a')!.removed).toEqual([
       { type: 'crdName', index: 0, name: 'vm-az-a', namespace: ns, targetRef: refsOf('VMAuth', before.gn)[0] },
     ]);
-    expect(recordOn(un, 'uid-7777', 'az-a')!.removed.map((r) => [r.type, r.index])).toEqual([['crdName', 1], ['object', 1]]);
+    expect(recordOn(un, 'uid-7777', 'az-a')!.removed.map((r) => [r.type, r.index])).toEqual([
+      ['crdName', 1],
+      ['object', 1],
+    ]);
     expect(await run('readRecords', { namespace: ns, uid: 'uid-7777' })).toHaveLength(1);
 
     await run('editRoutes', { namespace: ns, vmauthName: 'gn', removals: [], direction: 'restore', record: rec });
-    for (const [kind, name] of [['VMAuth', 'gn'], ['VMUser', 'un']] as const) {
+    for (const [kind, name] of [
+      ['VMAuth', 'gn'],
+      ['VMUser', 'un'],
+    ] as const) {
       const now = await get(ns, kind, name);
       expect(now.spec).toEqual(before[name].spec);
       expect(annotationsOf(now)).toBeUndefined();
@@ -352,16 +399,20 @@ describe('editRoutes with a record owner', () => {
     // someone empties the VMUser (its write gets 409, the re-read finds it would be empty).
     let vmauthWritten!: () => void;
     const vmauthDone = new Promise<void>((r) => (vmauthWritten = r));
-    const err = await editRoutes(objects, { namespace: ns, vmauthName: 'gp', removals, direction: 'remove', record: rec }, {
-      afterWrite: (route) => {
-        if (route.kind === 'VMAuth') vmauthWritten();
+    const err = await editRoutes(
+      objects,
+      { namespace: ns, vmauthName: 'gp', removals, direction: 'remove', record: rec },
+      {
+        afterWrite: (route) => {
+          if (route.kind === 'VMAuth') vmauthWritten();
+        },
+        beforeWrite: async (route, attempt) => {
+          if (route.kind !== 'VMUser' || attempt !== 1) return;
+          await vmauthDone;
+          await patchRefs(ns, 'VMUser', 'up', [single(ns, 'vm-az-a')]);
+        },
       },
-      beforeWrite: async (route, attempt) => {
-        if (route.kind !== 'VMUser' || attempt !== 1) return;
-        await vmauthDone;
-        await patchRefs(ns, 'VMUser', 'up', [single(ns, 'vm-az-a')]);
-      },
-    }).catch((e: unknown) => e);
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).type).toBe('EmptyRoute');
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
@@ -409,7 +460,9 @@ describe('unreadable records', () => {
 
     const rvs = [await rv(ns, 'VMAuth', 'gu'), await rv(ns, 'VMUser', 'bad')];
     const removals = computeRemovals(await snapshots(ns, 'gu', ['bad']), { name: 'vm-az-a', namespace: ns });
-    expect(await failure(run('editRoutes', { namespace: ns, vmauthName: 'gu', removals, direction: 'remove', record: owner(ns, 'uid-5555', 'az-a') }))).toContain(`VMUser ${ns}/bad`);
+    expect(
+      await failure(run('editRoutes', { namespace: ns, vmauthName: 'gu', removals, direction: 'remove', record: owner(ns, 'uid-5555', 'az-a') })),
+    ).toContain(`VMUser ${ns}/bad`);
     // Refused before touching anything, the VMAuth included.
     expect([await rv(ns, 'VMAuth', 'gu'), await rv(ns, 'VMUser', 'bad')]).toEqual(rvs);
     expect(annotationsOf(await get(ns, 'VMUser', 'bad'))![OUT_OF_ROTATION_ANNOTATION]).toBe('{nope');
@@ -417,13 +470,21 @@ describe('unreadable records', () => {
 
   it("another VMDistributedCluster's broken entry: this uid still reads its records, but that route is never rewritten", async () => {
     const ns = await newNamespace();
-    await createVM(ns, 'VMAuth', 'gx', { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a', 'vm-az-b')] } }, {
-      [OUT_OF_ROTATION_ANNOTATION]: JSON.stringify({ 'uid-someone/az-q': { zone: 'az-q' } }),
-    });
+    await createVM(
+      ns,
+      'VMAuth',
+      'gx',
+      { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a', 'vm-az-b')] } },
+      {
+        [OUT_OF_ROTATION_ANNOTATION]: JSON.stringify({ 'uid-someone/az-q': { zone: 'az-q' } }),
+      },
+    );
     expect(await run('readRecords', { namespace: ns, uid: 'uid-6666' })).toEqual([]);
     const before = await get(ns, 'VMAuth', 'gx');
     const removals = computeRemovals(await snapshots(ns, 'gx', []), { name: 'vm-az-a', namespace: ns });
-    const e = await run('editRoutes', { namespace: ns, vmauthName: 'gx', removals, direction: 'remove', record: owner(ns, 'uid-6666', 'az-a') }).catch((x: unknown) => x);
+    const e = await run('editRoutes', { namespace: ns, vmauthName: 'gx', removals, direction: 'remove', record: owner(ns, 'uid-6666', 'az-a') }).catch(
+      (x: unknown) => x,
+    );
     expect((e as ApplicationFailure).type).toBe('RecordsUnreadable');
     expect((e as ApplicationFailure).message).toContain(`VMAuth ${ns}/gx: record "uid-someone/az-q"`);
     expect((await get(ns, 'VMAuth', 'gx')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
@@ -433,12 +494,19 @@ describe('unreadable records', () => {
 
 const vmdcSpec = {
   clusterVersion: 'v1.150.0-cluster',
-  zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }, { name: 'az-b', vmcluster: { name: 'vm-az-b' } }],
-  vmauth: { name: 'gs' }, vmagent: { name: 'g' },
+  zones: [
+    { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+    { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
+  ],
+  vmauth: { name: 'gs' },
+  vmagent: { name: 'g' },
 };
 async function createVmdc(ns: string, name: string): Promise<{ uid: string; generation: number }> {
   const created = (await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, namespace: ns, plural: PLURAL,
+    group: GROUP,
+    version: VERSION,
+    namespace: ns,
+    plural: PLURAL,
     body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: vmdcSpec },
   })) as { metadata: { uid: string; generation: number } };
   return created.metadata;
@@ -479,7 +547,10 @@ describe('writeStatus rejected by the API server', () => {
         if (first) {
           first = false;
           // Someone else writes the status between our GET and PATCH: a real 409.
-          await objects.api.patchNamespacedCustomObjectStatus({ ...VMDC_KIND, namespace: ns, name: 'st409', body: { status: { message: 'someone else' } } }, mergePatchOptions);
+          await objects.api.patchNamespacedCustomObjectStatus(
+            { ...VMDC_KIND, namespace: ns, name: 'st409', body: { status: { message: 'someone else' } } },
+            mergePatchOptions,
+          );
         }
         try {
           return await real.mergePatchStatus(n, name, body);
@@ -504,10 +575,15 @@ describe('writeStatus rejected by the API server', () => {
 describe('kubectl vmdc release-zone', () => {
   function release(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile('npx', ['--no-install', 'tsx', 'cli/main.ts', 'release-zone', ...args], { cwd: REPO, env: { ...process.env, ...extraEnv }, timeout: 60_000 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        'npx',
+        ['--no-install', 'tsx', 'cli/main.ts', 'release-zone', ...args],
+        { cwd: REPO, env: { ...process.env, ...extraEnv }, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -541,7 +617,10 @@ describe('kubectl vmdc release-zone', () => {
     expect(done.stdout).toContain(`VMAuth ${ns}/gs: put back 1 entry; record deleted`);
     expect(done.stdout).toContain(`targetRefs[0].crd.objects[0] {"name":"vm-az-a","namespace":"${ns}"}`);
     expect(done.stdout).toContain(`VMUser ${ns}/us: put back 1 entry; record deleted`);
-    for (const [kind, name] of [['VMAuth', 'gs'], ['VMUser', 'us']] as const) {
+    for (const [kind, name] of [
+      ['VMAuth', 'gs'],
+      ['VMUser', 'us'],
+    ] as const) {
       const now = await get(ns, kind, name);
       expect(now.spec).toEqual(before[name].spec);
       expect(annotationsOf(now)).toBeUndefined();

@@ -55,13 +55,22 @@ const single = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect
 /** Who the route records of a zone belong to (each edit carries its record). */
 const owner = (zone: string): RecordOwner => ({ vmdc: { namespace: NS, name: 'vmdc', uid: 'uid-routes' }, zone, workflowId: 'wf-routes', generation: 1 });
 /** A VMDistributedCluster that keeps what it creates (no ownerReference: nothing here collects garbage anyway). */
-const managedBy: ManagedBy = { vmdc: { name: 'vmdc', uid: 'uid-apply', generation: 1 }, specPath: 'zones[0].vmcluster', retain: true, adopt: false, forceConflicts: false };
+const managedBy: ManagedBy = {
+  vmdc: { name: 'vmdc', uid: 'uid-apply', generation: 1 },
+  specPath: 'zones[0].vmcluster',
+  retain: true,
+  adopt: false,
+  forceConflicts: false,
+};
 const apply = (input: Omit<ApplyObjectInput, 'managedBy'>) => run('applyObject', { ...input, managedBy });
 
 async function createVM(kind: 'VMAuth' | 'VMUser' | 'VMCluster', name: string, spec: JsonObject): Promise<JsonObject> {
   const k = vmKind(kind);
   return (await custom.createNamespacedCustomObject({
-    group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: k.plural,
+    group: VM_GROUP,
+    version: VM_VERSION,
+    namespace: NS,
+    plural: k.plural,
     body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind, metadata: { name }, spec },
   })) as JsonObject;
 }
@@ -97,7 +106,10 @@ describe('editRoutes on a real API server', () => {
     expect(r1.vmuserGenerations).toEqual({ 'reads-a': (await objects.get(vmKind('VMUser'), NS, 'reads-a'))!.metadata.generation });
     expect(r1.vmuserGenerations!['reads-a']).toBe(2);
     const ga1 = await getSpec('VMAuth', 'ga');
-    expect((ga1.unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([vmselect('vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }]);
+    expect((ga1.unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([
+      vmselect('vm-az-b', 'vm-az-c'),
+      { static: { url: 'http://other:8428' }, paths: ['/other'] },
+    ]);
     expect((ga1.unauthorizedUserAccessSpec as JsonObject).default_url).toEqual(['http://fallback']);
     expect((await getSpec('VMUser', 'reads-a')).targetRefs).toEqual([vmselect('vm-az-b')]);
     expect(await getSpec('VMUser', 'reads-b')).toEqual(before.b);
@@ -128,20 +140,34 @@ describe('editRoutes on a real API server', () => {
       const cur = (await objects.get(vmKind('VMAuth'), NS, route.name))!;
       const refs = ((cur.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject).targetRefs as JsonObject[];
       await custom.patchNamespacedCustomObject(
-        { group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmauths', name: route.name,
-          body: { spec: { unauthorizedUserAccessSpec: { targetRefs: [...refs, { static: { url: 'http://user-added' } }], default_url: ['http://user'] } } } },
+        {
+          group: VM_GROUP,
+          version: VM_VERSION,
+          namespace: NS,
+          plural: 'vmauths',
+          name: route.name,
+          body: { spec: { unauthorizedUserAccessSpec: { targetRefs: [...refs, { static: { url: 'http://user-added' } }], default_url: ['http://user'] } } },
+        },
         mergePatchOptions,
       );
     };
     await editRoutes(objects, { namespace: NS, vmauthName: 'gb', removals, direction: 'remove', record: owner('az-b') }, { beforeWrite: userEdit });
     expect(conflicts).toBe(1);
     const uas = (await getSpec('VMAuth', 'gb')).unauthorizedUserAccessSpec as JsonObject;
-    expect(uas.targetRefs).toEqual([vmselect('vm-az-a', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }, { static: { url: 'http://user-added' } }]);
+    expect(uas.targetRefs).toEqual([
+      vmselect('vm-az-a', 'vm-az-c'),
+      { static: { url: 'http://other:8428' }, paths: ['/other'] },
+      { static: { url: 'http://user-added' } },
+    ]);
     expect(uas.default_url).toEqual(['http://user']);
 
     await run('editRoutes', { namespace: NS, vmauthName: 'gb', removals, direction: 'restore', record: owner('az-b') });
     const back = (await getSpec('VMAuth', 'gb')).unauthorizedUserAccessSpec as JsonObject;
-    expect(back.targetRefs).toEqual([vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' }, paths: ['/other'] }, { static: { url: 'http://user-added' } }]);
+    expect(back.targetRefs).toEqual([
+      vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'),
+      { static: { url: 'http://other:8428' }, paths: ['/other'] },
+      { static: { url: 'http://user-added' } },
+    ]);
     expect(back.default_url).toEqual(['http://user']);
   });
 
@@ -151,8 +177,16 @@ describe('editRoutes on a real API server', () => {
     const before = { gc: await objects.get(vmKind('VMAuth'), NS, 'gc'), u: await objects.get(vmKind('VMUser'), NS, 'only-c') };
     // Built by hand (computeRemovals would refuse up front): the activity must refuse on its own.
     const removals: RouteRemoval[] = [
-      { route: { kind: 'VMAuth', name: 'gc' }, vmcluster: { name: 'vm-az-c', namespace: NS }, removed: [{ type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-az-c', namespace: NS } }] },
-      { route: { kind: 'VMUser', name: 'only-c' }, vmcluster: { name: 'vm-az-c', namespace: NS }, removed: [{ type: 'targetRef', index: 0, targetRef: single('vm-az-c') }] },
+      {
+        route: { kind: 'VMAuth', name: 'gc' },
+        vmcluster: { name: 'vm-az-c', namespace: NS },
+        removed: [{ type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-az-c', namespace: NS } }],
+      },
+      {
+        route: { kind: 'VMUser', name: 'only-c' },
+        vmcluster: { name: 'vm-az-c', namespace: NS },
+        removed: [{ type: 'targetRef', index: 0, targetRef: single('vm-az-c') }],
+      },
     ];
     const err = await run('editRoutes', { namespace: NS, vmauthName: 'gc', removals, direction: 'remove', record: owner('az-c') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
@@ -182,12 +216,18 @@ describe('the name+objects form (operator rules) on a real API server', () => {
 
     // Every write goes through the API server with the real schemas: a refusal would fail the activity (PatchRejected).
     const r1 = await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove', record: owner('az-a') });
-    expect(r1.written).toEqual([{ kind: 'VMAuth', name: 'gn' }, { kind: 'VMUser', name: 'reads-n' }]);
+    expect(r1.written).toEqual([
+      { kind: 'VMAuth', name: 'gn' },
+      { kind: 'VMUser', name: 'reads-n' },
+    ]);
     const blank = (...others: string[]): JsonObject => ({
       crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: others.map((o) => ({ name: o, namespace: NS })) },
       paths: ['/select/.*'],
     });
-    expect(((await getSpec('VMAuth', 'gn')).unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([blank('vm-az-b', 'vm-az-c'), { static: { url: 'http://other:8428' } }]);
+    expect(((await getSpec('VMAuth', 'gn')).unauthorizedUserAccessSpec as JsonObject).targetRefs).toEqual([
+      blank('vm-az-b', 'vm-az-c'),
+      { static: { url: 'http://other:8428' } },
+    ]);
     expect((await getSpec('VMUser', 'reads-n')).targetRefs).toEqual([blank('vm-az-b')]);
     // idempotent
     expect((await editRoutes(objects, { namespace: NS, vmauthName: 'gn', removals, direction: 'remove', record: owner('az-a') })).written).toEqual([]);
@@ -202,11 +242,17 @@ describe('the name+objects form (operator rules) on a real API server', () => {
 
 describe('the VM operator CRDs of the fixture are as strict as a real cluster', () => {
   it('a VMUser whose crd has objects but no name/namespace is refused with 422 naming crd.name', async () => {
-    const err = await createVM('VMUser', 'no-name', { username: 'x', targetRefs: [{ crd: { kind: 'VMCluster/vmselect', objects: [{ name: 'vm-az-a', namespace: NS }] } }] }).catch((e: unknown) => e);
+    const err = await createVM('VMUser', 'no-name', {
+      username: 'x',
+      targetRefs: [{ crd: { kind: 'VMCluster/vmselect', objects: [{ name: 'vm-az-a', namespace: NS }] } }],
+    }).catch((e: unknown) => e);
     expect((err as { code?: number }).code).toBe(422);
     expect(String((err as { body?: unknown }).body)).toContain('spec.targetRefs[0].crd.name: Required value');
     // ...and an objects entry without a namespace
-    const err2 = await createVM('VMUser', 'no-ns', { username: 'x', targetRefs: [{ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: [{ name: 'vm-az-a' }] } }] }).catch((e: unknown) => e);
+    const err2 = await createVM('VMUser', 'no-ns', {
+      username: 'x',
+      targetRefs: [{ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: [{ name: 'vm-az-a' }] } }],
+    }).catch((e: unknown) => e);
     expect((err2 as { code?: number }).code).toBe(422);
     expect(String((err2 as { body?: unknown }).body)).toContain('spec.targetRefs[0].crd.objects[0].namespace: Required value');
     expect(await objects.get(vmKind('VMUser'), NS, 'no-name')).toBeUndefined();
@@ -216,7 +262,14 @@ describe('the VM operator CRDs of the fixture are as strict as a real cluster', 
     await createVM('VMCluster', 'vm-strict', { clusterVersion: 'v1', notAField: 1 });
     expect(await getSpec('VMCluster', 'vm-strict')).toEqual({ clusterVersion: 'v1' });
     await custom.patchNamespacedCustomObjectStatus(
-      { group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmclusters', name: 'vm-strict', body: { status: { observedGeneration: 1, updateStatus: 'anything', madeUp: 'x' } } },
+      {
+        group: VM_GROUP,
+        version: VM_VERSION,
+        namespace: NS,
+        plural: 'vmclusters',
+        name: 'vm-strict',
+        body: { status: { observedGeneration: 1, updateStatus: 'anything', madeUp: 'x' } },
+      },
       mergePatchOptions,
     );
     expect((await objects.get(vmKind('VMCluster'), NS, 'vm-strict'))!.status).toEqual({ observedGeneration: 1, updateStatus: 'anything' });
@@ -226,16 +279,33 @@ describe('the VM operator CRDs of the fixture are as strict as a real cluster', 
 describe('writeStatus', () => {
   it('writes through /status only while the object is at our generation and uid', async () => {
     const created = (await custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: NS, plural: PLURAL,
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'st' }, spec: {
-        clusterVersion: 'v1.150.0-cluster',
-        zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }, { name: 'az-b', vmcluster: { name: 'vm-az-b' } }],
-        vmauth: { name: 'g' }, vmagent: { name: 'g' },
-      } },
+      group: GROUP,
+      version: VERSION,
+      namespace: NS,
+      plural: PLURAL,
+      body: {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: 'st' },
+        spec: {
+          clusterVersion: 'v1.150.0-cluster',
+          zones: [
+            { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+            { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
+          ],
+          vmauth: { name: 'g' },
+          vmagent: { name: 'g' },
+        },
+      },
     })) as { metadata: { uid: string; generation: number } };
     const object = { namespace: NS, name: 'st', uid: created.metadata.uid, generation: created.metadata.generation };
     // A zone announced leaving reads is reported out (no record yet: its edit comes next).
-    const leaving = { phase: 'Progressing' as const, currentZone: 'az-a', zones: [{ name: 'az-a', phase: 'LeavingReads' as const }], zonesOutOfRotation: ['az-a'] };
+    const leaving = {
+      phase: 'Progressing' as const,
+      currentZone: 'az-a',
+      zones: [{ name: 'az-a', phase: 'LeavingReads' as const }],
+      zonesOutOfRotation: ['az-a'],
+    };
     expect(await run('writeStatus', { object, status: leaving })).toEqual({ written: true });
     let got = (await objects.get(VMDC_KIND, NS, 'st'))!;
     expect(got.status).toMatchObject({ phase: 'Progressing', currentZone: 'az-a', zonesOutOfRotation: ['az-a'] });
@@ -248,34 +318,56 @@ describe('writeStatus', () => {
     expect(got.status).toEqual({ ...done, zonesOutOfRotation: [] });
 
     // a new generation: the old workflow's status is not written
-    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatchOptions);
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } },
+      mergePatchOptions,
+    );
     expect(await run('writeStatus', { object, status: { phase: 'Failed' } })).toEqual({ written: false });
     expect((await objects.get(VMDC_KIND, NS, 'st'))!.status).toEqual({ ...done, zonesOutOfRotation: [] });
     // another uid (deleted and recreated) or a missing object: not written
-    expect(await run('writeStatus', { object: { ...object, generation: object.generation + 1, uid: 'other' }, status: { phase: 'Failed' } })).toEqual({ written: false });
+    expect(await run('writeStatus', { object: { ...object, generation: object.generation + 1, uid: 'other' }, status: { phase: 'Failed' } })).toEqual({
+      written: false,
+    });
     expect(await run('writeStatus', { object: { ...object, name: 'absent' }, status: { phase: 'Failed' } })).toEqual({ written: false });
   });
 
   it('an adopted workflow (status.workflow names it at a later generation) still writes, without moving observedGeneration back', async () => {
     const created = (await custom.createNamespacedCustomObject({
-      group: GROUP, version: VERSION, namespace: NS, plural: PLURAL,
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'st-adopt' }, spec: {
-        clusterVersion: 'v1.150.0-cluster',
-        zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }, { name: 'az-b', vmcluster: { name: 'vm-az-b' } }],
-        vmauth: { name: 'g' }, vmagent: { name: 'g' },
-      } },
+      group: GROUP,
+      version: VERSION,
+      namespace: NS,
+      plural: PLURAL,
+      body: {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: 'st-adopt' },
+        spec: {
+          clusterVersion: 'v1.150.0-cluster',
+          zones: [
+            { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+            { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
+          ],
+          vmauth: { name: 'g' },
+          vmagent: { name: 'g' },
+        },
+      },
     })) as { metadata: { uid: string; generation: number } };
     const object = { namespace: NS, name: 'st-adopt', uid: created.metadata.uid, generation: created.metadata.generation };
     const own = { id: 'vmdc/default/st-adopt/g1-x', runId: 'r1' };
     const asWorkflow = (id: string) => new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: 'r' } });
-    const write = (id: string, status: Parameters<RolloutActivities['writeStatus']>[0]['status']) =>
-      asWorkflow(id).run(acts.writeStatus, { object, status });
+    const write = (id: string, status: Parameters<RolloutActivities['writeStatus']>[0]['status']) => asWorkflow(id).run(acts.writeStatus, { object, status });
     expect(await write(own.id, { observedGeneration: object.generation, workflow: own, phase: 'Progressing' })).toEqual({ written: true });
 
     // paused-only edit: generation + 1, the trigger records it and keeps status.workflow
-    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { paused: true } } }, mergePatchOptions);
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { paused: true } } },
+      mergePatchOptions,
+    );
     const g2 = object.generation + 1;
-    await objects.api.patchNamespacedCustomObjectStatus({ ...VMDC_KIND, namespace: NS, name: 'st-adopt', body: { status: { observedGeneration: g2 } } }, mergePatchOptions);
+    await objects.api.patchNamespacedCustomObjectStatus(
+      { ...VMDC_KIND, namespace: NS, name: 'st-adopt', body: { status: { observedGeneration: g2 } } },
+      mergePatchOptions,
+    );
     expect(await write(own.id, { observedGeneration: object.generation, workflow: own, phase: 'Paused', message: 'paused' })).toEqual({ written: true });
     let got = (await objects.get(VMDC_KIND, NS, 'st-adopt'))!;
     expect(got.status).toMatchObject({ phase: 'Paused', message: 'paused', observedGeneration: g2, workflow: own });
@@ -283,9 +375,15 @@ describe('writeStatus', () => {
     expect(await write('vmdc/default/st-adopt/g0-other', { phase: 'Failed' })).toEqual({ written: false });
 
     // a real change: the trigger moves status.workflow to the new generation's workflow → superseded, no more writes
-    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatchOptions);
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'st-adopt', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } },
+      mergePatchOptions,
+    );
     const next = { id: 'vmdc/default/st-adopt/g3-x', runId: 'r3' };
-    await objects.api.patchNamespacedCustomObjectStatus({ ...VMDC_KIND, namespace: NS, name: 'st-adopt', body: { status: { observedGeneration: g2 + 1, workflow: next } } }, mergePatchOptions);
+    await objects.api.patchNamespacedCustomObjectStatus(
+      { ...VMDC_KIND, namespace: NS, name: 'st-adopt', body: { status: { observedGeneration: g2 + 1, workflow: next } } },
+      mergePatchOptions,
+    );
     expect(await write(own.id, { phase: 'Superseded' })).toEqual({ written: false });
     got = (await objects.get(VMDC_KIND, NS, 'st-adopt'))!;
     expect(got.status).toMatchObject({ phase: 'Paused', observedGeneration: g2 + 1, workflow: next });
@@ -295,15 +393,33 @@ describe('writeStatus', () => {
 describe('applyObject / readObject / waitOperational', () => {
   it('creates when absent (create: true), applies otherwise (a key no longer set goes), reports changed', async () => {
     expect(await run('readObject', { kind: 'VMCluster', namespace: NS, name: 'vm-new' })).toEqual({ exists: false });
-    const c = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v1', retentionPeriod: '1', drop: null }, create: true });
+    const c = await apply({
+      kind: 'VMCluster',
+      namespace: NS,
+      name: 'vm-new',
+      patch: { clusterVersion: 'v1', retentionPeriod: '1', drop: null },
+      create: true,
+    });
     expect(c).toEqual({ generation: 1, created: true, changed: true });
     expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v1', retentionPeriod: '1' });
 
-    const p = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', retentionPeriod: null, vmselect: { replicaCount: 2 } }, create: true });
+    const p = await apply({
+      kind: 'VMCluster',
+      namespace: NS,
+      name: 'vm-new',
+      patch: { clusterVersion: 'v2', retentionPeriod: null, vmselect: { replicaCount: 2 } },
+      create: true,
+    });
     expect(p).toEqual({ generation: 2, created: false, changed: true });
     expect(await getSpec('VMCluster', 'vm-new')).toEqual({ clusterVersion: 'v2', vmselect: { replicaCount: 2 } });
 
-    const same = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2', vmselect: { replicaCount: 2 } }, create: true });
+    const same = await apply({
+      kind: 'VMCluster',
+      namespace: NS,
+      name: 'vm-new',
+      patch: { clusterVersion: 'v2', vmselect: { replicaCount: 2 } },
+      create: true,
+    });
     expect(same).toEqual({ generation: 2, created: false, changed: false });
 
     const fewer = await apply({ kind: 'VMCluster', namespace: NS, name: 'vm-new', patch: { clusterVersion: 'v2' }, create: true });
@@ -316,7 +432,10 @@ describe('applyObject / readObject / waitOperational', () => {
   });
 
   async function setStatus(name: string, status: JsonObject) {
-    await custom.patchNamespacedCustomObjectStatus({ group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmclusters', name, body: { status } }, mergePatchOptions);
+    await custom.patchNamespacedCustomObjectStatus(
+      { group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: 'vmclusters', name, body: { status } },
+      mergePatchOptions,
+    );
   }
 
   it('waits for observedGeneration >= generation and operational', async () => {
@@ -328,7 +447,9 @@ describe('applyObject / readObject / waitOperational', () => {
     const e = new MockActivityEnvironment();
     e.on('heartbeat', (d: unknown) => beats.push(d));
     let settled = false;
-    const wait = e.run(acts.waitOperational, { kind: 'VMCluster' as const, namespace: NS, name: 'vm-wait', generation, pollIntervalMs: 100 }).finally(() => (settled = true));
+    const wait = e
+      .run(acts.waitOperational, { kind: 'VMCluster' as const, namespace: NS, name: 'vm-wait', generation, pollIntervalMs: 100 })
+      .finally(() => (settled = true));
     await new Promise((r) => setTimeout(r, 400));
     expect(settled).toBe(false); // old generation still operational: not done
     await setStatus('vm-wait', { observedGeneration: 2, updateStatus: 'expanding' });
@@ -343,7 +464,9 @@ describe('applyObject / readObject / waitOperational', () => {
   it('fails non-retryably with ObjectFailed and the reason when the object reports failed', async () => {
     await createVM('VMCluster', 'vm-fail', { clusterVersion: 'v1' });
     await setStatus('vm-fail', { observedGeneration: 1, updateStatus: 'failed', reason: 'cannot pull image v1' });
-    const err = await run('waitOperational', { kind: 'VMCluster', namespace: NS, name: 'vm-fail', generation: 1, pollIntervalMs: 100 }).catch((x: unknown) => x);
+    const err = await run('waitOperational', { kind: 'VMCluster', namespace: NS, name: 'vm-fail', generation: 1, pollIntervalMs: 100 }).catch(
+      (x: unknown) => x,
+    );
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).type).toBe('ObjectFailed');
     expect((err as ApplicationFailure).nonRetryable).toBe(true);
@@ -366,7 +489,9 @@ describe('applyObject: the server-side dry run, and requests the API server refu
     const after = (await objects.get(vmKind('VMCluster'), NS, 'dry-a'))!;
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(after.spec).toEqual({ clusterVersion: 'v1' });
-    expect(await apply({ kind: 'VMCluster', namespace: NS, name: 'dry-b', patch: { clusterVersion: 'v2' }, create: true, dryRun: true })).toMatchObject({ created: true });
+    expect(await apply({ kind: 'VMCluster', namespace: NS, name: 'dry-b', patch: { clusterVersion: 'v2' }, create: true, dryRun: true })).toMatchObject({
+      created: true,
+    });
     expect(await objects.get(vmKind('VMCluster'), NS, 'dry-b')).toBeUndefined();
   });
 

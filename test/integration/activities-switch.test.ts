@@ -53,7 +53,10 @@ function confirm(i: SwitchInput) {
   env.on('heartbeat', (d: unknown) => beats.push(d as { waitingFor?: string }));
   const run = env.run(acts.confirmSwitch, i) as Promise<SwitchConfirmed>;
   let doneAt: number | undefined;
-  void run.then(() => (doneAt = Date.now()), () => {});
+  void run.then(
+    () => (doneAt = Date.now()),
+    () => {},
+  );
   /** `done()`: when the activity returned, undefined while it still waits. */
   return { run, beats, done: () => doneAt };
 }
@@ -82,7 +85,10 @@ beforeAll(async () => {
     obj('VMCluster', 'vm-az-b', { vmselect: { replicaCount: 1 } }),
     obj('VMAuth', VMAUTH, { selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [sel(['vm-az-a', 'vm-az-b'])] } }),
   ]);
-  await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes.unauthorized?.length === 2, { timeoutMs: 30_000, description: 'both pods to serve the first config' });
+  await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes.unauthorized?.length === 2, {
+    timeoutMs: 30_000,
+    description: 'both pods to serve the first config',
+  });
   acts = createActivities({ kubeConfig: kc, temporalClient: {} as Client, fetch: podNetworkFetch, scrapeTimeoutMs: 2_000 });
 }, 240_000);
 
@@ -113,27 +119,41 @@ describe('confirmSwitch', () => {
     // Pod 0 by its content hash, pod 1 (no metric) by vmauth's reload after the Secret changed.
     expect(confirmed.hash).toBe(vm.simulator.currentConfig!.hash);
     expect(confirmed.pods.map((p) => p.via).sort()).toEqual(['content-hash', 'vmauth-reload']);
-    expect(confirmed.message).toMatch(/^2 vmauth pods run config [0-9a-f]{8} without VMCluster vm-az-b: 1 by config-reloader content hash, 1 by vmauth's reload after the Secret changed/);
+    expect(confirmed.message).toMatch(
+      /^2 vmauth pods run config [0-9a-f]{8} without VMCluster vm-az-b: 1 by config-reloader content hash, 1 by vmauth's reload after the Secret changed/,
+    );
     // While it waited, it said what for.
-    expect(c.beats.some((b) => /1\/2 vmauth pods run config|0\/2 vmauth pods run config|waiting for vmauth to report a reload/.test(b.waitingFor ?? ''))).toBe(true);
+    expect(c.beats.some((b) => /1\/2 vmauth pods run config|0\/2 vmauth pods run config|waiting for vmauth to report a reload/.test(b.waitingFor ?? ''))).toBe(
+      true,
+    );
   });
 
   it("with spec.waitForConfigReload: the operator waits only for pods that publish a hash; confirmSwitch waits for the other one's reload too", async () => {
     vm.vmauthPods.forEach((p) => (p.propagationDelayMs = 0));
     await setRoutes(['vm-az-a', 'vm-az-b']);
-    await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes.unauthorized?.length === 2, { timeoutMs: 20_000, description: 'both pods to serve vm-az-b again' });
+    await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes.unauthorized?.length === 2, {
+      timeoutMs: 20_000,
+      description: 'both pods to serve vm-az-b again',
+    });
     const g = (await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: true } })).metadata.generation;
-    await waitFor(async () => ((await getObject(kc, 'VMAuth', NS, VMAUTH)).status as { observedGeneration?: number; updateStatus?: string } | undefined)?.observedGeneration === g, { timeoutMs: 20_000, description: 'the VMAuth to apply waitForConfigReload' });
+    await waitFor(
+      async () =>
+        ((await getObject(kc, 'VMAuth', NS, VMAUTH)).status as { observedGeneration?: number; updateStatus?: string } | undefined)?.observedGeneration === g,
+      { timeoutMs: 20_000, description: 'the VMAuth to apply waitForConfigReload' },
+    );
     vm.vmauthPods[0]!.propagationDelayMs = 1_000;
     // The old config-reloader (no content hash) holds the change until released below.
     vm.vmauthPods[1]!.propagationDelayMs = 600_000;
     const edited = (await setRoutes(['vm-az-a'])).metadata.generation;
     const c = confirm(input('absent'));
     // The operator waited for pod 0's hash, counted pod 1 (no metric) as reloaded, and said operational...
-    const operational = await waitFor(() => vm.simulator.statuses.find((x) => x.kind === 'VMAuth' && x.generation === edited && x.updateStatus === 'operational'), {
-      timeoutMs: 30_000,
-      description: 'the VMAuth operational at the edited generation',
-    });
+    const operational = await waitFor(
+      () => vm.simulator.statuses.find((x) => x.kind === 'VMAuth' && x.generation === edited && x.updateStatus === 'operational'),
+      {
+        timeoutMs: 30_000,
+        description: 'the VMAuth operational at the edited generation',
+      },
+    );
     expect(operational.at).toBeGreaterThanOrEqual(vm.vmauthPods[0]!.currentConfig!.at);
     // ...while pod 1 still serves the old routes: confirmSwitch looks again after that, and still waits.
     const beatsThen = c.beats.length;
@@ -157,10 +177,16 @@ describe('confirmSwitch', () => {
 
   it('waits while the Secret still routes the zone, saying so (here: a route never edited)', async () => {
     const c = confirm(input('present', { vmcluster: 'vm-az-b' }));
-    await waitFor(() => c.beats.some((b) => /the operator's config \(Secret vmauth-config-vm-global\) does not yet route VMAuth vm-global to VMCluster vm-az-b/.test(b.waitingFor ?? '')), {
-      timeoutMs: 10_000,
-      description: 'a heartbeat naming the route still to switch',
-    });
+    await waitFor(
+      () =>
+        c.beats.some((b) =>
+          /the operator's config \(Secret vmauth-config-vm-global\) does not yet route VMAuth vm-global to VMCluster vm-az-b/.test(b.waitingFor ?? ''),
+        ),
+      {
+        timeoutMs: 10_000,
+        description: 'a heartbeat naming the route still to switch',
+      },
+    );
     // Putting the zone back: confirmed once both pods serve it again.
     await setRoutes(['vm-az-a', 'vm-az-b']);
     const confirmed = await c.run;
@@ -185,7 +211,10 @@ describe('confirmSwitch', () => {
   it('with a long pollInterval: once the Secret is right only the pods are polled (every 250 ms), and the switch is confirmed soon after the last reload, not at the next poll', async () => {
     vm.vmauthPods.forEach((p) => (p.propagationDelayMs = DELAY_MS));
     await setRoutes(['vm-az-a']);
-    await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === 1, { timeoutMs: 20_000, description: 'the operator to write the Secret without vm-az-b' });
+    await waitFor(() => vm.simulator.currentConfig?.routes.unauthorized?.length === 1, {
+      timeoutMs: 20_000,
+      description: 'the operator to write the Secret without vm-az-b',
+    });
     const started = Date.now();
     const confirmed = await confirm(input('absent', { pollIntervalMs: 15_000 })).run;
     const done = Date.now();

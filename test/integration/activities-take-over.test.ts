@@ -24,7 +24,10 @@ let acts: RolloutActivities;
 
 beforeAll(async () => {
   env = await startTemporalDevEnv();
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/workflows/rollout-standin'), logger: new DefaultLogger('WARN') });
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../fixtures/workflows/rollout-standin'),
+    logger: new DefaultLogger('WARN'),
+  });
   worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace, taskQueue: TQ, workflowBundle });
   workerRun = worker.run();
   // No Kubernetes call here: a kubeconfig pointing nowhere.
@@ -62,11 +65,14 @@ async function startStandin(o: ObjectGeneration) {
 }
 
 async function visibleRunning(name: string, n: number) {
-  await waitFor(async () => {
-    let count = 0;
-    for await (const _ of env.client.workflow.list({ query: `VmdcName = '${name}' AND ExecutionStatus = 'Running'` })) count++;
-    return count === n;
-  }, { timeoutMs: 30_000, description: `${n} running workflows of ${name} in visibility` });
+  await waitFor(
+    async () => {
+      let count = 0;
+      for await (const _ of env.client.workflow.list({ query: `VmdcName = '${name}' AND ExecutionStatus = 'Running'` })) count++;
+      return count === n;
+    },
+    { timeoutMs: 30_000, description: `${n} running workflows of ${name} in visibility` },
+  );
 }
 
 const takeOver = (input: Parameters<RolloutActivities['takeOverObject']>[0]): Promise<{ stale: boolean; superseded: string[] }> =>

@@ -314,9 +314,13 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
     expect(rule).toBeDefined();
     expect(rule.apiVersion).toBe('operator.victoriametrics.com/v1beta1');
     expect(rule.metadata?.namespace).toBe(NAMESPACE);
-    expect(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort()).toEqual(
-      ['VmrolloutRolloutFailed', 'VmrolloutStuckInStep', 'VmrolloutTriggerWatchRestarting', 'VmrolloutWorkerDown', 'VmrolloutZoneOutOfReadsTooLong'],
-    );
+    expect(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort()).toEqual([
+      'VmrolloutRolloutFailed',
+      'VmrolloutStuckInStep',
+      'VmrolloutTriggerWatchRestarting',
+      'VmrolloutWorkerDown',
+      'VmrolloutZoneOutOfReadsTooLong',
+    ]);
   });
 
   // The job label a VMServiceScrape gives is the Service's name: the rule must name the worker's Service.
@@ -395,7 +399,7 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
   });
 });
 
-describe('the VMRule on a real kube-apiserver with the operator\'s VMRule CRD', () => {
+describe("the VMRule on a real kube-apiserver with the operator's VMRule CRD", () => {
   let kube: KubeCluster;
   beforeAll(async () => {
     kube = await startKube();

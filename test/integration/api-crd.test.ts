@@ -40,7 +40,11 @@ function validSpec(): Raw {
     zones: [
       { name: 'az-a', vmcluster: { name: 'vm-az-a', overrideSpec: { vmstorage: { replicaCount: 3 } } }, vmuser: { name: 'reads-az-a' } },
       { name: 'az-b', vmcluster: { name: 'vm-az-b' }, vmuser: { name: 'reads-az-b' } },
-      { name: 'az-c', vmcluster: { name: 'vm-az-c', spec: { replicationFactor: 1 } }, remoteWriteURL: 'http://lb.az-c.local:8480/insert/0/prometheus/api/v1/write' },
+      {
+        name: 'az-c',
+        vmcluster: { name: 'vm-az-c', spec: { replicationFactor: 1 } },
+        remoteWriteURL: 'http://lb.az-c.local:8480/insert/0/prometheus/api/v1/write',
+      },
     ],
     vmauth: { name: 'vm-global' },
     vmagent: { name: 'vm-global' },
@@ -80,8 +84,16 @@ const SERVER_REJECTS: [string, (s: Raw) => void, string | RegExp][] = [
   ['pollInterval 10ms', (s) => (s.strategy.pollInterval = '10ms'), 'must be between 100ms and 5m'],
   ['zoneTimeout above 24h', (s) => (s.strategy.zoneTimeout = '25h'), 'must be between 1s and 24h'],
   ['pauseBetweenZones a week', (s) => (s.strategy.pauseBetweenZones = '168h'), 'must be between 0s and 24h'],
-  ['pollInterval longer than queueDrainedFor', (s) => (s.strategy.pollInterval = '1m'), /spec\.strategy\.pollInterval: .*must not be longer than queueDrainedFor/],
-  ['queueDrainedFor longer than the default zoneTimeout', (s) => (s.strategy = { queueDrainedFor: '1h' }), /spec\.strategy\.zoneTimeout: .*longer than queueDrainedFor/],
+  [
+    'pollInterval longer than queueDrainedFor',
+    (s) => (s.strategy.pollInterval = '1m'),
+    /spec\.strategy\.pollInterval: .*must not be longer than queueDrainedFor/,
+  ],
+  [
+    'queueDrainedFor longer than the default zoneTimeout',
+    (s) => (s.strategy = { queueDrainedFor: '1h' }),
+    /spec\.strategy\.zoneTimeout: .*longer than queueDrainedFor/,
+  ],
   [
     'zoneTimeout not longer than readDrainDelay',
     (s) => (s.strategy = { readDrainDelay: '1h', zoneTimeout: '1h' }),
@@ -163,7 +175,12 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
     expect(got.status?.acceptedNames?.shortNames).toEqual([SHORT_NAME]);
   }, 60_000);
 
-  it.each(fs.readdirSync(EXAMPLES).filter((f) => f.endsWith('.yaml')).sort())('accepts examples/%s', async (file) => {
+  it.each(
+    fs
+      .readdirSync(EXAMPLES)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort(),
+  )('accepts examples/%s', async (file) => {
     const obj = parse(fs.readFileSync(path.join(EXAMPLES, file), 'utf8')) as Raw;
     const res = await request('POST', `${collection}?fieldValidation=Strict`, { ...obj, metadata: { name: `ex-${file.replace(/\.yaml$/, '')}` } });
     expect([res.status, res.body]).toEqual([201, expect.any(String)]);
@@ -203,7 +220,9 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
     const res = await create(spec);
     const message = res.status === 422 ? ((JSON.parse(res.body) as { message?: string }).message ?? '') : res.body;
     if (res.status !== 422 || !(typeof fragment === 'string' ? message.includes(fragment) : fragment.test(message))) {
-      throw new Error(`expected 422 containing ${String(fragment)}, got ${res.status}: ${message}\n(local: ${local.success ? '' : formatIssues(local.issues)})`);
+      throw new Error(
+        `expected 422 containing ${String(fragment)}, got ${res.status}: ${message}\n(local: ${local.success ? '' : formatIssues(local.issues)})`,
+      );
     }
   });
 
@@ -222,9 +241,7 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
       (want.path === undefined
         ? message.includes(want.message)
         : message.includes(want.path) &&
-          (causes.length > 0
-            ? causes.some((x) => x.field === want.path && (x.message ?? '').includes(want.message))
-            : message.includes(want.message)));
+          (causes.length > 0 ? causes.some((x) => x.field === want.path && (x.message ?? '').includes(want.message)) : message.includes(want.message)));
     if (!ok) {
       throw new Error(
         `expected ${want.status} naming ${want.path ?? '(no field)'} with ${JSON.stringify(want.message)}, got ${res.status}: ${message.slice(0, 1500)}\n` +
@@ -321,18 +338,22 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
     it.each([
       ['objects in spec.overrideSpec (level 3)', deepOverlay, 998, 9998],
       ['lists in spec.zones[2].vmcluster.spec.list (level 7)', deepZoneSpec, 994, 9994],
-    ] as const)('%s', async (_what, build, ours, server) => {
-      for (const [depth, schemaOk, serverOk] of [
-        [ours, true, true],
-        [ours + 1, false, true],
-        [server, false, true],
-        [server + 1, false, false],
-      ] as const) {
-        expect([depth, validateSpec(build(depth)).success]).toEqual([depth, schemaOk]);
-        const res = await tryCreate(build(depth));
-        expect([depth, res.status]).toEqual([depth, serverOk ? 201 : 400]);
-      }
-    }, 120_000);
+    ] as const)(
+      '%s',
+      async (_what, build, ours, server) => {
+        for (const [depth, schemaOk, serverOk] of [
+          [ours, true, true],
+          [ours + 1, false, true],
+          [server, false, true],
+          [server + 1, false, false],
+        ] as const) {
+          expect([depth, validateSpec(build(depth)).success]).toEqual([depth, schemaOk]);
+          const res = await tryCreate(build(depth));
+          expect([depth, res.status]).toEqual([depth, serverOk ? 201 : 400]);
+        }
+      },
+      120_000,
+    );
 
     it('an object stored at the limit can be listed, watched and deleted (free-form values are atomic for managedFields)', async () => {
       // Without x-kubernetes-map-type: atomic, managedFields mirror the overlay 4 levels deeper than
@@ -392,7 +413,9 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
         { name: 'az-a', phase: 'Done', vmclusterGeneration: 3, startedAt: '2025-01-01T10:00:00Z', finishedAt: '2025-01-01T10:05:00Z' },
         { name: 'az-b', phase: 'WaitingForQueue', message: '412 KiB pending' },
       ],
-      conditions: [{ type: 'Valid', status: 'True', reason: 'Valid', message: 'spec is valid', lastTransitionTime: '2025-01-01T10:00:00Z', observedGeneration: 1 }],
+      conditions: [
+        { type: 'Valid', status: 'True', reason: 'Valid', message: 'spec is valid', lastTransitionTime: '2025-01-01T10:00:00Z', observedGeneration: 1 },
+      ],
     };
     await objects.patchNamespacedCustomObjectStatus(
       { group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name, body: { status } },

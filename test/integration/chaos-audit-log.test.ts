@@ -34,12 +34,20 @@ describe('kube-apiserver audit log (startKube audit: true) read back as typed ev
     const vmc = { group: GROUP, version: VERSION, namespace: NS, plural: 'vmclusters' };
     await api.createNamespacedCustomObject({
       ...vmc,
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'VMCluster', metadata: { name: 'vm-az-a' }, spec: { clusterVersion: 'v1.150.0-cluster', vmstorage: { replicaCount: 1 } } },
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'VMCluster',
+        metadata: { name: 'vm-az-a' },
+        spec: { clusterVersion: 'v1.150.0-cluster', vmstorage: { replicaCount: 1 } },
+      },
     });
     await api.patchNamespacedCustomObject({ ...vmc, name: 'vm-az-a', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } }, mergePatch);
     // a dry run is logged, and flagged
     await api.patchNamespacedCustomObject({ ...vmc, name: 'vm-az-a', dryRun: 'All', body: { spec: { clusterVersion: 'v9' } } }, mergePatch);
-    await api.patchNamespacedCustomObjectStatus({ ...vmc, name: 'vm-az-a', body: { status: { updateStatus: 'operational', observedGeneration: 2 } } }, mergePatch);
+    await api.patchNamespacedCustomObjectStatus(
+      { ...vmc, name: 'vm-az-a', body: { status: { updateStatus: 'operational', observedGeneration: 2 } } },
+      mergePatch,
+    );
     await api.getNamespacedCustomObject({ ...vmc, name: 'vm-az-a' });
     // server-side apply, as the worker applies a VMCluster (the request body is JSON sent as apply-patch+yaml)
     await api.patchNamespacedCustomObject(
@@ -48,7 +56,12 @@ describe('kube-apiserver audit log (startKube audit: true) read back as typed ev
         name: 'vm-az-a',
         fieldManager: 'vmrollout',
         force: true,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'VMCluster', metadata: { name: 'vm-az-a', annotations: { 'vmrollout.io/applied': '{"x":1}' } }, spec: { clusterVersion: 'v1.152.0-cluster' } },
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'VMCluster',
+          metadata: { name: 'vm-az-a', annotations: { 'vmrollout.io/applied': '{"x":1}' } },
+          spec: { clusterVersion: 'v1.152.0-cluster' },
+        },
       },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
     );
@@ -60,7 +73,14 @@ describe('kube-apiserver audit log (startKube audit: true) read back as typed ev
       body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'VMAuth', metadata: { name: 'vm-global' }, spec: { unauthorizedUserAccessSpec: { targetRefs } } },
     });
     await api.patchNamespacedCustomObject(
-      { ...vmauth, name: 'vm-global', body: { metadata: { annotations: { 'vmrollout.io/out-of-rotation': '{}' } }, spec: { unauthorizedUserAccessSpec: { targetRefs: [{ static: { url: 'http://x:8481' } }] } } } },
+      {
+        ...vmauth,
+        name: 'vm-global',
+        body: {
+          metadata: { annotations: { 'vmrollout.io/out-of-rotation': '{}' } },
+          spec: { unauthorizedUserAccessSpec: { targetRefs: [{ static: { url: 'http://x:8481' } }] } },
+        },
+      },
       mergePatch,
     );
 
@@ -77,7 +97,10 @@ describe('kube-apiserver audit log (startKube audit: true) read back as typed ev
     expect(patched.seq).toBeGreaterThan(created.seq);
 
     const applied = await find((e) => e.resource === 'vmclusters' && e.verb === 'patch' && /fieldManager=vmrollout/.test(e.requestURI));
-    expect(applied.requestObject).toMatchObject({ metadata: { annotations: { 'vmrollout.io/applied': '{"x":1}' } }, spec: { clusterVersion: 'v1.152.0-cluster' } });
+    expect(applied.requestObject).toMatchObject({
+      metadata: { annotations: { 'vmrollout.io/applied': '{"x":1}' } },
+      spec: { clusterVersion: 'v1.152.0-cluster' },
+    });
     expect(applied.responseObject).toMatchObject({ metadata: { generation: 3 } });
 
     const dry = await find((e) => e.resource === 'vmclusters' && e.dryRun);
@@ -90,10 +113,19 @@ describe('kube-apiserver audit log (startKube audit: true) read back as typed ev
     const authCreate = await find((e) => e.resource === 'vmauths' && e.verb === 'create');
     expect(authCreate.responseObject).toMatchObject({ spec: { unauthorizedUserAccessSpec: { targetRefs } } });
     const authPatch = await find((e) => e.resource === 'vmauths' && e.verb === 'patch');
-    expect(authPatch.responseObject).toMatchObject({ metadata: { annotations: { 'vmrollout.io/out-of-rotation': '{}' } }, spec: { unauthorizedUserAccessSpec: { targetRefs: [{ static: { url: 'http://x:8481' } }] } } });
+    expect(authPatch.responseObject).toMatchObject({
+      metadata: { annotations: { 'vmrollout.io/out-of-rotation': '{}' } },
+      spec: { unauthorizedUserAccessSpec: { targetRefs: [{ static: { url: 'http://x:8481' } }] } },
+    });
 
     // the oracle reads the real events: the admin's edit took vm-az-a out of the VMAuth and never put it back
-    const v = judge({ events: follower!.events, namespace: NS, vmdc: { name: 'dc' }, zoneOf: { 'vm-az-a': 'az-a' }, initialRoutes: { 'VMAuth/vm-global': targetRefs } });
+    const v = judge({
+      events: follower!.events,
+      namespace: NS,
+      vmdc: { name: 'dc' },
+      zoneOf: { 'vm-az-a': 'az-a' },
+      initialRoutes: { 'VMAuth/vm-global': targetRefs },
+    });
     expect(v.counts).toMatchObject({ routeEdits: 1, maxZonesOut: 1, vmclusterPatches: {}, statusWrites: 0 });
     expect(v.breaches.map((b) => b.check)).toEqual(['e', 'd']);
 
@@ -116,7 +148,8 @@ describe('kube-apiserver audit log (startKube audit: true) read back as typed ev
       expect(e.responseObject).toBeUndefined();
     }
     const text = fs.readFileSync(kube!.auditLogPath!, 'utf8');
-    for (const v of [SECRET_VALUE, Buffer.from(SECRET_VALUE).toString('base64'), Buffer.from(`${SECRET_VALUE}-2`).toString('base64')]) expect(text).not.toContain(v);
+    for (const v of [SECRET_VALUE, Buffer.from(SECRET_VALUE).toString('base64'), Buffer.from(`${SECRET_VALUE}-2`).toString('base64')])
+      expect(text).not.toContain(v);
     // the one-shot reader sees what the follower saw
     follower!.poll();
     expect(readAuditLog(kube!.auditLogPath!).map((e) => e.auditID)).toEqual(follower!.events.map((e) => e.auditID));

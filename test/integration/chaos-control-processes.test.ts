@@ -32,7 +32,11 @@ jest.setTimeout(240_000);
 const NS = 'chaos-ctl';
 const VMAGENT_POD_PORT = 8429;
 /** A vmagent-like /metrics page. */
-const PAGE = Array.from({ length: 40 }, (_, i) => `vmagent_remotewrite_pending_data_bytes{path="/vmagent-remotewrite-data/persistent-queue/${i}_ABCDEF",url="${i}:secret-url"} ${i * 100}`).join('\n') + '\n';
+const PAGE =
+  Array.from(
+    { length: 40 },
+    (_, i) => `vmagent_remotewrite_pending_data_bytes{path="/vmagent-remotewrite-data/persistent-queue/${i}_ABCDEF",url="${i}:secret-url"} ${i * 100}`,
+  ).join('\n') + '\n';
 
 interface FetchResult {
   ok: boolean;
@@ -165,7 +169,11 @@ describe('pod gateway + preload (a child process reaches the pods)', () => {
 
   it('a child fetches a pod page through the gateway; path, query and Host are kept; other URLs go direct', async () => {
     const before = gw.requests.length;
-    const [page, echo, direct] = await childFetch(gw.url, [{ url: `http://${target}/metrics` }, { url: `http://${target}/some/path?x=1&y=two` }, { url: `http://127.0.0.1:${pod.port}/metrics` }]);
+    const [page, echo, direct] = await childFetch(gw.url, [
+      { url: `http://${target}/metrics` },
+      { url: `http://${target}/some/path?x=1&y=two` },
+      { url: `http://127.0.0.1:${pod.port}/metrics` },
+    ]);
     expect(page).toMatchObject({ ok: true, status: 200, body: PAGE });
     expect(JSON.parse(echo!.body!)).toEqual({ url: '/some/path?x=1&y=two', host: target, method: 'GET' });
     expect(direct).toMatchObject({ ok: true, status: 200, body: PAGE });
@@ -178,7 +186,7 @@ describe('pod gateway + preload (a child process reaches the pods)', () => {
     expect(logged.every((e) => e.upstream === `127.0.0.1:${pod.port}` && typeof e.at === 'number')).toBe(true);
   });
 
-  it('an unmapped pod address makes the child\'s fetch throw, as a refused connection does; the registry is read per request', async () => {
+  it("an unmapped pod address makes the child's fetch throw, as a refused connection does; the registry is read per request", async () => {
     const before = gw.requests.length;
     const [unmapped, unregisteredPort] = await childFetch(gw.url, [{ url: 'http://198.51.100.250:8429/metrics' }, { url: `http://${podIP}:9999/metrics` }]);
     for (const r of [unmapped!, unregisteredPort!]) {
@@ -192,7 +200,11 @@ describe('pod gateway + preload (a child process reaches the pods)', () => {
     ]);
 
     // on a kept-alive connection to the gateway too: page, refused, page
-    const [a, refused, b] = await childFetch(gw.url, [{ url: `http://${target}/metrics` }, { url: 'http://198.51.100.250:8429/metrics' }, { url: `http://${target}/metrics` }]);
+    const [a, refused, b] = await childFetch(gw.url, [
+      { url: `http://${target}/metrics` },
+      { url: 'http://198.51.100.250:8429/metrics' },
+      { url: `http://${target}/metrics` },
+    ]);
     expect([a!.body === PAGE, refused!.ok, refused!.name, b!.body === PAGE]).toEqual([true, false, 'TypeError', true]);
 
     // The pod "restarts" behind another loopback port: the child sees the new process at once.
@@ -245,7 +257,12 @@ describe('pod gateway + preload (a child process reaches the pods)', () => {
         expect(r).toMatchObject({ ok: true, status: 200 });
         expect(r.body).not.toBe(PAGE);
         expect(r.body).not.toMatch(/vmagent_remotewrite/);
-        expect(r.body!.split('\n').filter((l) => l !== '').every((l) => !/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.eE+-]+$/.test(l))).toBe(true);
+        expect(
+          r
+            .body!.split('\n')
+            .filter((l) => l !== '')
+            .every((l) => !/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? -?[0-9.eE+-]+$/.test(l)),
+        ).toBe(true);
       }
     });
     // the log names each fault
@@ -282,25 +299,38 @@ describe('pod gateway + preload (a child process reaches the pods)', () => {
 
   it('only eligible requests get faults; maxFaults caps them; rate 0 and disabled leave everything untouched', async () => {
     gw.setFaults({ seed: 3, rate: 1, kinds: ['garbage'] });
-    const [otherPod, echo, vmagent] = await childFetch(gw.url, [{ url: `http://${otherIP}:${VMAGENT_POD_PORT}/metrics` }, { url: `http://${target}/echo` }, { url: `http://${target}/metrics` }]);
+    const [otherPod, echo, vmagent] = await childFetch(gw.url, [
+      { url: `http://${otherIP}:${VMAGENT_POD_PORT}/metrics` },
+      { url: `http://${target}/echo` },
+      { url: `http://${target}/metrics` },
+    ]);
     expect(otherPod).toMatchObject({ ok: true, status: 200, body: PAGE });
     expect(JSON.parse(echo!.body!)).toMatchObject({ url: '/echo' });
     expect(vmagent!.body).not.toBe(PAGE);
     expect(gw.faultKinds).toEqual(['garbage']);
 
     gw.setFaults({ seed: 3, rate: 1, kinds: ['truncated'], maxFaults: 2 });
-    const capped = await childFetch(gw.url, Array.from({ length: 4 }, () => ({ url: `http://${target}/metrics` })));
+    const capped = await childFetch(
+      gw.url,
+      Array.from({ length: 4 }, () => ({ url: `http://${target}/metrics` })),
+    );
     expect(capped.map((r) => r.body === PAGE)).toEqual([false, false, true, true]);
     expect(gw.faultsInjected).toBe(2);
 
     // negative controls: rate 0, and faults switched off
     gw.setFaults({ seed: 7, rate: 0, kinds: [...FAULT_KINDS] });
-    const untouched = await childFetch(gw.url, Array.from({ length: 6 }, () => ({ url: `http://${target}/metrics`, timeoutMs: 5000 })));
+    const untouched = await childFetch(
+      gw.url,
+      Array.from({ length: 6 }, () => ({ url: `http://${target}/metrics`, timeoutMs: 5000 })),
+    );
     expect(untouched.every((r) => r.ok && r.status === 200 && r.body === PAGE)).toBe(true);
     expect(gw.faultsInjected).toBe(0);
     gw.setFaults({ seed: 7, rate: 1, kinds: [...FAULT_KINDS] });
     gw.setFaultsEnabled(false);
-    const off = await childFetch(gw.url, Array.from({ length: 3 }, () => ({ url: `http://${target}/metrics`, timeoutMs: 5000 })));
+    const off = await childFetch(
+      gw.url,
+      Array.from({ length: 3 }, () => ({ url: `http://${target}/metrics`, timeoutMs: 5000 })),
+    );
     expect(off.every((r) => r.ok && r.body === PAGE)).toBe(true);
     expect(gw.faultsInjected).toBe(0);
     gw.setFaults(undefined);
@@ -378,7 +408,14 @@ describe('the worker and the trigger as SIGKILL-able, restartable processes', ()
     expect(w.env).toMatchObject({ POD_GATEWAY_URL: gw.url, TEMPORAL_PAYLOAD_KEYS_FILE: keysFile, WORKER_INSTANCE: 'w1', TASK_QUEUE: 'chaos-ctl' });
     expect(w.env.WORKFLOW_BUNDLE).toMatch(/workflow-bundle\.js$/);
     // one node process, the preload loaded before the entry
-    expect(fs.readFileSync(`/proc/${w.pid}/cmdline`, 'utf8').split('\0').filter(Boolean)).toEqual([process.execPath, '--require', POD_NETWORK_PRELOAD, '--import', 'tsx', path.join(REPO_ROOT, 'worker', 'main.ts')]);
+    expect(fs.readFileSync(`/proc/${w.pid}/cmdline`, 'utf8').split('\0').filter(Boolean)).toEqual([
+      process.execPath,
+      '--require',
+      POD_NETWORK_PRELOAD,
+      '--import',
+      'tsx',
+      path.join(REPO_ROOT, 'worker', 'main.ts'),
+    ]);
     // its own families on /metrics
     expect((await httpGet(w.metricsUrl)).body).toMatch(/vmrollout_/);
     expect(w.logs.join('\n')).toMatch(/vmrollout worker: task queue chaos-ctl/);

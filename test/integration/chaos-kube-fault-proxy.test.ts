@@ -20,7 +20,12 @@ interface RawResult {
  * One request with `kc`'s credentials, seeing the exact status and headers (the typed client hides
  * them), giving up after `timeoutMs`; `headersOnly` resolves on the response head (for watches).
  */
-async function raw(kc: k8s.KubeConfig, method: string, path: string, o: { body?: unknown; timeoutMs?: number; headersOnly?: boolean; contentType?: string } = {}): Promise<RawResult> {
+async function raw(
+  kc: k8s.KubeConfig,
+  method: string,
+  path: string,
+  o: { body?: unknown; timeoutMs?: number; headersOnly?: boolean; contentType?: string } = {},
+): Promise<RawResult> {
   const opts: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(opts);
   const agent = opts.agent as https.Agent | undefined;
@@ -29,17 +34,21 @@ async function raw(kc: k8s.KubeConfig, method: string, path: string, o: { body?:
   if (body !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
   try {
     return await new Promise<RawResult>((resolve) => {
-      const req = https.request(`${kc.getCurrentCluster()!.server}${path}`, { ...opts, method, headers, signal: AbortSignal.timeout(o.timeoutMs ?? 5_000) }, (res) => {
-        if (o.headersOnly && res.statusCode === 200) {
-          resolve({ status: res.statusCode, headers: res.headers });
-          req.destroy();
-          return;
-        }
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (err) => resolve({ error: err.message }));
-      });
+      const req = https.request(
+        `${kc.getCurrentCluster()!.server}${path}`,
+        { ...opts, method, headers, signal: AbortSignal.timeout(o.timeoutMs ?? 5_000) },
+        (res) => {
+          if (o.headersOnly && res.statusCode === 200) {
+            resolve({ status: res.statusCode, headers: res.headers });
+            req.destroy();
+            return;
+          }
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', (err) => resolve({ error: err.message }));
+        },
+      );
       req.on('error', (err) => resolve({ error: `${err.name}: ${err.message}` }));
       req.end(body);
     });
@@ -78,7 +87,11 @@ describe('kube fault proxy (real kube-apiserver)', () => {
     const core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: SA } } });
     await kube.kubeConfig.makeApiClient(k8s.RbacAuthorizationV1Api).createClusterRoleBinding({
-      body: { metadata: { name: SA }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }] },
+      body: {
+        metadata: { name: SA },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
+      },
     });
     tokenKc = tokenKubeConfig(kube.kubeConfig, SA, await serviceAccountToken(kube.kubeConfig, NS, SA), NS);
     direct = tokenKc.makeApiClient(k8s.CoreV1Api);
@@ -100,7 +113,10 @@ describe('kube fault proxy (real kube-apiserver)', () => {
     expect(nss.items.map((n) => n.metadata?.name)).toContain('default');
     await core.createNamespacedConfigMap({ namespace: NS, body: configMap('rate0') });
     expect((await core.readNamespacedConfigMap({ name: 'rate0', namespace: NS })).data).toEqual({ k: 'rate0' });
-    await core.patchNamespacedConfigMap({ name: 'rate0', namespace: NS, body: { data: { k: 'patched' } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await core.patchNamespacedConfigMap(
+      { name: 'rate0', namespace: NS, body: { data: { k: 'patched' } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
     expect((await direct.readNamespacedConfigMap({ name: 'rate0', namespace: NS })).data).toEqual({ k: 'patched' });
 
     const added: string[] = [];
@@ -200,7 +216,12 @@ describe('kube fault proxy (real kube-apiserver)', () => {
           break;
         }
         case 'timeout':
-          expect({ ctx, error: r.error !== undefined, status: e.status, forwarded: e.forwarded }).toEqual({ ctx, error: true, status: undefined, forwarded: true });
+          expect({ ctx, error: r.error !== undefined, status: e.status, forwarded: e.forwarded }).toEqual({
+            ctx,
+            error: true,
+            status: undefined,
+            forwarded: true,
+          });
           break;
         case 'drop-watch':
           expect({ ctx, status: r.status, forwarded: e.forwarded }).toEqual({ ctx, status: 200, forwarded: true });

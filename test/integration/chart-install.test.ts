@@ -76,7 +76,11 @@ const parseObjects = (manifest: string) =>
     .map((d) => d.toJS() as k8s.KubernetesObject | null)
     .filter((o): o is k8s.KubernetesObject => !!o);
 
-const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { code?: number }) => err.code);
+const statusOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 200,
+    (err: { code?: number }) => err.code,
+  );
 
 /** The Pod a pod template makes (what PodSecurity admission judges). */
 function podOf(template: k8s.V1PodTemplateSpec, name: string): k8s.V1Pod {
@@ -160,7 +164,14 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     // failure is recorded too, so that helm ends at once rather than at its timeout.
     const now = new Date();
     const ok = result.code === 0;
-    const condition = (type: string): k8s.V1JobCondition => ({ type, status: 'True', lastProbeTime: now, lastTransitionTime: now, reason: 'RunByTest', message: 'run by the test' });
+    const condition = (type: string): k8s.V1JobCondition => ({
+      type,
+      status: 'True',
+      lastProbeTime: now,
+      lastTransitionTime: now,
+      reason: 'RunByTest',
+      message: 'run by the test',
+    });
     const conditions = ok ? [condition('SuccessCriteriaMet'), condition('Complete')] : [condition('FailureTarget'), condition('Failed')];
     const status: k8s.V1JobStatus = { startTime: now, conditions, ...(ok ? { succeeded: 1, completionTime: now } : { failed: 1 }) };
     await batch().replaceNamespacedJobStatus({ name, namespace: NAMESPACE, body: { ...job, status } });
@@ -179,7 +190,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const helmEnded = () => ended && `helm ${args[0]} ended (${ended.code}) before its hook Job was created: ${ended.stderr}`;
     for (const name of [HOOK_JOB, VERSION_JOB]) {
       const hookRun = playJobController(name, helmEnded);
-      if (name === VERSION_JOB) setTimeout(() => startBuildWorker(buildId).catch((err: unknown) => process.stderr.write(`build ${buildId}'s worker: ${String(err)}\n`)), 3000);
+      if (name === VERSION_JOB)
+        setTimeout(() => startBuildWorker(buildId).catch((err: unknown) => process.stderr.write(`build ${buildId}'s worker: ${String(err)}\n`)), 3000);
       const r = await hookRun;
       if (r.code !== 0) throw new Error(`the hook's container failed (${r.code}):\n${r.stdout}${r.stderr}`);
     }
@@ -259,7 +271,18 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const manifest = parseObjects((await helm('get', 'manifest', RELEASE, '--namespace', NAMESPACE)).stdout);
     const kinds = new Set(manifest.map((o) => o.kind));
     // watchNamespaces is set: Roles there, no ClusterRole.
-    for (const kind of ['ServiceAccount', 'Role', 'RoleBinding', 'Deployment', 'Service', 'PodDisruptionBudget', 'NetworkPolicy', 'VMServiceScrape', 'VMRule', 'ConfigMap']) {
+    for (const kind of [
+      'ServiceAccount',
+      'Role',
+      'RoleBinding',
+      'Deployment',
+      'Service',
+      'PodDisruptionBudget',
+      'NetworkPolicy',
+      'VMServiceScrape',
+      'VMRule',
+      'ConfigMap',
+    ]) {
       expect([kind, kinds.has(kind)]).toEqual([kind, true]);
     }
     for (const o of manifest) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, true]);
@@ -275,11 +298,34 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
 
   test("negative control: a release whose pods are not hardened is installed with helm printing the API server's PodSecurity warnings", async () => {
     // activation=manual: no version hook to wait for (no worker polls here).
-    const r = await helm('install', 'bare', CHART_DIR, '--namespace', NAMESPACE, '--set', 'podSecurityContext=null', '--set', 'securityContext=null', '--set', 'networkPolicy.enabled=false', '--set', 'workerVersioning.activation=manual');
+    const r = await helm(
+      'install',
+      'bare',
+      CHART_DIR,
+      '--namespace',
+      NAMESPACE,
+      '--set',
+      'podSecurityContext=null',
+      '--set',
+      'securityContext=null',
+      '--set',
+      'networkPolicy.enabled=false',
+      '--set',
+      'workerVersioning.activation=manual',
+    );
     expect(r).toMatchObject({ code: 0 });
     expect(r.stderr).toMatch(/would violate PodSecurity \\?"restricted:latest/); // klog quotes it
     expect(await helm('uninstall', 'bare', '--namespace', NAMESPACE)).toMatchObject({ code: 0 });
-    await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'delete', 'deployment', '-n', NAMESPACE, '-l', 'app.kubernetes.io/instance=bare,app.kubernetes.io/component=worker']);
+    await run(toolPath('kubectl'), [
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      'delete',
+      'deployment',
+      '-n',
+      NAMESPACE,
+      '-l',
+      'app.kubernetes.io/instance=bare,app.kubernetes.io/component=worker',
+    ]);
   }, 120_000);
 
   test('helm upgrade to another build runs the hooks again (nothing left to create: no error), makes the new build current and keeps the old one running; the documented CRD upgrade applies', async () => {
@@ -318,7 +364,9 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     // docs/install.md#upgrade-and-uninstall: helm does not upgrade crds/; this applies them.
     const crds = await helm('show', 'crds', CHART_DIR);
     expect(crds).toMatchObject({ code: 0 });
-    const apply = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', '-'], { input: crds.stdout });
+    const apply = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', '-'], {
+      input: crds.stdout,
+    });
     expect(apply).toMatchObject({ code: 0, stdout: expect.stringContaining(`customresourcedefinition.apiextensions.k8s.io/${CRD} serverside-applied`) });
   }, 240_000);
 

@@ -100,7 +100,8 @@ describe('values.schema.json', () => {
     ['workerVersioning.activation=auto', "'/workerVersioning/activation'"],
     ['workerVersioning.rampPercentage=100', "'/workerVersioning/rampPercentage'"],
   ];
-  const atField = (field: string) => new RegExp(`values don't meet the specifications of the schema[\\s\\S]*- at ${field.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
+  const atField = (field: string) =>
+    new RegExp(`values don't meet the specifications of the schema[\\s\\S]*- at ${field.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
 
   test.each(BAD)('--set %s is refused, naming %s', (value, field) => {
     expect(() => render(value)).toThrow(atField(field));
@@ -111,7 +112,8 @@ describe('values.schema.json', () => {
     fs.cpSync(CHART_DIR, copy, { recursive: true });
     fs.rmSync(path.join(copy, 'values.schema.json'));
     // A build id of its own: a bad image tag would be refused by the template as the default build id too.
-    for (const [value] of BAD) expect(renderChart({ releaseNamespace: NAMESPACE, values: [value, 'workerVersioning.buildId=b1'], chartDir: copy }).length).toBeGreaterThan(0);
+    for (const [value] of BAD)
+      expect(renderChart({ releaseNamespace: NAMESPACE, values: [value, 'workerVersioning.buildId=b1'], chartDir: copy }).length).toBeGreaterThan(0);
   });
 
   test('a value a template could not use is refused by the schema first, by name', () => {
@@ -266,7 +268,12 @@ describe('temporalSetup hook', () => {
   });
 
   test('connects as the worker does: address, namespace, the TLS Secret and the API key', () => {
-    const j = job('temporal.address=temporal.example.com:7233', 'temporal.namespace=ops', 'temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key');
+    const j = job(
+      'temporal.address=temporal.example.com:7233',
+      'temporal.namespace=ops',
+      'temporal.tlsSecret=temporal-tls',
+      'temporal.apiKeySecret=temporal-key',
+    );
     const pod = j.spec!.template.spec!;
     const env = Object.fromEntries(pod.containers[0]!.env!.map((e) => [e.name, e.value ?? e.valueFrom]));
     const mount = pod.containers[0]!.volumeMounts!.find((m) => m.name === 'temporal-tls')!.mountPath;
@@ -279,14 +286,16 @@ describe('temporalSetup hook', () => {
       TEMPORAL_API_KEY: { secretKeyRef: { name: 'temporal-key', key: 'api-key' } },
     });
     expect(pod.volumes).toEqual([{ name: 'temporal-tls', secret: { secretName: 'temporal-tls' } }]);
-    const worker = find<k8s.V1Deployment>(render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'), 'Deployment', WORKER)!.spec!.template.spec!;
+    const worker = find<k8s.V1Deployment>(render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'), 'Deployment', WORKER)!.spec!.template
+      .spec!;
     expect(worker.volumes).toContainEqual(pod.volumes![0]);
     expect(worker.containers[0]!.env).toContainEqual({ name: 'TEMPORAL_API_KEY', valueFrom: env.TEMPORAL_API_KEY });
   });
 });
 
 describe('workerVersioning', () => {
-  const envOf = (objs: k8s.KubernetesObject[], name = WORKER) => Object.fromEntries(containerOf(objs, 'Deployment', name).env!.map((e) => [e.name, e.value ?? e.valueFrom]));
+  const envOf = (objs: k8s.KubernetesObject[], name = WORKER) =>
+    Object.fromEntries(containerOf(objs, 'Deployment', name).env!.map((e) => [e.name, e.value ?? e.valueFrom]));
   const versionJob = (...values: string[]) => find<k8s.V1Job>(render(...values), 'Job', 'rel-vmrollout-worker-version');
   const script = (j: k8s.V1Job) => j.spec!.template.spec!.containers[0]!.args![0]!;
 
@@ -297,15 +306,21 @@ describe('workerVersioning', () => {
     const own = render('workerVersioning.deploymentName=vmrollout-prod', 'workerVersioning.buildId=build-42', 'image.tag=1.2.3');
     expect(envOf(own, workerOf('build-42'))).toMatchObject({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'vmrollout-prod', TEMPORAL_WORKER_BUILD_ID: 'build-42' });
     // The server ignores a deployment name with a dot: a release name's dots become dashes.
-    expect(envOf(renderChart({ releaseNamespace: NAMESPACE, release: 'rel.v2' }), 'rel.v2-vmrollout-worker-' + CHART.appVersion.replace(/\./g, '-'))).toMatchObject({
+    expect(
+      envOf(renderChart({ releaseNamespace: NAMESPACE, release: 'rel.v2' }), 'rel.v2-vmrollout-worker-' + CHART.appVersion.replace(/\./g, '-')),
+    ).toMatchObject({
       TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel-v2-vmrollout',
     });
   });
 
-  test("each build has its own Deployment, its pods labelled with the build id, kept by helm when an upgrade moves to another build", () => {
+  test('each build has its own Deployment, its pods labelled with the build id, kept by helm when an upgrade moves to another build', () => {
     const d = find<k8s.V1Deployment>(render('image.tag=1.2.3'), 'Deployment', workerOf('1.2.3'))!;
     expect(d.metadata!.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
-    expect(d.spec!.selector.matchLabels).toEqual({ 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'worker', 'vmrollout.io/build-id': '1.2.3' });
+    expect(d.spec!.selector.matchLabels).toEqual({
+      'app.kubernetes.io/instance': 'rel',
+      'app.kubernetes.io/component': 'worker',
+      'vmrollout.io/build-id': '1.2.3',
+    });
     expect(d.spec!.template.metadata!.labels).toMatchObject({ 'vmrollout.io/build-id': '1.2.3' });
     // The trigger is not versioned: one Deployment, replaced by upgrades.
     const trigger = find<k8s.V1Deployment>(render('image.tag=1.2.3'), 'Deployment', 'rel-vmrollout-trigger')!;
@@ -321,12 +336,19 @@ describe('workerVersioning', () => {
 
   test('a post-install, post-upgrade and post-rollback hook makes the build current once its workers poll, connecting as the worker does', () => {
     const j = versionJob('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key')!;
-    expect(j.metadata!.annotations).toEqual({ 'helm.sh/hook': 'post-install,post-upgrade,post-rollback', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    expect(j.metadata!.annotations).toEqual({
+      'helm.sh/hook': 'post-install,post-upgrade,post-rollback',
+      'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+    });
     const pod = j.spec!.template.spec!;
     expect(pod.containers[0]!.image).toBe(`temporalio/temporal:${toolVersions().TEMPORAL_CLI_VERSION}`);
     expect(pod.automountServiceAccountToken).toBe(false);
     const env = Object.fromEntries(pod.containers[0]!.env!.map((e) => [e.name, e.value ?? e.valueFrom]));
-    const setup = find<k8s.V1Job>(render('temporalSetup.enabled=true', 'temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'), 'Job', 'rel-vmrollout-temporal-setup')!;
+    const setup = find<k8s.V1Job>(
+      render('temporalSetup.enabled=true', 'temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key'),
+      'Job',
+      'rel-vmrollout-temporal-setup',
+    )!;
     expect(env).toEqual({
       ...Object.fromEntries(setup.spec!.template.spec!.containers[0]!.env!.map((e) => [e.name, e.value ?? e.valueFrom])),
       DEPLOYMENT: 'rel-vmrollout',

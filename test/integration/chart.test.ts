@@ -5,7 +5,15 @@ import { execFileSync } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
 import { toolPath } from '../infra/harness/tools';
 import { startKube, installCRDs, type KubeCluster } from '../infra/harness/kube';
-import { CHART_DIR, CHART_VM_CRDS, installChartIdentities, renderChart, renderedRbacRules, serviceAccountName, withoutRule } from '../infra/harness/chart-identities';
+import {
+  CHART_DIR,
+  CHART_VM_CRDS,
+  installChartIdentities,
+  renderChart,
+  renderedRbacRules,
+  serviceAccountName,
+  withoutRule,
+} from '../infra/harness/chart-identities';
 
 const NAMESPACE = 'vmrollout-system';
 const WORKER_SA = serviceAccountName('worker');
@@ -58,7 +66,10 @@ const errorText = (err: unknown): string => {
   }
 };
 
-const warningsOf = (headers: Record<string, string>) => Object.entries(headers).filter(([k]) => k.toLowerCase() === 'warning').map(([, v]) => v);
+const warningsOf = (headers: Record<string, string>) =>
+  Object.entries(headers)
+    .filter(([k]) => k.toLowerCase() === 'warning')
+    .map(([, v]) => v);
 
 describe('helm chart', () => {
   let kube: KubeCluster;
@@ -70,7 +81,13 @@ describe('helm chart', () => {
 
   test('passes helm lint, with the defaults and with every RBAC value set', () => {
     expect(helm('lint', CHART_DIR)).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
-    const set = ['watchNamespaces={prod,staging}', 'createNamespaces={prod}', 'vmauths={prod/vm-global}', 'vmagentMetricsAuthSecret=vmagent-auth', 'allowCrossNamespaceTargetRefs=true'];
+    const set = [
+      'watchNamespaces={prod,staging}',
+      'createNamespaces={prod}',
+      'vmauths={prod/vm-global}',
+      'vmagentMetricsAuthSecret=vmagent-auth',
+      'allowCrossNamespaceTargetRefs=true',
+    ];
     expect(helm('lint', CHART_DIR, ...set.flatMap((s) => ['--set', s]))).toMatch(/0 chart\(s\) failed/);
   });
 
@@ -143,7 +160,12 @@ describe('helm chart', () => {
   });
 
   test('TLS, API key and vmagent credentials values wire secrets into the pods, the credentials readable by name in the release namespace only', () => {
-    const objs = render('temporal.tlsSecret=temporal-tls', 'temporal.apiKeySecret=temporal-key', 'temporal.payloadKeysSecret=payload-keys', 'vmagentMetricsAuthSecret=vmagent-auth');
+    const objs = render(
+      'temporal.tlsSecret=temporal-tls',
+      'temporal.apiKeySecret=temporal-key',
+      'temporal.payloadKeysSecret=payload-keys',
+      'vmagentMetricsAuthSecret=vmagent-auth',
+    );
     const pod = deployment(objs, 'worker').spec!.template.spec!;
     expect(pod.volumes?.find((v) => v.name === 'temporal-tls')?.secret?.secretName).toBe('temporal-tls');
     const env = pod.containers[0]!.env!;
@@ -233,7 +255,11 @@ describe('helm chart', () => {
       }
       expect((refused as { code?: number } | undefined)?.code).toBe(403);
       expect(errorText(refused)).toMatch(/violates PodSecurity "restricted/);
-      const warned = await apps.createNamespacedDeploymentWithHttpInfo({ namespace: NAMESPACE, body: { ...bare, metadata: { ...bare.metadata, name: `${d.metadata!.name}-bare` } }, dryRun: 'All' });
+      const warned = await apps.createNamespacedDeploymentWithHttpInfo({
+        namespace: NAMESPACE,
+        body: { ...bare, metadata: { ...bare.metadata, name: `${d.metadata!.name}-bare` } },
+        dryRun: 'All',
+      });
       expect(warningsOf(warned.headers).join('\n')).toMatch(/would violate PodSecurity \\?"restricted/); // the Warning header quotes it
     }
   }, 120_000);
@@ -244,7 +270,11 @@ describe('helm chart', () => {
     const ids = await installChartIdentities(kube.kubeConfig, { releaseNamespace: ns, values });
     const authz = kube.kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
     const can = async (sa: string, attrs: k8s.V1ResourceAttributes) =>
-      (await authz.createSubjectAccessReview({ body: { spec: { user: `system:serviceaccount:${ns}:${sa}`, resourceAttributes: { namespace: 'prod', ...attrs } } } })).status!.allowed;
+      (
+        await authz.createSubjectAccessReview({
+          body: { spec: { user: `system:serviceaccount:${ns}:${sa}`, resourceAttributes: { namespace: 'prod', ...attrs } } },
+        })
+      ).status!.allowed;
     const trigger = (attrs: k8s.V1ResourceAttributes) => can(TRIGGER_SA, attrs);
     const worker = (attrs: k8s.V1ResourceAttributes) => can(WORKER_SA, attrs);
     const vmdc = { group: 'vmrollout.io', resource: 'vmdistributedclusters' };
@@ -303,11 +333,16 @@ describe('helm chart', () => {
     // The same with the ServiceAccounts' own tokens against the API server.
     const admin = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
     await admin.createNamespace({ body: { metadata: { name: 'staging' } } }).catch(() => {});
-    for (const n of ['prod', 'staging']) await admin.createNamespacedSecret({ namespace: n, body: { metadata: { name: 'vmauth-config-vm-global' }, stringData: { 'config.yaml.gz': 'x' } } });
+    for (const n of ['prod', 'staging'])
+      await admin.createNamespacedSecret({ namespace: n, body: { metadata: { name: 'vmauth-config-vm-global' }, stringData: { 'config.yaml.gz': 'x' } } });
     await admin.createNamespacedSecret({ namespace: 'prod', body: { metadata: { name: 'other' }, stringData: { k: 'v' } } });
     const asWorker = ids.worker.makeApiClient(k8s.CoreV1Api);
     const asTrigger = ids.trigger.makeApiClient(k8s.CoreV1Api);
-    const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { code?: number }) => err.code);
+    const statusOf = (p: Promise<unknown>) =>
+      p.then(
+        () => 200,
+        (err: { code?: number }) => err.code,
+      );
     expect((await asWorker.readNamespacedSecret({ namespace: 'prod', name: 'vmauth-config-vm-global' })).metadata?.name).toBe('vmauth-config-vm-global');
     expect(await statusOf(asWorker.readNamespacedSecret({ namespace: 'staging', name: 'vmauth-config-vm-global' }))).toBe(403);
     expect(await statusOf(asWorker.readNamespacedSecret({ namespace: 'prod', name: 'other' }))).toBe(403);
@@ -323,8 +358,11 @@ describe('helm chart', () => {
     await installChartIdentities(kube.kubeConfig, { releaseNamespace: ns, values: ['watchNamespaces={a,b}', 'createNamespaces={a}'], release: 'scoped' });
     const authz = kube.kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
     const can = async (component: 'worker' | 'trigger', attrs: k8s.V1ResourceAttributes) =>
-      (await authz.createSubjectAccessReview({ body: { spec: { user: `system:serviceaccount:${ns}:${serviceAccountName(component, 'scoped')}`, resourceAttributes: attrs } } })).status!
-        .allowed;
+      (
+        await authz.createSubjectAccessReview({
+          body: { spec: { user: `system:serviceaccount:${ns}:${serviceAccountName(component, 'scoped')}`, resourceAttributes: attrs } },
+        })
+      ).status!.allowed;
     const vmdc = { group: 'vmrollout.io', resource: 'vmdistributedclusters' };
     for (const namespace of ['a', 'b']) {
       expect(await can('trigger', { ...vmdc, verb: 'watch', namespace })).toBe(true);

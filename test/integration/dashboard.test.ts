@@ -109,11 +109,14 @@ function typeCheck(source: string): string[] {
   const program = ts.createProgram([file], options, host);
   return ts
     .getPreEmitDiagnostics(program)
-    .map((d) => `${d.file && d.start !== undefined ? `line ${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : ''}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    .map(
+      (d) =>
+        `${d.file && d.start !== undefined ? `line ${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : ''}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 }
 
-describe('the dashboard JSON, by Grafana\'s schema (@grafana/schema)', () => {
-  it('type-checks as a Dashboard, each panel\'s options and field config as its plugin\'s', () => {
+describe("the dashboard JSON, by Grafana's schema (@grafana/schema)", () => {
+  it("type-checks as a Dashboard, each panel's options and field config as its plugin's", () => {
     expect(typeCheck(schemaCheckSource(dashboard))).toEqual([]);
   }, 120_000);
 
@@ -164,9 +167,19 @@ describe('the dashboard JSON, by Grafana\'s schema (@grafana/schema)', () => {
 // 2. Every panel query on real data
 
 const NS = 'monitoring';
-const vmdc = (name: string, status: VMDistributedClusterStatus): VmdcObject => ({ metadata: { namespace: NS, name, uid: `uid-${name}`, generation: 3 }, status });
+const vmdc = (name: string, status: VMDistributedClusterStatus): VmdcObject => ({
+  metadata: { namespace: NS, name, uid: `uid-${name}`, generation: 3 },
+  status,
+});
 const target = (zone: string) => ({ namespace: NS, vmagentName: 'vmagent', vmclusterName: `vm-${zone}`, queueEmptyBytes: 0, zone, objectName: 'vm-global' });
-const sample = (pendingBytes: number) => async () => ({ at: new Date().toISOString(), pendingBytes, unreadablePods: 0, totalPods: 1, drained: pendingBytes === 0, message: '' });
+const sample = (pendingBytes: number) => async () => ({
+  at: new Date().toISOString(),
+  pendingBytes,
+  unreadablePods: 0,
+  totalPods: 1,
+  drained: pendingBytes === 0,
+  message: '',
+});
 
 /** /api/v1/query at `time` (s); throws on anything but a success. */
 async function query(vm: VmProcessHandle, expr: string, time: number): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>> {
@@ -211,7 +224,13 @@ describe('every panel query on the real metrics of the worker and the trigger', 
 
     // The trigger, as its watch and reconciler drive it.
     const phase = (name: string, p: Phase, extra: VMDistributedClusterStatus = {}) => trigger.objectStatus(vmdc(name, { phase: p, ...extra }), false);
-    phase('vm-global', 'Progressing', { zonesOutOfRotation: ['az-b'], zones: [{ name: 'az-a', phase: 'Done' }, { name: 'az-b', phase: 'Upgrading' }] });
+    phase('vm-global', 'Progressing', {
+      zonesOutOfRotation: ['az-b'],
+      zones: [
+        { name: 'az-a', phase: 'Done' },
+        { name: 'az-b', phase: 'Upgrading' },
+      ],
+    });
     phase('vm-other', 'Succeeded');
     trigger.eventsSeen.inc({ type: 'add' }, 2);
     trigger.workflowsStarted.inc({ result: 'started' });
@@ -234,7 +253,13 @@ describe('every panel query on the real metrics of the worker and the trigger', 
     });
 
     // A minute later: az-b waits for its queue, more of everything.
-    phase('vm-global', 'Progressing', { zonesOutOfRotation: ['az-b'], zones: [{ name: 'az-a', phase: 'Done' }, { name: 'az-b', phase: 'WaitingForQueue' }] });
+    phase('vm-global', 'Progressing', {
+      zonesOutOfRotation: ['az-b'],
+      zones: [
+        { name: 'az-a', phase: 'Done' },
+        { name: 'az-b', phase: 'WaitingForQueue' },
+      ],
+    });
     trigger.workflowsStarted.inc({ result: 'started' });
     trigger.startDuration.observe(1.5);
     trigger.watchRestarts.inc({ reason: 'relist' });
@@ -279,16 +304,26 @@ describe('every panel query on the real metrics of the worker and the trigger', 
     }
   });
 
-  it.each(queries.map((q) => [`${q.panel} (${q.refId})`, q.expr] as const))('%s: parses and returns series, for one object and for All', async (_title, expr) => {
-    for (const vars of [{ namespace: NS, name: 'vm-global' }, { namespace: '.*', name: '.*' }]) {
-      const result = await query(vm, substitute(expr, vars), at);
-      expect(result.length).toBeGreaterThan(0);
-      for (const r of result) expect(Number.isFinite(Number(r.value[1]))).toBe(true);
-    }
-  });
+  it.each(queries.map((q) => [`${q.panel} (${q.refId})`, q.expr] as const))(
+    '%s: parses and returns series, for one object and for All',
+    async (_title, expr) => {
+      for (const vars of [
+        { namespace: NS, name: 'vm-global' },
+        { namespace: '.*', name: '.*' },
+      ]) {
+        const result = await query(vm, substitute(expr, vars), at);
+        expect(result.length).toBeGreaterThan(0);
+        for (const r of result) expect(Number.isFinite(Number(r.value[1]))).toBe(true);
+      }
+    },
+  );
 
-  it('the values are right: phases by object, the zone in its step, each replica\'s backlog only while its wait ran', async () => {
-    const byPhase = await query(vm, substitute('sum by (phase) (vmrollout_rollout_phase{namespace=~"$namespace", name=~"$name"})', { namespace: '.*', name: '.*' }), at);
+  it("the values are right: phases by object, the zone in its step, each replica's backlog only while its wait ran", async () => {
+    const byPhase = await query(
+      vm,
+      substitute('sum by (phase) (vmrollout_rollout_phase{namespace=~"$namespace", name=~"$name"})', { namespace: '.*', name: '.*' }),
+      at,
+    );
     expect(Object.fromEntries(byPhase.map((r) => [r.metric.phase, Number(r.value[1])]))).toEqual({ Progressing: 1, Succeeded: 1 });
     const step = panels(dashboard).find((p) => p.title === 'Zone step per zone')!.targets![0]!.expr;
     const steps = await query(vm, substitute(step, { namespace: NS, name: 'vm-global' }), at);
@@ -304,7 +339,7 @@ describe('every panel query on the real metrics of the worker and the trigger', 
     expect(Object.fromEntries(last.map((r) => [r.metric.instance, Number(r.value[1])]))).toEqual({ 'worker-0': 4096, 'worker-1': 8 << 20 });
   });
 
-  it('the template variables\' label_values queries find the objects', async () => {
+  it("the template variables' label_values queries find the objects", async () => {
     for (const v of dashboard.templating.list.filter((x) => x.type === 'query')) {
       const q = typeof v.query === 'string' ? v.query : v.query.query;
       const m = /^label_values\((.+), (\w+)\)$/.exec(q);
@@ -329,14 +364,20 @@ describe('every panel query on the real metrics of the worker and the trigger', 
 // ---------------------------------------------------------------------------------------
 // 3. The chart's ConfigMap
 
-describe('the chart ships the dashboard for Grafana\'s sidecar', () => {
+describe("the chart ships the dashboard for Grafana's sidecar", () => {
   const configMaps = (values: string[] = []) =>
-    renderChart({ releaseNamespace: 'vmrollout-system', values }).filter((o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap' && !!(o as k8s.V1ConfigMap).data?.['vmrollout.json']);
+    renderChart({ releaseNamespace: 'vmrollout-system', values }).filter(
+      (o): o is k8s.V1ConfigMap => o.kind === 'ConfigMap' && !!(o as k8s.V1ConfigMap).data?.['vmrollout.json'],
+    );
 
   it('by default: one ConfigMap with the sidecar label and the JSON intact', () => {
     const [cm, ...rest] = configMaps();
     expect(rest).toEqual([]);
-    expect(cm!.metadata).toMatchObject({ name: 'rel-vmrollout-dashboard', namespace: 'vmrollout-system', labels: { grafana_dashboard: '1', 'app.kubernetes.io/name': 'vmrollout' } });
+    expect(cm!.metadata).toMatchObject({
+      name: 'rel-vmrollout-dashboard',
+      namespace: 'vmrollout-system',
+      labels: { grafana_dashboard: '1', 'app.kubernetes.io/name': 'vmrollout' },
+    });
     expect(cm!.metadata!.annotations).toBeUndefined();
     expect(cm!.data!['vmrollout.json']).toBe(DASHBOARD_TEXT.trim());
     expect(JSON.parse(cm!.data!['vmrollout.json']!)).toEqual(dashboard);

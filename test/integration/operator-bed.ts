@@ -33,7 +33,14 @@ export async function startOperatorBed(opts: Partial<Omit<VmEnvironmentOptions, 
 }
 
 /** A VM operator object of NS. */
-export const vmObject = (kind: string, name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind, metadata: { name, namespace: NS }, spec });
+export const vmObject = (kind: string, name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: `${VM_GROUP}/${VM_VERSION}`,
+  kind,
+  metadata: { name, namespace: NS },
+  spec,
+});
 
 /** A VMCluster/vmselect targetRef: `objects` of NS, plus crd.name/namespace (the operator's CRD requires both keys). */
-export const vmselectRef = (objects: string[], name = '', namespace = '') => ({ crd: { kind: 'VMCluster/vmselect', name, namespace, objects: objects.map((n) => ({ name: n, namespace: NS })) } });
+export const vmselectRef = (objects: string[], name = '', namespace = '') => ({
+  crd: { kind: 'VMCluster/vmselect', name, namespace, objects: objects.map((n) => ({ name: n, namespace: NS })) },
+});

@@ -31,7 +31,10 @@ import { toolPath } from '../infra/harness/tools';
 jest.setTimeout(240_000);
 
 const SECRET = `fixture-secret-${crypto.randomUUID()}`;
-const INPUT: SecretInput = { vmuser: { name: 'reads', password: SECRET }, remoteWriteURL: `https://writer:${SECRET}@vminsert.example:8480/insert/0/prometheus` };
+const INPUT: SecretInput = {
+  vmuser: { name: 'reads', password: SECRET },
+  remoteWriteURL: `https://writer:${SECRET}@vminsert.example:8480/insert/0/prometheus`,
+};
 
 const env = useTemporalDevEnv();
 const keysFile = path.join(harnessTempDir('payload-encryption'), 'payload-keys');
@@ -67,7 +70,8 @@ function leaksOf(histories: temporal.api.history.v1.IHistory[], described: Descr
   for (const event of histories.flatMap((h) => h.events ?? [])) {
     if (has(temporal.api.history.v1.HistoryEvent.encode(event).finish())) leaks.add(EventType[event.eventType ?? 0]!);
   }
-  for (const a of described.pendingActivities ?? []) if (has(temporal.api.workflow.v1.PendingActivityInfo.encode(a).finish())) leaks.add('describe: pending activity');
+  for (const a of described.pendingActivities ?? [])
+    if (has(temporal.api.workflow.v1.PendingActivityInfo.encode(a).finish())) leaks.add('describe: pending activity');
   if (has(temporal.api.workflow.v1.WorkflowExecutionInfo.encode(described.workflowExecutionInfo ?? {}).finish())) leaks.add('describe: execution info');
   return [...leaks].sort();
 }
@@ -76,9 +80,21 @@ function leaksOf(histories: temporal.api.history.v1.IHistory[], described: Descr
 async function run(extraEnv: Record<string, string>): Promise<Run> {
   const e = env();
   const taskQueue = `secrets-${crypto.randomUUID()}`;
-  const config = loadConfig({ TEMPORAL_ADDRESS: e.address, TASK_QUEUE: taskQueue, METRICS_HOST: '127.0.0.1', METRICS_PORT: '0', TEMPORAL_METRICS_BIND: '', SHUTDOWN_GRACE_TIME: '1s', ...extraEnv });
+  const config = loadConfig({
+    TEMPORAL_ADDRESS: e.address,
+    TASK_QUEUE: taskQueue,
+    METRICS_HOST: '127.0.0.1',
+    METRICS_PORT: '0',
+    TEMPORAL_METRICS_BIND: '',
+    SHUTDOWN_GRACE_TIME: '1s',
+    ...extraEnv,
+  });
   const dataConverter = payloadDataConverter(config.temporal.payloadKeys);
-  const running = await startWorker(config, { installRuntime: false, kubeConfig: nowhere, workflowsPath: require.resolve('../fixtures/workflows/secret-carrier') });
+  const running = await startWorker(config, {
+    installRuntime: false,
+    kubeConfig: nowhere,
+    workflowsPath: require.resolve('../fixtures/workflows/secret-carrier'),
+  });
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   const activities: SecretActivities = {
@@ -120,7 +136,17 @@ async function run(extraEnv: Record<string, string>): Promise<Run> {
 
 /** `temporal workflow show -o json`, each payload's data (base64 in that output) decoded to text. */
 async function cliShow(workflowId: string, extraArgs: string[] = []): Promise<string> {
-  const { stdout } = await promisify(execFile)(toolPath('temporal'), ['workflow', 'show', '-w', workflowId, '-o', 'json', '--address', env().address, ...extraArgs]);
+  const { stdout } = await promisify(execFile)(toolPath('temporal'), [
+    'workflow',
+    'show',
+    '-w',
+    workflowId,
+    '-o',
+    'json',
+    '--address',
+    env().address,
+    ...extraArgs,
+  ]);
   return stdout.replace(/"data":\s*"([A-Za-z0-9+/=]*)"/g, (_, b64: string) => `"data": ${JSON.stringify(Buffer.from(b64, 'base64').toString('utf8'))}`);
 }
 

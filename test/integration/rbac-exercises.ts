@@ -57,7 +57,9 @@ const mergePatch = () => k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.
 
 /** What the API server refused, from its message: `403 cannot get resource "secrets" in API group "" in the namespace "x"`. */
 export function forbiddenReason(text: string): string | undefined {
-  const m = /is forbidden: User "[^"]+" (cannot [^"]+"[^"]*"(?: in API group "[^"]*")?(?: in the namespace "[^"]*"| at the cluster scope)?)/.exec(text.replace(/\\/g, ''));
+  const m = /is forbidden: User "[^"]+" (cannot [^"]+"[^"]*"(?: in API group "[^"]*")?(?: in the namespace "[^"]*"| at the cluster scope)?)/.exec(
+    text.replace(/\\/g, ''),
+  );
   return m ? `403 ${m[1]}` : undefined;
 }
 
@@ -65,7 +67,10 @@ export function forbiddenReason(text: string): string | undefined {
 const message = (err: unknown): string => {
   const text = (err as { message?: string } | undefined)?.message ?? String(err);
   const reason = forbiddenReason(text);
-  const before = text.split(/HTTP(?:-Code)? 403/)[0]!.replace(/\s+/g, ' ').trim();
+  const before = text
+    .split(/HTTP(?:-Code)? 403/)[0]!
+    .replace(/\s+/g, ' ')
+    .trim();
   return reason ? `${before ? `${before} ` : ''}${reason}` : text.replace(/\s+/g, ' ').slice(0, 400);
 };
 
@@ -93,7 +98,12 @@ const vmselects = (ns: string, ...names: string[]): JsonObject => ({
 function vmdcSpec(ns: string, name: string): JsonObject {
   return {
     clusterVersion: VERSION_NOW,
-    zones: ['a', 'b'].map((z) => ({ name: `az-${z}`, vmcluster: { name: `${name}-${z}` }, vmuser: { name: `${name}-${z}` }, remoteWriteURL: rwURL(ns, `${name}-${z}`) })),
+    zones: ['a', 'b'].map((z) => ({
+      name: `az-${z}`,
+      vmcluster: { name: `${name}-${z}` },
+      vmuser: { name: `${name}-${z}` },
+      remoteWriteURL: rwURL(ns, `${name}-${z}`),
+    })),
     vmauth: { name: VMAUTH },
     vmagent: { name, overrideSpec: { replicaCount: 1 } },
     strategy: { order: 'Declared', readDrainDelay: '1s', pollInterval: '500ms' },
@@ -109,20 +119,40 @@ interface Vmdc {
 async function createVmdc(admin: k8s.KubeConfig, ns: string, name: string): Promise<Vmdc> {
   const custom = admin.makeApiClient(k8s.CustomObjectsApi);
   return (await custom.createNamespacedCustomObject({
-    group: GROUP, version: VERSION, plural: PLURAL, namespace: ns,
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    namespace: ns,
     body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: vmdcSpec(ns, name) },
   })) as Vmdc;
 }
 
 async function getVmdc(admin: k8s.KubeConfig, ns: string, name: string): Promise<Vmdc> {
-  return (await admin.makeApiClient(k8s.CustomObjectsApi).getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name })) as Vmdc;
+  return (await admin
+    .makeApiClient(k8s.CustomObjectsApi)
+    .getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name })) as Vmdc;
 }
 
-const ogOf = (o: Vmdc): ObjectGeneration => ({ namespace: o.metadata.namespace, name: o.metadata.name, uid: o.metadata.uid, generation: o.metadata.generation });
+const ogOf = (o: Vmdc): ObjectGeneration => ({
+  namespace: o.metadata.namespace,
+  name: o.metadata.name,
+  uid: o.metadata.uid,
+  generation: o.metadata.generation,
+});
 
-async function createVm(admin: k8s.KubeConfig, ns: string, kind: VMKind, name: string, spec: JsonObject, annotations?: Record<string, string>): Promise<k8s.KubernetesObject> {
+async function createVm(
+  admin: k8s.KubeConfig,
+  ns: string,
+  kind: VMKind,
+  name: string,
+  spec: JsonObject,
+  annotations?: Record<string, string>,
+): Promise<k8s.KubernetesObject> {
   return (await admin.makeApiClient(k8s.CustomObjectsApi).createNamespacedCustomObject({
-    group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace: ns,
+    group: VM_GROUP,
+    version: VM_VERSION,
+    plural: VM_KINDS[kind],
+    namespace: ns,
     body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind, metadata: { name, ...(annotations ? { annotations } : {}) }, spec },
   })) as k8s.KubernetesObject;
 }
@@ -149,14 +179,18 @@ async function serviceWithPod(admin: k8s.KubeConfig, ns: string, name: string, i
   await admin.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
     namespace: ns,
     body: {
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      addressType: 'IPv4',
       metadata: {
         name: `${name}-x1`,
         labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
         ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: svc.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
       },
       ports: [{ name: 'http', port, protocol: 'TCP' }],
-      endpoints: [{ addresses: [ip], conditions: { ready: true, serving: true, terminating: false }, targetRef: { kind: 'Pod', name: `${name}-0`, namespace: ns } }],
+      endpoints: [
+        { addresses: [ip], conditions: { ready: true, serving: true, terminating: false }, targetRef: { kind: 'Pod', name: `${name}-0`, namespace: ns } },
+      ],
     },
   });
 }
@@ -245,7 +279,10 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
     scrapeTimeoutMs: 2_000,
     vmagentAuth: { secretName: VMAGENT_AUTH_SECRET, secretNamespace: ctx.releaseNamespace, tokenKey: 'token' },
   });
-  const env = new MockActivityEnvironment({ workflowExecution: { workflowId: wid, runId: 'rbac-run' }, heartbeatTimeoutMs: 60_000 }, { logger: activityLogger });
+  const env = new MockActivityEnvironment(
+    { workflowExecution: { workflowId: wid, runId: 'rbac-run' }, heartbeatTimeoutMs: 60_000 },
+    { logger: activityLogger },
+  );
   const run = <K extends keyof RolloutActivities>(name: K, ...args: Parameters<RolloutActivities[K]>) =>
     env.run(acts[name] as (...a: unknown[]) => ReturnType<RolloutActivities[K]>, ...args) as ReturnType<RolloutActivities[K]>;
 
@@ -263,7 +300,13 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
 
   const normalized = validateUnderPolicy(fx.vmdc.spec, ns, policy);
   if (!normalized.success) throw new Error(`the exercise's VMDistributedCluster spec is invalid: ${JSON.stringify(normalized.issues)}`);
-  const managedBy = (specPath: string): ManagedBy => ({ vmdc: { name: og.name, uid: og.uid, generation: og.generation }, specPath, retain: false, adopt: false, forceConflicts: false });
+  const managedBy = (specPath: string): ManagedBy => ({
+    vmdc: { name: og.name, uid: og.uid, generation: og.generation },
+    specPath,
+    retain: false,
+    adopt: false,
+    forceConflicts: false,
+  });
 
   await step('verifyInput (get VMDistributedCluster)', async () => {
     const v = await run('verifyInput', { object: og, spec: normalized.spec, previousWorkflowIds: [] });
@@ -271,14 +314,22 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
   });
 
   await step('writeStatus (get + status patch, records listed, a zone transition Event created)', async () => {
-    const status = { observedGeneration: og.generation, phase: 'Progressing' as const, message: 'rbac exercise', zones: [{ name: 'az-a', phase: 'WaitingForSwitch' as const }] };
+    const status = {
+      observedGeneration: og.generation,
+      phase: 'Progressing' as const,
+      message: 'rbac exercise',
+      zones: [{ name: 'az-a', phase: 'WaitingForSwitch' as const }],
+    };
     const r = await run('writeStatus', { object: og, status });
     expectThat(r.written, 'not written');
     const live = await getVmdc(ctx.admin, ns, 'w');
     expectThat(live.status?.message === 'rbac exercise', `status is ${JSON.stringify(live.status)}`);
     // An Event that cannot be created is only logged: look for it.
     const events = await ctx.admin.makeApiClient(k8s.CoreV1Api).listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=w' });
-    expectThat(events.items.some((e) => e.reason === 'ZoneLeftReads'), `no ZoneLeftReads Event: ${events.items.map((e) => e.reason).join(', ') || 'none'}`);
+    expectThat(
+      events.items.some((e) => e.reason === 'ZoneLeftReads'),
+      `no ZoneLeftReads Event: ${events.items.map((e) => e.reason).join(', ') || 'none'}`,
+    );
   });
 
   // Full specs: created by server-side apply (create + patch), owned by the VMDistributedCluster.
@@ -319,7 +370,10 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
   }
 
   await step('readRoutes + editRoutes remove with record + readRecords + editRoutes restore (get, list, patch VMAuth/VMUsers)', async () => {
-    const routes = [{ kind: 'VMAuth' as const, name: VMAUTH }, { kind: 'VMUser' as const, name: 'w-a' }];
+    const routes = [
+      { kind: 'VMAuth' as const, name: VMAUTH },
+      { kind: 'VMUser' as const, name: 'w-a' },
+    ];
     const snaps = await run('readRoutes', { namespace: ns, routes });
     const removals = computeRemovals(snaps, { name: 'w-a', namespace: ns });
     expectThat(removals.length === 2, `removals ${JSON.stringify(removals)}`);
@@ -335,8 +389,14 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
   await step('sampleQueue (get VMAgent, list EndpointSlices, get the credentials Secret)', async () => {
     const s = await run('sampleQueue', { namespace: ns, vmagentName: 'w', vmclusterName: 'w-a', remoteWriteURL: rwURL(ns, 'w-a'), queueEmptyBytes: 0 });
     // A refused request is no error here: it is a sample with a problem. The pod must have been listed and read with the credentials.
-    expectThat(s.totalPods === 1 && s.unreadablePods === 0 && s.drained, `the sample lists ${s.totalPods} pods, ${s.unreadablePods} unreadable, message: ${s.message}`);
-    expectThat(fetched.some((f) => f.startsWith(`${VMAGENT_POD_IP}:${VMAGENT_PORT}/metrics (with credentials)`)), `fetched ${JSON.stringify(fetched)}`);
+    expectThat(
+      s.totalPods === 1 && s.unreadablePods === 0 && s.drained,
+      `the sample lists ${s.totalPods} pods, ${s.unreadablePods} unreadable, message: ${s.message}`,
+    );
+    expectThat(
+      fetched.some((f) => f.startsWith(`${VMAGENT_POD_IP}:${VMAGENT_PORT}/metrics (with credentials)`)),
+      `fetched ${JSON.stringify(fetched)}`,
+    );
   });
 
   await step(`confirmSwitch (get Secret vmauth-config-${VMAUTH}, get VMUser, list EndpointSlices)`, async () => {
@@ -345,7 +405,10 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
       vmauthName: VMAUTH,
       vmcluster: 'w-a',
       expect: 'present',
-      routes: [{ kind: 'VMAuth', name: VMAUTH }, { kind: 'VMUser', name: 'w-a' }],
+      routes: [
+        { kind: 'VMAuth', name: VMAUTH },
+        { kind: 'VMUser', name: 'w-a' },
+      ],
       pollIntervalMs: 200,
       fallbackWaitMs: 60_000,
     });
@@ -360,8 +423,18 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
 /** One object of each kind the drift watches cover, each carrying a record of `t` whose applied field differs from the live one. */
 const DRIFTED: Array<{ kind: VMKind; name: string; live: JsonObject; applied: JsonObject }> = [
   { kind: 'VMCluster', name: 't-c', live: { clusterVersion: VERSION_OLD }, applied: { clusterVersion: VERSION_NOW } },
-  { kind: 'VMAgent', name: 't-g', live: { remoteWrite: [{ url: 'http://vminsert-x.default.svc:8480/insert/0/prometheus/api/v1/write' }], replicaCount: 1 }, applied: { replicaCount: 2 } },
-  { kind: 'VMUser', name: 't-u', live: { username: 'tu', targetRefs: [{ static: { url: 'http://x:8481' }, paths: ['/select/.*'] }] }, applied: { username: 'other' } },
+  {
+    kind: 'VMAgent',
+    name: 't-g',
+    live: { remoteWrite: [{ url: 'http://vminsert-x.default.svc:8480/insert/0/prometheus/api/v1/write' }], replicaCount: 1 },
+    applied: { replicaCount: 2 },
+  },
+  {
+    kind: 'VMUser',
+    name: 't-u',
+    live: { username: 'tu', targetRefs: [{ static: { url: 'http://x:8481' }, paths: ['/select/.*'] }] },
+    applied: { username: 'other' },
+  },
   { kind: 'VMAuth', name: 't-h', live: { selectAllByDefault: true }, applied: { selectAllByDefault: false } },
 ];
 
@@ -386,7 +459,9 @@ export async function triggerExercise(ctx: ExerciseContext, timeoutMs = 15_000):
   const vmdc = await createVmdc(admin, ns, 't');
   const og = ogOf(vmdc);
   for (const d of DRIFTED) {
-    await createVm(admin, ns, d.kind, d.name, d.live, { [APPLIED_ANNOTATION]: appliedRecord({ name: og.name, uid: og.uid, generation: og.generation }, 'overlay', d.applied) });
+    await createVm(admin, ns, d.kind, d.name, d.live, {
+      [APPLIED_ANNOTATION]: appliedRecord({ name: og.name, uid: og.uid, generation: og.generation }, 'overlay', d.applied),
+    });
   }
 
   const log: string[] = [];
@@ -444,7 +519,9 @@ export async function triggerExercise(ctx: ExerciseContext, timeoutMs = 15_000):
   const failures: Failures = [];
   try {
     await until('VMDistributedCluster watch synced (list)', () => synced);
-    await until(`finalizer ${ROUTE_RECORDS_FINALIZER} added (get + patch)`, async () => (await getVmdc(admin, ns, 't')).metadata.finalizers?.includes(ROUTE_RECORDS_FINALIZER));
+    await until(`finalizer ${ROUTE_RECORDS_FINALIZER} added (get + patch)`, async () =>
+      (await getVmdc(admin, ns, 't')).metadata.finalizers?.includes(ROUTE_RECORDS_FINALIZER),
+    );
     const wid = workflowIdFor(og);
     await until('status names the started workflow (status patch)', async () => {
       const st = (await getVmdc(admin, ns, 't')).status;

@@ -62,7 +62,9 @@ function withoutGrant(rendered: k8s.KubernetesObject[], ref: RenderedRule, resou
   const copy = JSON.parse(JSON.stringify(rendered)) as k8s.KubernetesObject[];
   const role = copy.find((o) => o.kind === ref.kind && o.metadata?.name === ref.name && o.metadata?.namespace === ref.namespace) as k8s.V1Role;
   const rule = role.rules![ref.ruleIndex]!;
-  const split = rule.resources!.map((res) => ({ ...rule, resources: [res], verbs: res === resource ? rule.verbs.filter((v) => v !== verb) : rule.verbs })).filter((r) => r.verbs.length > 0);
+  const split = rule
+    .resources!.map((res) => ({ ...rule, resources: [res], verbs: res === resource ? rule.verbs.filter((v) => v !== verb) : rule.verbs }))
+    .filter((r) => r.verbs.length > 0);
   role.rules!.splice(ref.ruleIndex, 1, ...split);
   return copy;
 }
@@ -83,7 +85,9 @@ afterAll(async () => {
   await temporal?.teardown();
   await kube?.stop();
   const lines = results.map((r) => {
-    const parts = (Object.entries(r.outcome) as Array<[Component, Failures]>).map(([c, f]) => `    ${c}: ${f.length ? f.map((x) => `FAILED ${x}`).join('\n      ') : 'passed'}`);
+    const parts = (Object.entries(r.outcome) as Array<[Component, Failures]>).map(
+      ([c, f]) => `    ${c}: ${f.length ? f.map((x) => `FAILED ${x}`).join('\n      ') : 'passed'}`,
+    );
     return `  ${r.rule} (${r.ms} ms)\n${parts.join('\n')}`;
   });
   console.log(`rbac-minimal: ${RULES.length} rendered rules, file ${Math.round((Date.now() - started) / 1000)} s\n${lines.join('\n')}`);
@@ -102,7 +106,14 @@ async function waitGranted(rules: RenderedRule[], release: string): Promise<void
         const [resource, subresource] = res.split('/');
         for (const verb of r.rule.verbs) {
           for (const name of r.rule.resourceNames ?? [undefined]) {
-            const resourceAttributes: k8s.V1ResourceAttributes = { group: r.rule.apiGroups?.[0] ?? '', resource, subresource, verb, namespace: r.namespace ?? 'default', name };
+            const resourceAttributes: k8s.V1ResourceAttributes = {
+              group: r.rule.apiGroups?.[0] ?? '',
+              resource,
+              subresource,
+              verb,
+              namespace: r.namespace ?? 'default',
+              name,
+            };
             await waitFor(async () => (await authz.createSubjectAccessReview({ body: { spec: { user, resourceAttributes } } })).status?.allowed, {
               timeoutMs: 10_000,
               intervalMs: 50,
@@ -116,7 +127,11 @@ async function waitGranted(rules: RenderedRule[], release: string): Promise<void
 }
 
 /** Installs `rendered` as release `release`, waits for its grants, runs the exercises of `components`. */
-async function runCase(c: { ns: string; release: string }, rendered: k8s.KubernetesObject[], components: Component[]): Promise<Partial<Record<Component, Failures>>> {
+async function runCase(
+  c: { ns: string; release: string },
+  rendered: k8s.KubernetesObject[],
+  components: Component[],
+): Promise<Partial<Record<Component, Failures>>> {
   const ids = await installChartIdentities(kube.kubeConfig, { releaseNamespace: RELEASE_NS, values: [], release: c.release, rendered });
   await waitGranted(renderedRbacRules(rendered, c.release), c.release);
   const ctx = (kc: k8s.KubeConfig): ExerciseContext => ({

@@ -50,7 +50,8 @@ async function reloaderHash(podIP: string): Promise<number | undefined> {
   return metricValue(text, 'configreloader_reload_content_hash', 'key="main"');
 }
 
-const statusesSince = (i: number, kind: string, name: string): StatusRecord[] => vm.simulator.statuses.slice(i).filter((s) => s.kind === kind && s.name === name);
+const statusesSince = (i: number, kind: string, name: string): StatusRecord[] =>
+  vm.simulator.statuses.slice(i).filter((s) => s.kind === kind && s.name === name);
 const frontCount = (vmc: string) => vm.vmselects[vmc]!.counts()[QUERY_COUNTER] ?? 0;
 const setDelay = (ms: number) => vm.vmauthPods.forEach((p) => (p.propagationDelayMs = ms));
 
@@ -63,10 +64,18 @@ beforeAll(async () => {
   await createObjects(kc, [
     obj('VMCluster', 'vm-az-a', { vmselect: { replicaCount: 1 } }),
     obj('VMCluster', 'vm-az-b', { vmselect: { replicaCount: 1 } }),
-    obj('VMAuth', VMAUTH, { selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [{ ...sel(['vm-az-b'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*', '/select/.+/prometheus/api/v1/labels'] }] } }),
+    obj('VMAuth', VMAUTH, {
+      selectAllByDefault: true,
+      unauthorizedUserAccessSpec: {
+        targetRefs: [{ ...sel(['vm-az-b'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*', '/select/.+/prometheus/api/v1/labels'] }],
+      },
+    }),
     obj('VMUser', 'reads', { bearerToken: 'tok', targetRefs: [sel(['vm-az-a'])] }),
   ]);
-  await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes['user:tok']?.length === 1, { timeoutMs: 30_000, description: 'both vmauth pods to serve the first config' });
+  await waitFor(() => vm.simulator.allPodsServeCurrent() && vm.simulator.currentConfig?.routes['user:tok']?.length === 1, {
+    timeoutMs: 30_000,
+    description: 'both vmauth pods to serve the first config',
+  });
 }, 240_000);
 
 afterAll(() => stop?.());
@@ -76,7 +85,9 @@ describe('zone simulator as the VM operator v0.74.1', () => {
     const s = (await readSecret())!;
     expect(s.yaml).toEqual({
       users: [{ url_prefix: [svc('vm-az-a')], bearer_token: 'tok' }],
-      unauthorized_user: { url_map: [{ url_prefix: [svc('vm-az-a'), svc('vm-az-b')], src_paths: ['/select/.+/prometheus/api/v1/query.*', '/select/.+/prometheus/api/v1/labels'] }] },
+      unauthorized_user: {
+        url_map: [{ url_prefix: [svc('vm-az-a'), svc('vm-az-b')], src_paths: ['/select/.+/prometheus/api/v1/query.*', '/select/.+/prometheus/api/v1/labels'] }],
+      },
     });
     const hash = configHash(s.gz);
     expect(hash).toBe(zlib.crc32(s.gz) >>> 0);
@@ -86,11 +97,15 @@ describe('zone simulator as the VM operator v0.74.1', () => {
       expect(await reloaderHash(p.podIP)).toBe(hash);
     }
     // Service vmauth-<name>: one ready endpoint per pod, port http 8427; vmselect-<vmc> → its front
-    const slices = await kc.makeApiClient(k8s.DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: `kubernetes.io/service-name=vmauth-${VMAUTH}` });
+    const slices = await kc
+      .makeApiClient(k8s.DiscoveryV1Api)
+      .listNamespacedEndpointSlice({ namespace: NS, labelSelector: `kubernetes.io/service-name=vmauth-${VMAUTH}` });
     expect(slices.items[0]!.ports).toEqual([{ name: 'http', port: 8427, protocol: 'TCP' }]);
     expect(slices.items[0]!.endpoints.map((e) => [e.addresses[0], e.conditions?.ready])).toEqual(vm.vmauthPods.map((p) => [p.podIP, true]));
     expect(new Set(vm.vmauthPods.map((p) => p.podIP)).size).toBe(2);
-    const sa = await kc.makeApiClient(k8s.DiscoveryV1Api).listNamespacedEndpointSlice({ namespace: NS, labelSelector: 'kubernetes.io/service-name=vmselect-vm-az-a' });
+    const sa = await kc
+      .makeApiClient(k8s.DiscoveryV1Api)
+      .listNamespacedEndpointSlice({ namespace: NS, labelSelector: 'kubernetes.io/service-name=vmselect-vm-az-a' });
     expect(sa.items[0]!.endpoints[0]!.addresses).toEqual([vm.vmselects['vm-az-a']!.podIP]);
     expect(sa.items[0]!.ports?.[0]).toMatchObject({ name: 'http', port: 8481 });
 
@@ -113,7 +128,10 @@ describe('zone simulator as the VM operator v0.74.1', () => {
     const aBefore = frontCount('vm-az-a');
     const bBefore = frontCount('vm-az-b');
     await mergePatch(kc, 'VMUser', NS, 'reads', { spec: { targetRefs: [sel(['vm-az-b'])] } });
-    await waitFor(() => statusesSince(i, 'VMUser', 'reads').find((s) => s.generation === 2), { timeoutMs: 10_000, description: 'VMUser status at generation 2' });
+    await waitFor(() => statusesSince(i, 'VMUser', 'reads').find((s) => s.generation === 2), {
+      timeoutMs: 10_000,
+      description: 'VMUser status at generation 2',
+    });
     const secretAt = vm.simulator.configs[vm.simulator.configs.length - 1]!.at;
     const newHash = vm.simulator.currentConfig!.hash;
     expect(newHash).not.toBe(oldHash);
@@ -148,9 +166,17 @@ describe('zone simulator as the VM operator v0.74.1', () => {
   it('with waitForConfigReload: the VMAuth status (expanding, then operational) only after every pod reports the new hash', async () => {
     setDelay(3000);
     const i = vm.simulator.statuses.length;
-    const patched = await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { waitForConfigReload: true, unauthorizedUserAccessSpec: { targetRefs: [{ ...sel([], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } } });
+    const patched = await mergePatch(kc, 'VMAuth', NS, VMAUTH, {
+      spec: {
+        waitForConfigReload: true,
+        unauthorizedUserAccessSpec: { targetRefs: [{ ...sel([], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] },
+      },
+    });
     const gen = patched.metadata.generation!;
-    const ok = await waitFor(() => statusesSince(i, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'operational' && s.generation === gen), { timeoutMs: 20_000, description: 'VMAuth operational' });
+    const ok = await waitFor(() => statusesSince(i, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'operational' && s.generation === gen), {
+      timeoutMs: 20_000,
+      description: 'VMAuth operational',
+    });
     const hash = vm.simulator.currentConfig!.hash;
     const secretAt = vm.simulator.currentConfig!.at;
     // reconcileAndTrackStatus: `expanding` before the Secret, `operational` after the wait
@@ -188,28 +214,46 @@ describe('zone simulator as the VM operator v0.74.1', () => {
     await waitFor(() => vm.simulator.allPodsServeCurrent(), { timeoutMs: 10_000, description: 'pods in sync' });
     vm.vmauthPods[1]!.propagationDelayMs = 9000; // > the 5 s timeout of this test's simulator
     const i = vm.simulator.statuses.length;
-    const patched = await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { unauthorizedUserAccessSpec: { targetRefs: [{ ...sel(['vm-az-b'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } } });
-    const failed = await waitFor(() => statusesSince(i, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'failed'), { timeoutMs: 20_000, description: 'VMAuth failed' });
+    const patched = await mergePatch(kc, 'VMAuth', NS, VMAUTH, {
+      spec: { unauthorizedUserAccessSpec: { targetRefs: [{ ...sel(['vm-az-b'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } },
+    });
+    const failed = await waitFor(() => statusesSince(i, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'failed'), {
+      timeoutMs: 20_000,
+      description: 'VMAuth failed',
+    });
     expect(failed.generation).toBe(patched.metadata.generation);
     expect(failed.reason).toBe(`cannot create or update vmauth deploy: timed out waiting for ${NS}/${VMAUTH} to reload config: context deadline exceeded`);
     // once the slow pod serves it, the next reconcile (resync) is operational again
     vm.vmauthPods[1]!.propagationDelayMs = 0;
-    await waitFor(() => statusesSince(i, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'operational' && s.at > failed.at), { timeoutMs: 30_000, description: 'VMAuth operational again' });
+    await waitFor(() => statusesSince(i, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'operational' && s.at > failed.at), {
+      timeoutMs: 30_000,
+      description: 'VMAuth operational again',
+    });
   });
 
   it('a VMUser naming no VMCluster is skipped with a failed status; the VMAuth naming none fails', async () => {
     const i = vm.simulator.statuses.length;
     await mergePatch(kc, 'VMUser', NS, 'reads', { spec: { targetRefs: [sel(['vm-gone'])] } });
-    const st = await waitFor(() => statusesSince(i, 'VMUser', 'reads').find((s) => s.updateStatus === 'failed'), { timeoutMs: 20_000, description: 'VMUser failed' });
+    const st = await waitFor(() => statusesSince(i, 'VMUser', 'reads').find((s) => s.updateStatus === 'failed'), {
+      timeoutMs: 20_000,
+      description: 'VMUser failed',
+    });
     const err = `failed to fetch VMUser=${NS}/reads spec.targetRefs[0]: cannot find CRD link for kind="VMCluster/vmselect": cannot find object by the given ref,namespace="${NS}",name="vm-gone": vmclusters.operator.victoriametrics.com "vm-gone" not found`;
     expect(st.reason).toBe(err);
     expect(st.condition).toMatchObject({ type: COND, status: 'False', message: err });
     expect((await readSecret())!.yaml.users).toBeUndefined();
 
     const j = vm.simulator.statuses.length;
-    await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { unauthorizedUserAccessSpec: { targetRefs: [{ ...sel(['vm-gone'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } } });
-    const f = await waitFor(() => statusesSince(j, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'failed'), { timeoutMs: 20_000, description: 'VMAuth failed' });
-    expect(f.reason).toMatch(/^cannot create or update vmauth deploy: failed to fetch spec.unauthorizedUserAccessSpec.targetRefs\[0\]: cannot find CRD link .*"vm-gone" not found$/);
+    await mergePatch(kc, 'VMAuth', NS, VMAUTH, {
+      spec: { unauthorizedUserAccessSpec: { targetRefs: [{ ...sel(['vm-gone'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } },
+    });
+    const f = await waitFor(() => statusesSince(j, 'VMAuth', VMAUTH).find((s) => s.updateStatus === 'failed'), {
+      timeoutMs: 20_000,
+      description: 'VMAuth failed',
+    });
+    expect(f.reason).toMatch(
+      /^cannot create or update vmauth deploy: failed to fetch spec.unauthorizedUserAccessSpec.targetRefs\[0\]: cannot find CRD link .*"vm-gone" not found$/,
+    );
     expect(vm.simulator.errors).toEqual([]);
   });
 });

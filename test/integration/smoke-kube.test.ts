@@ -45,16 +45,34 @@ describe('kube-apiserver + etcd + garbage collector (real processes)', () => {
         version: VERSION,
         namespace: 'default',
         plural,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'VMCluster', metadata: { name: 'zone-a' }, spec: { clusterVersion: 'v1.150.0', vmstorage: { replicaCount: 2 } } },
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'VMCluster',
+          metadata: { name: 'zone-a' },
+          spec: { clusterVersion: 'v1.150.0', vmstorage: { replicaCount: 2 } },
+        },
       });
-      await waitFor(() => seen.find((s) => s.name === 'zone-a' && s.clusterVersion === 'v1.150.0'), { timeoutMs: 15_000, description: 'informer add event for zone-a', diagnostics: () => JSON.stringify(seen) });
+      await waitFor(() => seen.find((s) => s.name === 'zone-a' && s.clusterVersion === 'v1.150.0'), {
+        timeoutMs: 15_000,
+        description: 'informer add event for zone-a',
+        diagnostics: () => JSON.stringify(seen),
+      });
 
       // status subresource works and is kept (preserve-unknown-fields)
       await objects.patchNamespacedCustomObjectStatus(
-        { group: GROUP, version: VERSION, namespace: 'default', plural, name: 'zone-a', body: { status: { updateStatus: 'operational', observedGeneration: 1 } } },
+        {
+          group: GROUP,
+          version: VERSION,
+          namespace: 'default',
+          plural,
+          name: 'zone-a',
+          body: { status: { updateStatus: 'operational', observedGeneration: 1 } },
+        },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
       );
-      const got = (await objects.getNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: 'default', plural, name: 'zone-a' })) as { status?: { updateStatus?: string } };
+      const got = (await objects.getNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: 'default', plural, name: 'zone-a' })) as {
+        status?: { updateStatus?: string };
+      };
       expect(got.status?.updateStatus).toBe('operational');
     } finally {
       await informer.stop();
@@ -89,7 +107,10 @@ describe('kube-apiserver + etcd + garbage collector (real processes)', () => {
       },
     })) as k8s.KubernetesObject;
     const ownerReference = { apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', name: 'gc-owner', uid: owner.metadata!.uid!, controller: true };
-    for (const [name, ownerReferences] of [['gc-owned', [ownerReference]], ['gc-unowned', undefined]] as const) {
+    for (const [name, ownerReferences] of [
+      ['gc-owned', [ownerReference]],
+      ['gc-unowned', undefined],
+    ] as const) {
       await objects.createNamespacedCustomObject({
         ...vmclusters,
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'VMCluster', metadata: { name, ownerReferences }, spec: { clusterVersion: 'v1.150.0-cluster' } },
@@ -106,7 +127,11 @@ describe('kube-apiserver + etcd + garbage collector (real processes)', () => {
 
     await objects.deleteNamespacedCustomObject({ ...vmdc, name: 'gc-owner' });
     // Well under the collector's 30 s rediscovery: fails if the restart did not make it watch the CRDs.
-    await waitFor(async () => !(await exists('gc-owned')), { timeoutMs: 15_000, description: 'the garbage collector to delete VMCluster gc-owned', diagnostics: () => gc.logTail() });
+    await waitFor(async () => !(await exists('gc-owned')), {
+      timeoutMs: 15_000,
+      description: 'the garbage collector to delete VMCluster gc-owned',
+      diagnostics: () => gc.logTail(),
+    });
     expect(await exists('gc-unowned')).toBe(true);
   }, 60_000);
 });

@@ -7,7 +7,8 @@ import { greet, sleepOneHour } from '../fixtures/workflows/smoke';
 
 // Bundle once for both servers (webpack + swc; takes a few seconds on 2 cores).
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-const workflowBundle = () => (bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/workflows/smoke'), logger: new DefaultLogger('WARN') }));
+const workflowBundle = () =>
+  (bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/workflows/smoke'), logger: new DefaultLogger('WARN') }));
 
 describe('Temporal dev server (real temporal CLI)', () => {
   const env = useTemporalDevEnv();

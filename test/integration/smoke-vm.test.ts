@@ -1,5 +1,15 @@
 import { waitFor } from '../infra/harness/processes';
-import { httpPost, metricValue, startVictoriaMetrics, startVmagent, startVmauth, vmQuery, type VmagentHandle, type VmauthHandle, type VmProcessHandle } from '../infra/harness/vm';
+import {
+  httpPost,
+  metricValue,
+  startVictoriaMetrics,
+  startVmagent,
+  startVmauth,
+  vmQuery,
+  type VmagentHandle,
+  type VmauthHandle,
+  type VmProcessHandle,
+} from '../infra/harness/vm';
 
 describe('vmagent -> VictoriaMetrics (real processes)', () => {
   let vm: VmProcessHandle | undefined;

@@ -36,7 +36,10 @@ beforeAll(async () => {
 afterAll(() => E.teardown(), 120_000);
 
 /** A VMCluster/vmselect targetRef (the operator's CRD requires crd.name and crd.namespace). */
-const vmselects = (objects: string[]) => ({ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: objects.map((name) => ({ name, namespace: NS })) }, paths: ['/select/.*'] });
+const vmselects = (objects: string[]) => ({
+  crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: objects.map((name) => ({ name, namespace: NS })) },
+  paths: ['/select/.*'],
+});
 
 /** The real activity applies `patch` to a new object of `o`, recording it as a rollout does. */
 async function applyFor(o: Vmdc, kind: VMKind, name: string, patch: JsonObject): Promise<void> {
@@ -46,7 +49,13 @@ async function applyFor(o: Vmdc, kind: VMKind, name: string, patch: JsonObject):
     name,
     patch,
     create: true,
-    managedBy: { vmdc: { name: o.metadata.name, uid: o.metadata.uid, generation: o.metadata.generation }, specPath: 'zones[0].vmcluster', retain: false, adopt: false, forceConflicts: false },
+    managedBy: {
+      vmdc: { name: o.metadata.name, uid: o.metadata.uid, generation: o.metadata.generation },
+      specPath: 'zones[0].vmcluster',
+      retain: false,
+      adopt: false,
+      forceConflicts: false,
+    },
   });
 }
 
@@ -81,7 +90,11 @@ async function eventWith(name: string, reason: string, parts: string[]): Promise
 
 /** Waits until the trigger has taken in `resourceVersion` of the object and has nothing left to do. */
 async function takenIn(kind: VMKind, name: string, resourceVersion: string): Promise<void> {
-  await waitFor(() => t.drift.observed(kind, NS, name) === resourceVersion, { timeoutMs: T, description: `the trigger to see ${kind} ${name} at ${resourceVersion}`, diagnostics: logTail });
+  await waitFor(() => t.drift.observed(kind, NS, name) === resourceVersion, {
+    timeoutMs: T,
+    description: `the trigger to see ${kind} ${name} at ${resourceVersion}`,
+    diagnostics: logTail,
+  });
   await t.idle();
 }
 

@@ -132,7 +132,12 @@ export function triggerEnv(opts: TriggerEnvOptions) {
       // tests set. The pod confirmation itself is tested where real vmauth pods run (e2e).
       confirmSwitchInPods: false,
     });
-    worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, activities,
+    worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace,
+      taskQueue,
+      workflowBundle,
+      activities,
       // Heartbeats (and so cancellations) reach the server within a second, not 0.8 × heartbeatTimeout.
       maxHeartbeatThrottleInterval: '1s',
       // Rollouts are still waiting at the end: shutdown must not wait for them.
@@ -195,7 +200,12 @@ export function triggerEnv(opts: TriggerEnvOptions) {
   const adopt = (t: TriggerHandle): TriggerHandle => (triggers.push(t), t);
 
   const logTail = (): string => {
-    const files = fs.existsSync(logDir) ? fs.readdirSync(logDir).filter((f) => f.startsWith('trigger-')).sort() : [];
+    const files = fs.existsSync(logDir)
+      ? fs
+          .readdirSync(logDir)
+          .filter((f) => f.startsWith('trigger-'))
+          .sort()
+      : [];
     const last = files[files.length - 1];
     return last ? fs.readFileSync(path.join(logDir, last), 'utf8').split('\n').slice(-40).join('\n') : '(no trigger log)';
   };
@@ -224,10 +234,16 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     }
   }
   async function patchSpec(name: string, s: Record<string, unknown>, namespace = NS): Promise<Vmdc> {
-    return (await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { spec: s } }, mergePatch())) as Vmdc;
+    return (await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { spec: s } },
+      mergePatch(),
+    )) as Vmdc;
   }
   async function patchMetadata(name: string, metadata: Record<string, unknown>, namespace = NS): Promise<Vmdc> {
-    return (await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { metadata } }, mergePatch())) as Vmdc;
+    return (await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { metadata } },
+      mergePatch(),
+    )) as Vmdc;
   }
   async function patchStatus(name: string, status: Record<string, unknown>, namespace = NS): Promise<void> {
     await custom.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { status } }, mergePatch());
@@ -238,23 +254,37 @@ export function triggerEnv(opts: TriggerEnvOptions) {
   /** Waits until the object is gone from the API server. */
   async function gone(name: string, namespace = NS, timeoutMs = T): Promise<void> {
     let last: Vmdc | undefined;
-    await waitFor(async () => {
-      last = await find(name, namespace);
-      return last === undefined;
-    }, { timeoutMs, description: `${namespace}/${name} to be gone`, diagnostics: () => `last seen: ${JSON.stringify(last?.metadata)} ${JSON.stringify(last?.status)}\n${logTail()}` });
+    await waitFor(
+      async () => {
+        last = await find(name, namespace);
+        return last === undefined;
+      },
+      {
+        timeoutMs,
+        description: `${namespace}/${name} to be gone`,
+        diagnostics: () => `last seen: ${JSON.stringify(last?.metadata)} ${JSON.stringify(last?.status)}\n${logTail()}`,
+      },
+    );
   }
 
   // ---- the VM operator's objects (no operator runs: tests set their status) -------------------
 
   async function createVm(kind: VMKind, namespace: string, name: string, vmSpec: Record<string, unknown>, operational = false): Promise<void> {
     await custom.createNamespacedCustomObject({
-      group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace,
+      group: VM_GROUP,
+      version: VM_VERSION,
+      plural: VM_KINDS[kind],
+      namespace,
       body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind, metadata: { name }, spec: vmSpec },
     });
     if (operational) await setOperational(kind, namespace, name);
   }
 
-  async function getVm(kind: VMKind, namespace: string, name: string): Promise<{ metadata: k8s.V1ObjectMeta; spec: Record<string, unknown>; status?: Record<string, unknown> }> {
+  async function getVm(
+    kind: VMKind,
+    namespace: string,
+    name: string,
+  ): Promise<{ metadata: k8s.V1ObjectMeta; spec: Record<string, unknown>; status?: Record<string, unknown> }> {
     return (await custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace, name })) as never;
   }
 
@@ -282,7 +312,9 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     await discovery.createNamespacedEndpointSlice({
       namespace,
       body: {
-        apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4',
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        addressType: 'IPv4',
         metadata: { name: `vmagent-${name}-x1`, labels: { 'kubernetes.io/service-name': `vmagent-${name}` } },
         ports: [{ name: 'http', port: VMAGENT_POD_PORT, protocol: 'TCP' }],
         endpoints: [{ addresses: [podIP], conditions: { ready: true }, targetRef: { kind: 'Pod', name: `vmagent-${name}-0`, namespace } }],
@@ -291,7 +323,10 @@ export function triggerEnv(opts: TriggerEnvOptions) {
   }
 
   async function setVmStatus(kind: VMKind, namespace: string, name: string, status: Record<string, unknown>): Promise<void> {
-    await custom.patchNamespacedCustomObjectStatus({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace, name, body: { status } }, mergePatch());
+    await custom.patchNamespacedCustomObjectStatus(
+      { group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace, name, body: { status } },
+      mergePatch(),
+    );
   }
 
   /**
@@ -306,7 +341,10 @@ export function triggerEnv(opts: TriggerEnvOptions) {
    */
   async function vmObjects(name: string, namespace = NS, o: { upToDate?: boolean } = {}): Promise<void> {
     // crd.name/crd.namespace "": the operator's CRD requires both keys (test/fixtures/crds/vm-operator-crds.yaml).
-    const vmselects = { crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: ZONES.map((z) => ({ name: `${name}-${z}`, namespace })) }, paths: ['/select/.*'] };
+    const vmselects = {
+      crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: ZONES.map((z) => ({ name: `${name}-${z}`, namespace })) },
+      paths: ['/select/.*'],
+    };
     const rw = remoteWriteURLs();
     await createVm('VMAgent', namespace, name, { remoteWrite: ZONES.map((z) => ({ url: rw[z] })) }, !!o.upToDate);
     await vmagentPod(name, namespace);

@@ -24,7 +24,27 @@ const OTHER = 'example.com/keep-me';
 const RECHECK_MS = 1000;
 
 const E = triggerEnv({ name: 'trigger-fin', namespaces: [NS], namespace: NS });
-const { trigger, logTail, create, get, find, patchSpec, patchMetadata, remove, gone, getVm, vmObjects, setOperational, idOf, recorded, progressUntil, statusName, workflowsOf, events, spec } = E;
+const {
+  trigger,
+  logTail,
+  create,
+  get,
+  find,
+  patchSpec,
+  patchMetadata,
+  remove,
+  gone,
+  getVm,
+  vmObjects,
+  setOperational,
+  idOf,
+  recorded,
+  progressUntil,
+  statusName,
+  workflowsOf,
+  events,
+  spec,
+} = E;
 
 let main: TriggerHandle;
 
@@ -56,14 +76,23 @@ async function annotations(kind: 'VMAuth' | 'VMUser', name: string): Promise<Rec
 
 async function setAnnotation(kind: 'VMAuth' | 'VMUser', name: string, value: string | null): Promise<void> {
   await E.custom.patchNamespacedCustomObject(
-    { group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS[kind], namespace: NS, name, body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } } },
+    {
+      group: VM_GROUP,
+      version: VM_VERSION,
+      plural: VM_KINDS[kind],
+      namespace: NS,
+      name,
+      body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } },
+    },
     mergePatch(),
   );
 }
 
 /** The names of the VMClusters a route's vmselect targetRefs name. */
 function routedVmclusters(routeSpec: Record<string, unknown>): string[] {
-  const refs = ((routeSpec.unauthorizedUserAccessSpec as { targetRefs?: unknown[] } | undefined)?.targetRefs ?? routeSpec.targetRefs ?? []) as Array<{ crd?: { objects?: Array<{ name: string }>; name?: string } }>;
+  const refs = ((routeSpec.unauthorizedUserAccessSpec as { targetRefs?: unknown[] } | undefined)?.targetRefs ?? routeSpec.targetRefs ?? []) as Array<{
+    crd?: { objects?: Array<{ name: string }>; name?: string };
+  }>;
   return refs.flatMap((r) => [...(r.crd?.objects ?? []).map((o) => o.name), ...(r.crd?.name ? [r.crd.name] : [])]).sort();
 }
 
@@ -78,20 +107,26 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
 
     // An object from before the finalizer (or someone dropped it) while its workflow runs: added back.
     await patchMetadata('f-plain', { finalizers: [OTHER] });
-    const readded = await waitFor(async () => {
-      const c = await get('f-plain');
-      return c.metadata.finalizers?.includes(ROUTE_RECORDS_FINALIZER) ? c : undefined;
-    }, { timeoutMs: T, description: 'the finalizer added back', diagnostics: logTail });
+    const readded = await waitFor(
+      async () => {
+        const c = await get('f-plain');
+        return c.metadata.finalizers?.includes(ROUTE_RECORDS_FINALIZER) ? c : undefined;
+      },
+      { timeoutMs: T, description: 'the finalizer added back', diagnostics: logTail },
+    );
     expect(readded.metadata.finalizers).toEqual([OTHER, ROUTE_RECORDS_FINALIZER]);
 
     const generation = readded.metadata.generation;
     await remove('f-plain');
     await waitFor(async () => (await statusName(wid)) === 'CANCELLED', { timeoutMs: T, description: 'workflow cancelled', diagnostics: logTail });
     // Our finalizer goes; the other one (someone else's) stays and keeps the object.
-    const held = await waitFor(async () => {
-      const c = await find('f-plain');
-      return c && !c.metadata.finalizers?.includes(ROUTE_RECORDS_FINALIZER) ? c : undefined;
-    }, { timeoutMs: T, description: 'our finalizer removed', diagnostics: logTail });
+    const held = await waitFor(
+      async () => {
+        const c = await find('f-plain');
+        return c && !c.metadata.finalizers?.includes(ROUTE_RECORDS_FINALIZER) ? c : undefined;
+      },
+      { timeoutMs: T, description: 'our finalizer removed', diagnostics: logTail },
+    );
     expect(held.metadata.finalizers).toEqual([OTHER]);
     expect(held.metadata.deletionTimestamp).toEqual(expect.any(String));
     // The API server bumped metadata.generation when it set deletionTimestamp (why the trigger's
@@ -118,17 +153,22 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     const p = await progressUntil(wid, (x) => x.currentZone === 'az-a' && x.currentStep === 'WaitingOperational', 'az-a patched, waiting operational');
     expect(p.zonesOutOfRotation).toEqual(['az-a']);
     // Before az-a left, az-b (which carries the reads) was operational with an empty backlog on the real vmagent's page.
-    expect(await E.activityResults(wid, 'waitCarriersReady')).toEqual([{ message: 'zones carrying the reads are operational with empty vmagent backlogs: az-b' }]);
+    expect(await E.activityResults(wid, 'waitCarriersReady')).toEqual([
+      { message: 'zones carrying the reads are operational with empty vmagent backlogs: az-b' },
+    ]);
     expect(routedVmclusters((await getVm('VMAuth', NS, name)).spec)).toEqual([`${name}-b`]);
     expect(Object.keys(parseRecords((await annotations('VMAuth', name))[OUT_OF_ROTATION_ANNOTATION]))).toEqual([`${uid}/az-a`]);
 
     await remove(name);
     // The cleanup keeps the patched zone out (not operational) and the workflow ends; the object stays.
     await waitFor(async () => (await statusName(wid)) === 'CANCELLED', { timeoutMs: T, description: 'workflow cancelled', diagnostics: logTail });
-    const held = await waitFor(async () => {
-      const c = await get(name);
-      return c.status?.message?.startsWith('being deleted') ? c : undefined;
-    }, { timeoutMs: T, description: 'the deletion report in the status', diagnostics: logTail });
+    const held = await waitFor(
+      async () => {
+        const c = await get(name);
+        return c.status?.message?.startsWith('being deleted') ? c : undefined;
+      },
+      { timeoutMs: T, description: 'the deletion report in the status', diagnostics: logTail },
+    );
     expect(held.metadata.deletionTimestamp).toEqual(expect.any(String));
     expect(held.metadata.finalizers).toEqual([ROUTE_RECORDS_FINALIZER]);
     expect(held.status?.phase).toBe('Cancelled'); // what the workflow left
@@ -157,22 +197,40 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     // Records nobody can read: the finalizer stays, and the status and a new Event say so.
     const saved = (await annotations('VMAuth', name))[OUT_OF_ROTATION_ANNOTATION]!;
     await setAnnotation('VMAuth', name, 'not json');
-    const unreadable = await waitFor(async () => {
-      const c = await get(name);
-      return c.status?.message?.includes('cannot be read') ? c : undefined;
-    }, { timeoutMs: T, description: 'unreadable records reported', diagnostics: logTail });
+    const unreadable = await waitFor(
+      async () => {
+        const c = await get(name);
+        return c.status?.message?.includes('cannot be read') ? c : undefined;
+      },
+      { timeoutMs: T, description: 'unreadable records reported', diagnostics: logTail },
+    );
     expect(unreadable.status?.message).toContain(`VMAuth ${NS}/${name}`);
     expect(unreadable.metadata.finalizers).toEqual([ROUTE_RECORDS_FINALIZER]);
-    await waitFor(async () => (await zoneEvents(name)).some((e) => e.message === unreadable.status?.message), { timeoutMs: T, description: 'Warning Event for unreadable records' });
+    await waitFor(async () => (await zoneEvents(name)).some((e) => e.message === unreadable.status?.message), {
+      timeoutMs: T,
+      description: 'Warning Event for unreadable records',
+    });
     await setAnnotation('VMAuth', name, saved);
-    await waitFor(async () => ((await get(name)).status?.message === message ? true : undefined), { timeoutMs: T, description: 'the zone reported again', diagnostics: logTail });
+    await waitFor(async () => ((await get(name)).status?.message === message ? true : undefined), {
+      timeoutMs: T,
+      description: 'the zone reported again',
+      diagnostics: logTail,
+    });
     expect((await find(name))?.metadata.finalizers).toEqual([ROUTE_RECORDS_FINALIZER]);
 
     // A person releases the zone with the documented command (it touches only the routes).
-    const run = await promisify(execFile)('npx', ['--no-install', 'tsx', 'cli/main.ts', 'release-zone', '--namespace', NS, '--uid', uid, '--zone', 'az-a', '--kubeconfig', E.kube.kubeconfigPath], { cwd: REPO_ROOT });
+    const run = await promisify(execFile)(
+      'npx',
+      ['--no-install', 'tsx', 'cli/main.ts', 'release-zone', '--namespace', NS, '--uid', uid, '--zone', 'az-a', '--kubeconfig', E.kube.kubeconfigPath],
+      { cwd: REPO_ROOT },
+    );
     expect(run.stdout).toContain('back in read rotation');
     expect(routedVmclusters((await getVm('VMAuth', NS, name)).spec)).toEqual([`${name}-a`, `${name}-b`]);
-    for (const [kind, n] of [['VMAuth', name], ['VMUser', `${name}-a`], ['VMUser', `${name}-b`]] as const) {
+    for (const [kind, n] of [
+      ['VMAuth', name],
+      ['VMUser', `${name}-a`],
+      ['VMUser', `${name}-b`],
+    ] as const) {
       expect((await annotations(kind, n))[OUT_OF_ROTATION_ANNOTATION]).toBeUndefined();
     }
     // Only the recheck timer can notice (no watch event, no relist): gone within a few intervals.

@@ -28,8 +28,28 @@ const NS_INVALID = 'trigger-invalid';
 
 const E = triggerEnv({ name: 'trigger-it', namespaces: [NS, NS_IDLE, NS_INVALID], namespace: NS });
 const {
-  trigger, logTail, create, get, patchSpec, patchStatus, remove, gone, vmObjects, createWithObjects, setOperational, idOf, recorded,
-  progress, progressUntil, result, pendingActivities, executionsWithId, workflowsOf, statusName, events, spec,
+  trigger,
+  logTail,
+  create,
+  get,
+  patchSpec,
+  patchStatus,
+  remove,
+  gone,
+  vmObjects,
+  createWithObjects,
+  setOperational,
+  idOf,
+  recorded,
+  progress,
+  progressUntil,
+  result,
+  pendingActivities,
+  executionsWithId,
+  workflowsOf,
+  statusName,
+  events,
+  spec,
 } = E;
 
 let main: TriggerHandle | undefined;
@@ -71,19 +91,34 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     expect(p.paused).toBe(false);
     expect(p.zonesOutOfRotation).toEqual([]);
     await waitFor(async () => (await pendingActivities(id)).includes('waitOperational'), { timeoutMs: T, description: 'waiting for the VMAgent' });
-    const agent = (await E.custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS.VMAgent, namespace: NS, name: 'c-create' })) as { spec: Record<string, unknown> };
+    const agent = (await E.custom.getNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      plural: VM_KINDS.VMAgent,
+      namespace: NS,
+      name: 'c-create',
+    })) as { spec: Record<string, unknown> };
     const rw = E.remoteWriteURLs();
     expect(agent.spec).toEqual({ remoteWrite: [{ url: rw.a }, { url: rw.b }], replicaCount: 1 });
     // The workflow reports in the status; the trigger's fields stay.
-    const reported = await waitFor(async () => {
-      const c = await get('c-create');
-      return c.status?.phase === 'Progressing' ? c : undefined;
-    }, { timeoutMs: T, description: 'status written by the workflow' });
+    const reported = await waitFor(
+      async () => {
+        const c = await get('c-create');
+        return c.status?.phase === 'Progressing' ? c : undefined;
+      },
+      { timeoutMs: T, description: 'status written by the workflow' },
+    );
     expect(reported.status).toMatchObject({ observedGeneration: 1, workflow: { id, runId: desc.runId } });
     // visibility: exactly this one workflow for the object
-    await waitFor(async () => JSON.stringify(await workflowsOf('c-create')) === JSON.stringify([id]), { timeoutMs: T, description: 'visibility to list exactly one workflow' });
+    await waitFor(async () => JSON.stringify(await workflowsOf('c-create')) === JSON.stringify([id]), {
+      timeoutMs: T,
+      description: 'visibility to list exactly one workflow',
+    });
     expect(await executionsWithId(id)).toBe(1);
-    const ev = await waitFor(async () => (await events('c-create')).find((e) => e.reason === 'RolloutStarted'), { timeoutMs: T, description: 'RolloutStarted Event' });
+    const ev = await waitFor(async () => (await events('c-create')).find((e) => e.reason === 'RolloutStarted'), {
+      timeoutMs: T,
+      description: 'RolloutStarted Event',
+    });
     expect(ev.type).toBe('Normal');
     expect(ev.message).toContain(id);
     expect(ev.involvedObject.uid).toBe(o.metadata.uid);
@@ -117,13 +152,24 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     const p = await progressUntil(g2, (x) => x.currentZone === 'az-a' && x.currentStep === 'WaitingOperational', 'zone az-a waiting for its VMCluster');
     expect(p.zonesOutOfRotation).toEqual(['az-a']);
     // Before az-a left, az-b (which carries the reads) was operational with an empty backlog on the real vmagent's page.
-    expect(await E.activityResults(g2, 'waitCarriersReady')).toEqual([{ message: 'zones carrying the reads are operational with empty vmagent backlogs: az-b' }]);
-    const vmc = (await E.custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, plural: VM_KINDS.VMCluster, namespace: NS, name: 'c-edit-a' })) as { spec: Record<string, unknown> };
+    expect(await E.activityResults(g2, 'waitCarriersReady')).toEqual([
+      { message: 'zones carrying the reads are operational with empty vmagent backlogs: az-b' },
+    ]);
+    const vmc = (await E.custom.getNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      plural: VM_KINDS.VMCluster,
+      namespace: NS,
+      name: 'c-edit-a',
+    })) as { spec: Record<string, unknown> };
     expect(vmc.spec.clusterVersion).toBe('v1.151.0-cluster');
-    const st = await waitFor(async () => {
-      const c = await get('c-edit');
-      return c.status?.currentZone === 'az-a' && c.status.zonesOutOfRotation?.includes('az-a') ? c : undefined;
-    }, { timeoutMs: T, description: 'status of generation 2 written by its workflow' });
+    const st = await waitFor(
+      async () => {
+        const c = await get('c-edit');
+        return c.status?.currentZone === 'az-a' && c.status.zonesOutOfRotation?.includes('az-a') ? c : undefined;
+      },
+      { timeoutMs: T, description: 'status of generation 2 written by its workflow' },
+    );
     expect(st.status).toMatchObject({ observedGeneration: 2, workflow: { id: g2 }, phase: 'Progressing' });
     await waitFor(async () => (await workflowsOf('c-edit')).length === 2, { timeoutMs: T, description: 'two workflows (one per generation)' });
   });
@@ -136,10 +182,13 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
 
     const g2 = await patchSpec('c-pause', { paused: true });
     expect(g2.metadata.generation).toBe(2);
-    const adopted = await waitFor(async () => {
-      const c = await get('c-pause');
-      return c.status?.observedGeneration === 2 ? c : undefined;
-    }, { timeoutMs: T, description: 'generation 2 observed', diagnostics: logTail });
+    const adopted = await waitFor(
+      async () => {
+        const c = await get('c-pause');
+        return c.status?.observedGeneration === 2 ? c : undefined;
+      },
+      { timeoutMs: T, description: 'generation 2 observed', diagnostics: logTail },
+    );
     expect(adopted.status?.workflow?.id).toBe(id);
     // pause reached the workflow; it stops at the next safe point (after the VMAgent is operational)
     await progressUntil(id, (p) => p.pauseRequested, 'pause requested');
@@ -148,25 +197,34 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     expect(paused.currentZone).toBe('az-a');
     expect(paused.zonesOutOfRotation).toEqual([]);
     // The adopted workflow still reports (status.workflow names it), without moving observedGeneration back.
-    const st = await waitFor(async () => {
-      const c = await get('c-pause');
-      return c.status?.phase === 'Paused' ? c : undefined;
-    }, { timeoutMs: T, description: 'status Paused written by the adopted workflow' });
+    const st = await waitFor(
+      async () => {
+        const c = await get('c-pause');
+        return c.status?.phase === 'Paused' ? c : undefined;
+      },
+      { timeoutMs: T, description: 'status Paused written by the adopted workflow' },
+    );
     expect(st.status).toMatchObject({ observedGeneration: 2, workflow: { id } });
     expect(st.status?.conditions?.find((c) => c.type === 'Paused')).toMatchObject({ status: 'True' });
 
     await patchSpec('c-pause', { paused: false });
     const resumed = await progressUntil(id, (p) => !p.paused && !p.pauseRequested && p.phase === 'Progressing', 'resumed');
     expect(resumed.currentZone).toBe('az-a');
-    const after = await waitFor(async () => {
-      const c = await get('c-pause');
-      return c.status?.observedGeneration === 3 && c.status.phase === 'Progressing' ? c : undefined;
-    }, { timeoutMs: T, description: 'generation 3 observed, Progressing' });
+    const after = await waitFor(
+      async () => {
+        const c = await get('c-pause');
+        return c.status?.observedGeneration === 3 && c.status.phase === 'Progressing' ? c : undefined;
+      },
+      { timeoutMs: T, description: 'generation 3 observed, Progressing' },
+    );
     expect(after.status?.workflow?.id).toBe(id);
     expect(after.status?.conditions?.find((c) => c.type === 'Paused')).toMatchObject({ status: 'False' });
     for (const g of [2, 3]) await expect(E.client.workflow.getHandle(idOf(o, g)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     expect(await statusName(id)).toBe('RUNNING');
-    await waitFor(async () => JSON.stringify(await workflowsOf('c-pause')) === JSON.stringify([id]), { timeoutMs: T, description: 'one workflow in visibility' });
+    await waitFor(async () => JSON.stringify(await workflowsOf('c-pause')) === JSON.stringify([id]), {
+      timeoutMs: T,
+      description: 'one workflow in visibility',
+    });
   });
 
   it('paused flipped after the rollout Succeeded → observedGeneration recorded, no new rollout', async () => {
@@ -178,10 +236,13 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     expect(r.zones.map((z) => z.phase)).toEqual(['Skipped', 'Skipped']);
     await waitFor(async () => (await get('c-pause-done')).status?.phase === 'Succeeded', { timeoutMs: T, description: 'status Succeeded' });
     await patchSpec('c-pause-done', { paused: true });
-    const cur = await waitFor(async () => {
-      const c = await get('c-pause-done');
-      return c.status?.observedGeneration === 2 ? c : undefined;
-    }, { timeoutMs: T, description: 'generation 2 observed', diagnostics: logTail });
+    const cur = await waitFor(
+      async () => {
+        const c = await get('c-pause-done');
+        return c.status?.observedGeneration === 2 ? c : undefined;
+      },
+      { timeoutMs: T, description: 'generation 2 observed', diagnostics: logTail },
+    );
     expect(cur.status).toMatchObject({ phase: 'Succeeded', workflow: { id } });
     await main!.idle();
     await expect(E.client.workflow.getHandle(idOf(o, 2)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
@@ -208,7 +269,12 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     const candidates = [
       spec('c-invalid', { strategy: { zoneTimeout: '30s' } }), // <= queueDrainedFor's default 1m
       spec('c-invalid', { strategy: { pollInterval: '2m' } }), // > queueDrainedFor's default 1m
-      spec('c-invalid', { zones: [{ name: 'az-a', vmcluster: { name: 'vm-a' } }, { name: 'az-a', vmcluster: { name: 'vm-b' } }] }),
+      spec('c-invalid', {
+        zones: [
+          { name: 'az-a', vmcluster: { name: 'vm-a' } },
+          { name: 'az-a', vmcluster: { name: 'vm-b' } },
+        ],
+      }),
     ];
     await vmObjects('c-invalid', NS_INVALID);
     let o: Vmdc | undefined;
@@ -225,7 +291,8 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     const validator: SpecValidator = {
       validate: (raw) => {
         const v = validateSpec(raw);
-        if (v.success && v.spec.clusterVersion === MARKER) return { success: false, issues: [{ path: 'spec.clusterVersion', message: 'rejected by the test validator' }] };
+        if (v.success && v.spec.clusterVersion === MARKER)
+          return { success: false, issues: [{ path: 'spec.clusterVersion', message: 'rejected by the test validator' }] };
         return v;
       },
       format: formatIssues,
@@ -234,33 +301,46 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     await t.synced;
     try {
       o ??= await create('c-invalid', spec('c-invalid', { clusterVersion: MARKER }), NS_INVALID);
-      const cur = await waitFor(async () => {
-        const c = await get('c-invalid', NS_INVALID);
-        return c.status?.phase === 'Invalid' && c.status.observedGeneration === 1 ? c : undefined;
-      }, { timeoutMs: T, description: 'Invalid status', diagnostics: logTail });
+      const cur = await waitFor(
+        async () => {
+          const c = await get('c-invalid', NS_INVALID);
+          return c.status?.phase === 'Invalid' && c.status.observedGeneration === 1 ? c : undefined;
+        },
+        { timeoutMs: T, description: 'Invalid status', diagnostics: logTail },
+      );
       const valid = cur.status?.conditions?.find((c) => c.type === 'Valid');
       expect(valid).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 1 });
       expect(valid?.message).toMatch(/spec\./);
       expect(cur.status?.message).toBe(valid?.message);
       expect(cur.status?.workflow).toBeUndefined();
-      const ev = await waitFor(async () => (await events('c-invalid', NS_INVALID)).find((e) => e.reason === 'InvalidSpec'), { timeoutMs: T, description: 'InvalidSpec Event' });
+      const ev = await waitFor(async () => (await events('c-invalid', NS_INVALID)).find((e) => e.reason === 'InvalidSpec'), {
+        timeoutMs: T,
+        description: 'InvalidSpec Event',
+      });
       expect(ev.type).toBe('Warning');
       expect(ev.message).toMatch(/spec\./);
       await expect(E.client.workflow.getHandle(idOf(o, 1)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
       await E.custom.replaceNamespacedCustomObject({
-        group: GROUP, version: VERSION, plural: PLURAL, namespace: NS_INVALID, name: 'c-invalid',
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: NS_INVALID,
+        name: 'c-invalid',
         body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'c-invalid', resourceVersion: cur.metadata.resourceVersion }, spec: spec('c-invalid') },
       });
       const fixed = await recorded(o, 2, NS_INVALID);
       expect(fixed.status?.phase).not.toBe('Invalid');
       await progressUntil(idOf(o, 2), (p) => p.currentStep === 'Preparing', 'the fixed generation rolls out');
       // The workflow's status writes keep the trigger's Valid condition.
-      await waitFor(async () => {
-        const now = await get(o!.metadata.name, NS_INVALID);
-        const types = (now.status?.conditions ?? []).map((c) => c.type);
-        return types.includes('Progressing') && types.includes('Valid') ? now : undefined;
-      }, { timeoutMs: 30_000, description: 'the workflow status keeps Valid next to its own conditions' });
+      await waitFor(
+        async () => {
+          const now = await get(o!.metadata.name, NS_INVALID);
+          const types = (now.status?.conditions ?? []).map((c) => c.type);
+          return types.includes('Progressing') && types.includes('Valid') ? now : undefined;
+        },
+        { timeoutMs: 30_000, description: 'the workflow status keeps Valid next to its own conditions' },
+      );
       const after = await get(o.metadata.name, NS_INVALID);
       expect(after.status?.conditions?.find((c) => c.type === 'Valid')).toMatchObject({ status: 'True', observedGeneration: 2 });
       expect(await workflowsOf('c-invalid', NS_INVALID)).toEqual([idOf(o, 2)]);
@@ -305,7 +385,11 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     const dn = await recorded(done, 1);
     expect(dn.status?.workflow?.runId).toBe(doneRun); // a closed generation is not started again
     expect(await statusName(idOf(done, 1))).toBe('COMPLETED');
-    await waitFor(async () => (await statusName(idOf(d, 1))) === 'CANCELLED', { timeoutMs: T, description: 'workflow of the object deleted while down cancelled', diagnostics: logTail });
+    await waitFor(async () => (await statusName(idOf(d, 1))) === 'CANCELLED', {
+      timeoutMs: T,
+      description: 'workflow of the object deleted while down cancelled',
+      diagnostics: logTail,
+    });
     // Deleted while no trigger ran: the finalizer kept it until the restarted trigger let it go.
     await gone('r-del');
     // r-edit: generation 2 waits in takeOver for generation 1, which ends Superseded once it can.
@@ -351,10 +435,13 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     expect(metrics.body).toMatch(/vmrollout_trigger_events_total\{type="add"\} [1-9]/);
     expect(metrics.body).toMatch(/vmrollout_trigger_watch_restarts_total\{reason="error"\} [1-9]/);
     expect((await httpGet(`http://127.0.0.1:${main!.metricsPort}/healthz`)).status).toBe(200);
-    const health = await waitFor(async () => {
-      const h = await httpGet(`http://127.0.0.1:${main!.metricsPort}/readyz`);
-      return h.status === 200 ? h : undefined;
-    }, { timeoutMs: T, description: '/readyz 200' });
+    const health = await waitFor(
+      async () => {
+        const h = await httpGet(`http://127.0.0.1:${main!.metricsPort}/readyz`);
+        return h.status === 200 ? h : undefined;
+      },
+      { timeoutMs: T, description: '/readyz 200' },
+    );
     expect(health.body).toContain('ok');
   }, 120_000);
 
@@ -394,13 +481,16 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
       contexts: base.getContexts(),
       currentContext: base.getCurrentContext(),
     });
-    const t = await startTrigger({ ...E.config([NS_IDLE]), watchIdleTimeoutMs: 3000 }, {
-      kubeConfig: kc,
-      temporalClient: E.client,
-      serveMetrics: false,
-      log: createLogger('debug', (line) => fs.appendFileSync(path.join(E.logDir, 'trigger-idle.log'), line + '\n')),
-      watchBackoff: { initialMs: 200, maxMs: 2000 },
-    });
+    const t = await startTrigger(
+      { ...E.config([NS_IDLE]), watchIdleTimeoutMs: 3000 },
+      {
+        kubeConfig: kc,
+        temporalClient: E.client,
+        serveMetrics: false,
+        log: createLogger('debug', (line) => fs.appendFileSync(path.join(E.logDir, 'trigger-idle.log'), line + '\n')),
+        watchBackoff: { initialMs: 200, maxMs: 2000 },
+      },
+    );
     E.adopt(t);
     try {
       await t.synced;

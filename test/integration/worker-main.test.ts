@@ -141,10 +141,13 @@ it('worker/main.ts as a process: becomes ready, then exits 0 on SIGTERM', async 
       description: 'worker process /readyz',
       diagnostics: p.stderr,
     });
-    const m = await waitFor(async () => {
-      const r = await get(`http://127.0.0.1:${port}/metrics`);
-      return /^temporal_\w+/m.test(r.body) ? r.body : undefined;
-    }, { timeoutMs: 30_000, description: 'SDK metrics from the process' });
+    const m = await waitFor(
+      async () => {
+        const r = await get(`http://127.0.0.1:${port}/metrics`);
+        return /^temporal_\w+/m.test(r.body) ? r.body : undefined;
+      },
+      { timeoutMs: 30_000, description: 'SDK metrics from the process' },
+    );
     expect(m).toContain('# TYPE vmrollout_zone_step_duration_seconds histogram');
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);

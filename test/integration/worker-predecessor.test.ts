@@ -25,7 +25,10 @@ const env = useTemporalDevEnv();
 let n = 0;
 
 /** Starts the held-attempt workflow on a fresh task queue, lets a killable worker process (`identity`) start its attempt, and SIGKILLs it. */
-async function killedMidAttempt(identity: string, beforeKill?: (handle: WorkflowHandle<typeof heldAttempt>) => Promise<void>): Promise<{ handle: WorkflowHandle<typeof heldAttempt>; taskQueue: string; killedAt: number }> {
+async function killedMidAttempt(
+  identity: string,
+  beforeKill?: (handle: WorkflowHandle<typeof heldAttempt>) => Promise<void>,
+): Promise<{ handle: WorkflowHandle<typeof heldAttempt>; taskQueue: string; killedAt: number }> {
   const taskQueue = `predecessor-${process.pid}-${++n}`;
   const name = `held-attempt-worker-${n}`;
   const logDir = harnessTempDir(name);
@@ -88,7 +91,12 @@ describe('identities', () => {
   });
 
   test('only started and cancel-requested attempts of a predecessor are released', () => {
-    const pending = (state: number, lastWorkerIdentity: string) => ({ activityId: `${state}-${lastWorkerIdentity}`, activityType: 'watchQueue', state, lastWorkerIdentity });
+    const pending = (state: number, lastWorkerIdentity: string) => ({
+      activityId: `${state}-${lastWorkerIdentity}`,
+      activityType: 'watchQueue',
+      state,
+      lastWorkerIdentity,
+    });
     const releases = predecessorReleases(
       [
         {

@@ -126,7 +126,8 @@ function upgrade(versioned: boolean) {
     /** What the chart's hook does: retried until the build's workers poll (the version exists once they do). */
     async setCurrent(buildId: string) {
       await waitFor(
-        async () => !!(await client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: namespace(), deploymentName, buildId, identity: 'upgrade-test' })),
+        async () =>
+          !!(await client.workflowService.setWorkerDeploymentCurrentVersion({ namespace: namespace(), deploymentName, buildId, identity: 'upgrade-test' })),
         { timeoutMs: 30_000, intervalMs: 200, description: `version ${buildId} current` },
       );
     },
@@ -213,7 +214,10 @@ test('a rollout started on build A stays on A, even while A is away, and finishe
     expect(u.ran.slice(afterA).filter((r) => r.workflowId === h1.workflowId)).toEqual([]);
     expect((await h1.describe()).status.name).toBe('RUNNING');
     // Version A still has a rollout pinned to it: draining, not drained.
-    await waitFor(async () => (await u.describeVersion('a')).drainageInfo?.status === VERSION_DRAINAGE_STATUS_DRAINING, { timeoutMs: 30_000, description: 'version a draining' });
+    await waitFor(async () => (await u.describeVersion('a')).drainageInfo?.status === VERSION_DRAINAGE_STATUS_DRAINING, {
+      timeoutMs: 30_000,
+      description: 'version a draining',
+    });
     expect((await u.describeVersion('a')).status).toBe(WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING);
 
     // A's worker back (an old build's pod kept until drained): the rollout finishes on A, no task failed.
@@ -228,7 +232,10 @@ test('a rollout started on build A stays on A, even while A is away, and finishe
     expect(u.ran.slice(afterA).filter((r) => r.workflowId === h1.workflowId).length).toBeGreaterThan(10);
 
     // No rollout is pinned to A any more: drained, its worker can go.
-    await waitFor(async () => (await u.describeVersion('a')).drainageInfo?.status === VERSION_DRAINAGE_STATUS_DRAINED, { timeoutMs: 30_000, description: 'version a drained' });
+    await waitFor(async () => (await u.describeVersion('a')).drainageInfo?.status === VERSION_DRAINAGE_STATUS_DRAINED, {
+      timeoutMs: 30_000,
+      description: 'version a drained',
+    });
     expect((await u.describeVersion('a')).status).toBe(WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED);
     await u.stop('a');
   } finally {
@@ -242,7 +249,14 @@ test('negative control: with Worker Versioning off, build B takes over the rollo
     const { first, h1, afterA } = await upgradeUntilAStops(u, false);
     await h1.result();
     expect(first.statuses.at(-1)).toMatchObject({ phase: 'Succeeded' });
-    expect(new Set(u.ran.slice(afterA).filter((r) => r.workflowId === h1.workflowId).map((r) => r.build))).toEqual(new Set(['b']));
+    expect(
+      new Set(
+        u.ran
+          .slice(afterA)
+          .filter((r) => r.workflowId === h1.workflowId)
+          .map((r) => r.build),
+      ),
+    ).toEqual(new Set(['b']));
     expect((await historyOf(h1)).completedBy.at(-1)).toBe('worker-b');
     expect(await versioningOf(h1)).toEqual({ behavior: undefined, buildId: undefined });
   } finally {

@@ -64,10 +64,13 @@ const log = (m: string) => {
 /** The vmauth pods whose loaded config (config-reloader content hash) at time t still routed reads to `zone`. */
 function podsRoutingTo(zone: string, t: number): string[] {
   const loaded = bed.observer.loadedAt(t);
-  return bed.kubelet.pods('vmauth').map((p) => p.name).filter((p) => {
-    const routes = loaded[p] === undefined ? undefined : bed.observer.routesOf(loaded[p]!);
-    return !routes || !zonesOutOfRotation(baseline, routes).includes(zone);
-  });
+  return bed.kubelet
+    .pods('vmauth')
+    .map((p) => p.name)
+    .filter((p) => {
+      const routes = loaded[p] === undefined ? undefined : bed.observer.routesOf(loaded[p]!);
+      return !routes || !zonesOutOfRotation(baseline, routes).includes(zone);
+    });
 }
 
 /** For each zone whose VMCluster changed in [t0, t1]: the vmauth pods whose loaded config still routed reads to it then. */
@@ -164,11 +167,19 @@ describe('a 3-zone rollout under the real operator', () => {
     });
     await waitFor(
       async () => {
-        const auth = (await getObject(kc, 'VMAuth', NS, VMAUTH)) as { metadata: { generation?: number }; status?: { observedGeneration?: number; updateStatus?: string } };
+        const auth = (await getObject(kc, 'VMAuth', NS, VMAUTH)) as {
+          metadata: { generation?: number };
+          status?: { observedGeneration?: number; updateStatus?: string };
+        };
         const user = (await getObject(kc, 'VMUser', NS, 'reads-az-a')) as { metadata: { generation?: number }; status?: { observedGeneration?: number } };
         const last = bed.observer.secrets.at(-1)!;
         const loaded = Object.values(bed.observer.loadedAt(Date.now()));
-        return auth.status?.observedGeneration === auth.metadata.generation && auth.status?.updateStatus === 'operational' && user.status?.observedGeneration === user.metadata.generation && loaded.every((h) => h === last.hash);
+        return (
+          auth.status?.observedGeneration === auth.metadata.generation &&
+          auth.status?.updateStatus === 'operational' &&
+          user.status?.observedGeneration === user.metadata.generation &&
+          loaded.every((h) => h === last.hash)
+        );
       },
       { timeoutMs: 60_000, description: 'the operator to apply the VMAuth and VMUser edits, loaded by every vmauth pod' },
     );
@@ -211,9 +222,16 @@ describe('a 3-zone rollout under the real operator', () => {
     );
     // The zone is back: in the operator's config, loaded by every vmauth pod; the status says so.
     expect(cancelled.zonesOutOfRotation ?? []).toEqual([]);
-    await waitFor(() => Object.values(bed.observer.loadedAt(Date.now())).every((h) => h === bed.observer.secrets.at(-1)!.hash), { timeoutMs: 30_000, description: 'every vmauth pod to load the last config' });
+    await waitFor(() => Object.values(bed.observer.loadedAt(Date.now())).every((h) => h === bed.observer.secrets.at(-1)!.hash), {
+      timeoutMs: 30_000,
+      description: 'every vmauth pod to load the last config',
+    });
     expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
-    for (const pod of bed.kubelet.pods('vmauth')) expect({ pod: pod.name, out: zonesOutOfRotation(baseline, bed.observer.routesOf(bed.observer.loadedAt(Date.now())[pod.name]!)!) }).toEqual({ pod: pod.name, out: [] });
+    for (const pod of bed.kubelet.pods('vmauth'))
+      expect({ pod: pod.name, out: zonesOutOfRotation(baseline, bed.observer.routesOf(bed.observer.loadedAt(Date.now())[pod.name]!)!) }).toEqual({
+        pod: pod.name,
+        out: [],
+      });
     expect(traffic.failed(t0, Date.now())).toEqual([]);
     expect(traffic.stale(t0, Date.now())).toEqual([]);
   });

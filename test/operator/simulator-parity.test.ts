@@ -34,9 +34,19 @@ async function recordStatuses(kc: k8s.KubeConfig) {
         `/apis/${VM_GROUP}/${VM_VERSION}/namespaces/${NS}/${plural}`,
         {},
         (_type, o: KubeObject) => {
-          const st = (o.status ?? {}) as { updateStatus?: string; observedGeneration?: number; reason?: string; conditions?: Array<{ type: string; status: string; reason?: string }> };
+          const st = (o.status ?? {}) as {
+            updateStatus?: string;
+            observedGeneration?: number;
+            reason?: string;
+            conditions?: Array<{ type: string; status: string; reason?: string }>;
+          };
           const c = st.conditions?.[0];
-          const step: StatusStep = { updateStatus: st.updateStatus, observedGeneration: st.observedGeneration, ...(st.reason ? { reason: st.reason } : {}), ...(c ? { condition: `${c.type}=${c.status}/${c.reason ?? ''}` } : {}) };
+          const step: StatusStep = {
+            updateStatus: st.updateStatus,
+            observedGeneration: st.observedGeneration,
+            ...(st.reason ? { reason: st.reason } : {}),
+            ...(c ? { condition: `${c.type}=${c.status}/${c.reason ?? ''}` } : {}),
+          };
           const key = `${o.kind}/${o.metadata.name}`;
           const list = steps.get(key) ?? [];
           if (JSON.stringify(list.at(-1)) !== JSON.stringify(step)) list.push(step);
@@ -55,8 +65,19 @@ async function secretConfig(kc: k8s.KubeConfig): Promise<unknown> {
 }
 
 const OBJECTS: KubeObject[] = [
-  ...ZONES.map((z) => vmObject('VMCluster', z, { clusterVersion: 'v1.150.0-cluster', retentionPeriod: '1', vmselect: { replicaCount: 1 }, vminsert: { replicaCount: 1 }, vmstorage: { replicaCount: 1 } })),
-  vmObject('VMAuth', VMAUTH, { selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselectRef(['vm-az-b'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } }),
+  ...ZONES.map((z) =>
+    vmObject('VMCluster', z, {
+      clusterVersion: 'v1.150.0-cluster',
+      retentionPeriod: '1',
+      vmselect: { replicaCount: 1 },
+      vminsert: { replicaCount: 1 },
+      vmstorage: { replicaCount: 1 },
+    }),
+  ),
+  vmObject('VMAuth', VMAUTH, {
+    selectAllByDefault: true,
+    unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselectRef(['vm-az-b'], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] },
+  }),
   vmObject('VMUser', 'reads', { bearerToken: 'tok', targetRefs: [vmselectRef(['vm-az-a', 'vm-az-b'])] }),
 ];
 
@@ -99,7 +120,11 @@ describe('the zone simulator and the real operator fed the same objects', () => 
     // What the simulator does differently (its header): a VMCluster it sees for the first time is
     // operational at once; the real operator rolls it out first (expanding, then operational).
     for (const z of ZONES) {
-      expect(recReal.steps.get(`VMCluster/${z}`)).toEqual([{}, { updateStatus: 'expanding', observedGeneration: 1 }, { updateStatus: 'operational', observedGeneration: 1 }]);
+      expect(recReal.steps.get(`VMCluster/${z}`)).toEqual([
+        {},
+        { updateStatus: 'expanding', observedGeneration: 1 },
+        { updateStatus: 'operational', observedGeneration: 1 },
+      ]);
       expect(recSim.steps.get(`VMCluster/${z}`)).toEqual([{}, { updateStatus: 'operational', observedGeneration: 1 }]);
     }
   });
@@ -107,7 +132,9 @@ describe('the zone simulator and the real operator fed the same objects', () => 
   it('a zone taken out of the VMAuth, a VMUser edited, a VMCluster rolled: the same Secret and status sequences', async () => {
     for (const r of [recReal, recSim]) r.steps.clear();
     const change = async (kc: k8s.KubeConfig) => {
-      await mergePatch(kc, 'VMAuth', NS, VMAUTH, { spec: { unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselectRef([], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } } });
+      await mergePatch(kc, 'VMAuth', NS, VMAUTH, {
+        spec: { unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselectRef([], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*'] }] } },
+      });
       await mergePatch(kc, 'VMUser', NS, 'reads', { spec: { targetRefs: [vmselectRef(['vm-az-b'])] } });
       await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { spec: { clusterVersion: 'v1.151.0-cluster' } });
     };

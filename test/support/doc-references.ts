@@ -200,13 +200,15 @@ export function checkDocReferences(docs: readonly TextFile[], sources: readonly 
       }
       for (const m of outsideCode.matchAll(/\b(?:patched|deprecatePatch)\(\s*['"]([^'"]+)['"]\s*\)/g)) {
         if (PLACEHOLDER.test(m[1]!)) continue;
-        if (!repo.patches.has(m[1]!)) problems.push({ kind: 'patch', file: doc.path, line: n, message: `patch '${m[1]}' is not registered in workflows/versions.ts` });
+        if (!repo.patches.has(m[1]!))
+          problems.push({ kind: 'patch', file: doc.path, line: n, message: `patch '${m[1]}' is not registered in workflows/versions.ts` });
       }
       // In backticks too: `patched('id')` is how a document names a patch.
       for (const token of code) {
         for (const m of token.matchAll(/\b(?:patched|deprecatePatch)\(\s*['"]([^'"]+)['"]\s*\)/g)) {
           if (PLACEHOLDER.test(m[1]!)) continue;
-          if (!repo.patches.has(m[1]!)) problems.push({ kind: 'patch', file: doc.path, line: n, message: `patch '${m[1]}' is not registered in workflows/versions.ts` });
+          if (!repo.patches.has(m[1]!))
+            problems.push({ kind: 'patch', file: doc.path, line: n, message: `patch '${m[1]}' is not registered in workflows/versions.ts` });
         }
       }
     }
@@ -216,7 +218,8 @@ export function checkDocReferences(docs: readonly TextFile[], sources: readonly 
   for (const file of [...docs, ...sources]) {
     file.text.split('\n').forEach((text, i) => {
       const line = i + 1;
-      if (OLD_DESIGN_DOC.test(text)) problems.push({ kind: 'old-design-doc', file: file.path, line, message: `cites the design document by its old name: it is ${DESIGN_DOC}` });
+      if (OLD_DESIGN_DOC.test(text))
+        problems.push({ kind: 'old-design-doc', file: file.path, line, message: `cites the design document by its old name: it is ${DESIGN_DOC}` });
       for (const m of text.matchAll(/\[(I\d+)\]|(?<![\w])['"](I\d+)['"]|design\.md#i(\d+)\b/g)) {
         const id = m[1] ?? m[2] ?? `I${m[3]}`;
         if (!invariants.has(id)) problems.push({ kind: 'invariant', file: file.path, line, message: `invariant ${id} is not defined in ${DESIGN_DOC}` });
@@ -228,7 +231,8 @@ export function checkDocReferences(docs: readonly TextFile[], sources: readonly 
       }
       // The older form, a section of the README by its title.
       for (const m of text.matchAll(/\bREADME "([^"]+)"/g)) {
-        if (!anchorsIn('README.md')?.has(githubSlug(m[1]!))) problems.push({ kind: 'anchor', file: file.path, line, message: `${m[0]}: README.md has no such section` });
+        if (!anchorsIn('README.md')?.has(githubSlug(m[1]!)))
+          problems.push({ kind: 'anchor', file: file.path, line, message: `${m[0]}: README.md has no such section` });
       }
     });
   }

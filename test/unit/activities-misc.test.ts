@@ -11,10 +11,15 @@ import { authorizationFromSecretData } from '../../activities/vmagent/auth';
 import type { ActivityMetrics } from '../../activities/metrics';
 
 describe('objectState / operationalVerdict', () => {
-  const obj = (status: object, generation = 3) => ({ apiVersion: 'x/v1', kind: 'VMCluster', metadata: { name: 'a', generation }, spec: { a: 1 }, status }) as never;
+  const obj = (status: object, generation = 3) =>
+    ({ apiVersion: 'x/v1', kind: 'VMCluster', metadata: { name: 'a', generation }, spec: { a: 1 }, status }) as never;
   it('reads generation, observedGeneration, updateStatus, reason, spec', () => {
     expect(objectState(obj({ observedGeneration: 3, updateStatus: 'operational', reason: '' }))).toEqual({
-      exists: true, generation: 3, observedGeneration: 3, updateStatus: 'operational', spec: { a: 1 },
+      exists: true,
+      generation: 3,
+      observedGeneration: 3,
+      updateStatus: 'operational',
+      spec: { a: 1 },
     });
     expect(objectState(undefined)).toEqual({ exists: false });
   });
@@ -27,7 +32,9 @@ describe('objectState / operationalVerdict', () => {
   });
   it('failed at the generation (or with no observedGeneration) fails; a stale failure does not', () => {
     expect(operationalVerdict({ exists: true, observedGeneration: 3, updateStatus: 'failed', reason: 'bad image' }, 3)).toEqual({
-      done: false, failed: true, message: 'updateStatus failed: bad image',
+      done: false,
+      failed: true,
+      message: 'updateStatus failed: bad image',
     });
     expect(operationalVerdict({ exists: true, updateStatus: 'failed' }, 3)).toMatchObject({ failed: true });
     expect(operationalVerdict({ exists: true, observedGeneration: 2, updateStatus: 'failed' }, 3)).toMatchObject({ failed: false });
@@ -36,7 +43,13 @@ describe('objectState / operationalVerdict', () => {
 
 describe('status', () => {
   it('statusPatch clears rollout-owned fields left out, keeps the trigger-owned ones untouched', () => {
-    expect(statusPatch({ phase: 'Succeeded', zones: [] })).toEqual({ phase: 'Succeeded', zones: [], message: null, currentZone: null, zonesOutOfRotation: null });
+    expect(statusPatch({ phase: 'Succeeded', zones: [] })).toEqual({
+      phase: 'Succeeded',
+      zones: [],
+      message: null,
+      currentZone: null,
+      zonesOutOfRotation: null,
+    });
     expect(statusPatch({ phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] })).toEqual({
       phase: 'Progressing',
       currentZone: 'a',
@@ -86,7 +99,10 @@ describe('status', () => {
     t.observe(o, { zones: [{ name: 'a', phase: 'LeavingReads' }] }, 500, m);
     t.observe(o, { zones: [{ name: 'a', phase: 'WaitingForSwitch' }] }, 2000, m);
     t.observe(o, { zones: [{ name: 'a', phase: 'Upgrading' }] }, 5000, m);
-    expect(seen).toEqual([['LeavingReads', 2], ['WaitingForSwitch', 3]]);
+    expect(seen).toEqual([
+      ['LeavingReads', 2],
+      ['WaitingForSwitch', 3],
+    ]);
   });
 });
 
@@ -97,12 +113,14 @@ describe('take-over', () => {
     expect(parseWorkflowId('something-else')).toBeUndefined();
   });
   it('supersedes older generations and other uids, excluding itself', () => {
-    expect(decideTakeOver(own, [
-      { workflowId: 'vmdc/ns/x/g5-abcdef01' },
-      { workflowId: 'vmdc/ns/x/g4-abcdef01' },
-      { workflowId: 'vmdc/ns/x/g9-99999999' },
-      { workflowId: 'custom-id', generation: 3 },
-    ])).toEqual({ stale: false, supersede: ['vmdc/ns/x/g4-abcdef01', 'vmdc/ns/x/g9-99999999', 'custom-id'] });
+    expect(
+      decideTakeOver(own, [
+        { workflowId: 'vmdc/ns/x/g5-abcdef01' },
+        { workflowId: 'vmdc/ns/x/g4-abcdef01' },
+        { workflowId: 'vmdc/ns/x/g9-99999999' },
+        { workflowId: 'custom-id', generation: 3 },
+      ]),
+    ).toEqual({ stale: false, supersede: ['vmdc/ns/x/g4-abcdef01', 'vmdc/ns/x/g9-99999999', 'custom-id'] });
   });
   it('is stale when the same object has a newer generation running (search attribute or id)', () => {
     expect(decideTakeOver(own, [{ workflowId: 'vmdc/ns/x/g6-abcdef01' }])).toEqual({ stale: true, newer: 'vmdc/ns/x/g6-abcdef01' });
@@ -121,7 +139,10 @@ describe('podsFromEndpointSlices', () => {
     const pods = podsFromEndpointSlices([
       slice({
         metadata: { name: 's1' },
-        ports: [{ name: 'metrics', port: 1 }, { name: 'http', port: 8429 }],
+        ports: [
+          { name: 'metrics', port: 1 },
+          { name: 'http', port: 8429 },
+        ],
         endpoints: [
           { addresses: ['10.0.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'vmagent-0', uid: 'u0' } },
           { addresses: ['10.0.0.2'], conditions: { ready: false }, targetRef: { kind: 'Pod', name: 'vmagent-1', uid: 'u1' } },
@@ -154,7 +175,9 @@ describe('authorizationFromSecretData', () => {
   it('bearer token first, then basic auth, else none', () => {
     expect(authorizationFromSecretData({ token: b64('t0k\n') }, { secretName: 's' })).toBe('Bearer t0k');
     expect(authorizationFromSecretData({ username: b64('u'), password: b64('p') }, { secretName: 's' })).toBe(`Basic ${b64('u:p')}`);
-    expect(authorizationFromSecretData({ user: b64('u'), pw: b64('p') }, { secretName: 's', usernameKey: 'user', passwordKey: 'pw' })).toBe(`Basic ${b64('u:p')}`);
+    expect(authorizationFromSecretData({ user: b64('u'), pw: b64('p') }, { secretName: 's', usernameKey: 'user', passwordKey: 'pw' })).toBe(
+      `Basic ${b64('u:p')}`,
+    );
     expect(authorizationFromSecretData({ other: b64('x') }, { secretName: 's' })).toBeUndefined();
     expect(authorizationFromSecretData(undefined, { secretName: 's' })).toBeUndefined();
   });

@@ -58,7 +58,8 @@ function fakeCluster(gate: (call: Call) => Promise<void> | void = () => {}) {
   } as unknown as KubeObjects;
   const put = (plural: string, name: string, spec: JsonObject) =>
     store.set(key(plural, name), { metadata: { name, namespace: NS, resourceVersion: String(++rv), generation: 1 }, spec } as unknown as KubeObject);
-  const records = (plural: string, name: string) => parseRecords((store.get(key(plural, name))!.metadata.annotations as Record<string, string> | undefined)?.[OUT_OF_ROTATION_ANNOTATION]);
+  const records = (plural: string, name: string) =>
+    parseRecords((store.get(key(plural, name))!.metadata.annotations as Record<string, string> | undefined)?.[OUT_OF_ROTATION_ANNOTATION]);
   return { kube, put, records, store };
 }
 
@@ -68,7 +69,14 @@ async function threeRoutes(gate?: (call: Call) => Promise<void> | void) {
   c.put('vmauths', 'ga', { unauthorizedUserAccessSpec: { targetRefs: [single('vm-az-a'), single('vm-az-b')] } });
   c.put('vmusers', 'u1', { targetRefs: [single('vm-az-a'), single('vm-az-b')] });
   c.put('vmusers', 'u2', { targetRefs: [single('vm-az-a'), single('vm-az-b')] });
-  const snaps = await readRoutes(c.kube, { namespace: NS, routes: [{ kind: 'VMAuth', name: 'ga' }, { kind: 'VMUser', name: 'u1' }, { kind: 'VMUser', name: 'u2' }] });
+  const snaps = await readRoutes(c.kube, {
+    namespace: NS,
+    routes: [
+      { kind: 'VMAuth', name: 'ga' },
+      { kind: 'VMUser', name: 'u1' },
+      { kind: 'VMUser', name: 'u2' },
+    ],
+  });
   const removals = computeRemovals(snaps, { name: 'vm-az-a', namespace: NS });
   expect(removals.map((r) => r.route.name)).toEqual(['ga', 'u1', 'u2']);
   return { ...c, removals };
@@ -98,11 +106,20 @@ describe('editRoutes with a record owner: the route objects at once', () => {
     patches = barrier(3);
     const r = await editRoutes(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER });
     // Deterministic order whatever order the writes landed in: the VMAuth first, then the VMUsers.
-    expect(r.written).toEqual([{ kind: 'VMAuth', name: 'ga' }, { kind: 'VMUser', name: 'u1' }, { kind: 'VMUser', name: 'u2' }]);
+    expect(r.written).toEqual([
+      { kind: 'VMAuth', name: 'ga' },
+      { kind: 'VMUser', name: 'u1' },
+      { kind: 'VMUser', name: 'u2' },
+    ]);
     expect(r.recorded).toHaveLength(1);
     expect(r.recorded![0]!.removals.map((x) => x.route.name)).toEqual(['ga', 'u1', 'u2']);
     expect(r).toMatchObject({ vmauthGeneration: 2, vmuserGenerations: { u1: 2, u2: 2 } });
-    for (const [plural, name] of [['vmauths', 'ga'], ['vmusers', 'u1'], ['vmusers', 'u2']] as const) expect(c.records(plural, name)[recordKey('uid-1', 'az-a')]).toBeDefined();
+    for (const [plural, name] of [
+      ['vmauths', 'ga'],
+      ['vmusers', 'u1'],
+      ['vmusers', 'u2'],
+    ] as const)
+      expect(c.records(plural, name)[recordKey('uid-1', 'az-a')]).toBeDefined();
 
     // The restore, at once too.
     patches = barrier(3);
@@ -129,10 +146,12 @@ describe('editRoutes with a record owner: the route objects at once', () => {
     let armed = false;
     const c = await threeRoutes((call) => (call.op === 'patch' && armed ? patches() : undefined));
     armed = true;
-    await expect(sequential(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER })).rejects.toThrow('only 1 of 3 calls started');
+    await expect(sequential(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER })).rejects.toThrow(
+      'only 1 of 3 calls started',
+    );
   });
 
-  it("one edit fails (a VMUser emptied between its read and its write): the failure is reported only after the others landed, and their records say so", async () => {
+  it('one edit fails (a VMUser emptied between its read and its write): the failure is reported only after the others landed, and their records say so', async () => {
     let emptied = false;
     const order: string[] = [];
     const c = await threeRoutes(async (call) => {
@@ -143,14 +162,18 @@ describe('editRoutes with a record owner: the route objects at once', () => {
       order.push(`patch ${call.name}`);
     });
     emptied = true;
-    const err = await editRoutes(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER }, {
-      beforeWrite: (route, attempt) => {
-        if (route.name !== 'u1' || attempt !== 1) return;
-        // Someone leaves u1 with vm-az-a alone: the write is refused (409), the re-read finds it would be empty.
-        const u1 = c.store.get('vmusers/u1')!;
-        c.store.set('vmusers/u1', { ...u1, metadata: { ...u1.metadata, resourceVersion: '999' }, spec: { targetRefs: [single('vm-az-a')] } });
+    const err = await editRoutes(
+      c.kube,
+      { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER },
+      {
+        beforeWrite: (route, attempt) => {
+          if (route.name !== 'u1' || attempt !== 1) return;
+          // Someone leaves u1 with vm-az-a alone: the write is refused (409), the re-read finds it would be empty.
+          const u1 = c.store.get('vmusers/u1')!;
+          c.store.set('vmusers/u1', { ...u1, metadata: { ...u1.metadata, resourceVersion: '999' }, spec: { targetRefs: [single('vm-az-a')] } });
+        },
       },
-    }).catch((e: unknown) => e);
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect((err as ApplicationFailure).type).toBe('EmptyRoute');
     expect((err as ApplicationFailure).message).toContain('VMUser u1');
@@ -159,7 +182,10 @@ describe('editRoutes with a record owner: the route objects at once', () => {
     // What the workflow reads next (resyncRecorded): the VMAuth's and u2's records, not u1's.
     const zones = await readRecords(c.kube, { namespace: NS, uid: 'uid-1' });
     expect(zones).toHaveLength(1);
-    expect(zones[0]!.removals.map((r) => r.route)).toEqual([{ kind: 'VMAuth', name: 'ga' }, { kind: 'VMUser', name: 'u2' }]);
+    expect(zones[0]!.removals.map((r) => r.route)).toEqual([
+      { kind: 'VMAuth', name: 'ga' },
+      { kind: 'VMUser', name: 'u2' },
+    ]);
     expect(c.records('vmusers', 'u1')).toEqual({});
     expect(c.store.get('vmusers/u1')!.spec).toEqual({ targetRefs: [single('vm-az-a')] });
   });
@@ -196,6 +222,10 @@ describe('settleAll', () => {
     const fail = (i: number) => Promise.reject(new Error(`e${i}`));
     await expect(settleAll([0, 1, 2], (_, i) => fail(i))).rejects.toThrow('e0');
     await expect(settleAll([0, 1, 2], (_, i) => fail(i), { failureOrder: (i) => (i === 0 ? 99 : i) })).rejects.toThrow('e1');
-    await expect(settleAll([0], () => { throw new Error('sync'); })).rejects.toThrow('sync');
+    await expect(
+      settleAll([0], () => {
+        throw new Error('sync');
+      }),
+    ).rejects.toThrow('sync');
   });
 });

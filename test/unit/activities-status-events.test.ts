@@ -5,8 +5,13 @@ import { statusEvents } from '../../activities/status/events';
 import { RELEASED_BY_HAND } from '../../api/recorded-status';
 
 const zone = (name: string, phase: ZonePhase, extra: object = {}) => ({ name, phase, ...extra });
-const st = (zones: ReturnType<typeof zone>[], extra: Partial<VMDistributedClusterStatus> = {}): VMDistributedClusterStatus => ({ phase: 'Progressing', zones, ...extra });
-const reasons = (before: VMDistributedClusterStatus | undefined, after: VMDistributedClusterStatus) => statusEvents(before, after).map((e) => `${e.type}/${e.reason}`);
+const st = (zones: ReturnType<typeof zone>[], extra: Partial<VMDistributedClusterStatus> = {}): VMDistributedClusterStatus => ({
+  phase: 'Progressing',
+  zones,
+  ...extra,
+});
+const reasons = (before: VMDistributedClusterStatus | undefined, after: VMDistributedClusterStatus) =>
+  statusEvents(before, after).map((e) => `${e.type}/${e.reason}`);
 
 test.each([
   ['LeavingReads', 'WaitingForSwitch', 'Normal/ZoneLeftReads'],
@@ -48,7 +53,9 @@ test('a new generation starting over Done zones raises nothing until its zones m
 
 test('the rollout phases an SRE is told: succeeded, failed, cancelled, paused and resumed — once each', () => {
   const s = (phase: VMDistributedClusterStatus['phase'], message?: string) => st([], { phase, ...(message ? { message } : {}) });
-  expect(statusEvents(s('Progressing'), s('Succeeded', 'every zone upgraded'))).toEqual([{ type: 'Normal', reason: 'RolloutSucceeded', message: 'every zone upgraded' }]);
+  expect(statusEvents(s('Progressing'), s('Succeeded', 'every zone upgraded'))).toEqual([
+    { type: 'Normal', reason: 'RolloutSucceeded', message: 'every zone upgraded' },
+  ]);
   expect(reasons(s('Progressing'), s('Failed'))).toEqual(['Warning/RolloutFailed']);
   expect(reasons(s('Progressing'), s('Cancelled'))).toEqual(['Normal/RolloutCancelled']);
   expect(reasons(s('Progressing'), s('Paused'))).toEqual(['Normal/RolloutPaused']);

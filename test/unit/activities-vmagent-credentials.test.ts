@@ -67,14 +67,34 @@ describe('which endpoints may get credentials (pure)', () => {
 
   it.each<[string, (s: V1EndpointSlice) => void, RegExp]>([
     ['in another namespace', (s) => (s.metadata!.namespace = 'other'), /is not in namespace ns/],
-    ['labelled for another service', (s) => (s.metadata!.labels!['kubernetes.io/service-name'] = 'vmagent-x'), /is not labelled kubernetes.io\/service-name=vmagent-va/],
-    ['managed by another controller', (s) => (s.metadata!.labels!['endpointslice.kubernetes.io/managed-by'] = 'endpointslicemirroring-controller.k8s.io'), /is managed by "endpointslicemirroring-controller.k8s.io", not endpointslice-controller.k8s.io/],
+    [
+      'labelled for another service',
+      (s) => (s.metadata!.labels!['kubernetes.io/service-name'] = 'vmagent-x'),
+      /is not labelled kubernetes.io\/service-name=vmagent-va/,
+    ],
+    [
+      'managed by another controller',
+      (s) => (s.metadata!.labels!['endpointslice.kubernetes.io/managed-by'] = 'endpointslicemirroring-controller.k8s.io'),
+      /is managed by "endpointslicemirroring-controller.k8s.io", not endpointslice-controller.k8s.io/,
+    ],
     ['without a managed-by label', (s) => delete s.metadata!.labels!['endpointslice.kubernetes.io/managed-by'], /is managed by no controller/],
     ['without owner', (s) => delete s.metadata!.ownerReferences, /is controlled by nothing, not Service vmagent-va/],
     ['owned, but not as controller', (s) => (s.metadata!.ownerReferences![0]!.controller = false), /is controlled by nothing/],
-    ['controlled by another Service', (s) => (s.metadata!.ownerReferences![0]!.name = 'vmagent-x'), /is controlled by Service vmagent-x \(v1\), not Service vmagent-va/],
-    ['controlled by an Endpoints object of that name (a mirrored slice)', (s) => (s.metadata!.ownerReferences![0]!.kind = 'Endpoints'), /is controlled by Endpoints vmagent-va/],
-    ['controlled by a custom kind named Service', (s) => (s.metadata!.ownerReferences![0]!.apiVersion = 'example.com/v1'), /is controlled by Service vmagent-va \(example.com\/v1\)/],
+    [
+      'controlled by another Service',
+      (s) => (s.metadata!.ownerReferences![0]!.name = 'vmagent-x'),
+      /is controlled by Service vmagent-x \(v1\), not Service vmagent-va/,
+    ],
+    [
+      'controlled by an Endpoints object of that name (a mirrored slice)',
+      (s) => (s.metadata!.ownerReferences![0]!.kind = 'Endpoints'),
+      /is controlled by Endpoints vmagent-va/,
+    ],
+    [
+      'controlled by a custom kind named Service',
+      (s) => (s.metadata!.ownerReferences![0]!.apiVersion = 'example.com/v1'),
+      /is controlled by Service vmagent-va \(example.com\/v1\)/,
+    ],
   ])('a slice %s is not', (_what, change, message) => {
     const s = edit(change);
     expect(sliceOwnerProblem(s, ref)).toMatch(message);
@@ -98,7 +118,10 @@ describe('which endpoints may get credentials (pure)', () => {
       delete s.metadata!.ownerReferences;
       s.endpoints[0]!.addresses = ['203.0.113.7'];
     });
-    for (const order of [[foreign, slice], [slice, foreign]]) {
+    for (const order of [
+      [foreign, slice],
+      [slice, foreign],
+    ]) {
       expect(podsFromEndpointSlices(order, ref)).toEqual([{ name: 'vmagent-va-0', address: '127.0.0.1', port: 8429, ready: true }]);
     }
   });
@@ -154,7 +177,11 @@ async function listen(server: http.Server | https.Server, handler: Handler): Pro
   const rec: Recorder = {
     port: (server.address() as AddressInfo).port,
     requests,
-    stop: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
   started.push(rec);
   return rec;
@@ -181,7 +208,12 @@ async function apiServer(slices: V1EndpointSlice[]): Promise<{ kc: KubeConfig; s
       return json(200, { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSliceList', metadata: {}, items: slices });
     }
     if (u.pathname === `/api/v1/namespaces/${NS}/secrets/creds`) {
-      return json(200, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: NS }, data: { token: Buffer.from(TOKEN).toString('base64') } });
+      return json(200, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'creds', namespace: NS },
+        data: { token: Buffer.from(TOKEN).toString('base64') },
+      });
     }
     json(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound' });
   });
@@ -196,10 +228,15 @@ async function apiServer(slices: V1EndpointSlice[]): Promise<{ kc: KubeConfig; s
   return { kc, selectors };
 }
 
-async function reader(slices: V1EndpointSlice[], opts: { extraArgs?: Record<string, string>; credentials?: boolean } & Omit<Partial<QueueReaderDeps>, 'auth'> = {}) {
+async function reader(
+  slices: V1EndpointSlice[],
+  opts: { extraArgs?: Record<string, string>; credentials?: boolean } & Omit<Partial<QueueReaderDeps>, 'auth'> = {},
+) {
   const { extraArgs, credentials = true, ...deps } = opts;
   const { kc, selectors } = await apiServer(slices);
-  const kube = { get: async () => ({ metadata: { name: 'va', namespace: NS }, spec: { remoteWrite: [{ url: U1 }], ...(extraArgs ? { extraArgs } : {}) } }) } as unknown as KubeObjects;
+  const kube = {
+    get: async () => ({ metadata: { name: 'va', namespace: NS }, spec: { remoteWrite: [{ url: U1 }], ...(extraArgs ? { extraArgs } : {}) } }),
+  } as unknown as KubeObjects;
   const r = new QueueReader({ kube, kubeConfig: kc, ...(credentials ? { auth: new VmagentAuth(kc, { secretName: 'creds' }) } : {}), ...deps });
   return { r, selectors };
 }
@@ -224,7 +261,9 @@ describe('credentials reach only the pods of the VMAgent’s own Service', () =>
     ]);
     const sample = await r.sample(target);
     expect(sample).toMatchObject({ drained: false, totalPods: 3, unreadablePods: 2 });
-    expect(sample.message).toContain('vmagent pod evil-0: credentials withheld: EndpointSlice ns/vmagent-va-evil is controlled by nothing, not Service vmagent-va');
+    expect(sample.message).toContain(
+      'vmagent pod evil-0: credentials withheld: EndpointSlice ns/vmagent-va-evil is controlled by nothing, not Service vmagent-va',
+    );
     expect(sample.message).toContain("vmagent pod elsewhere-0: credentials withheld: endpoint's targetRef is Pod other/elsewhere-0, not a Pod in namespace ns");
     expect(own.requests).toEqual([{ url: '/metrics', authorization: `Bearer ${TOKEN}` }]);
     expect(foreign.requests).toEqual([]);
@@ -287,7 +326,10 @@ describe('a TLS VMAgent is scraped over https, its certificate verified', () => 
   it('extraArgs.tls that is no boolean: no pod is scraped', async () => {
     const p = await pod();
     const { r } = await reader([ownSlice('vmagent-va-abc', [podEndpoint('vmagent-va-0')], p.port)], { extraArgs: { tls: 'yes' } });
-    expect(await r.sample(target)).toMatchObject({ drained: false, message: 'VMAgent va: spec.extraArgs.tls "yes" is not a boolean: cannot tell whether its pods serve TLS' });
+    expect(await r.sample(target)).toMatchObject({
+      drained: false,
+      message: 'VMAgent va: spec.extraArgs.tls "yes" is not a boolean: cannot tell whether its pods serve TLS',
+    });
     expect(p.requests).toEqual([]);
   });
 
@@ -298,7 +340,9 @@ describe('a TLS VMAgent is scraped over https, its certificate verified', () => 
       const p = await listen(https.createServer({ cert: fs.readFileSync(certs.serverCert), key: fs.readFileSync(certs.serverKey) }), servePage);
       // Control: the server answers whoever trusts its CA.
       const status = await new Promise<number | undefined>((resolve, reject) => {
-        https.get(`https://127.0.0.1:${p.port}/metrics`, { ca: fs.readFileSync(certs.caCert) }, (res) => (res.resume(), resolve(res.statusCode))).on('error', reject);
+        https
+          .get(`https://127.0.0.1:${p.port}/metrics`, { ca: fs.readFileSync(certs.caCert) }, (res) => (res.resume(), resolve(res.statusCode)))
+          .on('error', reject);
       });
       expect(status).toBe(200);
       p.requests.length = 0;

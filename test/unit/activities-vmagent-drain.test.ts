@@ -10,7 +10,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** What a test's sample throws to end a wait that would otherwise go on (the sampling so far is what it checks). */
 const STOP = 'stop sampling';
 const sampleAt = (ms: number, drained: boolean, pendingBytes = drained ? 0 : 100): QueueSample => ({
-  at: iso(ms), pendingBytes, unreadablePods: 0, totalPods: 2, drained, message: drained ? 'drained' : 'pending',
+  at: iso(ms),
+  pendingBytes,
+  unreadablePods: 0,
+  totalPods: 2,
+  drained,
+  message: drained ? 'drained' : 'pending',
 });
 
 describe('streak logic', () => {
@@ -72,7 +77,12 @@ function fakeCtx(details?: unknown) {
 }
 
 const target: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number } = {
-  namespace: 'ns', vmagentName: 'va', vmclusterName: 'az-b', queueEmptyBytes: 0, queueDrainedForMs: 10_000, pollIntervalMs: 1_000,
+  namespace: 'ns',
+  vmagentName: 'va',
+  vmclusterName: 'az-b',
+  queueEmptyBytes: 0,
+  queueDrainedForMs: 10_000,
+  pollIntervalMs: 1_000,
 };
 
 describe('waitQueueDrained', () => {
@@ -120,11 +130,15 @@ describe('waitQueueDrained', () => {
     env.on('heartbeat', (d: unknown) => beats.push(d));
     let n = 0;
     const run = env.run(async () =>
-      waitQueueDrained(activityPollContext(), async () => {
-        n++;
-        if (n === 2) setImmediate(() => env.cancel());
-        return sampleAt(Date.now(), false);
-      }, { ...target, pollIntervalMs: 20 }),
+      waitQueueDrained(
+        activityPollContext(),
+        async () => {
+          n++;
+          if (n === 2) setImmediate(() => env.cancel());
+          return sampleAt(Date.now(), false);
+        },
+        { ...target, pollIntervalMs: 20 },
+      ),
     );
     await expect(run).rejects.toBeInstanceOf(CancelledFailure);
     expect(beats.length).toBeGreaterThanOrEqual(1);
@@ -158,7 +172,6 @@ describe('watchQueue (the wait that reports its progress)', () => {
     const g = fakeCtx();
     expect((await watchQueue(g.ctx, async () => sampleAt(g.now(), g.now() >= T0 + 35_000), target, g.now)).emptySince).toBe(iso(T0 + 35_000));
   });
-
 });
 
 describe('fixed-rate sampling', () => {

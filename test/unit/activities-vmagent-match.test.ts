@@ -37,7 +37,11 @@ describe('parseQueueSeries', () => {
   it('parses the queue metrics, blanks after commas included', () => {
     const s = parseQueueSeries(vmagentText([{ dir: '1_ABC', url: '1:secret-url', bytes: 1234 }]));
     expect(s).toEqual([
-      { metric: 'vmagent_remotewrite_pending_data_bytes', labels: { path: '/vmagent-remotewrite-data/persistent-queue/1_ABC', url: '1:secret-url' }, value: 1234 },
+      {
+        metric: 'vmagent_remotewrite_pending_data_bytes',
+        labels: { path: '/vmagent-remotewrite-data/persistent-queue/1_ABC', url: '1:secret-url' },
+        value: 1234,
+      },
       { metric: 'vm_persistentqueue_bytes_pending', labels: { path: '/vmagent-remotewrite-data/persistent-queue/1_ABC' }, value: 0 },
     ]);
   });
@@ -95,7 +99,10 @@ describe('readQueue / readZoneQueues', () => {
   it('never takes vm_persistentqueue_bytes_pending (disk only) for the pending bytes, even without the main metric', async () => {
     const a = await queue(0, URL_A);
     const text = `vm_persistentqueue_bytes_pending{path="/data/persistent-queue/${a.dirName}"} 0\n`;
-    expect(readZoneQueues(text, [a])).toEqual({ ok: false, message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]') });
+    expect(readZoneQueues(text, [a])).toEqual({
+      ok: false,
+      message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]'),
+    });
   });
 
   it('a page cut short before the pending lines is unreadable, whatever the disk-only line says', async () => {
@@ -104,7 +111,10 @@ describe('readQueue / readZoneQueues', () => {
     const lines = zoneLines(SECRET_PAGE, 0);
     const backlog = editLine(SECRET_PAGE, lines.pending, (l) => withValue(l, '4096')).split('\n');
     for (const cut of [backlog.slice(0, lines.fallback + 1).join('\n'), `${backlog.slice(0, lines.pending).join('\n')}\n`]) {
-      expect(readZoneQueues(cut, [await queue(0, U1)])).toEqual({ ok: false, message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]') });
+      expect(readZoneQueues(cut, [await queue(0, U1)])).toEqual({
+        ok: false,
+        message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]'),
+      });
     }
   });
 
@@ -113,12 +123,18 @@ describe('readQueue / readZoneQueues', () => {
     const text =
       'vmagent_remotewrite_pending_data_bytes{path="/data/persistent-queue/2_0000000000000000", url="2:secret-url"} 0\n' +
       `vm_persistentqueue_bytes_pending{path="/data/persistent-queue/${a.dirName}"} 0\n`;
-    expect(readZoneQueues(text, [a])).toEqual({ ok: false, message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]') });
+    expect(readZoneQueues(text, [a])).toEqual({
+      ok: false,
+      message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]'),
+    });
     // Found by the fuzz test below: a garbled name hid the queue's pending line (210 B), and the
     // disk-only fallback (0 B) said drained.
     const lines = zoneLines(SECRET_PAGE, 0);
     const garbled = editLine(SECRET_PAGE, lines.pending, (l) => `w${l.slice(1)}`);
-    expect(readZoneQueues(garbled, [await queue(0, U1)])).toEqual({ ok: false, message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]') });
+    expect(readZoneQueues(garbled, [await queue(0, U1)])).toEqual({
+      ok: false,
+      message: expect.stringContaining('no vmagent_remotewrite_pending_data_bytes series for remoteWrite[0]'),
+    });
   });
 
   it('a missing series, NaN, a negative value or an unparseable line is unreadable', async () => {
@@ -158,7 +174,11 @@ describe('buildQueueSample', () => {
 
   it('drained only when every pod was read and the sum is within the threshold', () => {
     expect(buildQueueSample([ok('p0', 0), ok('p1', 0)], { queueEmptyBytes: 0, at })).toMatchObject({
-      at: at.toISOString(), pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true,
+      at: at.toISOString(),
+      pendingBytes: 0,
+      unreadablePods: 0,
+      totalPods: 2,
+      drained: true,
     });
     expect(buildQueueSample([ok('p0', 100), ok('p1', 28)], { queueEmptyBytes: 128, at }).drained).toBe(true);
     const s = buildQueueSample([ok('p0', 100), ok('p1', 29)], { queueEmptyBytes: 128, at });
@@ -195,7 +215,8 @@ describe('blocks in a send-retry backoff (vmagent v1.150.0 client.go sendBlockHT
       `vmagent_remotewrite_retries_count_total{url="1:secret-url"} ${c.retries}`,
       // Another remote write's block in backoff is not this zone's.
       'vmagent_remotewrite_errors_total{url="2:secret-url"} 5',
-    ].join('\n') + '\n';
+    ].join('\n') +
+    '\n';
   const q = { index: 0, url: URL_A, dirName: '1_AAAAAAAAAAAAAAAA' };
   const backoff = (c: Counters) => {
     const r = readZoneQueues(page(c), [q]);
@@ -233,7 +254,9 @@ describe('blocks in a send-retry backoff (vmagent v1.150.0 client.go sendBlockHT
     expect(sample).toMatchObject({ drained: false, pendingBytes: 0, blocksInBackoff: { p0: 2 } });
     expect(sample.message).toBe('0 B pending on 1/1 vmagent pods; 2 blocks waiting out a send-retry backoff (p0: 2)');
     // Control: once both are re-sent the same page is drained.
-    expect(buildQueueSample([{ pod: 'p0', reading: readZoneQueues(page(inc(inc(c, 'retries'), 'retries')), [q]) }], { queueEmptyBytes: 0, at: new Date(0) })).toMatchObject({ drained: true });
+    expect(
+      buildQueueSample([{ pod: 'p0', reading: readZoneQueues(page(inc(inc(c, 'retries'), 'retries')), [q]) }], { queueEmptyBytes: 0, at: new Date(0) }),
+    ).toMatchObject({ drained: true });
   });
 
   it('a vmagent without the send counters is read by its pending bytes alone', () => {
@@ -251,7 +274,11 @@ describe('blocks in a send-retry backoff (vmagent v1.150.0 client.go sendBlockHT
   });
 
   it('the captured pages (backends unreachable) hold blocks in backoff: not drained, even at 0 pending bytes', async () => {
-    const read = (text: string) => buildQueueSample([{ pod: 'p0', reading: readZoneQueues(text, [{ index: 1, url: U2, dirName: '2_B078390AA32A37A2' }]) }], { queueEmptyBytes: 0, at: new Date(0) });
+    const read = (text: string) =>
+      buildQueueSample([{ pod: 'p0', reading: readZoneQueues(text, [{ index: 1, url: U2, dirName: '2_B078390AA32A37A2' }]) }], {
+        queueEmptyBytes: 0,
+        at: new Date(0),
+      });
     const captured = read(CAPTURED_SHOWURL_PAGE);
     expect(captured).toMatchObject({ drained: false, pendingBytes: 0, unreadablePods: 0, blocksInBackoff: { p0: 3 } });
     expect(captured.message).toContain('3 blocks waiting out a send-retry backoff (p0: 3)');
@@ -325,16 +352,58 @@ function editLine(page: string, i: number, f: (line: string) => string): string 
   return lines.join('\n');
 }
 
-describe('parseSampleValue: decimal floats and the format\'s NaN, +Inf, -Inf only', () => {
+describe("parseSampleValue: decimal floats and the format's NaN, +Inf, -Inf only", () => {
   it.each([
-    ['0', 0], ['210', 210], ['-0', -0], ['+0', 0], ['0.0', 0], ['.5', 0.5], ['5.', 5], ['1e3', 1000], ['2.5E-1', 0.25], ['1e+2', 100],
-    ['007', 7], ['1e-400', 0], ['1e400', Infinity], ['NaN', NaN], ['+Inf', Infinity], ['-Inf', -Infinity],
+    ['0', 0],
+    ['210', 210],
+    ['-0', -0],
+    ['+0', 0],
+    ['0.0', 0],
+    ['.5', 0.5],
+    ['5.', 5],
+    ['1e3', 1000],
+    ['2.5E-1', 0.25],
+    ['1e+2', 100],
+    ['007', 7],
+    ['1e-400', 0],
+    ['1e400', Infinity],
+    ['NaN', NaN],
+    ['+Inf', Infinity],
+    ['-Inf', -Infinity],
   ])('%j → %p', (token, value) => {
     expect(parseSampleValue(token)).toBe(value);
   });
   it.each([
-    '', '0x10', '0X1p4', '1_000', '0_0', 'Inf', 'inf', '+inf', 'nan', 'Nan', 'Infinity', '-Infinity', '1,5', '1.2.3', '1e', 'e1', '.', '+', '-',
-    '--1', '+-1', '1e1.5', ' 1', '1 ', '0b1', '0o7', '١', '０', '1n', '½',
+    '',
+    '0x10',
+    '0X1p4',
+    '1_000',
+    '0_0',
+    'Inf',
+    'inf',
+    '+inf',
+    'nan',
+    'Nan',
+    'Infinity',
+    '-Infinity',
+    '1,5',
+    '1.2.3',
+    '1e',
+    'e1',
+    '.',
+    '+',
+    '-',
+    '--1',
+    '+-1',
+    '1e1.5',
+    ' 1',
+    '1 ',
+    '0b1',
+    '0o7',
+    '١',
+    '０',
+    '1n',
+    '½',
   ])('%j is not a value', (token) => {
     expect(parseSampleValue(token)).toBeUndefined();
   });
@@ -343,7 +412,12 @@ describe('parseSampleValue: decimal floats and the format\'s NaN, +Inf, -Inf onl
 describe('parseSampleLine', () => {
   it('takes linear time on hostile long lines (no regex backtracking)', () => {
     const t0 = Date.now();
-    for (const line of [`m ${'1'.repeat(2_000_000)}x`, `m ${'1'.repeat(1_000_000)}e${'1'.repeat(1_000_000)}x`, `m{a="${'\\"'.repeat(500_000)}`, `m${' '.repeat(2_000_000)}`]) {
+    for (const line of [
+      `m ${'1'.repeat(2_000_000)}x`,
+      `m ${'1'.repeat(1_000_000)}e${'1'.repeat(1_000_000)}x`,
+      `m{a="${'\\"'.repeat(500_000)}`,
+      `m${' '.repeat(2_000_000)}`,
+    ]) {
       expect(parseSampleLine(line)).toHaveProperty('error');
     }
     expect(Date.now() - t0).toBeLessThan(2_000);
@@ -393,7 +467,7 @@ describe('a malformed or ambiguous queue line on a real page is "not drained", w
   const sample = (text: string, queues: RemoteWriteQueue[]) =>
     buildQueueSample([{ pod: '10.0.0.5', reading: readZoneQueues(text, queues) }], { queueEmptyBytes: 0, at: new Date(0) });
 
-  it('a valid zero on the zone\'s pending line is drained (the control for every case below)', async () => {
+  it("a valid zero on the zone's pending line is drained (the control for every case below)", async () => {
     for (const z of ['0', '0.0', '-0', '+0', '.0', '0.', '0e9', '0 1700000000000', '0\t', '  0  ']) {
       expect(sample(pending(z), [await q0()])).toMatchObject({ drained: true, pendingBytes: 0 });
     }
@@ -419,7 +493,11 @@ describe('a malformed or ambiguous queue line on a real page is "not drained", w
     ['a label twice', (l) => withValue(l.replace('{', '{url="1:secret-url",'), '0'), 'label url appears twice'],
     ['junk glued to the name', (l) => withValue(l.replace('{', ';{'), '0'), 'expected a blank before the value, found ";"'],
     ['a CR line end', (l) => `${withValue(l, '0')}\r`, 'value "0\\r" is not a decimal number'],
-    ['a replacement character (invalid UTF-8 on the wire)', (l) => withValue(l.replace('/tmp/', '/t\uFFFDp/'), '0'), 'invalid UTF-8 in the value of label path'],
+    [
+      'a replacement character (invalid UTF-8 on the wire)',
+      (l) => withValue(l.replace('/tmp/', '/t\uFFFDp/'), '0'),
+      'invalid UTF-8 in the value of label path',
+    ],
   ])('%s', async (_name, edit, reason) => {
     const text = page(edit);
     const r = readZoneQueues(text, [await q0()]);
@@ -430,10 +508,14 @@ describe('a malformed or ambiguous queue line on a real page is "not drained", w
     expect(s.message).toContain(`vmagent pod 10.0.0.5: malformed line ${L} of vmagent_remotewrite_pending_data_bytes: `);
   });
 
-  it('a malformed line of the fallback or the retries family, or of another zone\'s series, makes the page unreadable', async () => {
+  it("a malformed line of the fallback or the retries family, or of another zone's series, makes the page unreadable", async () => {
     const zero = (text: string) => editLine(text, lines.pending, (l) => withValue(l, '0'));
     const other = zoneLines(SECRET_PAGE, 1);
-    for (const [i, family] of [[lines.fallback, 'vm_persistentqueue_bytes_pending'], [lines.retries, 'vmagent_remotewrite_retries_count_total'], [other.pending, 'vmagent_remotewrite_pending_data_bytes']] as const) {
+    for (const [i, family] of [
+      [lines.fallback, 'vm_persistentqueue_bytes_pending'],
+      [lines.retries, 'vmagent_remotewrite_retries_count_total'],
+      [other.pending, 'vmagent_remotewrite_pending_data_bytes'],
+    ] as const) {
       const text = zero(editLine(SECRET_PAGE, i, (l) => withValue(l, '0x1')));
       expect(sample(text, [await q0()])).toMatchObject({ drained: false });
       expect(sample(text, [await q0()]).message).toContain(`malformed line ${i + 1} of ${family}: value "0x1" is not a decimal number`);
@@ -454,18 +536,26 @@ describe('a malformed or ambiguous queue line on a real page is "not drained", w
     expect(sample(dup(retriesLine), [await q0()]).message).toContain('of vmagent_remotewrite_retries_count_total');
   });
 
-  it('NaN, +Inf, -Inf or a negative value of the zone\'s pending bytes or send retries is not drained', async () => {
+  it("NaN, +Inf, -Inf or a negative value of the zone's pending bytes or send retries is not drained", async () => {
     for (const v of ['NaN', '+Inf', '-Inf', '-1', '1e400']) {
       const s = sample(pending(v), [await q0()]);
       expect(s).toMatchObject({ drained: false });
       expect(s.message).toContain('pending bytes must be a finite number >= 0');
-      const r = sample(editLine(pending('0'), lines.retries, (l) => withValue(l, v)), [await q0()]);
+      const r = sample(
+        editLine(pending('0'), lines.retries, (l) => withValue(l, v)),
+        [await q0()],
+      );
       expect(r).toMatchObject({ drained: false });
       expect(r.message).toContain('a send counter must be a finite number >= 0');
     }
     // Another zone's NaN is that zone's problem only.
     const other = zoneLines(SECRET_PAGE, 1);
-    expect(sample(editLine(pending('0'), other.pending, (l) => withValue(l, 'NaN')), [await q0()])).toMatchObject({ drained: true });
+    expect(
+      sample(
+        editLine(pending('0'), other.pending, (l) => withValue(l, 'NaN')),
+        [await q0()],
+      ),
+    ).toMatchObject({ drained: true });
   });
 
   it('a line of another family may be anything (it is not read)', async () => {
@@ -483,9 +573,42 @@ describe('fuzz: a damaged page is never "drained" unless the zone\'s pending lin
     | { kind: 'value'; literal: string };
 
   const LITERALS = [
-    '0', '0.0', '-0', '+0', '.0', '0.', '0e0', '0E+3', '00', '0 1700000000000', '1e-400', // valid zeros
-    '1', '210', '0.5', '1e3', 'NaN', '+Inf', '-Inf', '-1', '1e400', // valid non-zeros and specials
-    '', '0x0', '0x10', '0_0', '1_000', 'zero', 'inf', 'Infinity', '0 0 0', '0 1.5', '0,0', '-', '.', 'e0', '0e', '0\r', // malformed
+    '0',
+    '0.0',
+    '-0',
+    '+0',
+    '.0',
+    '0.',
+    '0e0',
+    '0E+3',
+    '00',
+    '0 1700000000000',
+    '1e-400', // valid zeros
+    '1',
+    '210',
+    '0.5',
+    '1e3',
+    'NaN',
+    '+Inf',
+    '-Inf',
+    '-1',
+    '1e400', // valid non-zeros and specials
+    '',
+    '0x0',
+    '0x10',
+    '0_0',
+    '1_000',
+    'zero',
+    'inf',
+    'Infinity',
+    '0 0 0',
+    '0 1.5',
+    '0,0',
+    '-',
+    '.',
+    'e0',
+    '0e',
+    '0\r', // malformed
   ];
   const literal = fc.oneof(fc.constantFrom(...LITERALS), fc.string({ unit: fc.constantFrom(...'0123456789+-.eExX_ naNIf\t,'.split('')), maxLength: 6 }));
   const op: fc.Arbitrary<Op> = fc.oneof(
@@ -523,7 +646,8 @@ describe('fuzz: a damaged page is never "drained" unless the zone\'s pending lin
     String.raw`^[ \t]*([a-zA-Z_:][a-zA-Z0-9_:]*[ \t]*(?:\{[ \t]*(?:${LABEL}[ \t]*(?:,[ \t]*${LABEL}[ \t]*)*,?[ \t]*)?\})?)` +
       String.raw`[ \t]+(?:[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|NaN|[+-]Inf)(?:[ \t]+[+-]?\d+)?[ \t]*$`,
   );
-  const QUEUE_LINE = /^[ \t]*(?:vmagent_remotewrite_pending_data_bytes|vm_persistentqueue_bytes_pending|vmagent_remotewrite_(?:retries_count|errors|requests|packets_dropped)_total)(?![a-zA-Z0-9_:])/;
+  const QUEUE_LINE =
+    /^[ \t]*(?:vmagent_remotewrite_pending_data_bytes|vm_persistentqueue_bytes_pending|vmagent_remotewrite_(?:retries_count|errors|requests|packets_dropped)_total)(?![a-zA-Z0-9_:])/;
   /** A value literal (with an optional timestamp) that makes a well-formed sample line. */
   const wellFormed = (literal: string) => SAMPLE.test(`m ${literal}`);
   const isZero = (v: string) => /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/.test(v) && Number(v) === 0;
@@ -535,60 +659,69 @@ describe('fuzz: a damaged page is never "drained" unless the zone\'s pending lin
     if (series.some((s) => s === undefined)) return false; // a queue line that is not a sample
     if (new Set(series).size !== series.length) return false; // a series twice
     const zone = queueLines.filter((l) => l.startsWith(`${prefix} `));
-    return zone.length === 1 && isZero(zone[0]!.slice(prefix.length).trim().split(/[ \t]+/)[0]!);
+    return (
+      zone.length === 1 &&
+      isZero(
+        zone[0]!
+          .slice(prefix.length)
+          .trim()
+          .split(/[ \t]+/)[0]!,
+      )
+    );
   }
 
-  it('random truncations, byte flips, duplications and value replacements of the zone\'s lines, and truncated pages', async () => {
+  it("random truncations, byte flips, duplications and value replacements of the zone's lines, and truncated pages", async () => {
     const queues = [await queue(0, U1), await queue(1, U2)];
     const bases = { secret: SECRET_PAGE, showurl: SHOWURL_PAGE };
     let drainedSeen = 0;
     let malformedSeen = 0;
     assertProperty(
-      fc.property(
-        fc.constantFrom<keyof typeof bases>('secret', 'showurl'),
-        fc.constantFrom(0, 1),
-        fc.tuple(op, op, op),
-        cutAt,
-        (base, zone, ops, cut) => {
-          const at = zoneLines(bases[base], zone);
-          // Start from a backlog (the showURL page has none): only the mutations can make it look drained.
-          const lines = editLine(bases[base], at.pending, (l) => withValue(l, '4096')).split('\n');
-          const pendingLine = lines[at.pending]!;
-          const prefix = pendingLine.slice(0, pendingLine.lastIndexOf(' '));
-          const out: string[][] = lines.map((l) => [l]);
-          const appended: string[] = [];
-          for (const [i, o] of [at.pending, at.fallback, at.retries].map((idx, k) => [idx, ops[k]!] as const)) {
-            if (o.kind === 'duplicate' && o.atEnd) appended.push(lines[i]!);
-            else out[i] = apply(lines[i]!, o);
-          }
-          let page = [...out.flat(), ...appended].join('\n');
-          if (cut !== undefined) page = page.slice(0, Math.floor(cut * page.length));
+      fc.property(fc.constantFrom<keyof typeof bases>('secret', 'showurl'), fc.constantFrom(0, 1), fc.tuple(op, op, op), cutAt, (base, zone, ops, cut) => {
+        const at = zoneLines(bases[base], zone);
+        // Start from a backlog (the showURL page has none): only the mutations can make it look drained.
+        const lines = editLine(bases[base], at.pending, (l) => withValue(l, '4096')).split('\n');
+        const pendingLine = lines[at.pending]!;
+        const prefix = pendingLine.slice(0, pendingLine.lastIndexOf(' '));
+        const out: string[][] = lines.map((l) => [l]);
+        const appended: string[] = [];
+        for (const [i, o] of [at.pending, at.fallback, at.retries].map((idx, k) => [idx, ops[k]!] as const)) {
+          if (o.kind === 'duplicate' && o.atEnd) appended.push(lines[i]!);
+          else out[i] = apply(lines[i]!, o);
+        }
+        let page = [...out.flat(), ...appended].join('\n');
+        if (cut !== undefined) page = page.slice(0, Math.floor(cut * page.length));
 
-          const sample = buildQueueSample([{ pod: 'p0', reading: readZoneQueues(page, [queues[zone]!]) }], { queueEmptyBytes: 0, at: new Date(0) });
-          if (sample.drained) {
-            drainedSeen++;
-            if (!mayBeDrained(page, prefix)) throw new Error(`drained, but the page is damaged: ${sample.message}`);
-          }
-          // And the other way round, where it is certain: an undamaged page with a valid zero is drained,
-          // a malformed value on the zone's pending line is named as such.
-          const pendingOp = ops[0]!;
-          const clean = cut === undefined && ops.every((o) => o.kind === 'none' || o.kind === 'value');
-          const valueOf = (o: Op) => (o.kind === 'value' && wellFormed(o.literal) ? Number(o.literal.trim().split(/[ \t]+/)[0]) : undefined);
-          const retries = valueOf(ops[2]!);
-          // The settled page's errors equal its retries: fewer retries than that leave a block in backoff.
-          const retriesLine = lines[at.retries]!;
-          const retriesAtStart = Number(retriesLine.slice(retriesLine.lastIndexOf(' ') + 1));
-          const retriesOk = ops[2]!.kind !== 'value' || (retries !== undefined && Number.isFinite(retries) && retries >= retriesAtStart);
-          const fallbackOk = ops[1]!.kind !== 'value' || valueOf(ops[1]!) !== undefined;
-          if (clean && pendingOp.kind === 'value' && wellFormed(pendingOp.literal) && isZero(pendingOp.literal.trim().split(/[ \t]+/)[0]!) && retriesOk && fallbackOk) {
-            expect(sample).toMatchObject({ drained: true });
-          }
-          if (pendingOp.kind === 'value' && !wellFormed(pendingOp.literal) && ops[1]!.kind === 'none' && ops[2]!.kind === 'none' && cut === undefined) {
-            malformedSeen++;
-            expect(sample.message).toContain(`malformed line ${at.pending + 1} of vmagent_remotewrite_pending_data_bytes`);
-          }
-        },
-      ),
+        const sample = buildQueueSample([{ pod: 'p0', reading: readZoneQueues(page, [queues[zone]!]) }], { queueEmptyBytes: 0, at: new Date(0) });
+        if (sample.drained) {
+          drainedSeen++;
+          if (!mayBeDrained(page, prefix)) throw new Error(`drained, but the page is damaged: ${sample.message}`);
+        }
+        // And the other way round, where it is certain: an undamaged page with a valid zero is drained,
+        // a malformed value on the zone's pending line is named as such.
+        const pendingOp = ops[0]!;
+        const clean = cut === undefined && ops.every((o) => o.kind === 'none' || o.kind === 'value');
+        const valueOf = (o: Op) => (o.kind === 'value' && wellFormed(o.literal) ? Number(o.literal.trim().split(/[ \t]+/)[0]) : undefined);
+        const retries = valueOf(ops[2]!);
+        // The settled page's errors equal its retries: fewer retries than that leave a block in backoff.
+        const retriesLine = lines[at.retries]!;
+        const retriesAtStart = Number(retriesLine.slice(retriesLine.lastIndexOf(' ') + 1));
+        const retriesOk = ops[2]!.kind !== 'value' || (retries !== undefined && Number.isFinite(retries) && retries >= retriesAtStart);
+        const fallbackOk = ops[1]!.kind !== 'value' || valueOf(ops[1]!) !== undefined;
+        if (
+          clean &&
+          pendingOp.kind === 'value' &&
+          wellFormed(pendingOp.literal) &&
+          isZero(pendingOp.literal.trim().split(/[ \t]+/)[0]!) &&
+          retriesOk &&
+          fallbackOk
+        ) {
+          expect(sample).toMatchObject({ drained: true });
+        }
+        if (pendingOp.kind === 'value' && !wellFormed(pendingOp.literal) && ops[1]!.kind === 'none' && ops[2]!.kind === 'none' && cut === undefined) {
+          malformedSeen++;
+          expect(sample.message).toContain(`malformed line ${at.pending + 1} of vmagent_remotewrite_pending_data_bytes`);
+        }
+      }),
       { numRuns: 300 },
     );
     // The property is not vacuous: some damaged-looking pages were still (rightly) drained, some named malformed.

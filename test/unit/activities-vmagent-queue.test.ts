@@ -37,7 +37,11 @@ async function serve(write: (res: http.ServerResponse, push: (b: Buffer | string
     const push = async (b: Buffer | string): Promise<boolean> => {
       if (res.destroyed) return false;
       sent += Buffer.byteLength(b);
-      if (!res.write(b)) await new Promise<void>((r) => { res.once('drain', r); res.once('close', r); });
+      if (!res.write(b))
+        await new Promise<void>((r) => {
+          res.once('drain', r);
+          res.once('close', r);
+        });
       return !res.destroyed;
     };
     write(res, push).catch(() => res.destroy());
@@ -47,7 +51,11 @@ async function serve(write: (res: http.ServerResponse, push: (b: Buffer | string
     port: (server.address() as AddressInfo).port,
     sent: () => sent,
     closed,
-    stop: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -80,11 +88,13 @@ async function started(s: Promise<Served>): Promise<Served> {
 it('a real page is read whole, in chunks, multi-byte characters split across them', async () => {
   const page = PAGE.replace('# ', '# é✓ ');
   const bytes = Buffer.from(page, 'utf8');
-  const s = await started(serve(async (res, push) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    for (let i = 0; i < bytes.length; i += 7777) await push(bytes.subarray(i, i + 7777));
-    res.end();
-  }));
+  const s = await started(
+    serve(async (res, push) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      for (let i = 0; i < bytes.length; i += 7777) await push(bytes.subarray(i, i + 7777));
+      res.end();
+    }),
+  );
   const r = reader(s.port);
   expect(await r.pods.scrape({ name: 'p', address: '127.0.0.1', port: s.port, ready: true })).toBe(page);
   expect(await r.sample(target)).toMatchObject({ drained: true, pendingBytes: 210, totalPods: 1, unreadablePods: 0, sendRetries: { 'vmagent-va-0': 2 } });
@@ -94,13 +104,15 @@ it(`a page larger than ${MAX_METRICS_PAGE_BYTES / 2 ** 20} MiB is not drained, a
   expect(MAX_METRICS_PAGE_BYTES).toBe(16 * 1024 * 1024);
   const PAGE_BYTES = 4 * MAX_METRICS_PAGE_BYTES; // 64 MiB, streamed without a Content-Length
   const chunk = Buffer.from(`${'vm_filler_series{label="x"} 0\n'.repeat(2048)}`);
-  const s = await started(serve(async (res, push) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    // The zone's queue line comes first, drained-looking: the size alone must refuse the page.
-    await push(PAGE);
-    while (s0.sent() < PAGE_BYTES) if (!(await push(chunk))) return;
-    res.end();
-  }));
+  const s = await started(
+    serve(async (res, push) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      // The zone's queue line comes first, drained-looking: the size alone must refuse the page.
+      await push(PAGE);
+      while (s0.sent() < PAGE_BYTES) if (!(await push(chunk))) return;
+      res.end();
+    }),
+  );
   const s0 = s;
   const sample = await reader(s.port, { scrapeTimeoutMs: 30_000 }).sample(target);
   expect(sample).toMatchObject({ drained: false, totalPods: 1, unreadablePods: 1 });
@@ -112,12 +124,14 @@ it(`a page larger than ${MAX_METRICS_PAGE_BYTES / 2 ** 20} MiB is not drained, a
 });
 
 it('a Content-Length over the cap is refused before the body is read', async () => {
-  const s = await started(serve(async (res, push) => {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(MAX_METRICS_PAGE_BYTES + 1) });
-    const chunk = Buffer.alloc(64 * 1024, 'a');
-    for (let n = 0; n <= MAX_METRICS_PAGE_BYTES; n += chunk.length) if (!(await push(chunk))) return;
-    res.end();
-  }));
+  const s = await started(
+    serve(async (res, push) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(MAX_METRICS_PAGE_BYTES + 1) });
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      for (let n = 0; n <= MAX_METRICS_PAGE_BYTES; n += chunk.length) if (!(await push(chunk))) return;
+      res.end();
+    }),
+  );
   const sample = await reader(s.port).sample(target);
   expect(sample).toMatchObject({ drained: false, unreadablePods: 1 });
   expect(sample.message).toContain(`page larger than 16 MiB (Content-Length ${MAX_METRICS_PAGE_BYTES + 1})`);
@@ -127,12 +141,17 @@ it('a Content-Length over the cap is refused before the body is read', async () 
 
 it('the cap counts body bytes: exactly the cap is read, one byte more is refused', async () => {
   const cap = Buffer.byteLength(PAGE);
-  for (const [extra, ok] of [[0, true], [1, false]] as const) {
-    const s = await started(serve(async (res, push) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      await push(PAGE + ' '.repeat(extra));
-      res.end();
-    }));
+  for (const [extra, ok] of [
+    [0, true],
+    [1, false],
+  ] as const) {
+    const s = await started(
+      serve(async (res, push) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        await push(PAGE + ' '.repeat(extra));
+        res.end();
+      }),
+    );
     const sample = await reader(s.port, { maxPageBytes: cap }).sample(target);
     expect(sample.drained).toBe(ok);
     if (!ok) expect(sample.message).toContain(`page larger than ${(cap / 1024).toFixed(1)} KiB (stopped reading after ${cap + 1} bytes)`);
@@ -140,10 +159,12 @@ it('the cap counts body bytes: exactly the cap is read, one byte more is refused
 });
 
 it('the scrape timeout covers the body: a page that stalls after the headers is a scrape error in time', async () => {
-  const s = await started(serve(async (res, push) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    await push(PAGE.slice(0, 5000)); // then nothing, never the end
-  }));
+  const s = await started(
+    serve(async (res, push) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      await push(PAGE.slice(0, 5000)); // then nothing, never the end
+    }),
+  );
   const t0 = Date.now();
   const sample = await reader(s.port, { scrapeTimeoutMs: 300 }).sample(target);
   expect(Date.now() - t0).toBeLessThan(3_000);
@@ -153,10 +174,12 @@ it('the scrape timeout covers the body: a page that stalls after the headers is 
 });
 
 it('an abort by the caller while the body is read is rethrown (the activity was cancelled), not a sample', async () => {
-  const s = await started(serve(async (res, push) => {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    await push(PAGE.slice(0, 5000));
-  }));
+  const s = await started(
+    serve(async (res, push) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      await push(PAGE.slice(0, 5000));
+    }),
+  );
   const ac = new AbortController();
   setTimeout(() => ac.abort(new Error('cancelled')), 100);
   await expect(reader(s.port).sample(target, ac.signal)).rejects.toThrow('cancelled');
@@ -197,13 +220,36 @@ describe('the lookups of one sample', () => {
   });
 
   it('judged in the order of the checks: the VMAgent first, then the pods, then the credentials', async () => {
-    const missing = reader(1, { kube: { get: async () => undefined } as unknown as KubeObjects, auth: { headers: async () => { throw new Error('no Secret'); } } as unknown as VmagentAuth });
-    missing.listPods = async () => { throw new Error('EndpointSlices: 503'); };
+    const missing = reader(1, {
+      kube: { get: async () => undefined } as unknown as KubeObjects,
+      auth: {
+        headers: async () => {
+          throw new Error('no Secret');
+        },
+      } as unknown as VmagentAuth,
+    });
+    missing.listPods = async () => {
+      throw new Error('EndpointSlices: 503');
+    };
     expect((await missing.sample(target)).message).toBe('VMAgent ns/va not found');
-    const noPods = reader(1, { auth: { headers: async () => { throw new Error('no Secret'); } } as unknown as VmagentAuth });
-    noPods.listPods = async () => { throw new Error('EndpointSlices: 503'); };
+    const noPods = reader(1, {
+      auth: {
+        headers: async () => {
+          throw new Error('no Secret');
+        },
+      } as unknown as VmagentAuth,
+    });
+    noPods.listPods = async () => {
+      throw new Error('EndpointSlices: 503');
+    };
     expect((await noPods.sample(target)).message).toBe('cannot read vmagent queues: EndpointSlices: 503');
-    const noSecret = reader(1, { auth: { headers: async () => { throw new Error('no Secret'); } } as unknown as VmagentAuth });
+    const noSecret = reader(1, {
+      auth: {
+        headers: async () => {
+          throw new Error('no Secret');
+        },
+      } as unknown as VmagentAuth,
+    });
     expect(await noSecret.sample(target)).toMatchObject({ drained: false, message: 'cannot read vmagent queues: no Secret' });
   });
 });

@@ -57,7 +57,11 @@ describe('findZoneQueues', () => {
     { url: 'http://vminsert-az-c.ns1.svc.cluster.local:8480/insert/0/prometheus/api/v1/write?x=1' },
   ];
   it('finds the entry by vminsert host (bare or FQDN, any port) with its index and queue dir', async () => {
-    for (const [zone, index] of [['az-a', 0], ['az-b', 1], ['az-c', 2]] as const) {
+    for (const [zone, index] of [
+      ['az-a', 0],
+      ['az-b', 1],
+      ['az-c', 2],
+    ] as const) {
       const r = await findZoneQueues(rw, { namespace: 'ns1', vmclusterName: zone });
       expect(r).toEqual({ ok: true, queues: [{ index, url: rw[index]!.url, dirName: await queueDirName(index, rw[index]!.url) }] });
     }

@@ -62,7 +62,9 @@ describe('the config Secret', () => {
   it('takes the time of the latest write from managedFields, else the creation time', () => {
     const t1 = '2026-12-01T10:00:00Z';
     const t2 = '2026-12-01T10:05:00Z';
-    expect(secretChangedAt({ metadata: { managedFields: [{ time: new Date(t1) }, { time: new Date(t2) }], creationTimestamp: new Date(t1) } })).toBe(Date.parse(t2));
+    expect(secretChangedAt({ metadata: { managedFields: [{ time: new Date(t1) }, { time: new Date(t2) }], creationTimestamp: new Date(t1) } })).toBe(
+      Date.parse(t2),
+    );
     expect(secretChangedAt({ metadata: { creationTimestamp: new Date(t1) } })).toBe(Date.parse(t1));
     expect(secretChangedAt({ metadata: {} })).toBeUndefined();
   });
@@ -124,7 +126,11 @@ describe('finding a route in the config', () => {
 });
 
 describe('pod metrics', () => {
-  const reloader = ['# HELP configreloader_reload_content_hash x', 'configreloader_reload_content_hash{key="main"} 3421780262', 'configreloader_reload_content_hash{key="other"} 1'].join('\n');
+  const reloader = [
+    '# HELP configreloader_reload_content_hash x',
+    'configreloader_reload_content_hash{key="main"} 3421780262',
+    'configreloader_reload_content_hash{key="other"} 1',
+  ].join('\n');
 
   it("reads the config-reloader's content hash of the main config, as an unsigned 32-bit number", () => {
     expect(metricValue(reloader, 'configreloader_reload_content_hash', { key: 'main' })).toBe(3421780262);
@@ -159,14 +165,28 @@ describe('carriers, and the live queue message', () => {
 
   it('a carrier must be operational and have an empty vmagent backlog', () => {
     expect(carrierProblem('az-b', { done: true }, drained)).toBeUndefined();
-    expect(carrierProblem('az-b', { done: false, failed: false, message: 'updateStatus expanding' }, undefined)).toMatch(/zone az-b: VMCluster not operational \(updateStatus expanding\)/);
-    expect(carrierProblem('az-b', { done: true }, { ...drained, drained: false, pendingBytes: 10, message: '10 B pending' })).toMatch(/zone az-b: vmagent backlog not empty \(10 B pending\)/);
+    expect(carrierProblem('az-b', { done: false, failed: false, message: 'updateStatus expanding' }, undefined)).toMatch(
+      /zone az-b: VMCluster not operational \(updateStatus expanding\)/,
+    );
+    expect(carrierProblem('az-b', { done: true }, { ...drained, drained: false, pendingBytes: 10, message: '10 B pending' })).toMatch(
+      /zone az-b: vmagent backlog not empty \(10 B pending\)/,
+    );
   });
 
   it('shows the latest sample: pending bytes per pod and how long the queues have been empty', () => {
-    const last = { ...drained, pendingBytes: 4096, drained: false, message: '4 KiB pending on 2/2 vmagent pods', podPendingBytes: { 'vmagent-0': 4096, 'vmagent-1': 0 } };
-    expect(queueProgressMessage({ last }, 60_000)).toBe('waiting for the vmagent backlog (sample at 2026-12-01T10:00:00.000Z): 4 KiB pending on 2/2 vmagent pods [vmagent-0 4096 B, vmagent-1 0 B]; not empty');
-    expect(queueProgressMessage({ last: { ...drained, at: '2026-12-01T10:00:12.000Z' }, emptySince: '2026-12-01T10:00:00.000Z' }, 60_000)).toMatch(/; empty since 2026-12-01T10:00:00.000Z \(12 s of 60 s\)$/);
+    const last = {
+      ...drained,
+      pendingBytes: 4096,
+      drained: false,
+      message: '4 KiB pending on 2/2 vmagent pods',
+      podPendingBytes: { 'vmagent-0': 4096, 'vmagent-1': 0 },
+    };
+    expect(queueProgressMessage({ last }, 60_000)).toBe(
+      'waiting for the vmagent backlog (sample at 2026-12-01T10:00:00.000Z): 4 KiB pending on 2/2 vmagent pods [vmagent-0 4096 B, vmagent-1 0 B]; not empty',
+    );
+    expect(queueProgressMessage({ last: { ...drained, at: '2026-12-01T10:00:12.000Z' }, emptySince: '2026-12-01T10:00:00.000Z' }, 60_000)).toMatch(
+      /; empty since 2026-12-01T10:00:00.000Z \(12 s of 60 s\)$/,
+    );
   });
 
   it('a zone is quiet after two polls without a new request (at least 1 s), never longer than readDrainDelay', () => {
@@ -180,7 +200,12 @@ describe('waitReadsDrained (virtual clock)', () => {
   /** A poll context whose sleeps advance a virtual clock; pods whose counters follow `counts(t)`. */
   function rig(counts: (t: number) => number | Error, pods = 1) {
     let t = 0;
-    const ctx: PollContext = { heartbeat: () => {}, sleep: async (ms) => void (t += ms), heartbeatDetails: () => undefined, signal: new AbortController().signal };
+    const ctx: PollContext = {
+      heartbeat: () => {},
+      sleep: async (ms) => void (t += ms),
+      heartbeatDetails: () => undefined,
+      signal: new AbortController().signal,
+    };
     const servicePods = {
       list: async () => Array.from({ length: pods }, (_, i) => ({ name: `vmselect-${i}`, address: '10.0.0.1', port: 8481, ready: true })),
       scrape: async () => {
@@ -234,7 +259,12 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
   function rig(secretAt: (t: number) => Buffer, podHash: (pod: number, t: number) => Buffer | undefined) {
     let t = 0;
     const counts = { secretReads: 0, podLists: 0, scrapes: 0 };
-    const ctx: PollContext = { heartbeat: () => {}, sleep: async (ms) => void (t += ms), heartbeatDetails: () => undefined, signal: new AbortController().signal };
+    const ctx: PollContext = {
+      heartbeat: () => {},
+      sleep: async (ms) => void (t += ms),
+      heartbeatDetails: () => undefined,
+      signal: new AbortController().signal,
+    };
     const pods = {
       list: async () => (counts.podLists++, [0, 1].map((i) => ({ name: `vmauth-${i}`, address: `10.0.0.${i}`, port: 8427, ready: true }))),
       scrape: async (pod: { name: string }, opts: { port?: number } = {}) => {
@@ -246,7 +276,12 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
       describeScrapeError: (e: unknown) => String(e),
     } as unknown as ServicePods;
     const kc = new KubeConfig();
-    kc.loadFromOptions({ clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
     const checker = new SwitchChecker({ kube: {} as KubeObjects, kubeConfig: kc, pods, now: () => T0 + t });
     (checker as unknown as { core: unknown }).core = {
       readNamespacedSecret: async () => {
@@ -254,13 +289,24 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
         return { metadata: { creationTimestamp: new Date(T0) }, data: { 'config.yaml.gz': secretAt(t).toString('base64') } };
       },
     };
-    const input: SwitchInput = { namespace: NS, vmauthName: 'global', vmcluster: 'vm-az-b', expect: 'absent', routes: [{ kind: 'VMAuth', name: 'global' }], pollIntervalMs: 5_000, fallbackWaitMs: 3_000 };
+    const input: SwitchInput = {
+      namespace: NS,
+      vmauthName: 'global',
+      vmcluster: 'vm-az-b',
+      expect: 'absent',
+      routes: [{ kind: 'VMAuth', name: 'global' }],
+      pollIntervalMs: 5_000,
+      fallbackWaitMs: 3_000,
+    };
     return { run: (o: Partial<SwitchInput> = {}) => confirmSwitch(checker, ctx, { ...input, ...o }, () => T0 + t), now: () => t, counts };
   }
 
   it('once the Secret holds the right config, only the pods are looked at, every 250 ms; confirmed by a whole check as soon as they run it', async () => {
     // pod 1 reloads at 1.3 s: seen at 1.5 s, not at the next 5 s poll.
-    const r = rig(() => right, (pod, t) => (pod === 0 || t >= 1_300 ? right : wrong));
+    const r = rig(
+      () => right,
+      (pod, t) => (pod === 0 || t >= 1_300 ? right : wrong),
+    );
     const c = await r.run();
     expect(c.pods.map((p) => p.via)).toEqual(['content-hash', 'content-hash']);
     expect(r.now()).toBe(1_500);
@@ -271,7 +317,10 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
 
   it('negative control: while the Secret still routes the zone, nothing is polled faster (the Secret every pollInterval)', async () => {
     // The operator writes the right config at 1.3 s, the pods run it at once.
-    const r = rig((t) => (t >= 1_300 ? right : wrong), (_pod, t) => (t >= 1_300 ? right : wrong));
+    const r = rig(
+      (t) => (t >= 1_300 ? right : wrong),
+      (_pod, t) => (t >= 1_300 ? right : wrong),
+    );
     await r.run();
     expect(r.now()).toBe(5_000);
     expect(r.counts.secretReads).toBe(2);
@@ -279,7 +328,10 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
   });
 
   it('pods that never catch up: the Secret is still re-read at the normal pollInterval', async () => {
-    const r = rig(() => right, (pod, t) => (pod === 0 || t >= 12_000 ? right : wrong));
+    const r = rig(
+      () => right,
+      (pod, t) => (pod === 0 || t >= 12_000 ? right : wrong),
+    );
     await r.run();
     // Whole checks at 0, 5 s, 10 s (one poll after each ended), then at 12 s when the pods caught up.
     expect(r.counts.secretReads).toBe(4);
@@ -288,14 +340,20 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
 
   it('a Secret changed meanwhile is never confirmed in its stead: pods running the old right config are not enough', async () => {
     // At 1 s the operator writes other (also right) bytes; the pods reach the first at 1.3 s, the second at 3.1 s.
-    const r = rig((t) => (t >= 1_000 ? rightToo : right), (_pod, t) => (t >= 3_100 ? rightToo : t >= 1_300 ? right : wrong));
+    const r = rig(
+      (t) => (t >= 1_000 ? rightToo : right),
+      (_pod, t) => (t >= 3_100 ? rightToo : t >= 1_300 ? right : wrong),
+    );
     const c = await r.run();
     expect(c.hash).toBe(contentHash(rightToo));
     expect(r.now()).toBe(1_500 + 250 * 7); // the whole check at 1.5 s found the new hash; the pods ran it at 3.25 s
   });
 
   it('keeps the fallback: a pod without the content hash is taken as switched after the bounded wait, seen within 250 ms', async () => {
-    const r = rig(() => right, (pod) => (pod === 0 ? right : undefined));
+    const r = rig(
+      () => right,
+      (pod) => (pod === 0 ? right : undefined),
+    );
     const c = await r.run();
     expect(c.pods.map((p) => p.via)).toEqual(['content-hash', 'bounded-wait']);
     expect(r.now()).toBe(3_000);

@@ -23,10 +23,7 @@ describe('the bad-spec table', () => {
 
   it('names a server path for every case but the two the API server refuses before reading any field', () => {
     const pathless = BAD_SPECS.filter((c) => c.server.path === undefined).map((c) => c.name);
-    expect(pathless).toEqual([
-      'global overrideSpec one level deeper than the API server allows',
-      'zone full spec one level deeper than the API server allows',
-    ]);
+    expect(pathless).toEqual(['global overrideSpec one level deeper than the API server allows', 'zone full spec one level deeper than the API server allows']);
   });
 });
 
@@ -65,7 +62,7 @@ test('no issue path or message shows credentials, whatever field holds them', ()
   expect(formatIssues(r.issues)).toContain('***@');
 });
 
-describe('JSON nesting: at most 1000 levels from the object root (vmrollout\'s limit; the API server\'s is 10000)', () => {
+describe("JSON nesting: at most 1000 levels from the object root (vmrollout's limit; the API server's is 10000)", () => {
   const withOverlay = (overrideSpec: unknown) => ({ ...validRawSpec(), overrideSpec });
 
   it('accepts the deepest overlay vmrollout accepts, and normalizes it', () => {
@@ -84,7 +81,9 @@ describe('JSON nesting: at most 1000 levels from the object root (vmrollout\'s l
     expect(r.issues).toEqual([
       {
         path: 'spec.overrideSpec',
-        message: expect.stringContaining('nested more than 1000 levels deep, counted from the object\'s root (this value reaches 1001 levels deep; the API server\'s own limit is 10000)'),
+        message: expect.stringContaining(
+          "nested more than 1000 levels deep, counted from the object's root (this value reaches 1001 levels deep; the API server's own limit is 10000)",
+        ),
       },
     ]);
   });
@@ -105,7 +104,8 @@ describe('JSON nesting: at most 1000 levels from the object root (vmrollout\'s l
     a.self = a;
     const r = validateSpec(withOverlay(a));
     expect(r.success).toBe(false);
-    if (!r.success) expect(formatIssues(r.issues)).toMatch(/spec\.overrideSpec\.self: must be a JSON value \(got a reference to an enclosing object: a cycle\)/);
+    if (!r.success)
+      expect(formatIssues(r.issues)).toMatch(/spec\.overrideSpec\.self: must be a JSON value \(got a reference to an enclosing object: a cycle\)/);
   });
 
   it('checks a shared (not cyclic) value once: a 2^40-path DAG is quick', () => {

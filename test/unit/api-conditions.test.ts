@@ -50,7 +50,14 @@ describe('mergeConditions', () => {
 
   it("stable order (the trigger's and the activity's): existing types keep their place, new ones are appended", () => {
     const prev = [cond('Valid', 'True', 't0'), cond('Ready', 'False', 't0')];
-    const out = mergeConditions(prev, [{ type: 'Paused', status: 'False', reason: 'NotPaused', message: '' }, { type: 'Ready', status: 'True', reason: 'Succeeded', message: '' }], { now: 't1' });
+    const out = mergeConditions(
+      prev,
+      [
+        { type: 'Paused', status: 'False', reason: 'NotPaused', message: '' },
+        { type: 'Ready', status: 'True', reason: 'Succeeded', message: '' },
+      ],
+      { now: 't1' },
+    );
     expect(out.map((c) => c.type)).toEqual(['Valid', 'Ready', 'Paused']);
   });
 

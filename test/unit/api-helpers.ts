@@ -53,7 +53,9 @@ export function normalizedSpec(raw: unknown): NormalizedSpec {
 /** Every `examples/*.yaml` document: [file, object]. */
 export function exampleObjects(): [string, Record<string, unknown>][] {
   const out: [string, Record<string, unknown>][] = [];
-  for (const file of readdirSync(EXAMPLES_DIR).filter((f) => /\.ya?ml$/.test(f)).sort()) {
+  for (const file of readdirSync(EXAMPLES_DIR)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(EXAMPLES_DIR, file), 'utf8'))) {
       if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors.map((e) => e.message).join('; ')}`);
       out.push([file, doc.toJS() as Record<string, unknown>]);

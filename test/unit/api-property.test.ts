@@ -140,8 +140,7 @@ const mutatedSpec = fc
   .map((edits) => edits.reduce<unknown>((acc, [path, value]) => setAt(acc, path, value), base));
 
 /** A valid spec with random strategy values (many end valid, many not). */
-const mostly = <T,>(valid: fc.Arbitrary<T>, other: fc.Arbitrary<unknown>) =>
-  fc.oneof({ arbitrary: valid, weight: 6 }, { arbitrary: other, weight: 1 });
+const mostly = <T>(valid: fc.Arbitrary<T>, other: fc.Arbitrary<unknown>) => fc.oneof({ arbitrary: valid, weight: 6 }, { arbitrary: other, weight: 1 });
 const randomStrategy = fc
   .record(
     {
@@ -163,9 +162,12 @@ jest.setTimeout(60_000);
 describe('validateSpec properties', () => {
   it('never throws on arbitrary values (fc.anything)', () => {
     assertProperty(
-      fc.property(fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withObjectString: true, withNullPrototype: true, withSparseArray: true }), (v) => {
-        checkResult(v);
-      }),
+      fc.property(
+        fc.anything({ withBoxedValues: true, withMap: true, withSet: true, withObjectString: true, withNullPrototype: true, withSparseArray: true }),
+        (v) => {
+          checkResult(v);
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -212,9 +214,7 @@ describe('property test seeding (test/support/property.ts)', () => {
     expect(runs).toHaveLength(FIXED_SEEDS.length + 1);
     expect(runs.at(-1)?.numRuns).toBeLessThanOrEqual(300);
     expect(plannedRuns(300, { FC_RANDOM_RUNS: '0' })).toHaveLength(FIXED_SEEDS.length);
-    expect(plannedRuns(300, { FC_SEED: '-460821825', FC_PATH: '63:0' })).toEqual([
-      { seed: -460821825, numRuns: 300, path: '63:0', what: 'FC_SEED' },
-    ]);
+    expect(plannedRuns(300, { FC_SEED: '-460821825', FC_PATH: '63:0' })).toEqual([{ seed: -460821825, numRuns: 300, path: '63:0', what: 'FC_SEED' }]);
     expect(() => plannedRuns(300, { FC_SEED: 'x' })).toThrow('FC_SEED must be an integer');
     expect(() => plannedRuns(300, { FC_PATH: '63:0' })).toThrow('set FC_SEED too');
   });

@@ -20,7 +20,15 @@ const rec = (uid: string, zone: string, over: Partial<OutOfRotationRecord> = {})
   workflowId: `vmdc/${NS}/vmdc-${uid}/g3-${uid}`,
   generation: 3,
   vmcluster: { name: `vm-${zone}`, namespace: NS },
-  removed: [{ type: 'object', index: 0, objectIndex: 1, object: { name: `vm-${zone}`, namespace: NS }, targetRef: { crd: { kind: 'VMCluster/vmselect', objects: [] } } }],
+  removed: [
+    {
+      type: 'object',
+      index: 0,
+      objectIndex: 1,
+      object: { name: `vm-${zone}`, namespace: NS },
+      targetRef: { crd: { kind: 'VMCluster/vmselect', objects: [] } },
+    },
+  ],
   since: '2024-05-01T10:00:00.000Z',
   ...over,
 });
@@ -36,15 +44,37 @@ describe('parseRecords / formatRecords', () => {
   });
 
   it('round-trips every removed-entry type, the crdName entry (operator rules) included', () => {
-    const crdName = { type: 'crdName' as const, index: 1, name: 'vm-az-a', namespace: NS, targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS, objects: [{ name: 'vm-az-b', namespace: NS }] } } };
-    const records = keyed(rec('u1', 'az-a', { removed: [{ type: 'targetRef', index: 0, targetRef: { static: { url: 'http://x' } } }, crdName, { type: 'object', index: 1, objectIndex: 0, object: { name: 'vm-az-a', namespace: NS }, targetRef: crdName.targetRef }] }));
+    const crdName = {
+      type: 'crdName' as const,
+      index: 1,
+      name: 'vm-az-a',
+      namespace: NS,
+      targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS, objects: [{ name: 'vm-az-b', namespace: NS }] } },
+    };
+    const records = keyed(
+      rec('u1', 'az-a', {
+        removed: [
+          { type: 'targetRef', index: 0, targetRef: { static: { url: 'http://x' } } },
+          crdName,
+          { type: 'object', index: 1, objectIndex: 0, object: { name: 'vm-az-a', namespace: NS }, targetRef: crdName.targetRef },
+        ],
+      }),
+    );
     const text = formatRecords(records)!;
     expect(parseRecords(text)).toEqual(records);
     expect(parseRecords(text)['u1/az-a']!.removed[1]).toEqual(crdName);
   });
 
   it('old records still parse: object entries without their targetRef, records with no crdName entries', () => {
-    const old = { 'u1/az-a': { ...rec('u1', 'az-a'), removed: [{ type: 'object', index: 0, objectIndex: 1, object: { name: 'vm-az-a', namespace: NS } }, { type: 'targetRef', index: 1, targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS } } }] } };
+    const old = {
+      'u1/az-a': {
+        ...rec('u1', 'az-a'),
+        removed: [
+          { type: 'object', index: 0, objectIndex: 1, object: { name: 'vm-az-a', namespace: NS } },
+          { type: 'targetRef', index: 1, targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS } } },
+        ],
+      },
+    };
     expect(parseRecords(JSON.stringify(old))).toEqual(old);
   });
 
@@ -77,7 +107,10 @@ describe('parseRecords / formatRecords', () => {
     ['a crdName entry without the name', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, namespace: NS, targetRef: {} }] } }],
     ['a crdName entry with an empty name', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: '', namespace: NS, targetRef: {} }] } }],
     ['a crdName entry without the namespace', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', targetRef: {} }] } }],
-    ['a crdName entry with an empty namespace', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', namespace: '', targetRef: {} }] } }],
+    [
+      'a crdName entry with an empty namespace',
+      { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', namespace: '', targetRef: {} }] } },
+    ],
     ['a crdName entry without the targetRef', { 'u1/az-a': { ...good, removed: [{ type: 'crdName', index: 0, name: 'vm-az-a', namespace: NS }] } }],
     ['no generation', { 'u1/az-a': { ...good, generation: '3' } }],
     ['no since', { 'u1/az-a': { ...good, since: undefined } }],
@@ -100,7 +133,11 @@ describe('parseRecords / formatRecords', () => {
 
   it('recordsOf picks one VMDistributedCluster by uid', () => {
     const records = keyed(rec('u1', 'az-a'), rec('u2', 'az-a'), rec('u1', 'az-b'));
-    expect(recordsOf(records, 'u1').map((r) => r.zone).sort()).toEqual(['az-a', 'az-b']);
+    expect(
+      recordsOf(records, 'u1')
+        .map((r) => r.zone)
+        .sort(),
+    ).toEqual(['az-a', 'az-b']);
     expect(recordsOf(records, 'u3')).toEqual([]);
   });
 });
@@ -151,7 +188,10 @@ describe('listRouteRecords (fake list call)', () => {
       1,
     );
     const got = await listRouteRecords(api, NS, 'u1');
-    expect(got.map((r) => [r.route.kind, r.route.name, r.record.vmdc.uid])).toEqual([['VMAuth', 'g', 'u1'], ['VMUser', 'r', 'u1']]);
+    expect(got.map((r) => [r.route.kind, r.route.name, r.record.vmdc.uid])).toEqual([
+      ['VMAuth', 'g', 'u1'],
+      ['VMUser', 'r', 'u1'],
+    ]);
     expect(calls.filter((c) => c.plural === 'vmusers').length).toBe(2);
     expect(await listRouteRecords(api, NS, 'u9')).toEqual([]);
     expect((await listAllRouteRecords(api, NS)).map((r) => r.record.vmdc.uid)).toEqual(['u1', 'u2', 'u1']);

@@ -342,17 +342,13 @@ describe('rejects invalid specs', () => {
     s.strategy.pollInterval = 'soon';
     delete s.vmauth;
     const paths = issuesOf(s).map((i) => i.path);
-    expect(paths).toEqual(
-      expect.arrayContaining(['spec.zones[1].name', 'spec.zones[2].vmcluster.name', 'spec.strategy.pollInterval', 'spec.vmauth']),
-    );
+    expect(paths).toEqual(expect.arrayContaining(['spec.zones[1].name', 'spec.zones[2].vmcluster.name', 'spec.strategy.pollInterval', 'spec.vmauth']));
   });
 });
 
 describe('formatIssues', () => {
   it('formats one issue', () => {
-    expect(formatIssues([{ path: 'spec.zones', message: 'must list at least 2 zones' }])).toBe(
-      'invalid spec: spec.zones: must list at least 2 zones',
-    );
+    expect(formatIssues([{ path: 'spec.zones', message: 'must list at least 2 zones' }])).toBe('invalid spec: spec.zones: must list at least 2 zones');
   });
 
   it('formats several issues on one line and bounds the length', () => {

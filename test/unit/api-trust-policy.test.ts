@@ -5,7 +5,6 @@ import { normalizedSpec, validRawSpec } from './api-helpers';
 const NS = 'monitoring';
 const CREATE: TrustPolicy = { createNamespaces: [NS], crossNamespaceTargetRefs: false };
 
-
 /** validRawSpec (zone az-c's VMCluster is a full spec) with a VMUser whose targetRefs name `refNamespace`. */
 function withVmuserRefs(refNamespace: string, form: 'spec' | 'overrideSpec' = 'spec'): Record<string, unknown> {
   const raw = validRawSpec();

@@ -81,7 +81,13 @@ class Scenario {
   }
 
   private writeRoute(r: RouteRef, user = WORKER): AuditEvent {
-    return this.push({ user, group: 'operator.victoriametrics.com', resource: r.kind === 'VMAuth' ? 'vmauths' : 'vmusers', name: r.name, responseObject: this.routeObject(r) });
+    return this.push({
+      user,
+      group: 'operator.victoriametrics.com',
+      resource: r.kind === 'VMAuth' ? 'vmauths' : 'vmusers',
+      name: r.name,
+      responseObject: this.routeObject(r),
+    });
   }
 
   /** Takes `cluster` out of the given routes (one write per route, the record in the same write). */
@@ -118,7 +124,14 @@ class Scenario {
   /** The user's write of the VMDistributedCluster's spec at `generation`: clusterVersion v<generation>. */
   specWrite(generation: number): AuditEvent {
     const spec = { clusterVersion: `v${generation}` };
-    return this.push({ user: OPERATOR, group: 'vmrollout.io', resource: 'vmdistributedclusters', name: 'dc', requestObject: { spec }, responseObject: { metadata: { name: 'dc', generation }, spec } });
+    return this.push({
+      user: OPERATOR,
+      group: 'vmrollout.io',
+      resource: 'vmdistributedclusters',
+      name: 'dc',
+      requestObject: { spec },
+      responseObject: { metadata: { name: 'dc', generation }, spec },
+    });
   }
 
   /**
@@ -129,7 +142,11 @@ class Scenario {
   patchCluster(cluster: string, rolloutGeneration: number, changes = true, claims = rolloutGeneration): AuditEvent {
     if (changes) this.gen[cluster]!++;
     const spec = { clusterVersion: `v${rolloutGeneration}` };
-    const metadata = { name: cluster, namespace: NS, annotations: { 'vmrollout.io/applied': appliedRecord({ name: 'dc', uid: UID, generation: claims }, 'overlay', spec) } };
+    const metadata = {
+      name: cluster,
+      namespace: NS,
+      annotations: { 'vmrollout.io/applied': appliedRecord({ name: 'dc', uid: UID, generation: claims }, 'overlay', spec) },
+    };
     return this.push({
       user: WORKER,
       group: 'operator.victoriametrics.com',
@@ -160,10 +177,22 @@ class Scenario {
       phase,
       workflow: { id: wfId(generation), runId: 'run' },
       zonesOutOfRotation: out,
-      zones: Object.values(ZONE_OF).map((z) => ({ name: z, phase: z === leaving ? 'LeavingReads' : 'Pending', ...(out.includes(z) ? { message: 'out of read rotation' } : {}) })),
+      zones: Object.values(ZONE_OF).map((z) => ({
+        name: z,
+        phase: z === leaving ? 'LeavingReads' : 'Pending',
+        ...(out.includes(z) ? { message: 'out of read rotation' } : {}),
+      })),
     };
     const json = JSON.parse(JSON.stringify(status)) as JsonObject;
-    return this.push({ user: WORKER, group: 'vmrollout.io', resource: 'vmdistributedclusters', subresource: 'status', name: 'dc', requestObject: { status: json }, responseObject: { metadata: { name: 'dc', generation }, status: json } });
+    return this.push({
+      user: WORKER,
+      group: 'vmrollout.io',
+      resource: 'vmdistributedclusters',
+      subresource: 'status',
+      name: 'dc',
+      requestObject: { status: json },
+      responseObject: { metadata: { name: 'dc', generation }, status: json },
+    });
   }
 
   /** The campaign's looks at the zone's queues: backlog now, then drained every poll for `forMs`. */
@@ -248,7 +277,11 @@ describe('chaos oracle: a correct 3-zone rollout', () => {
     expect(v.counts.restores).toBe(6);
     expect(v.counts.maxZonesOut).toBe(1);
     expect(v.counts.statusWrites).toBe(11);
-    expect(v.counts.vmclusterPatches).toEqual({ 'vm-az-a': { changed: 1, retries: 0 }, 'vm-az-b': { changed: 1, retries: 0 }, 'vm-az-c': { changed: 1, retries: 0 } });
+    expect(v.counts.vmclusterPatches).toEqual({
+      'vm-az-a': { changed: 1, retries: 0 },
+      'vm-az-b': { changed: 1, retries: 0 },
+      'vm-az-c': { changed: 1, retries: 0 },
+    });
     expect(v.counts.operationalReports).toBe(3);
     expect(v.counts.reads).toBe(2);
   });
@@ -392,7 +425,9 @@ describe('chaos oracle: one negative control per check', () => {
     older.status(3, ['az-a'], 'Progressing', 'az-a');
     older.remove('vm-az-a', 3);
     older.patchCluster('vm-az-a', 2);
-    expect(judge(older.input({ upgrades: { 2: ['vm-az-a'] } })).breaches.map((b) => `${b.check}: ${b.message}`)).toContainEqual(expect.stringMatching(/^c: VMCluster vm-az-a changed by generation 2 after generation 3 began/));
+    expect(judge(older.input({ upgrades: { 2: ['vm-az-a'] } })).breaches.map((b) => `${b.check}: ${b.message}`)).toContainEqual(
+      expect.stringMatching(/^c: VMCluster vm-az-a changed by generation 2 after generation 3 began/),
+    );
   });
 
   it('c: an older generation writes its status after a newer one began', () => {
@@ -443,7 +478,13 @@ describe('chaos oracle: one negative control per check', () => {
     const s = correctRollout();
     const t = new Scenario();
     // the same rollout, but the status written after az-b's removal forgets az-b
-    const at = s.events.findIndex((e, i) => i > 0 && e.resource === 'vmdistributedclusters' && JSON.stringify(e.responseObject).includes('"zonesOutOfRotation":["az-b"]') && s.events[i - 1]!.resource === 'vmusers');
+    const at = s.events.findIndex(
+      (e, i) =>
+        i > 0 &&
+        e.resource === 'vmdistributedclusters' &&
+        JSON.stringify(e.responseObject).includes('"zonesOutOfRotation":["az-b"]') &&
+        s.events[i - 1]!.resource === 'vmusers',
+    );
     expect(at).toBeGreaterThan(0);
     const bad = t.status(2, []);
     const events = s.events.map((e, i) => (i === at ? { ...bad, seq: e.seq, at: e.at } : e));
@@ -525,7 +566,14 @@ describe('chaos oracle: one negative control per check', () => {
 
   it('g: a fresh read whose series has a hole longer than the stale threshold', () => {
     const s = correctRollout();
-    const v = judge(s.input({ reads: [{ at: 1, ageMs: 500, gapMs: 400 }, { at: 2, ageMs: 500, gapMs: 12_000 }] }));
+    const v = judge(
+      s.input({
+        reads: [
+          { at: 1, ageMs: 500, gapMs: 400 },
+          { at: 2, ageMs: 500, gapMs: 12_000 },
+        ],
+      }),
+    );
     expect(checks(v.breaches)).toEqual(['g']);
     expect(v.counts).toMatchObject({ reads: 2, staleReads: 0, gappyReads: 1 });
     expect(v.breaches[0]!.message).toMatch(/1 read\(s\) with a hole in the series longer than 9000 ms/);
@@ -554,7 +602,19 @@ describe('chaos audit log reader', () => {
 
   it('parses a ResponseComplete event, and skips other stages', () => {
     const e = parseAuditLine(JSON.stringify(raw('x')), 0)!;
-    expect(e).toMatchObject({ at: Date.UTC(2026, 11, 1, 20, 0, 0, 234), receivedAt: Date.UTC(2026, 11, 1, 20, 0, 0, 123), user: WORKER, verb: 'patch', group: 'operator.victoriametrics.com', resource: 'vmclusters', subresource: '', namespace: 'ns', name: 'vm-az-a', code: 200, dryRun: false });
+    expect(e).toMatchObject({
+      at: Date.UTC(2026, 11, 1, 20, 0, 0, 234),
+      receivedAt: Date.UTC(2026, 11, 1, 20, 0, 0, 123),
+      user: WORKER,
+      verb: 'patch',
+      group: 'operator.victoriametrics.com',
+      resource: 'vmclusters',
+      subresource: '',
+      namespace: 'ns',
+      name: 'vm-az-a',
+      code: 200,
+      dryRun: false,
+    });
     expect(e.responseObject).toEqual({ metadata: { name: 'vm-az-a', generation: 2 } });
     expect(parseAuditLine(JSON.stringify(raw('y', { stage: 'ResponseStarted' })), 0)).toBeUndefined();
     expect(parseAuditLine(JSON.stringify(raw('z', { requestURI: '/apis/x?dryRun=All' })), 0)!.dryRun).toBe(true);

@@ -72,7 +72,12 @@ describe('parseCommand', () => {
   });
 
   it('release-zone takes its flags, and NAME like the other verbs', () => {
-    expect(parseCommand(['release-zone', '--namespace', 'ns', '--vmdc', 'dc', '--zone', 'az-a'])).toMatchObject({ namespace: 'ns', vmdc: 'dc', zone: 'az-a', list: false });
+    expect(parseCommand(['release-zone', '--namespace', 'ns', '--vmdc', 'dc', '--zone', 'az-a'])).toMatchObject({
+      namespace: 'ns',
+      vmdc: 'dc',
+      zone: 'az-a',
+      list: false,
+    });
     expect(parseCommand(['release-zone', '-n', 'ns', 'dc', '--zone', 'az-a'])).toMatchObject({ vmdc: 'dc', zone: 'az-a' });
     expect(parseCommand(['release-zone', '-n', 'ns', '--uid', 'u-1', '--list'])).toMatchObject({ uid: 'u-1', list: true });
     expect(parseCommand(['release-zone', '-n', 'ns', '--list'])).toMatchObject({ list: true, vmdc: undefined, uid: undefined });

@@ -25,7 +25,13 @@ const records = [
 
 describe('kubectl vmdc history', () => {
   it('result: the returned phase of a completed rollout, the object phase of the running one', () => {
-    expect(records.map((r) => resultOf(r, r.status === 'RUNNING' ? 'Failed' : undefined))).toEqual(['Running (Failed)', 'Cancelled', 'Superseded', 'Succeeded', 'Completed']);
+    expect(records.map((r) => resultOf(r, r.status === 'RUNNING' ? 'Failed' : undefined))).toEqual([
+      'Running (Failed)',
+      'Cancelled',
+      'Superseded',
+      'Succeeded',
+      'Completed',
+    ]);
     expect(resultOf(rec(9, { status: 'FAILED' }))).toBe('WorkflowFailed');
     expect(resultOf(rec(9, { status: 'TERMINATED' }))).toBe('Terminated');
   });

@@ -33,7 +33,13 @@ function vmdc(status: VMDistributedClusterStatus, paused = false): VmdcObject {
   };
 }
 
-const done = (name: string, gen: number) => ({ name, phase: 'Done' as const, vmclusterGeneration: gen, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' });
+const done = (name: string, gen: number) => ({
+  name,
+  phase: 'Done' as const,
+  vmclusterGeneration: gen,
+  startedAt: '2026-03-04T10:05:00Z',
+  finishedAt: '2026-03-04T10:12:00Z',
+});
 
 function progressOf(p: Partial<Progress> & Pick<Progress, 'phase' | 'zones'>): Progress {
   return { message: '', paused: false, pauseRequested: false, order: ['az-a', 'az-b', 'az-c'], zonesOutOfRotation: [], ...p };
@@ -57,7 +63,11 @@ const queueWait: ViewInput = {
     message: 'zone az-b: waiting for the vmagent backlog',
     currentZone: 'az-b',
     zonesOutOfRotation: ['az-b'],
-    zones: [done('az-a', 4), { name: 'az-b', phase: 'WaitingForQueue', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z' }, { name: 'az-c', phase: 'Pending' }],
+    zones: [
+      done('az-a', 4),
+      { name: 'az-b', phase: 'WaitingForQueue', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z' },
+      { name: 'az-c', phase: 'Pending' },
+    ],
   }),
   workflow: {
     progress: progressOf({
@@ -68,7 +78,15 @@ const queueWait: ViewInput = {
       zonesOutOfRotation: ['az-b'],
       zones: [
         pzone('az-a', { phase: 'Done', vmclusterGeneration: 4, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' }),
-        pzone('az-b', { phase: 'WaitingForQueue', step: 'WaitingForQueue', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', outOfRotation: true, patchAttempted: true, removedRefs: 4 }),
+        pzone('az-b', {
+          phase: 'WaitingForQueue',
+          step: 'WaitingForQueue',
+          vmclusterGeneration: 7,
+          startedAt: '2026-03-04T10:12:10Z',
+          outOfRotation: true,
+          patchAttempted: true,
+          removedRefs: 4,
+        }),
         pzone('az-c', {}),
       ],
     }),
@@ -134,7 +152,14 @@ const paused: ViewInput = {
       zonesOutOfRotation: ['az-b'],
       zones: [
         pzone('az-a', { phase: 'Done', vmclusterGeneration: 4, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' }),
-        pzone('az-b', { phase: 'WaitingForQueue', step: 'RejoiningReads', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', outOfRotation: true, message: 'out of read rotation for the upgrade' }),
+        pzone('az-b', {
+          phase: 'WaitingForQueue',
+          step: 'RejoiningReads',
+          vmclusterGeneration: 7,
+          startedAt: '2026-03-04T10:12:10Z',
+          outOfRotation: true,
+          message: 'out of read rotation for the upgrade',
+        }),
         pzone('az-c', {}),
       ],
     }),
@@ -153,7 +178,11 @@ const failed: ViewInput = {
     message: `zone az-b ${FAILED_MESSAGE.replace('failed at WaitingOperational, kept out of read rotation', 'failed at WaitingOperational')}`,
     currentZone: 'az-b',
     zonesOutOfRotation: ['az-b'],
-    zones: [done('az-a', 4), { name: 'az-b', phase: 'Failed', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', message: FAILED_MESSAGE }, { name: 'az-c', phase: 'Pending' }],
+    zones: [
+      done('az-a', 4),
+      { name: 'az-b', phase: 'Failed', vmclusterGeneration: 7, startedAt: '2026-03-04T10:12:10Z', message: FAILED_MESSAGE },
+      { name: 'az-c', phase: 'Pending' },
+    ],
     conditions: ready(2),
   }),
   workflowNote: 'Temporal at temporal.example:7233 unreachable (14 UNAVAILABLE: No connection established)',
@@ -351,7 +380,8 @@ describe('kubectl vmdc get: bounds and colour', () => {
 
 describe('kubectl vmdc get -o json', () => {
   it('has the same keys in the same order whatever the state, null for what is unknown', () => {
-    const keys = (o: object) => JSON.stringify(o, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).map((k) => [k, 0])) : 0));
+    const keys = (o: object) =>
+      JSON.stringify(o, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).map((k) => [k, 0])) : 0));
     const docs = [queueWait, paused, failed, succeeded].map((i) => viewDocument(buildView(i), NOW));
     for (const d of docs) expect(Object.keys(d)).toEqual(Object.keys(docs[0]!));
     const zoneKeys = docs.flatMap((d) => d.zones.map((z) => Object.keys(z).join(',')));
@@ -359,7 +389,13 @@ describe('kubectl vmdc get -o json', () => {
     // The backlog read from the status message has the shape of the one from the heartbeat.
     const fromStatus = viewDocument(buildView(queueWaitStatusOnly), NOW).zones[1]!.queue!;
     expect(keys(fromStatus)).toBe(keys(docs[0]!.zones[1]!.queue!));
-    expect(fromStatus).toMatchObject({ source: 'status', sampleAt: '2026-03-04T10:20:20Z', emptySince: '2026-03-04T10:19:38Z', emptyForSeconds: 42, drainedForSeconds: 120 });
+    expect(fromStatus).toMatchObject({
+      source: 'status',
+      sampleAt: '2026-03-04T10:20:20Z',
+      emptySince: '2026-03-04T10:19:38Z',
+      emptyForSeconds: 42,
+      drainedForSeconds: 120,
+    });
   });
 
   it('the queue wait as a script reads it', () => {

@@ -14,10 +14,15 @@ const SECRET = 'hunter2-fixture-secret';
 const keys = parsePayloadKeys(`k1:${crypto.randomBytes(32).toString('base64')}`);
 const codec = new EncryptionCodec(keys);
 const b64 = (b?: Uint8Array | null) => Buffer.from(b ?? []).toString('base64');
-const toJson = (ps: Payload[]) => ({ payloads: ps.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])), data: b64(p.data) })) });
+const toJson = (ps: Payload[]) => ({
+  payloads: ps.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])), data: b64(p.data) })),
+});
 type JsonPayloads = { payloads: Array<{ metadata: Record<string, string>; data: string }> };
 const fromJson = (body: unknown): Payload[] =>
-  (body as JsonPayloads).payloads.map((p) => ({ metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])), data: Buffer.from(p.data, 'base64') }));
+  (body as JsonPayloads).payloads.map((p) => ({
+    metadata: Object.fromEntries(Object.entries(p.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+    data: Buffer.from(p.data, 'base64'),
+  }));
 
 let server: CodecServer;
 beforeAll(async () => {
@@ -26,7 +31,11 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const post = (p: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}${p}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify(body) });
+  fetch(`${server.url}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe('codec server', () => {
   it('decodes what the codec encoded, for the Web UI origin (CORS) and for the CLI (no Origin)', async () => {
@@ -55,7 +64,12 @@ describe('codec server', () => {
   it('answers the Web UI preflight', async () => {
     const res = await fetch(`${server.url}/decode`, {
       method: 'OPTIONS',
-      headers: { origin: UI, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace', 'access-control-request-private-network': 'true' },
+      headers: {
+        origin: UI,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace',
+        'access-control-request-private-network': 'true',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe(UI);
@@ -88,7 +102,9 @@ describe('codec server', () => {
   });
 
   it('answers 400 for bad input or a codec error, 404/405 for anything but POST …/encode|decode', async () => {
-    const other = await new EncryptionCodec(parsePayloadKeys(`k9:${crypto.randomBytes(32).toString('base64')}`)).encode([defaultPayloadConverter.toPayload('x')!]);
+    const other = await new EncryptionCodec(parsePayloadKeys(`k9:${crypto.randomBytes(32).toString('base64')}`)).encode([
+      defaultPayloadConverter.toPayload('x')!,
+    ]);
     const unknownKey = await post('/decode', toJson(other));
     expect(unknownKey.status).toBe(400);
     expect(((await unknownKey.json()) as { error: string }).error).toContain('key id "k9"');

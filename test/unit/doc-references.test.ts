@@ -42,7 +42,10 @@ function split(files: TextFile[]): { docs: TextFile[]; sources: TextFile[] } {
 
 function repoAt(root: string, patches: Iterable<string>): Repo {
   const ignored = fs.existsSync(path.join(root, '.gitignore'))
-    ? fs.readFileSync(path.join(root, '.gitignore'), 'utf8').split('\n').map((l) => l.trim().replace(/\/$/, ''))
+    ? fs
+        .readFileSync(path.join(root, '.gitignore'), 'utf8')
+        .split('\n')
+        .map((l) => l.trim().replace(/\/$/, ''))
     : [];
   const rootEntries = new Set(fs.readdirSync(root).filter((name) => name !== '.git' && !ignored.includes(name)));
   return {
@@ -61,7 +64,14 @@ function configuredLayers(): Map<string, string[]> {
   for (const rule of forbidden) {
     const from = /^\^([\w-]+)\/$/.exec(rule.from?.path ?? '');
     const allowed = /^\^\(([\w|-]+)\)\/$/.exec(rule.to?.pathNot ?? '');
-    if (from && allowed) layers.set(from[1]!, allowed[1]!.split('|').filter((f) => f !== from[1]).sort());
+    if (from && allowed)
+      layers.set(
+        from[1]!,
+        allowed[1]!
+          .split('|')
+          .filter((f) => f !== from[1])
+          .sort(),
+      );
   }
   return layers;
 }
@@ -72,7 +82,14 @@ describe('references in the documentation and the code', () => {
   it('in this repository all resolve', () => {
     const { docs, sources } = split(walk(REPO_ROOT, ['test/fixtures/doc-references', ...SELF]));
     expect(docs.map((d) => d.path)).toEqual(expect.arrayContaining(['README.md', 'CONTRIBUTING.md', 'docs/design.md']));
-    const problems = checkDocReferences(docs, sources, repoAt(REPO_ROOT, PATCHES.map((p) => p.id)));
+    const problems = checkDocReferences(
+      docs,
+      sources,
+      repoAt(
+        REPO_ROOT,
+        PATCHES.map((p) => p.id),
+      ),
+    );
     expect(brief(problems)).toEqual([]);
   });
 

@@ -49,7 +49,9 @@ const validate = new Ajv({ allErrors: true, strict: false }).compile({ ...schema
 
 function specErrors(doc: unknown): string[] {
   if (validate(doc)) return [];
-  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}${'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`);
+  return (validate.errors ?? []).map(
+    (e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}${'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`,
+  );
 }
 
 /** A copy of the file's document with `edit` applied. */
@@ -118,7 +120,11 @@ describe('the worker and the trigger', () => {
    * The service's environment through its config parser (named files replaced by a readable one): the
    * config, the variables neither it nor `readElsewhere` reads, and the files neither mounted nor in the image.
    */
-  function load<C>(name: string, loadConfig: (env: NodeJS.ProcessEnv) => C, readElsewhere: string[] = []): { config: C; unread: string[]; unprovided: string[] } {
+  function load<C>(
+    name: string,
+    loadConfig: (env: NodeJS.ProcessEnv) => C,
+    readElsewhere: string[] = [],
+  ): { config: C; unread: string[]; unprovided: string[] } {
     const service = services[name]!;
     const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, String(v)]));
     const mounts = (service.volumes ?? []).map((v) => v.split(':')[1]!);
@@ -150,7 +156,11 @@ describe('the worker and the trigger', () => {
   it("both reach the compose Temporal's frontend, once it is healthy, on one namespace and task queue", () => {
     // start-dev's frontend port is 7233 unless --port says otherwise
     expect(services.temporal!.command!.some((a) => a.startsWith('--port'))).toBe(false);
-    const target = (c: { temporal: { address: string; namespace: string }; taskQueue: string }) => ({ address: c.temporal.address, namespace: c.temporal.namespace, taskQueue: c.taskQueue });
+    const target = (c: { temporal: { address: string; namespace: string }; taskQueue: string }) => ({
+      address: c.temporal.address,
+      namespace: c.temporal.namespace,
+      taskQueue: c.taskQueue,
+    });
     expect(target(worker.config)).toEqual({ address: 'temporal:7233', namespace: 'default', taskQueue: 'vmrollout' });
     expect(target(trigger.config)).toEqual(target(worker.config));
     for (const name of ['worker', 'trigger']) expect(services[name]!.depends_on).toEqual({ temporal: { condition: 'service_healthy' } });

@@ -27,7 +27,9 @@ describe('harness tools', () => {
     process.env.VMROLLOUT_CACHE = tmp('vmrollout-empty-cache-');
     expect(() => toolPath('vmagent')).toThrow(/^vmagent not found at .*vmagent-[\d.]+\/vmagent: run scripts\/install-tools\.sh \(or make tools\)$/);
     expect(() => toolPath('kube-controller-manager')).toThrow(
-      new RegExp(`^kube-controller-manager not found at .*/kube-controller-manager-${toolVersions().KUBERNETES_VERSION}/kube-controller-manager: run scripts/install-tools`),
+      new RegExp(
+        `^kube-controller-manager not found at .*/kube-controller-manager-${toolVersions().KUBERNETES_VERSION}/kube-controller-manager: run scripts/install-tools`,
+      ),
     );
   });
 

@@ -17,7 +17,13 @@ describe('applied record', () => {
     const r = recordOf(spec);
     expect(r.vmdc).toEqual(VMDC);
     expect(r.form).toBe('spec');
-    expect(r.fields.map(([p]) => p)).toEqual([['spec', 'clusterVersion'], ['spec', 'vmselect', 'replicaCount'], ['spec', 'vmselect', 'extraArgs', 'search.maxQueryDuration'], ['spec', 'remoteWrite'], ['spec', 'empty']]);
+    expect(r.fields.map(([p]) => p)).toEqual([
+      ['spec', 'clusterVersion'],
+      ['spec', 'vmselect', 'replicaCount'],
+      ['spec', 'vmselect', 'extraArgs', 'search.maxQueryDuration'],
+      ['spec', 'remoteWrite'],
+      ['spec', 'empty'],
+    ]);
     expect(JSON.stringify(r)).not.toContain('30s');
   });
 
@@ -32,7 +38,12 @@ describe('applied record', () => {
     const r = recordOf(spec);
     expect(driftedFields(r, { spec: { ...spec, vmselect: { extraArgs: { 'search.maxQueryDuration': '30s' }, replicaCount: 2 } } })).toEqual([]);
     const live = { spec: { ...spec, clusterVersion: 'hand', vmselect: { extraArgs: {} }, remoteWrite: [{ url: 'u' }, { url: 'v' }] } };
-    expect(driftedFields(r, live)).toEqual(['.spec.clusterVersion', '.spec.vmselect.replicaCount', '.spec.vmselect.extraArgs.search.maxQueryDuration', '.spec.remoteWrite']);
+    expect(driftedFields(r, live)).toEqual([
+      '.spec.clusterVersion',
+      '.spec.vmselect.replicaCount',
+      '.spec.vmselect.extraArgs.search.maxQueryDuration',
+      '.spec.remoteWrite',
+    ]);
   });
 
   it('a conflict is drift only on a field it applied that changed: itself, inside it or around it', () => {
@@ -75,7 +86,11 @@ describe('ownership of the object a full spec names', () => {
   });
 
   it("another controller's object: refused even with adopt", () => {
-    const o = { metadata: { ownerReferences: [{ apiVersion: 'operator.victoriametrics.com/v1alpha1', kind: 'VMDistributed', name: 'vmd', uid: 'uid-9', controller: true }] } };
+    const o = {
+      metadata: {
+        ownerReferences: [{ apiVersion: 'operator.victoriametrics.com/v1alpha1', kind: 'VMDistributed', name: 'vmd', uid: 'uid-9', controller: true }],
+      },
+    };
     expect(ownershipProblem(o, 'uid-1', true)).toMatch(/controlled by VMDistributed vmd/);
   });
 });
@@ -105,7 +120,9 @@ describe("the API server's answer to a refused apply", () => {
   });
 
   it('500 "failed to create typed patch object" is a spec the schema cannot type; other 500s are not', () => {
-    expect(untypableApply(apiError(500, { message: 'failed to create typed patch object (default/c1; ...): .spec.bogus: field not declared in schema' }))).toMatch(/\.spec\.bogus/);
+    expect(
+      untypableApply(apiError(500, { message: 'failed to create typed patch object (default/c1; ...): .spec.bogus: field not declared in schema' })),
+    ).toMatch(/\.spec\.bogus/);
     expect(untypableApply(apiError(500, { message: 'etcdserver: request timed out' }))).toBeUndefined();
   });
 });

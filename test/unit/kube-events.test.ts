@@ -20,7 +20,14 @@ test('the worker and the trigger are told apart; the object is the VMDistributed
 });
 
 test('credentials in URLs are redacted and a long message is cut to 1000 characters', () => {
-  const e = eventBody(obj, { component: 'worker', instance: 'w' }, 'Warning', 'ZoneFailed', `remote write https://user:s3cret@vminsert:8480/ failed ${'x'.repeat(2000)}`, now);
+  const e = eventBody(
+    obj,
+    { component: 'worker', instance: 'w' },
+    'Warning',
+    'ZoneFailed',
+    `remote write https://user:s3cret@vminsert:8480/ failed ${'x'.repeat(2000)}`,
+    now,
+  );
   expect(e.message).not.toContain('s3cret');
   expect(e.message!.length).toBe(1000);
 });

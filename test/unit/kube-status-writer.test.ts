@@ -87,7 +87,11 @@ describe('writeVmdcStatus', () => {
       }
     };
     const generations: number[] = [];
-    const written = await writeVmdcStatus(fake, ref, (o) => (generations.push(o.metadata.generation), o.metadata.generation === 2 ? { phase: 'Succeeded' } : undefined));
+    const written = await writeVmdcStatus(
+      fake,
+      ref,
+      (o) => (generations.push(o.metadata.generation), o.metadata.generation === 2 ? { phase: 'Succeeded' } : undefined),
+    );
     expect(written).toBe(false);
     expect(generations).toEqual([2, 3]);
     expect(fake.patches).toHaveLength(1);
@@ -97,7 +101,9 @@ describe('writeVmdcStatus', () => {
   it(`retries a conflict ${STATUS_CONFLICT_RETRIES} times, then gives up with an error`, async () => {
     const fake = new FakeVmdc(fresh());
     fake.afterGet = bump; // always changed between GET and PATCH
-    await expect(writeVmdcStatus(fake, ref, () => ({ phase: 'Succeeded' }))).rejects.toThrow(`status of ns/x: still conflicting after ${STATUS_CONFLICT_RETRIES + 1} attempts`);
+    await expect(writeVmdcStatus(fake, ref, () => ({ phase: 'Succeeded' }))).rejects.toThrow(
+      `status of ns/x: still conflicting after ${STATUS_CONFLICT_RETRIES + 1} attempts`,
+    );
     expect(fake.gets).toBe(STATUS_CONFLICT_RETRIES + 1);
 
     const once = new FakeVmdc(fresh());
@@ -196,7 +202,11 @@ async function standIn(handler: (req: Seen, res: http.ServerResponse) => void): 
 const path = `/apis/${GROUP}/${VERSION}/namespaces/ns/${PLURAL}/x`;
 const json = (res: http.ServerResponse, code: number, body: unknown) => res.writeHead(code, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 const notFound = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 };
-const vmdc = (generation: number) => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'VMDistributedCluster', metadata: { name: 'x', namespace: 'ns', uid: 'u1', generation, resourceVersion: '7' } });
+const vmdc = (generation: number) => ({
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind: 'VMDistributedCluster',
+  metadata: { name: 'x', namespace: 'ns', uid: 'u1', generation, resourceVersion: '7' },
+});
 
 describe('vmdcStatusClient and the trigger over HTTP', () => {
   it('GET of the object (404 → undefined) and a merge patch of its status subresource with the field manager', async () => {

@@ -3,7 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure, defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError, encodeErrorToFailure, encodeToPayload, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
+import {
+  decodeFromPayloadsAtIndex,
+  decodeOptionalFailureToOptionalError,
+  encodeErrorToFailure,
+  encodeToPayload,
+  loadDataConverter,
+} from '@temporalio/common/lib/internal-non-workflow';
 import { temporal } from '@temporalio/proto';
 import { ConfigError } from '../../process/env';
 import {
@@ -45,7 +51,11 @@ describe('EncryptionCodec', () => {
       expect(text(e.data)).not.toContain(SECRET);
     }
     const decoded = await codec.decode(encoded);
-    expect(decoded.map((p) => defaultPayloadConverter.fromPayload(p))).toEqual([{ vmuser: { password: SECRET } }, 'https://user:' + SECRET + '@vm.example/api/v1/write', undefined]);
+    expect(decoded.map((p) => defaultPayloadConverter.fromPayload(p))).toEqual([
+      { vmuser: { password: SECRET } },
+      'https://user:' + SECRET + '@vm.example/api/v1/write',
+      undefined,
+    ]);
     expect(text(decoded[0]!.metadata?.[METADATA_ENCODING_KEY])).toBe('json/plain');
   });
 
@@ -121,7 +131,11 @@ describe('payload keys file', () => {
     ['only comments', '# only a comment\n', ['no key (one <key id>:<base64 key> a line)']],
     ['a key without id', k, ['line 1: must be <key id>:<base64 key>, the id 1-64 of [A-Za-z0-9._-]']],
     ['a bad id', `bad id:${k}`, ['line 1: must be <key id>:<base64 key>, the id 1-64 of [A-Za-z0-9._-]']],
-    ['a 16-byte key', `k1:${crypto.randomBytes(16).toString('base64')}`, ['line 1: key "k1" must be 32 bytes in base64 (openssl rand -base64 32), got 16 bytes']],
+    [
+      'a 16-byte key',
+      `k1:${crypto.randomBytes(16).toString('base64')}`,
+      ['line 1: key "k1" must be 32 bytes in base64 (openssl rand -base64 32), got 16 bytes'],
+    ],
     ['a key not in base64', 'k1:not base64!', ['line 1: key "k1" must be 32 bytes in base64 (openssl rand -base64 32)']],
     ['duplicate ids', `k1:${k}\nk2:${newKey()}\nk1:${newKey()}`, ['line 3: duplicate key id "k1" (also on line 1)']],
   ])('refuses %s', (_, content, problems) => {

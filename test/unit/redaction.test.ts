@@ -16,14 +16,25 @@ test('the status message of a zone whose remote write is not found shows the URL
 });
 
 test('the zone remote write is found whatever the spelling of host case and default port', async () => {
-  const r = await findZoneQueues([{ url: 'https://writer:hunter2@LB.example/insert/0/prometheus/api/v1/write' }], { namespace: 'ns', vmclusterName: 'vm-a', remoteWriteURL: SECRET_URL });
+  const r = await findZoneQueues([{ url: 'https://writer:hunter2@LB.example/insert/0/prometheus/api/v1/write' }], {
+    namespace: 'ns',
+    vmclusterName: 'vm-a',
+    remoteWriteURL: SECRET_URL,
+  });
   expect(r.ok).toBe(true);
 });
 
 test('errors and step failures never show credentials', () => {
   const apiError = Object.assign(new Error('x'), { code: 422, body: JSON.stringify({ message: `spec.remoteWrite[0].url: Invalid value: "${SECRET_URL}"` }) });
   expect(describeError(apiError)).not.toContain('hunter2');
-  const failure = new ActivityFailure('activity failed', 'waitQueueDrained', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, ApplicationFailure.nonRetryable(`no entry with url ${SECRET_URL}`, 'X'));
+  const failure = new ActivityFailure(
+    'activity failed',
+    'waitQueueDrained',
+    '1',
+    RetryState.NON_RETRYABLE_FAILURE,
+    undefined,
+    ApplicationFailure.nonRetryable(`no entry with url ${SECRET_URL}`, 'X'),
+  );
   expect(failureMessage(failure)).toMatch(/\*\*\*@lb\.example/);
   expect(failureMessage(failure)).not.toContain('hunter2');
 });

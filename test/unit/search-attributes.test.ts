@@ -46,7 +46,10 @@ test('an empty namespace: the message names all four, one create command with a 
 });
 
 test('a wrong type: the message says what it is and removes it before creating it again', () => {
-  const message = searchAttributesMessage(searchAttributeProblems([defineSearchAttributeKey('VmdcGeneration', 'INT')], new Map([['VmdcGeneration', 'KEYWORD_LIST']])), at);
+  const message = searchAttributesMessage(
+    searchAttributeProblems([defineSearchAttributeKey('VmdcGeneration', 'INT')], new Map([['VmdcGeneration', 'KEYWORD_LIST']])),
+    at,
+  );
   expect(message).toContain('  - VmdcGeneration (Int): registered as KeywordList');
   expect(message).toContain('  temporal operator search-attribute remove --address temporal:7233 --namespace rollouts --name VmdcGeneration\n');
   expect(message).toContain('  temporal operator search-attribute create --address temporal:7233 --namespace rollouts --name VmdcGeneration --type Int\n');
@@ -68,24 +71,41 @@ test("the frontend's answer (proto enum types) is read into the SDK's types", as
     VmdcGeneration: IndexedValueType.INDEXED_VALUE_TYPE_INT,
     VmdcClusterVersion: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   };
-  expect(await checkSearchAttributes(frontend(async () => ({ customAttributes })), at)).toEqual({ ok: true });
+  expect(
+    await checkSearchAttributes(
+      frontend(async () => ({ customAttributes })),
+      at,
+    ),
+  ).toEqual({ ok: true });
   const wrong = { ...customAttributes, VmdcGeneration: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST };
-  const check = await checkSearchAttributes(frontend(async () => ({ customAttributes: wrong })), at);
+  const check = await checkSearchAttributes(
+    frontend(async () => ({ customAttributes: wrong })),
+    at,
+  );
   expect(check).toEqual({ ok: false, message: expect.stringContaining('  - VmdcGeneration (Int): registered as KeywordList\n') });
 });
 
 test('a frontend that will not list them (permission denied, unimplemented): unchecked, naming what must exist', async () => {
   for (const code of [7, 12]) {
-    const check = await checkSearchAttributes(frontend(() => Promise.reject(grpcError(code, 'Request unauthorized.'))), at);
+    const check = await checkSearchAttributes(
+      frontend(() => Promise.reject(grpcError(code, 'Request unauthorized.'))),
+      at,
+    );
     expect(check).toEqual({
       ok: 'unchecked',
-      reason: 'could not list the search attributes of namespace "rollouts" (Request unauthorized.); make sure it has VmdcNamespace (Keyword), VmdcName (Keyword), VmdcGeneration (Int), VmdcClusterVersion (Keyword)',
+      reason:
+        'could not list the search attributes of namespace "rollouts" (Request unauthorized.); make sure it has VmdcNamespace (Keyword), VmdcName (Keyword), VmdcGeneration (Int), VmdcClusterVersion (Keyword)',
     });
   }
 });
 
 test('any other error (unreachable, unauthenticated) fails the start as before', async () => {
   for (const code of [14, 16]) {
-    await expect(checkSearchAttributes(frontend(() => Promise.reject(grpcError(code, 'no'))), at)).rejects.toThrow(`${code} no`);
+    await expect(
+      checkSearchAttributes(
+        frontend(() => Promise.reject(grpcError(code, 'no'))),
+        at,
+      ),
+    ).rejects.toThrow(`${code} no`);
   }
 });

@@ -16,7 +16,8 @@ import {
 } from '../infra/simulator/render';
 
 const NS = 'default';
-const vmc = (name: string, vmselect: object | null = {}, ns = NS) => ({ metadata: { name, namespace: ns }, spec: vmselect === null ? {} : { vmselect } }) as never;
+const vmc = (name: string, vmselect: object | null = {}, ns = NS) =>
+  ({ metadata: { name, namespace: ns }, spec: vmselect === null ? {} : { vmselect } }) as never;
 const clusters = [vmc('vm-az-a'), vmc('vm-az-b'), vmc('vm-az-c')];
 const url = (n: string) => `http://vmselect-${n}.${NS}.svc:8481`;
 const A = url('vm-az-a');
@@ -29,7 +30,9 @@ const vmauth = (targetRefs: unknown[] | undefined, extra: object = {}) =>
     spec: { selectAllByDefault: true, ...(targetRefs ? { unauthorizedUserAccessSpec: { targetRefs } } : {}), ...extra },
   }) as never;
 const user = (name: string, spec: object, labels?: Record<string, string>) => ({ metadata: { name, namespace: NS, generation: 1, labels }, spec }) as never;
-const sel = (objects: Array<{ name: string; namespace?: string }>, name = '', namespace = '') => ({ crd: { kind: 'VMCluster/vmselect', name, namespace, objects } });
+const sel = (objects: Array<{ name: string; namespace?: string }>, name = '', namespace = '') => ({
+  crd: { kind: 'VMCluster/vmselect', name, namespace, objects },
+});
 
 describe('VMCluster.AsURL', () => {
   it('is the vmselect service URL, port and scheme from the spec, "" without spec.vmselect', () => {
@@ -47,7 +50,11 @@ describe('VMCluster.AsURL', () => {
 
 describe('renderVmauthConfig (operator format)', () => {
   it('crd.name counts only with crd.namespace; crd.objects by exact name+namespace; url_map with the given paths', () => {
-    const r = renderVmauthConfig(vmauth([{ ...sel([{ name: 'vm-az-b', namespace: NS }], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*', '/x'] }]), [], clusters);
+    const r = renderVmauthConfig(
+      vmauth([{ ...sel([{ name: 'vm-az-b', namespace: NS }], 'vm-az-a', NS), paths: ['/select/.+/prometheus/api/v1/query.*', '/x'] }]),
+      [],
+      clusters,
+    );
     expect(r.vmauthError).toBeUndefined();
     expect(r.config).toEqual({ unauthorized_user: { url_map: [{ url_prefix: [A, B], src_paths: ['/select/.+/prometheus/api/v1/query.*', '/x'] }] } });
     // name without namespace: not counted (only the objects)
@@ -56,9 +63,25 @@ describe('renderVmauthConfig (operator format)', () => {
   });
 
   it('uses the single-default-route fast path (url_prefix on the route) and the vmselect default src_paths', () => {
-    const fast = renderVmauthConfig(vmauth([sel([{ name: 'vm-az-a', namespace: NS }, { name: 'vm-az-b', namespace: NS }])]), [], clusters);
+    const fast = renderVmauthConfig(
+      vmauth([
+        sel([
+          { name: 'vm-az-a', namespace: NS },
+          { name: 'vm-az-b', namespace: NS },
+        ]),
+      ]),
+      [],
+      clusters,
+    );
     expect(fast.config).toEqual({ unauthorized_user: { url_prefix: [A, B] } });
-    const two = renderVmauthConfig(vmauth([sel([{ name: 'vm-az-a', namespace: NS }]), { ...sel([{ name: 'vm-az-c', namespace: NS }]), retry_status_codes: [502], load_balancing_policy: 'first_available' }]), [], clusters);
+    const two = renderVmauthConfig(
+      vmauth([
+        sel([{ name: 'vm-az-a', namespace: NS }]),
+        { ...sel([{ name: 'vm-az-c', namespace: NS }]), retry_status_codes: [502], load_balancing_policy: 'first_available' },
+      ]),
+      [],
+      clusters,
+    );
     expect(two.config.unauthorized_user?.url_map).toEqual([
       { url_prefix: [A], src_paths: ['/select/.*', '/admin/.*'] },
       { url_prefix: [C], src_paths: ['/select/.*', '/admin/.*'], retry_status_codes: [502], load_balancing_policy: 'first_available' },
@@ -76,9 +99,13 @@ describe('renderVmauthConfig (operator format)', () => {
     // the wrong namespace is a different object
     expect(renderVmauthConfig(vmauth([sel([{ name: 'vm-az-a', namespace: 'other' }])]), [], clusters).vmauthError).toMatch(/namespace="other",name="vm-az-a"/);
     // a route with no target at all
-    expect(renderVmauthConfig(vmauth([]), [], clusters).vmauthError).toBe('cannot build unauthorized_user config section: cannot generate urlMaps for user: user must have at least 1 url target');
+    expect(renderVmauthConfig(vmauth([]), [], clusters).vmauthError).toBe(
+      'cannot build unauthorized_user config section: cannot generate urlMaps for user: user must have at least 1 url target',
+    );
     // a VMCluster without spec.vmselect has no vmselect URL
-    expect(renderVmauthConfig(vmauth([sel([{ name: 'x', namespace: NS }])]), [], [vmc('x', null)]).vmauthError).toMatch(/cannot find crdRef target: "VMCluster\/vmselect\/default\/x", for user: unauthorized_user/);
+    expect(renderVmauthConfig(vmauth([sel([{ name: 'x', namespace: NS }])]), [], [vmc('x', null)]).vmauthError).toMatch(
+      /cannot find crdRef target: "VMCluster\/vmselect\/default\/x", for user: unauthorized_user/,
+    );
   });
 
   it('skips a VMUser whose refs name no VMCluster (its error recorded), renders the others in namespace/name order', () => {
@@ -140,7 +167,10 @@ describe('the Secret bytes', () => {
 
 describe('the config-reloader stand-in (cluster DNS) / routedZones / zonesOutOfRotation', () => {
   it('maps service origins to loopback, keeping paths; other URLs untouched', () => {
-    const cfg = { users: [{ url_map: [{ url_prefix: [A, `${B}/x`, 'http://10.0.0.9:1'], src_paths: [A] }], bearer_token: A }], unauthorized_user: { url_prefix: [C] } };
+    const cfg = {
+      users: [{ url_map: [{ url_prefix: [A, `${B}/x`, 'http://10.0.0.9:1'], src_paths: [A] }], bearer_token: A }],
+      unauthorized_user: { url_prefix: [C] },
+    };
     expect(resolveServiceURLs(cfg, { [A]: 'http://127.0.0.1:1', [B]: 'http://127.0.0.1:2', [C]: 'http://127.0.0.1:3' })).toEqual({
       users: [{ url_map: [{ url_prefix: ['http://127.0.0.1:1', 'http://127.0.0.1:2/x', 'http://10.0.0.9:1'], src_paths: [A] }], bearer_token: A }],
       unauthorized_user: { url_prefix: ['http://127.0.0.1:3'] },
@@ -149,7 +179,23 @@ describe('the config-reloader stand-in (cluster DNS) / routedZones / zonesOutOfR
 
   it('tells which zones each route reaches and which left rotation', () => {
     const zones = zoneBackends(clusters);
-    const all = renderVmauthConfig(vmauth([{ ...sel([{ name: 'vm-az-b', namespace: NS }, { name: 'vm-az-c', namespace: NS }], 'vm-az-a', NS), paths: ['/a', '/b'] }]), [], clusters).config;
+    const all = renderVmauthConfig(
+      vmauth([
+        {
+          ...sel(
+            [
+              { name: 'vm-az-b', namespace: NS },
+              { name: 'vm-az-c', namespace: NS },
+            ],
+            'vm-az-a',
+            NS,
+          ),
+          paths: ['/a', '/b'],
+        },
+      ]),
+      [],
+      clusters,
+    ).config;
     const minusB = renderVmauthConfig(vmauth([{ ...sel([{ name: 'vm-az-c', namespace: NS }], 'vm-az-a', NS), paths: ['/a', '/b'] }]), [], clusters).config;
     const base = routedZones(all, zones);
     expect(base).toEqual({ unauthorized: ['vm-az-a', 'vm-az-b', 'vm-az-c'] });

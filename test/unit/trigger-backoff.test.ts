@@ -54,7 +54,7 @@ describe('retry backoff', () => {
   });
 });
 
-describe('RetrySchedule (the trigger\'s retry timers)', () => {
+describe("RetrySchedule (the trigger's retry timers)", () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 

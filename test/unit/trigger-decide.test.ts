@@ -9,8 +9,6 @@ import type { VmdcObject } from '../../kube/vmdc-object';
 import { validatorFor } from '../../trigger/main';
 import { spec, UID, validator } from './trigger-helpers';
 
-
-
 /** The object, already carrying the trigger's finalizer (and someone else's). */
 function obj(generation: number, s: unknown, status?: VMDistributedClusterStatus): VmdcObject {
   return {
@@ -129,7 +127,10 @@ describe('decide', () => {
     },
     {
       name: 'being deleted, paused, at a generation never handled → no start, no signal, no adoption: cancel + finalize',
-      o: { ...deleting(4, { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }, [ROUTE_RECORDS_FINALIZER]), spec: spec({ paused: true, clusterVersion: 'v9' }) },
+      o: {
+        ...deleting(4, { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Paused' }, [ROUTE_RECORDS_FINALIZER]),
+        spec: spec({ paused: true, clusterVersion: 'v9' }),
+      },
       c: { lastPaused: new Map([[id(2), false]]), previousSpecHash: null },
       expected: [
         { type: 'cancel', object: og(4), workflowIds: [id(2)] },
@@ -200,7 +201,11 @@ describe('decide', () => {
   });
 
   it('new generation without the finalizer → ensureFinalizer, start, supersede (and pause) in that order', () => {
-    const o = bare(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const o = bare(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), {
+      observedGeneration: 2,
+      workflow: { id: id(2), runId: 'r2' },
+      phase: 'Progressing',
+    });
     const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()) }));
     expect(actions.map((a) => a.type)).toEqual(['ensureFinalizer', 'start', 'supersede', 'signal']);
   });
@@ -212,7 +217,11 @@ describe('decide', () => {
   });
 
   it('invalid new generation superseding a workflow, without the finalizer → ensureFinalizer first (the old workflow may leave a zone out)', () => {
-    const o = bare(3, spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }] }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Failed' });
+    const o = bare(3, spec({ zones: [{ name: 'az-a', vmcluster: { name: 'vm-az-a' } }] }), {
+      observedGeneration: 2,
+      workflow: { id: id(2), runId: 'r2' },
+      phase: 'Failed',
+    });
     expect(decide('update', o, ctx()).map((a) => a.type)).toEqual(['ensureFinalizer', 'reportInvalid', 'supersede']);
     // An invalid new object never had a workflow: no finalizer needed.
     expect(decide('add', bare(1, { clusterVersion: 'x' }), ctx()).map((a) => a.type)).toEqual(['reportInvalid']);
@@ -245,7 +254,11 @@ describe('decide', () => {
   });
 
   it('new generation that toggles paused AND changes the spec → a new workflow (supersede), not adoption', () => {
-    const o = obj(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), { observedGeneration: 2, workflow: { id: id(2), runId: 'r2' }, phase: 'Progressing' });
+    const o = obj(3, spec({ paused: true, clusterVersion: 'v1.151.0-cluster' }), {
+      observedGeneration: 2,
+      workflow: { id: id(2), runId: 'r2' },
+      phase: 'Progressing',
+    });
     const actions = decide('update', o, ctx({ previousSpecHash: hashOf(spec()), lastPaused: new Map([[id(2), false]]) }));
     expect(actions.map((a) => a.type)).toEqual(['start', 'supersede', 'signal']);
     expect(actions[2]).toEqual({ type: 'signal', workflowId: id(3), signal: 'pause' });
@@ -316,7 +329,7 @@ describe('decide', () => {
     expect(r.issues.length).toBeGreaterThan(0);
   });
 
-  it("a full spec in a namespace the trust policy does not enable → reportInvalid naming the field and the chart value; enabled → start", () => {
+  it('a full spec in a namespace the trust policy does not enable → reportInvalid naming the field and the chart value; enabled → start', () => {
     const full = spec({ vmagent: { name: 'vm-global', spec: { remoteWrite: [{ url: 'http://x:8480/insert/0/prometheus/api/v1/write' }] } } });
     const strict = ctx({ validator: validatorFor({ createNamespaces: ['other'], crossNamespaceTargetRefs: false }) });
     const refused = decide('add', obj(1, full), strict);
@@ -332,7 +345,12 @@ describe('decide', () => {
   });
 
   it('a validator that throws is not hidden: decide propagates', () => {
-    const boom: SpecValidator = { validate: () => { throw new Error('boom'); }, format: () => '' };
+    const boom: SpecValidator = {
+      validate: () => {
+        throw new Error('boom');
+      },
+      format: () => '',
+    };
     expect(() => decide('add', obj(1, spec()), ctx({ validator: boom }))).toThrow('boom');
   });
 });
@@ -343,7 +361,11 @@ describe("the trigger's Valid condition (mergeConditions, stable order)", () => 
   it('adds, keeps lastTransitionTime while the status holds, changes it on a transition', () => {
     const a = mergeConditions(undefined, [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1' }], { now: t0.toISOString() });
     expect(a).toEqual([{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm1', lastTransitionTime: t0.toISOString() }]);
-    const b = mergeConditions([...a, { type: 'Ready', status: 'True', reason: 'R', message: '', lastTransitionTime: t0.toISOString() }], [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm2' }], { now: t1.toISOString() });
+    const b = mergeConditions(
+      [...a, { type: 'Ready', status: 'True', reason: 'R', message: '', lastTransitionTime: t0.toISOString() }],
+      [{ type: 'Valid', status: 'False', reason: 'InvalidSpec', message: 'm2' }],
+      { now: t1.toISOString() },
+    );
     expect(b[0]).toMatchObject({ message: 'm2', lastTransitionTime: t0.toISOString() });
     expect(b[1]?.type).toBe('Ready');
     const c = mergeConditions(b, [{ type: 'Valid', status: 'True', reason: 'ValidSpec', message: '' }], { now: t1.toISOString() });
@@ -356,7 +378,11 @@ describe('decide: no pause storm on relist', () => {
   // pause landed. The workflow writes phase Paused (naming itself in status.workflow) only once it
   // has received `pause` and stopped at a safe point.
   const relisted = ctx(); // nothing remembered
-  const pausedStatus = (phase: VMDistributedClusterStatus['phase'], workflowId = id(2)): VMDistributedClusterStatus => ({ observedGeneration: 2, workflow: { id: workflowId, runId: 'r' }, phase });
+  const pausedStatus = (phase: VMDistributedClusterStatus['phase'], workflowId = id(2)): VMDistributedClusterStatus => ({
+    observedGeneration: 2,
+    workflow: { id: workflowId, runId: 'r' },
+    phase,
+  });
 
   it('paused, and the status shows this workflow Paused → no signal', () => {
     expect(decide('update', obj(2, spec({ paused: true }), pausedStatus('Paused')), relisted)).toEqual([]);

@@ -7,7 +7,17 @@ import type { VMKind } from '../../api/constants';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import type { Condition, JsonObject } from '../../api/types';
 import { APPLIED_ANNOTATION, appliedRecord } from '../../kube/applied-fields';
-import { conditionChanges, driftCondition, driftReport, objectDrift, ObjectDriftIndex, OBJECTS_MESSAGE_MAX, planDrift, type DriftReport, type ObjectDrift } from '../../trigger/drift';
+import {
+  conditionChanges,
+  driftCondition,
+  driftReport,
+  objectDrift,
+  ObjectDriftIndex,
+  OBJECTS_MESSAGE_MAX,
+  planDrift,
+  type DriftReport,
+  type ObjectDrift,
+} from '../../trigger/drift';
 import { DriftReporter } from '../../trigger/drift-reporter';
 import type { KubeOps } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
@@ -20,11 +30,22 @@ const OTHER_UID = 'ffff0000-ffff-4444-8888-000000000000';
 const VMDC = { namespace: 'ns', name: 'c1', uid: UID };
 
 /** A live VM object whose record says vmrollout applied `applied` for `vmdc`, and whose spec is now `live`. */
-function vmObject(kind: VMKind, name: string, applied: JsonObject | undefined, live: JsonObject, opts: { vmdc?: { name: string; uid: string }; annotations?: Record<string, string>; namespace?: string } = {}): KubernetesObject {
+function vmObject(
+  kind: VMKind,
+  name: string,
+  applied: JsonObject | undefined,
+  live: JsonObject,
+  opts: { vmdc?: { name: string; uid: string }; annotations?: Record<string, string>; namespace?: string } = {},
+): KubernetesObject {
   const vmdc = opts.vmdc ?? { name: VMDC.name, uid: UID };
   const annotations: Record<string, string> = { ...opts.annotations };
   if (applied) annotations[APPLIED_ANNOTATION] = appliedRecord({ ...vmdc, generation: 1 }, 'overlay', applied);
-  return { apiVersion: 'operator.victoriametrics.com/v1beta1', kind, metadata: { name, namespace: opts.namespace ?? 'ns', resourceVersion: '5', annotations }, spec: live } as KubernetesObject;
+  return {
+    apiVersion: 'operator.victoriametrics.com/v1beta1',
+    kind,
+    metadata: { name, namespace: opts.namespace ?? 'ns', resourceVersion: '5', annotations },
+    spec: live,
+  } as KubernetesObject;
 }
 
 const drift = (kind: VMKind, name: string, applied: JsonObject | undefined, live: JsonObject, opts?: Parameters<typeof vmObject>[4]): ObjectDrift =>
@@ -44,11 +65,22 @@ function routeRecord(uid: string): string {
   return JSON.stringify({ [`${uid}/az-a`]: record });
 }
 
-const cond = (status: Condition['status'], reason: string, message: string): Condition => ({ type: 'Drifted', status, reason, message, lastTransitionTime: '2024-05-01T00:00:00Z' });
+const cond = (status: Condition['status'], reason: string, message: string): Condition => ({
+  type: 'Drifted',
+  status,
+  reason,
+  message,
+  lastTransitionTime: '2024-05-01T00:00:00Z',
+});
 
 describe('objectDrift', () => {
   it('names the VMDistributedCluster of the record and the fields whose live value differs or is gone, sorted', () => {
-    const d = drift('VMCluster', 'vm-az-b', { clusterVersion: 'v1', vmstorage: { replicaCount: 2 }, retentionPeriod: '1' }, { clusterVersion: 'v2', retentionPeriod: '1' });
+    const d = drift(
+      'VMCluster',
+      'vm-az-b',
+      { clusterVersion: 'v1', vmstorage: { replicaCount: 2 }, retentionPeriod: '1' },
+      { clusterVersion: 'v2', retentionPeriod: '1' },
+    );
     expect(d).toEqual({
       kind: 'VMCluster',
       namespace: 'ns',
@@ -65,11 +97,14 @@ describe('objectDrift', () => {
 
   it('an object without a (readable) record: nothing applied', () => {
     expect(drift('VMCluster', 'x', undefined, { clusterVersion: 'v2' }).applied).toBeUndefined();
-    expect(objectDrift('VMCluster', vmObject('VMCluster', 'x', undefined, {}, { annotations: { [APPLIED_ANNOTATION]: '{not json' } }))?.applied).toBeUndefined();
+    expect(
+      objectDrift('VMCluster', vmObject('VMCluster', 'x', undefined, {}, { annotations: { [APPLIED_ANNOTATION]: '{not json' } }))?.applied,
+    ).toBeUndefined();
   });
 
   it('an object that carries a route record of that VMDistributedCluster, or one that cannot be read, is out of reads; a record of another uid is not', () => {
-    const with_ = (annotation: string) => drift('VMUser', 'u', { targetRefs: [1] }, { targetRefs: [] }, { annotations: { [OUT_OF_ROTATION_ANNOTATION]: annotation } }).applied?.outOfReads;
+    const with_ = (annotation: string) =>
+      drift('VMUser', 'u', { targetRefs: [1] }, { targetRefs: [] }, { annotations: { [OUT_OF_ROTATION_ANNOTATION]: annotation } }).applied?.outOfReads;
     expect(with_(routeRecord(UID))).toBe(true);
     expect(with_('{broken')).toBe(true);
     expect(with_(routeRecord(OTHER_UID))).toBe(false);
@@ -143,7 +178,13 @@ describe('ObjectDriftIndex', () => {
     for (let c = 0; c < 1000; c++) {
       for (let z = 0; z < 6; z++) {
         const kind: VMKind = z < 3 ? 'VMCluster' : 'VMUser';
-        const o = drift(kind, `c${c}-${z}`, { clusterVersion: 'v1' }, { clusterVersion: z % 2 ? 'v2' : 'v1' }, { vmdc: { name: `c${c}`, uid: z === 5 ? OTHER_UID : UID } });
+        const o = drift(
+          kind,
+          `c${c}-${z}`,
+          { clusterVersion: 'v1' },
+          { clusterVersion: z % 2 ? 'v2' : 'v1' },
+          { vmdc: { name: `c${c}`, uid: z === 5 ? OTHER_UID : UID } },
+        );
         index.set(`${kind}/ns/c${c}-${z}`, o);
         all.push(o);
       }
@@ -162,12 +203,20 @@ describe('driftCondition', () => {
   const report = (checked: DriftReport['checked'], skipped: string[] = []): DriftReport => ({ checked, skipped });
 
   it('True naming each drifted object and its fields, and that the next rollout takes them back', () => {
-    const c = driftCondition(report([{ object: 'VMCluster vm-az-b', fields: ['.spec.clusterVersion'] }, { object: 'VMUser reads-az-a', fields: ['.spec.targetRefs'] }, { object: 'VMAgent a', fields: [] }]), undefined);
+    const c = driftCondition(
+      report([
+        { object: 'VMCluster vm-az-b', fields: ['.spec.clusterVersion'] },
+        { object: 'VMUser reads-az-a', fields: ['.spec.targetRefs'] },
+        { object: 'VMAgent a', fields: [] },
+      ]),
+      undefined,
+    );
     expect(c).toEqual({
       type: 'Drifted',
       status: 'True',
       reason: 'FieldsChanged',
-      message: 'VMCluster vm-az-b: .spec.clusterVersion; VMUser reads-az-a: .spec.targetRefs. These fields changed since vmrollout applied them; the next rollout takes them back, zone by zone.',
+      message:
+        'VMCluster vm-az-b: .spec.clusterVersion; VMUser reads-az-a: .spec.targetRefs. These fields changed since vmrollout applied them; the next rollout takes them back, zone by zone.',
     });
     expect(c).not.toHaveProperty('observedGeneration');
   });
@@ -201,18 +250,27 @@ describe('driftCondition', () => {
 describe('planDrift: which Events', () => {
   const B = 'VMCluster vm-az-b';
   const U = 'VMUser reads-az-a';
-  const r = (b: string[], u?: string[]): DriftReport => ({ checked: [{ object: B, fields: b }, ...(u ? [{ object: U, fields: u }] : [])], skipped: u ? [] : [U] });
+  const r = (b: string[], u?: string[]): DriftReport => ({
+    checked: [{ object: B, fields: b }, ...(u ? [{ object: U, fields: u }] : [])],
+    skipped: u ? [] : [U],
+  });
 
   it('an object whose drifted fields become non-empty or change gets a Warning Drifted naming it and them; the same fields again: none', () => {
     const first = planDrift(r(['.spec.clusterVersion'], []), undefined, new Map());
     expect(first.write).toBe(true);
     expect(first.events).toEqual([
-      { type: 'Warning', reason: 'Drifted', message: 'VMCluster vm-az-b: .spec.clusterVersion changed since vmrollout applied it; the next rollout takes it back, zone by zone.' },
+      {
+        type: 'Warning',
+        reason: 'Drifted',
+        message: 'VMCluster vm-az-b: .spec.clusterVersion changed since vmrollout applied it; the next rollout takes it back, zone by zone.',
+      },
     ]);
     const again = planDrift(r(['.spec.clusterVersion'], []), { ...first.condition!, lastTransitionTime: 't' }, first.reported);
     expect(again).toMatchObject({ write: false, events: [] });
     const more = planDrift(r(['.spec.clusterVersion', '.spec.retentionPeriod'], []), undefined, again.reported);
-    expect(more.events.map((e) => [e.reason, e.message])).toEqual([['Drifted', expect.stringContaining('VMCluster vm-az-b: .spec.clusterVersion, .spec.retentionPeriod changed since vmrollout applied them')]]);
+    expect(more.events.map((e) => [e.reason, e.message])).toEqual([
+      ['Drifted', expect.stringContaining('VMCluster vm-az-b: .spec.clusterVersion, .spec.retentionPeriod changed since vmrollout applied them')],
+    ]);
   });
 
   it('back to none: a Normal DriftResolved, and the condition turns False', () => {
@@ -220,7 +278,9 @@ describe('planDrift: which Events', () => {
     const back = planDrift(r([], []), { ...drifted.condition!, lastTransitionTime: 't' }, drifted.reported);
     expect(back.condition).toMatchObject({ status: 'False', reason: 'NoDrift' });
     expect(back.write).toBe(true);
-    expect(back.events).toEqual([{ type: 'Normal', reason: 'DriftResolved', message: 'VMCluster vm-az-b: every field vmrollout applied is as it applied it again.' }]);
+    expect(back.events).toEqual([
+      { type: 'Normal', reason: 'DriftResolved', message: 'VMCluster vm-az-b: every field vmrollout applied is as it applied it again.' },
+    ]);
   });
 
   it('an object out of reads keeps what was reported for it: coming back with the same fields is no news, with other fields it is', () => {
@@ -255,7 +315,12 @@ class FakeKube extends InMemoryVmdc implements Pick<KubeOps, 'patchStatus' | 'cr
 }
 
 describe('DriftReporter', () => {
-  const vmdc = (): VmdcObject => ({ apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', metadata: { name: 'c1', namespace: 'ns', uid: UID, generation: 2, resourceVersion: '1' }, spec: {} });
+  const vmdc = (): VmdcObject => ({
+    apiVersion: 'vmrollout.io/v1alpha1',
+    kind: 'VMDistributedCluster',
+    metadata: { name: 'c1', namespace: 'ns', uid: UID, generation: 2, resourceVersion: '1' },
+    spec: {},
+  });
 
   function setup() {
     const kube = new FakeKube(vmdc());
@@ -278,12 +343,18 @@ describe('DriftReporter', () => {
     const cluster = (v: string) => vmObject('VMCluster', 'vm-az-b', { clusterVersion: 'v1' }, { clusterVersion: v });
     reporter.objectChanged('VMCluster', 'add', cluster('v1'));
     await settle();
-    expect(kube.obj.status?.conditions).toEqual([{ ...cond('False', 'NoDrift', 'Every field vmrollout applied is as it applied it.'), lastTransitionTime: '2024-05-02T00:00:00.000Z' }]);
+    expect(kube.obj.status?.conditions).toEqual([
+      { ...cond('False', 'NoDrift', 'Every field vmrollout applied is as it applied it.'), lastTransitionTime: '2024-05-02T00:00:00.000Z' },
+    ]);
     for (let i = 0; i < 3; i++) {
       reporter.objectChanged('VMCluster', 'update', cluster('v2'));
       await settle();
     }
-    expect(kube.obj.status?.conditions?.[0]).toMatchObject({ status: 'True', reason: 'FieldsChanged', message: expect.stringContaining('VMCluster vm-az-b: .spec.clusterVersion') });
+    expect(kube.obj.status?.conditions?.[0]).toMatchObject({
+      status: 'True',
+      reason: 'FieldsChanged',
+      message: expect.stringContaining('VMCluster vm-az-b: .spec.clusterVersion'),
+    });
     expect(kube.events.map((e) => `${e.type} ${e.reason}`)).toEqual(['Warning Drifted']);
     expect(kube.statusWrites).toBe(2);
     expect((await metrics.driftedFields.get()).values).toEqual([{ labels: { namespace: 'ns', name: 'c1' }, value: 1 }]);
@@ -308,14 +379,21 @@ describe('DriftReporter', () => {
     reporter.objectChanged('VMCluster', 'add', vmObject('VMCluster', 'vm-az-b', { clusterVersion: 'v1' }, { clusterVersion: 'v2' }));
     reporter.objectsListed();
     await queue.drain();
-    expect(kube.obj.status?.conditions?.[0]).toMatchObject({ status: 'True', message: expect.stringMatching(/^VMCluster vm-az-b: \.spec\.clusterVersion\. These fields/) });
+    expect(kube.obj.status?.conditions?.[0]).toMatchObject({
+      status: 'True',
+      message: expect.stringMatching(/^VMCluster vm-az-b: \.spec\.clusterVersion\. These fields/),
+    });
     expect(kube.events).toHaveLength(1);
   });
 
   it('a record of an earlier object of that name (another uid) is not reported, and writes nothing', async () => {
     const { kube, reporter, settle } = setup();
     reporter.vmdcChanged('add', kube.obj);
-    reporter.objectChanged('VMCluster', 'add', vmObject('VMCluster', 'vm-az-b', { clusterVersion: 'v1' }, { clusterVersion: 'v2' }, { vmdc: { name: 'c1', uid: OTHER_UID } }));
+    reporter.objectChanged(
+      'VMCluster',
+      'add',
+      vmObject('VMCluster', 'vm-az-b', { clusterVersion: 'v1' }, { clusterVersion: 'v2' }, { vmdc: { name: 'c1', uid: OTHER_UID } }),
+    );
     await settle();
     expect(kube.statusWrites).toBe(0);
     expect(kube.events).toEqual([]);

@@ -18,7 +18,6 @@ import { spec, UID, validator } from './trigger-helpers';
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
 
-
 function record(zone: string, route: RecordedRoute['route']): RecordedRoute {
   const r: OutOfRotationRecord = {
     vmdc: { namespace: 'ns', name: 'c1', uid: UID },
@@ -122,7 +121,10 @@ class FakeKube implements KubeOps {
 }
 
 /** The object at generation 3 (bumped by the deletion), being deleted, with its workflow of generation 2 in the status. */
-function deletingObject(finalizers = ['example.com/other', ROUTE_RECORDS_FINALIZER], status: VMDistributedClusterStatus = { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' }): VmdcObject {
+function deletingObject(
+  finalizers = ['example.com/other', ROUTE_RECORDS_FINALIZER],
+  status: VMDistributedClusterStatus = { observedGeneration: 2, workflow: { id: id(2), runId: 'r' }, phase: 'Progressing' },
+): VmdcObject {
   return {
     apiVersion: 'vmrollout.io/v1alpha1',
     kind: 'VMDistributedCluster',
@@ -211,7 +213,9 @@ describe('Reconciler: finalizer on objects being deleted', () => {
     kube.records = new UnreadableRecordsError('VMAuth ns/vm-global: vmrollout.io/out-of-rotation is not JSON');
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: true, running: [] });
     expect(kube.finalizerCalls).toEqual([]);
-    expect(kube.obj?.status?.message).toMatch(/^being deleted, held by finalizer vmrollout\.io\/route-records: its vmrollout\.io\/out-of-rotation records cannot be read \(VMAuth ns\/vm-global: .* is not JSON\)/);
+    expect(kube.obj?.status?.message).toMatch(
+      /^being deleted, held by finalizer vmrollout\.io\/route-records: its vmrollout\.io\/out-of-rotation records cannot be read \(VMAuth ns\/vm-global: .* is not JSON\)/,
+    );
     expect(kube.events).toEqual([{ type: 'Warning', reason: 'ZoneOutOfRotation', message: kube.obj?.status?.message }]);
   });
 
@@ -233,7 +237,12 @@ describe('Reconciler: finalizer on objects being deleted', () => {
 });
 
 describe('Reconciler: finalizer on new rollouts', () => {
-  const fresh = (): VmdcObject => ({ apiVersion: 'vmrollout.io/v1alpha1', kind: 'VMDistributedCluster', metadata: { name: 'c1', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '1', finalizers: ['example.com/other'] }, spec: spec() });
+  const fresh = (): VmdcObject => ({
+    apiVersion: 'vmrollout.io/v1alpha1',
+    kind: 'VMDistributedCluster',
+    metadata: { name: 'c1', namespace: 'ns', uid: UID, generation: 1, resourceVersion: '1', finalizers: ['example.com/other'] },
+    spec: spec(),
+  });
 
   it('adds the finalizer (keeping others) before it starts the workflow', async () => {
     const { temporal, kube, reconciler } = setup(fresh());
@@ -257,10 +266,13 @@ describe('Reconciler: finalizer on new rollouts', () => {
 
 describe('deletionBlockedStatus', () => {
   it('several zones: every zone with its routes, zonesOutOfRotation sorted, a command per zone', () => {
-    const s = deletionBlockedStatus({ namespace: 'ns', uid: UID }, {
-      type: 'records',
-      routes: [record('az-c', { kind: 'VMUser', name: 'reads-az-c' }), record('az-a', { kind: 'VMAuth', name: 'vm-global' })],
-    });
+    const s = deletionBlockedStatus(
+      { namespace: 'ns', uid: UID },
+      {
+        type: 'records',
+        routes: [record('az-c', { kind: 'VMUser', name: 'reads-az-c' }), record('az-a', { kind: 'VMAuth', name: 'vm-global' })],
+      },
+    );
     expect(s.zonesOutOfRotation).toEqual(['az-a', 'az-c']);
     expect(s.message).toContain('zones out of read rotation: az-a (VMAuth vm-global), az-c (VMUser reads-az-c); release each with');
     expect(s.message).toContain(`--namespace ns --uid ${UID} --zone <zone>`);
@@ -273,7 +285,9 @@ describe('deletionBlockedStatus', () => {
 
 describe('statusGuard', () => {
   const og = { namespace: 'ns', name: 'c1', uid: UID, generation: 2 };
-  const at = (generation: number, extra: Record<string, unknown> = {}): VmdcObject => ({ metadata: { name: 'c1', namespace: 'ns', uid: UID, generation, ...extra } });
+  const at = (generation: number, extra: Record<string, unknown> = {}): VmdcObject => ({
+    metadata: { name: 'c1', namespace: 'ns', uid: UID, generation, ...extra },
+  });
   it('a rollout write: same uid at the same generation only', () => {
     expect(statusGuard(at(2), og, false)).toBe(true);
     expect(statusGuard(at(3), og, false)).toBe(false);

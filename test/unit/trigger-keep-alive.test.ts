@@ -28,10 +28,42 @@ function generateCerts(dir: string): Certs {
   run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=keep-alive-test-ca']);
   fs.writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   run(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=apiserver']);
-  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'server.ext']);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'server.ext',
+  ]);
   fs.writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
   run(['req', ...ec, '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=trigger']);
-  run(['x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.crt', '-days', '2', '-extfile', 'client.ext']);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'client.crt',
+    '-days',
+    '2',
+    '-extfile',
+    'client.ext',
+  ]);
   const read = (f: string) => fs.readFileSync(path.join(dir, f), 'utf8');
   return { ca: read('ca.crt'), serverCert: read('server.crt'), serverKey: read('server.key'), clientCert: read('client.crt'), clientKey: read('client.key') };
 }
@@ -248,7 +280,7 @@ describe('agentKey: what one cached agent stands for', () => {
     expect(agentKey(cluster, { ...opts, checkServerIdentity: () => undefined })).toBeUndefined();
   });
 
-  it('a proxied cluster gets client-node\'s own agent per request, as before', async () => {
+  it("a proxied cluster gets client-node's own agent per request, as before", async () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: 'p', server: 'https://10.0.0.1', proxyUrl: 'http://127.0.0.1:1', skipTLSVerify: false }],

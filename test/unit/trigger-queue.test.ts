@@ -20,7 +20,13 @@ describe('KeyedSerialQueue', () => {
       log.push(`end ${n}`);
       running--;
     };
-    for (const [n, d] of [[1, 30], [2, 0], [3, 10], [4, 0]] as const) void q.push('a', task(n, d));
+    for (const [n, d] of [
+      [1, 30],
+      [2, 0],
+      [3, 10],
+      [4, 0],
+    ] as const)
+      void q.push('a', task(n, d));
     await q.drain();
     expect(maxRunning).toBe(1);
     expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3', 'start 4', 'end 4']);

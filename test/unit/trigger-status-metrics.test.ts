@@ -112,7 +112,7 @@ describe('the gauges, kept current per watch event', () => {
   });
 });
 
-describe('summed over replicas: the trigger\'s gauge counts each object once', () => {
+describe("summed over replicas: the trigger's gauge counts each object once", () => {
   // Two objects; the worker replicas wrote their statuses: replica 1 wrote c1 Progressing and c2
   // Progressing, then replica 2 took c2 over and wrote it Succeeded.
   const writtenBy: Array<Array<[string, Phase]>> = [
@@ -127,7 +127,7 @@ describe('summed over replicas: the trigger\'s gauge counts each object once', (
     ['c2', 'Succeeded'],
   ];
 
-  it('from the objects\' current status (one trigger watching them all): sum by phase = the objects in each phase', async () => {
+  it("from the objects' current status (one trigger watching them all): sum by phase = the objects in each phase", async () => {
     const trigger = createMetrics();
     for (const [name, phase] of current) trigger.objectStatus(vmdc(name, { phase }), false);
     const sums = await sumByPhase([trigger.registry]);
@@ -173,7 +173,8 @@ class FakeKube extends InMemoryVmdc implements KubeOps {
 describe('trigger lag: vmrollout_trigger_start_duration_seconds', () => {
   async function countAndSum(registry: Registry): Promise<{ count: number; sum: number }> {
     const m = (await registry.getMetricsAsJSON()).find((x) => x.name === 'vmrollout_trigger_start_duration_seconds');
-    const v = (suffix: string) => m?.values.find((x) => (x as { metricName?: string }).metricName === `vmrollout_trigger_start_duration_seconds${suffix}`)?.value ?? 0;
+    const v = (suffix: string) =>
+      m?.values.find((x) => (x as { metricName?: string }).metricName === `vmrollout_trigger_start_duration_seconds${suffix}`)?.value ?? 0;
     return { count: v('_count'), sum: v('_sum') };
   }
 

@@ -137,7 +137,7 @@ describe('worker loadConfig', () => {
     expect(issues({ MAX_CACHED_WORKFLOWS: '-1' })).toHaveLength(1);
   });
 
-  it('takes a pod name as WORKER_INSTANCE, not something that would break its boots\' identities', () => {
+  it("takes a pod name as WORKER_INSTANCE, not something that would break its boots' identities", () => {
     expect(loadConfig({}).instance).toBeUndefined();
     expect(issues({ WORKER_INSTANCE: 'pod/1' })).toEqual([expect.stringMatching(/^WORKER_INSTANCE: .*must be a pod name/)]);
   });
@@ -151,7 +151,9 @@ describe('worker loadConfig', () => {
     expect(issues({ TEMPORAL_WORKER_BUILD_ID: '1.0.0' })).toEqual([
       expect.stringMatching(/^TEMPORAL_WORKER_DEPLOYMENT_NAME: TEMPORAL_WORKER_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID must be set together/),
     ]);
-    expect(issues({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel-vmrollout', TEMPORAL_WORKER_BUILD_ID: ' ' })).toEqual([expect.stringMatching(/^TEMPORAL_WORKER_BUILD_ID: .*set together/)]);
+    expect(issues({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel-vmrollout', TEMPORAL_WORKER_BUILD_ID: ' ' })).toEqual([
+      expect.stringMatching(/^TEMPORAL_WORKER_BUILD_ID: .*set together/),
+    ]);
     // The server ignores a deployment name with a dot.
     expect(issues({ TEMPORAL_WORKER_DEPLOYMENT_NAME: 'rel.vmrollout', TEMPORAL_WORKER_BUILD_ID: '1' })).toEqual([
       expect.stringMatching(/^TEMPORAL_WORKER_DEPLOYMENT_NAME: must not contain dots or spaces \(got "rel.vmrollout"\)/),

@@ -7,8 +7,22 @@ import type { QueueSample } from '../../api/rollout-contract';
 import type { QueueTarget } from '../../workflows/activity-types';
 import { createWorkerMetrics } from '../../worker/metrics';
 
-const target = (zone: string): QueueTarget => ({ namespace: 'ns', vmagentName: 'vmagent', vmclusterName: `vm-${zone}`, queueEmptyBytes: 0, zone, objectName: 'c1' });
-const sampleOf = (pendingBytes: number): QueueSample => ({ at: '2026-01-01T00:00:00Z', pendingBytes, unreadablePods: 0, totalPods: 1, drained: pendingBytes === 0, message: '' });
+const target = (zone: string): QueueTarget => ({
+  namespace: 'ns',
+  vmagentName: 'vmagent',
+  vmclusterName: `vm-${zone}`,
+  queueEmptyBytes: 0,
+  zone,
+  objectName: 'c1',
+});
+const sampleOf = (pendingBytes: number): QueueSample => ({
+  at: '2026-01-01T00:00:00Z',
+  pendingBytes,
+  unreadablePods: 0,
+  totalPods: 1,
+  drained: pendingBytes === 0,
+  message: '',
+});
 
 /** sum by (namespace, name, zone) (vmrollout_queue_pending_bytes) over replicas. */
 async function pendingSum(registries: Registry[]): Promise<Record<string, number>> {

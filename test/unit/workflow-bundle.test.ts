@@ -27,7 +27,11 @@ function inspectModule(fileName: string, text: string): { problems: string[]; im
     if (!ts.isFunctionLike(node)) ts.forEachChild(node, visitInitializer);
   };
   for (const statement of source.statements) {
-    if ((ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier && ts.isStringLiteral(statement.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) &&
+      statement.moduleSpecifier &&
+      ts.isStringLiteral(statement.moduleSpecifier)
+    ) {
       const typeOnly = ts.isImportDeclaration(statement) ? statement.importClause?.isTypeOnly : statement.isTypeOnly;
       if (!typeOnly) imports.push(statement.moduleSpecifier.text);
     } else if (ts.isVariableStatement(statement)) {

@@ -18,9 +18,19 @@ function logBuilder(actor = W, actorGeneration = 1) {
   const push = (a: object, who = actor, g = actorGeneration) => log.push({ ...a, seq: ++seq, actor: who, actorGeneration: g } as Action);
   /** `leaving`: the zone whose leaving it announces (phase LeavingReads, its route edit next). */
   const status = (out: string[], who = actor, leaving?: string) =>
-    push({ type: 'status', written: true, status: { zonesOutOfRotation: out, zones: out.map((z) => ({ name: z, phase: z === leaving ? 'LeavingReads' : 'Upgrading', message: 'out' })) } }, who);
+    push(
+      {
+        type: 'status',
+        written: true,
+        status: { zonesOutOfRotation: out, zones: out.map((z) => ({ name: z, phase: z === leaving ? 'LeavingReads' : 'Upgrading', message: 'out' })) },
+      },
+      who,
+    );
   const edit = (vm: string, direction: 'remove' | 'restore', who = actor) => {
-    const rm = direction === 'remove' ? computeRemovals([{ route: { kind: 'VMAuth', name: 'auth' }, targetRefs: routes['VMAuth/auth']! }], { name: vm, namespace: NS }) : removals.get(vm)!;
+    const rm =
+      direction === 'remove'
+        ? computeRemovals([{ route: { kind: 'VMAuth', name: 'auth' }, targetRefs: routes['VMAuth/auth']! }], { name: vm, namespace: NS })
+        : removals.get(vm)!;
     removals.set(vm, rm);
     const before = routes['VMAuth/auth']!;
     const after = direction === 'remove' ? applyRemoval(before, rm[0]!) : undoRemoval(before, rm[0]!);
@@ -86,7 +96,14 @@ test('4: a restore that does not put back what was removed, or loses a user edit
   b.status(['a']);
   b.edit('vm-a', 'remove');
   const before = b.log.at(-1)! as Extract<Action, { type: 'routes' }>;
-  b.push({ type: 'routes', direction: 'restore', vmcluster: 'vm-a', removals: before.removals, before: before.after, after: { 'VMAuth/auth': [sel('vm-b', 'vm-c', 'vm-a')] } });
+  b.push({
+    type: 'routes',
+    direction: 'restore',
+    vmcluster: 'vm-a',
+    removals: before.removals,
+    before: before.after,
+    after: { 'VMAuth/auth': [sel('vm-b', 'vm-c', 'vm-a')] },
+  });
   const inv = checkInvariants(b.log, { ...opts, final: true }).map((x) => x.invariant);
   expect(inv).toContain(4);
 });

@@ -10,7 +10,11 @@ import { assertProperty } from '../support/property';
 import { minimalRawSpec } from './api-helpers';
 
 const spec = (o: Partial<NormalizedSpec> = {}) =>
-  ({ clusterVersion: 'v1.150.0-cluster', overrideSpec: { vmselect: { replicaCount: 3, extraArgs: { a: '1' } }, retentionPeriod: '30d' }, ...o }) as NormalizedSpec;
+  ({
+    clusterVersion: 'v1.150.0-cluster',
+    overrideSpec: { vmselect: { replicaCount: 3, extraArgs: { a: '1' } }, retentionPeriod: '30d' },
+    ...o,
+  }) as NormalizedSpec;
 
 describe('desiredClusterPatch', () => {
   test('global overlay, then zone overlay, then clusterVersion', () => {
@@ -22,7 +26,10 @@ describe('desiredClusterPatch', () => {
     });
   });
   test('zone full spec is the base; overlays apply on top', () => {
-    const zone: ZoneSpec = { name: 'az-a', vmcluster: { name: 'vm-a', spec: { vmstorage: { replicaCount: 2 }, vmselect: { replicaCount: 1, extraArgs: { b: '2' } } } } };
+    const zone: ZoneSpec = {
+      name: 'az-a',
+      vmcluster: { name: 'vm-a', spec: { vmstorage: { replicaCount: 2 }, vmselect: { replicaCount: 1, extraArgs: { b: '2' } } } },
+    };
     expect(desiredClusterPatch(spec(), zone)).toEqual({
       vmstorage: { replicaCount: 2 },
       vmselect: { replicaCount: 3, extraArgs: { a: '1', b: '2' } },
@@ -94,7 +101,11 @@ const fromJson = (s: string) => JSON.parse(s) as JsonObject;
 /** A canonical text of a JSON value over own keys only (sorted), independent of workflows/merge. */
 function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (isObj(v)) return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon(v[k])}`).join(',')}}`;
+  if (isObj(v))
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon(v[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 
@@ -156,15 +167,24 @@ describe('overlays are data, whatever their keys', () => {
 
   /** The key carries `{ replicaCount: 9 }`: what a merge that turns it into a prototype would leak. */
   const overlay = (key: string, depth: Depth) =>
-    depth === 'top level' ? fromJson(`{${JSON.stringify(key)}: {"replicaCount": 9}, "vmselect": {"replicaCount": 2}}`)
+    depth === 'top level'
+      ? fromJson(`{${JSON.stringify(key)}: {"replicaCount": 9}, "vmselect": {"replicaCount": 2}}`)
       : fromJson(`{"vmselect": {"replicaCount": 2, ${JSON.stringify(key)}: {"replicaCount": 9}, "extraArgs": {${JSON.stringify(key)}: "1"}}}`);
-  const paths = (key: string, depth: Depth) => (depth === 'top level' ? [[key]] : [['vmselect', key], ['vmselect', 'extraArgs', key]]);
+  const paths = (key: string, depth: Depth) =>
+    depth === 'top level'
+      ? [[key]]
+      : [
+          ['vmselect', key],
+          ['vmselect', 'extraArgs', key],
+        ];
 
   test.each(cases)('VMCluster: %s in the %s at %s', (key, where, depth) => {
     const o = overlay(key, depth);
     const zone: ZoneSpec =
-      where === 'global overlay' ? { name: 'z', vmcluster: { name: 'vm' } }
-        : where === 'zone overlay' ? { name: 'z', vmcluster: { name: 'vm', overrideSpec: o } }
+      where === 'global overlay'
+        ? { name: 'z', vmcluster: { name: 'vm' } }
+        : where === 'zone overlay'
+          ? { name: 'z', vmcluster: { name: 'vm', overrideSpec: o } }
           : { name: 'z', vmcluster: { name: 'vm', spec: o } };
     const patch = desiredClusterPatch(specOf(where === 'global overlay' ? o : {}), zone);
 
@@ -240,14 +260,21 @@ describe('overlays are data, whatever their keys', () => {
   });
 
   test('composition keeps dangerous keys of every layer', () => {
-    const p = composePatches(fromJson('{"__proto__": {"a": 1}}'), fromJson('{"__proto__": {"b": 2}, "constructor": {"c": 3}}'), fromJson('{"constructor": {"c": null}}'));
+    const p = composePatches(
+      fromJson('{"__proto__": {"a": 1}}'),
+      fromJson('{"__proto__": {"b": 2}, "constructor": {"c": 3}}'),
+      fromJson('{"constructor": {"c": null}}'),
+    );
     expect(canon(p)).toBe(canon(fromJson('{"__proto__": {"a": 1, "b": 2}, "constructor": {"c": null}}')));
     checkPrototypes(p);
   });
 
   test('from the raw custom resource (validateSpec) to the patch: dangerous keys survive the schema', () => {
     const raw = JSON.parse(
-      JSON.stringify(minimalRawSpec({ overrideSpec: { x: 1 } })).replace('"overrideSpec":{"x":1}', '"overrideSpec":{"__proto__":{"replicaCount":9},"constructor":{"a":1}}'),
+      JSON.stringify(minimalRawSpec({ overrideSpec: { x: 1 } })).replace(
+        '"overrideSpec":{"x":1}',
+        '"overrideSpec":{"__proto__":{"replicaCount":9},"constructor":{"a":1}}',
+      ),
     ) as Record<string, unknown>;
     const r = validateSpec(raw);
     if (!r.success) throw new Error(JSON.stringify(r.issues));
@@ -270,12 +297,7 @@ describe('property: after applying the desired patch the object is up to date, a
     return o;
   };
   const { object } = fc.letrec<{ value: JsonValue; object: JsonObject }>((tie) => ({
-    value: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
-      fc.constant(null),
-      fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<JsonValue>,
-      tie('object'),
-    ),
+    value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, fc.constant(null), fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<JsonValue>, tie('object')),
     object: fc.array(fc.tuple(key, tie('value')), { maxLength: 4 }).map(toObject),
   }));
 

@@ -9,7 +9,10 @@ const NS = 'ns';
 const A = { name: 'vm-a', namespace: NS };
 const objs = (...names: string[]) => names.map((name) => ({ name, namespace: NS }));
 // As the operator's CRD requires: crd.name and crd.namespace present ("" when only crd.objects routes).
-const sel = (...names: string[]): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: objs(...names) }, paths: ['/select/.*'] });
+const sel = (...names: string[]): JsonObject => ({
+  crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: objs(...names) },
+  paths: ['/select/.*'],
+});
 const named = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: NS } });
 const snap = (targetRefs: JsonObject[], name = 'r'): RouteSnapshot => ({ route: { kind: 'VMAuth', name }, targetRefs });
 
@@ -22,7 +25,10 @@ describe('computeRemoval', () => {
   test('removes a whole targetRef that names only this zone (crd.name or single objects entry)', () => {
     const refs = [{ static: { url: 'http://x' } }, named('vm-a'), sel('vm-a'), sel('vm-b')];
     const r = computeRemoval(snap(refs), A);
-    expect(r.removed.map((x) => [x.type, x.index])).toEqual([['targetRef', 1], ['targetRef', 2]]);
+    expect(r.removed.map((x) => [x.type, x.index])).toEqual([
+      ['targetRef', 1],
+      ['targetRef', 2],
+    ]);
     expect(applyRemoval(refs, r)).toEqual([{ static: { url: 'http://x' } }, sel('vm-b')]);
   });
   test('ignores other kinds', () => {
@@ -33,7 +39,10 @@ describe('computeRemoval', () => {
 
 describe('computeRemovals', () => {
   test('refuses when any route would be left with no read backend, naming it', () => {
-    const snaps = [snap([sel('vm-a', 'vm-b')], 'auth'), { route: { kind: 'VMUser' as const, name: 'reads-a' }, targetRefs: [named('vm-a'), { crd: { kind: 'VMCluster/vminsert', name: 'vm-b' } }] }];
+    const snaps = [
+      snap([sel('vm-a', 'vm-b')], 'auth'),
+      { route: { kind: 'VMUser' as const, name: 'reads-a' }, targetRefs: [named('vm-a'), { crd: { kind: 'VMCluster/vminsert', name: 'vm-b' } }] },
+    ];
     try {
       computeRemovals(snaps, A);
       throw new Error('expected EmptyRouteError');
@@ -100,7 +109,10 @@ describe('apply / undo', () => {
         if (JSON.stringify(undoRemoval(out, removal)) !== JSON.stringify(trs)) return false;
         const withUser = [...out, ...extra.map((url) => ({ static: { url } }) as JsonObject)];
         const back = undoRemoval(withUser, removal);
-        return extra.every((url) => back.some((t) => JSON.stringify(t) === JSON.stringify({ static: { url } }))) && routeReferencesCluster(back, A) === routeReferencesCluster(trs, A);
+        return (
+          extra.every((url) => back.some((t) => JSON.stringify(t) === JSON.stringify({ static: { url } }))) &&
+          routeReferencesCluster(back, A) === routeReferencesCluster(trs, A)
+        );
       }),
     );
   });
@@ -134,7 +146,14 @@ describe('operator rules: what names a cluster', () => {
     expect(routeReferencesCluster([{ crd: { kind: 'VMCluster/vmselect', name: 'vm-a', namespace: 'other' } }], A)).toBe(false);
   });
   test('a crd.objects entry names it only by exact name and namespace', () => {
-    const wrong: JsonObject = { crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: [{ name: 'vm-a', namespace: '' }, { name: 'vm-a', namespace: 'other' }, { name: 'vm-a' }] } };
+    const wrong: JsonObject = {
+      crd: {
+        kind: 'VMCluster/vmselect',
+        name: '',
+        namespace: '',
+        objects: [{ name: 'vm-a', namespace: '' }, { name: 'vm-a', namespace: 'other' }, { name: 'vm-a' }],
+      },
+    };
     expect(routeReferencesCluster([wrong], A)).toBe(false);
     expect(computeRemoval(snap([wrong, sel('vm-b')]), A).removed).toEqual([]);
   });
@@ -166,7 +185,10 @@ describe('operator rules: computeRemoval of the name+objects form', () => {
   test('zone in both crd.name and crd.objects, with others: crdName and object entries', () => {
     const refs = [both('vm-a', NS, 'vm-a', 'vm-b')];
     const r = computeRemoval(snap(refs), A);
-    expect(r.removed.map((x) => [x.type, x.index])).toEqual([['crdName', 0], ['object', 0]]);
+    expect(r.removed.map((x) => [x.type, x.index])).toEqual([
+      ['crdName', 0],
+      ['object', 0],
+    ]);
     expect(applyRemoval(refs, r)).toEqual([both('', '', 'vm-b')]);
     expect(undoRemoval(applyRemoval(refs, r), r)).toEqual(refs);
   });
@@ -258,9 +280,9 @@ describe('operator rules: apply / undo of crdName entries', () => {
       fc.constantFrom(...names).map(named),
       fc.uniqueArray(fc.constantFrom(...names), { minLength: 1, maxLength: 3 }).map((n) => sel(...n)),
       // name+objects, names and namespaces of every kind (empty, other namespace) included
-      fc.tuple(fc.constantFrom(...names, ''), fc.constantFrom(...nss), fc.array(entry, { maxLength: 3 })).map(
-        ([name, namespace, objects]) => ({ crd: { kind: 'VMCluster/vmselect', name, namespace, objects } }) as JsonObject,
-      ),
+      fc
+        .tuple(fc.constantFrom(...names, ''), fc.constantFrom(...nss), fc.array(entry, { maxLength: 3 }))
+        .map(([name, namespace, objects]) => ({ crd: { kind: 'VMCluster/vmselect', name, namespace, objects } }) as JsonObject),
       fc.webUrl().map((url) => ({ static: { url } }) as JsonObject),
     );
     assertProperty(
@@ -277,7 +299,10 @@ describe('operator rules: apply / undo of crdName entries', () => {
         const withUser = [...out, ...extra.map((url) => ({ static: { url } }) as JsonObject)];
         const back = undoRemoval(withUser, removal);
         if (JSON.stringify(undoRemoval(back, removal)) !== JSON.stringify(back)) return false;
-        return extra.every((url) => back.some((t) => JSON.stringify(t) === JSON.stringify({ static: { url } }))) && routeReferencesCluster(back, A) === routeReferencesCluster(trs, A);
+        return (
+          extra.every((url) => back.some((t) => JSON.stringify(t) === JSON.stringify({ static: { url } }))) &&
+          routeReferencesCluster(back, A) === routeReferencesCluster(trs, A)
+        );
       }),
     );
   });

@@ -15,15 +15,22 @@ test('a route edit names the zone and the routes, both ways', () => {
 });
 
 test('the upgrade and the waits say what they do', () => {
-  expect(activitySummary('applyObject', { kind: 'VMCluster', namespace: 'm', name: 'vm-az-b', patch: { clusterVersion: 'v1.151.0-cluster' }, create: false })).toBe(
-    'apply VMCluster vm-az-b (clusterVersion v1.151.0-cluster)',
-  );
+  expect(
+    activitySummary('applyObject', { kind: 'VMCluster', namespace: 'm', name: 'vm-az-b', patch: { clusterVersion: 'v1.151.0-cluster' }, create: false }),
+  ).toBe('apply VMCluster vm-az-b (clusterVersion v1.151.0-cluster)');
   expect(activitySummary('waitOperational', { kind: 'VMCluster', namespace: 'm', name: 'vm-az-b', generation: 4, pollIntervalMs: 1000 })).toBe(
     'wait until VMCluster vm-az-b is operational at generation 4',
   );
-  expect(activitySummary('watchQueue', { namespace: 'm', vmagentName: 'g', vmclusterName: 'vm-az-b', queueEmptyBytes: 0, queueDrainedForMs: 30_000, pollIntervalMs: 1000 })).toBe(
-    "wait until vmagent's queue for vm-az-b stays empty for 30s",
-  );
+  expect(
+    activitySummary('watchQueue', {
+      namespace: 'm',
+      vmagentName: 'g',
+      vmclusterName: 'vm-az-b',
+      queueEmptyBytes: 0,
+      queueDrainedForMs: 30_000,
+      pollIntervalMs: 1000,
+    }),
+  ).toBe("wait until vmagent's queue for vm-az-b stays empty for 30s");
 });
 
 test('an unknown activity or an input shaped otherwise (an older version) has no summary, and never throws', () => {

@@ -330,7 +330,10 @@ export class FakeCluster {
       watchQueue: async (t) => {
         await this.enter(`watchQueue:${t.vmclusterName}`);
         // The real activity's reporter, on the fake's status writes (every sample here).
-        const reporter = queueReporter(t.report, t.queueDrainedForMs, { writeStatus: async ({ object, status }) => this.recordStatus(object, status), client: this.client! });
+        const reporter = queueReporter(t.report, t.queueDrainedForMs, {
+          writeStatus: async ({ object, status }) => this.recordStatus(object, status),
+          client: this.client!,
+        });
         for (;;) {
           const s = this.sample(t.vmclusterName, true);
           if (!s.drained && s.unreadablePods > 0) return this.stillWaiting(`queue for ${t.vmclusterName} not drained: ${s.message}`, 'NotDrained');
@@ -358,12 +361,17 @@ export class FakeCluster {
       // routes no longer (or again) send reads to the zone.
       confirmSwitch: async ({ vmcluster, namespace, expect, routes }) => {
         await this.enter(`confirmSwitch:${expect}:${vmcluster}`);
-        if (this.unconfirmableSwitch.has(vmcluster)) return this.stillWaiting(`Secret vmauth-config-vm-global, where the operator writes the VMAuth's config, does not exist`, 'SwitchPending');
+        if (this.unconfirmableSwitch.has(vmcluster))
+          return this.stillWaiting(`Secret vmauth-config-vm-global, where the operator writes the VMAuth's config, does not exist`, 'SwitchPending');
         const vmc = { name: vmcluster, namespace };
         const wrong = routes.filter((r) => routeReferencesCluster(this.routes.get(`${r.kind}/${r.name}`) ?? [], vmc) !== (expect === 'present'));
         if (wrong.length > 0) return this.stillWaiting(`switch not confirmed for ${vmcluster}`, 'SwitchPending');
         this.record({ type: 'switch-confirmed', vmcluster, expect });
-        return { hash: 1, pods: [{ pod: 'vmauth-0', via: 'content-hash' as const }], message: `1 vmauth pod runs config 00000001 ${expect === 'absent' ? 'without' : 'with'} VMCluster ${vmcluster}` };
+        return {
+          hash: 1,
+          pods: [{ pod: 'vmauth-0', via: 'content-hash' as const }],
+          message: `1 vmauth pod runs config 00000001 ${expect === 'absent' ? 'without' : 'with'} VMCluster ${vmcluster}`,
+        };
       },
 
       waitReadsDrained: async ({ vmcluster }) => {
@@ -380,7 +388,12 @@ export class FakeCluster {
   private prune(spec: JsonObject): JsonObject {
     const walk = (v: unknown): unknown => {
       if (Array.isArray(v)) return v.map(walk);
-      if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).filter(([k]) => !this.prunedKeys.has(k)).map(([k, x]) => [k, walk(x)]));
+      if (v && typeof v === 'object')
+        return Object.fromEntries(
+          Object.entries(v)
+            .filter(([k]) => !this.prunedKeys.has(k))
+            .map(([k, x]) => [k, walk(x)]),
+        );
       return v;
     };
     return walk(spec) as JsonObject;
@@ -472,7 +485,15 @@ export class FakeCluster {
       const n = this.queueAttempts.get(vmcluster) ?? 0;
       if (n < b.notDrainedAttempts) {
         if (consume) this.queueAttempts.set(vmcluster, n + 1);
-        return { at, pendingBytes: 4096, unreadablePods: 0, totalPods: 2, drained: false, message: '4 KiB pending on 2/2 vmagent pods', podPendingBytes: { 'vmagent-0': 3072, 'vmagent-1': 1024 } };
+        return {
+          at,
+          pendingBytes: 4096,
+          unreadablePods: 0,
+          totalPods: 2,
+          drained: false,
+          message: '4 KiB pending on 2/2 vmagent pods',
+          podPendingBytes: { 'vmagent-0': 3072, 'vmagent-1': 1024 },
+        };
       }
     }
     return { at, pendingBytes: 0, unreadablePods: 0, totalPods: 2, drained: true, message: 'drained', podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 } };

@@ -10,7 +10,10 @@ jest.setTimeout(180_000);
 const env = useTimeSkippingEnv();
 
 const recordedOn = (fake: FakeCluster, zone: string): string[] =>
-  [...fake.records].filter(([, recs]) => Object.values(recs).some((r) => r.zone === zone)).map(([k]) => k).sort();
+  [...fake.records]
+    .filter(([, recs]) => Object.values(recs).some((r) => r.zone === zone))
+    .map(([k]) => k)
+    .sort();
 
 /**
  * g1 takes az-a out of reads, then dies without any cleanup (terminate). It is paused first, so no
@@ -79,7 +82,10 @@ test('failed zone, cancel, then a new generation: the cancelled run keeps it out
     const h2 = await r.start(inputOf({ generation: 2 }, [h1.workflowId]));
     const res2 = await h2.result();
     // g2's first status already reports the adopted zone out of reads.
-    expect(fake.statuses.find((s) => s.observedGeneration === 2)).toMatchObject({ zonesOutOfRotation: ['az-b'], message: expect.stringMatching(/adopted.*az-b/) });
+    expect(fake.statuses.find((s) => s.observedGeneration === 2)).toMatchObject({
+      zonesOutOfRotation: ['az-b'],
+      message: expect.stringMatching(/adopted.*az-b/),
+    });
     await maybeRecord('failed-cancel-new-generation-g2', h2);
     await expectAllBack(r, fake, res2);
   });

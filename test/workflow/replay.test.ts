@@ -39,7 +39,11 @@ test('one recorded history per scenario, and nothing else', () => {
 
 test('no recorded history carries a patch marker other than those registered in workflows/versions.ts', () => {
   const registered = new Set(PATCHES.map((p) => p.id));
-  const unregistered = RECORDED_SCENARIOS.flatMap((s) => patchIds(read(historyFile(s))).filter((id) => !registered.has(id)).map((id) => `${s}: ${id}`));
+  const unregistered = RECORDED_SCENARIOS.flatMap((s) =>
+    patchIds(read(historyFile(s)))
+      .filter((id) => !registered.has(id))
+      .map((id) => `${s}: ${id}`),
+  );
   expect(unregistered).toEqual([]);
 });
 

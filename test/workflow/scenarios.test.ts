@@ -6,19 +6,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { FailureType } from '../../workflows/failures';
 import { planZoneOrder, shuffleSeed } from '../../workflows/plan';
-import {
-  NEW_VERSION,
-  OLD_VERSION,
-  ZONES,
-  eventually,
-  inputOf,
-  makeFake,
-  maybeRecord,
-  mutations,
-  vmselect,
-  withWorker,
-  useTimeSkippingEnv,
-} from './setup';
+import { NEW_VERSION, OLD_VERSION, ZONES, eventually, inputOf, makeFake, maybeRecord, mutations, vmselect, withWorker, useTimeSkippingEnv } from './setup';
 
 jest.setTimeout(180_000);
 const env = useTimeSkippingEnv();
@@ -60,7 +48,11 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
       ...ZONES.flatMap((z) => [`editRoutes:remove:vm-${z}`, `applyObject:VMCluster:vm-${z}`, `editRoutes:restore:vm-${z}`]),
     ]);
     expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
-    for (const z of ZONES) expect(fake.object('VMCluster', `vm-${z}`)!.spec).toMatchObject({ clusterVersion: NEW_VERSION, vmselect: { replicaCount: 2, extraArgs: { 'search.maxQueryDuration': '1m' } } });
+    for (const z of ZONES)
+      expect(fake.object('VMCluster', `vm-${z}`)!.spec).toMatchObject({
+        clusterVersion: NEW_VERSION,
+        vmselect: { replicaCount: 2, extraArgs: { 'search.maxQueryDuration': '1m' } },
+      });
     expect(fake.object('VMCluster', 'vm-az-b')!.spec).toMatchObject({ vmstorage: { replicaCount: 4 } });
     expect(fake.object('VMCluster', 'vm-az-a')!.spec).toMatchObject({ vmstorage: { replicaCount: 3 } });
     expect(fake.object('VMAgent', 'vm-global')!.spec).toMatchObject({ extraArgs: { 'remoteWrite.showURL': 'false' } });
@@ -77,7 +69,8 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
     expect(last.zones?.every((z) => z.startedAt && z.finishedAt)).toBe(true);
     // every step was reported
     const phases = fake.statuses.map((s) => s.zones?.find((z) => z.name === 'az-b')?.phase);
-    for (const p of ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads', 'Done']) expect(phases).toContain(p);
+    for (const p of ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads', 'Done'])
+      expect(phases).toContain(p);
     expectStepsDated(fake.statuses, 'az-b');
     expect(r.breaches(true)).toEqual([]);
   });
@@ -116,7 +109,11 @@ test('[I2] skip race: an edit lands between the dry run that found a zone up to 
     o.generation++;
     applying.release();
     const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
-    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Failed', outOfRotation: false, message: expect.stringMatching(/ChangedInReads|changed while in read rotation/) });
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({
+      phase: 'Failed',
+      outOfRotation: false,
+      message: expect.stringMatching(/ChangedInReads|changed while in read rotation/),
+    });
     expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Failed', zonesOutOfRotation: [] });
     expect(fake.calls.filter((c) => c.startsWith('editRoutes'))).toEqual([]);
     await h.signal('resume');
@@ -140,7 +137,11 @@ test('Shuffle order is the deterministic per-generation shuffle', async () => {
     const res = await h.result();
     const expected = planZoneOrder([...ZONES], 'Shuffle', shuffleSeed(input.object));
     expect(res.zones.map((z) => z.name)).toEqual(expected);
-    expect(mutations(fake).filter((m) => m.startsWith('applyObject:VMCluster')).map((m) => m.split(':')[2])).toEqual(expected.map((z) => `vm-${z}`));
+    expect(
+      mutations(fake)
+        .filter((m) => m.startsWith('applyObject:VMCluster'))
+        .map((m) => m.split(':')[2]),
+    ).toEqual(expected.map((z) => `vm-${z}`));
     expect(r.breaches(true)).toEqual([]);
   });
 });
@@ -284,7 +285,12 @@ test('a slow queue drains after a few polls: the zone waits, showing each sample
     // workflow with every status report), not only the one it returns.
     await eventually(async () => {
       const p = await r.progress(h);
-      return p.currentStep === 'WaitingForQueue' && p.lastQueueSample?.zone === 'az-a' && p.lastQueueSample.drained === false && p.lastQueueSample.podPendingBytes?.['vmagent-0'] === 3072;
+      return (
+        p.currentStep === 'WaitingForQueue' &&
+        p.lastQueueSample?.zone === 'az-a' &&
+        p.lastQueueSample.drained === false &&
+        p.lastQueueSample.podPendingBytes?.['vmagent-0'] === 3072
+      );
     });
     sampled.release();
     const res = await h.result();
@@ -292,10 +298,19 @@ test('a slow queue drains after a few polls: the zone waits, showing each sample
     // One activity for the whole wait (a long drain costs heartbeats, not history events)...
     expect(fake.calls.filter((c) => c === 'watchQueue:vm-az-a')).toHaveLength(1);
     // ...which showed every not-drained sample in the status as it went.
-    const live = fake.statuses.filter((s) => /waiting for the vmagent backlog .*4 KiB pending on 2\/2 vmagent pods \[vmagent-0 3072 B, vmagent-1 1024 B\]; not empty/.test(s.zones?.find((z) => z.name === 'az-a')?.message ?? ''));
+    const live = fake.statuses.filter((s) =>
+      /waiting for the vmagent backlog .*4 KiB pending on 2\/2 vmagent pods \[vmagent-0 3072 B, vmagent-1 1024 B\]; not empty/.test(
+        s.zones?.find((z) => z.name === 'az-a')?.message ?? '',
+      ),
+    );
     expect(live).toHaveLength(3);
     // The progress query keeps the last sample of the last zone, with its empty streak.
-    expect((await h.query<Progress>('progress')).lastQueueSample).toMatchObject({ zone: 'az-c', drained: true, podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 }, emptySince: expect.any(String) });
+    expect((await h.query<Progress>('progress')).lastQueueSample).toMatchObject({
+      zone: 'az-c',
+      drained: true,
+      podPendingBytes: { 'vmagent-0': 0, 'vmagent-1': 0 },
+      emptySince: expect.any(String),
+    });
     expect(r.breaches(true)).toEqual([]);
     await maybeRecord('slow-queue-live-progress', h);
   });
@@ -311,7 +326,11 @@ test('a zone that would carry the reads has a vmagent backlog: the next zone sta
     const firstLeave = fake.calls.indexOf('editRoutes:remove:vm-az-a');
     const checks = fake.calls.slice(0, firstLeave).filter((c) => c === 'waitCarriersReady:vm-az-b,vm-az-c');
     expect(checks).toHaveLength(3); // two with az-b's backlog, then ready
-    expect(fake.statuses.some((s) => /waiting until the zones that will carry its reads \(az-b, az-c\)/.test(s.zones?.find((z) => z.name === 'az-a')?.message ?? ''))).toBe(true);
+    expect(
+      fake.statuses.some((s) =>
+        /waiting until the zones that will carry its reads \(az-b, az-c\)/.test(s.zones?.find((z) => z.name === 'az-a')?.message ?? ''),
+      ),
+    ).toBe(true);
     expect(r.breaches(true)).toEqual([]);
     await maybeRecord('carrier-backlog-holds-leave', h);
   });

@@ -116,10 +116,7 @@ export function makeFake(o: ScenarioOptions = {}): FakeCluster {
   f.addObject('VMUser', 'reads-az-a', { username: 'reads' }, 1);
   f.setRoute(
     'VMAuth/vm-global',
-    o.vmauthTargetRefs ?? [
-      { static: { url: 'http://vminsert-lb:8480' }, paths: ['/insert/.*'] },
-      vmselect('vm-az-a', 'vm-az-b', 'vm-az-c'),
-    ],
+    o.vmauthTargetRefs ?? [{ static: { url: 'http://vminsert-lb:8480' }, paths: ['/insert/.*'] }, vmselect('vm-az-a', 'vm-az-b', 'vm-az-c')],
   );
   f.setRoute('VMUser/reads-az-a', [
     { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS }, paths: ['/select/.*'] },
@@ -171,8 +168,7 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
   const taskQueue = `tq-${randomUUID()}`;
   // A distinct object uid per run keeps workflow ids unique within one test server.
   const runUid = randomUUID();
-  const withRunUid = (input: RolloutInput): RolloutInput =>
-    input.object.uid === DEFAULT_UID ? { ...input, object: { ...input.object, uid: runUid } } : input;
+  const withRunUid = (input: RolloutInput): RolloutInput => (input.object.uid === DEFAULT_UID ? { ...input, object: { ...input.object, uid: runUid } } : input);
   // A plain client for the fake's takeOver (awaiting other workflows): the time-skipping client's
   // result() locks/unlocks time skipping and would unbalance the test's own calls.
   fake.client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
@@ -219,8 +215,7 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
         await Promise.race([held.reached, env.sleep(stepMs)]);
       }
     },
-    breaches: (final = false) =>
-      checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final, switchConfirmed: true }),
+    breaches: (final = false) => checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final, switchConfirmed: true }),
   };
   try {
     return await worker.runUntil(body(r));

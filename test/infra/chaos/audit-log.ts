@@ -98,7 +98,11 @@ export function parseAuditLine(line: string, seq: number): AuditEvent | undefine
     resource: ref.resource ?? '',
     subresource: ref.subresource ?? '',
     namespace: ref.namespace ?? '',
-    name: ref.name ?? (isObject(raw.responseObject) && isObject(raw.responseObject.metadata) && typeof raw.responseObject.metadata.name === 'string' ? raw.responseObject.metadata.name : ''),
+    name:
+      ref.name ??
+      (isObject(raw.responseObject) && isObject(raw.responseObject.metadata) && typeof raw.responseObject.metadata.name === 'string'
+        ? raw.responseObject.metadata.name
+        : ''),
     code: raw.responseStatus?.code ?? 0,
     requestURI: uri,
     dryRun: isDryRun(uri),

@@ -201,11 +201,16 @@ const VMAGENT_SLICE = 'vmagent-vm-global';
  * boot still has to watch, so its attempt can be seen running and its resumption timed.
  */
 const QUEUE_DRAINED_FOR_MS = 8_000;
-const STRATEGY = { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: `${POLL_MS}ms`, zoneTimeout: '10m' };
+const STRATEGY = {
+  order: 'Declared',
+  readDrainDelay: '1s',
+  queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`,
+  pollInterval: `${POLL_MS}ms`,
+  zoneTimeout: '10m',
+};
 /** The zone-timeout generation: its zoneTimeout, and how late the slow zone's VictoriaMetrics starts its upgrade. */
 const SLOW_ZONE_TIMEOUT = '30s';
 const SLOW_ZONE_DELAY_MS = 40_000;
-
 
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport> {
   const log = opts.log ?? (() => {});
@@ -244,7 +249,10 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     const seeds = partSeeds(opts.seed, 0);
     const workerProxy = await startKubeFaultProxy({ kube, seed: seeds.kubeWorker, rate: opts.kubeFaultRate, enabled: false, timeoutHoldMs: 35_000 });
     const triggerProxy = await startKubeFaultProxy({ kube, seed: seeds.kubeTrigger, rate: opts.kubeFaultRate, enabled: false, timeoutHoldMs: 35_000 });
-    stops.push(() => workerProxy.stop(), () => triggerProxy.stop());
+    stops.push(
+      () => workerProxy.stop(),
+      () => triggerProxy.stop(),
+    );
     const vmagentTarget = new URL(vm.vmagent.url).port;
     const gateway = await startPodGateway({
       faults: { seed: seeds.metrics, rate: opts.metricsFaultRate, kinds: ['timeout', 'truncated', 'garbage'], enabled: false, timeoutHoldMs: 8_000 },
@@ -254,7 +262,14 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
 
     const taskQueue = `${DEFAULT_TASK_QUEUE}-chaos`;
     const workflowBundle = await buildWorkflowBundle();
-    const common = { temporalAddress: tdev.address, temporalNamespace: tdev.namespace, taskQueue, payloadKeysFile: keys.path, createNamespaces: [NS], logDir: dir };
+    const common = {
+      temporalAddress: tdev.address,
+      temporalNamespace: tdev.namespace,
+      taskQueue,
+      payloadKeysFile: keys.path,
+      createNamespaces: [NS],
+      logDir: dir,
+    };
     const worker = await startWorkerProcess({
       ...common,
       kubeConfig: workerProxy.kubeConfigFor(identities.worker),
@@ -263,7 +278,13 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       extraEnv: { WORKER_INSTANCE: 'vmrollout-worker-chaos' },
     });
     stops.push(() => worker.stop());
-    const trigger = await startTriggerProcess({ ...common, kubeConfig: triggerProxy.kubeConfigFor(identities.trigger), watchNamespaces: [NS], relistInterval: '30s', watchIdleTimeout: '30s' });
+    const trigger = await startTriggerProcess({
+      ...common,
+      kubeConfig: triggerProxy.kubeConfigFor(identities.trigger),
+      watchNamespaces: [NS],
+      relistInterval: '30s',
+      watchIdleTimeout: '30s',
+    });
     stops.push(() => trigger.stop());
 
     // ---- the objects, generation 1 at the version every zone runs ------------------------------------
@@ -274,19 +295,42 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     vmdc.metadata.name = VMDC;
     const strategy = { ...STRATEGY, queueDrainedFor: `${(QUEUE_DRAINED_FOR_MS - (opts.rejoinEarlyMs ?? 0)) / 1000}s` };
     vmdc.spec!.strategy = strategy;
-    await createObjects(kc, manifests.filter((o) => o.kind !== 'VMDistributedCluster'));
+    await createObjects(
+      kc,
+      manifests.filter((o) => o.kind !== 'VMDistributedCluster'),
+    );
     await waitVmauthRendered(vm, DEMO_CLUSTERS.length, DEMO_TOKENS.length, 40_000);
-    const traffic = startTraffic({ vmagentURL: vm.vmagent.url, vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
+    const traffic = startTraffic({
+      vmagentURL: vm.vmagent.url,
+      vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url),
+      bearerTokens: DEMO_TOKENS,
+      staleAfterMs: STALE_AFTER_MS,
+    });
     stops.push(() => traffic.stop());
     await traffic.waitHealthy();
     // vmagent's queues as the campaign itself sees them, and reads that see holes (checks b and g).
     const zoneQueues: Record<string, RemoteWriteQueue[]> = {};
-    for (const [index, c] of DEMO_CLUSTERS.entries()) zoneQueues[zoneOf(c)] = [{ index, url: vm.remoteWriteURLs[c]!, dirName: await queueDirName(index, vm.remoteWriteURLs[c]!) }];
-    const queueWatch = watchQueues({ metricsURL: `${vm.vmagent.url}/metrics`, zones: zoneQueues, queueEmptyBytes: DEFAULT_QUEUE_EMPTY_BYTES, intervalMs: QUEUE_LOOK_MS });
+    for (const [index, c] of DEMO_CLUSTERS.entries())
+      zoneQueues[zoneOf(c)] = [{ index, url: vm.remoteWriteURLs[c]!, dirName: await queueDirName(index, vm.remoteWriteURLs[c]!) }];
+    const queueWatch = watchQueues({
+      metricsURL: `${vm.vmagent.url}/metrics`,
+      zones: zoneQueues,
+      queueEmptyBytes: DEFAULT_QUEUE_EMPTY_BYTES,
+      intervalMs: QUEUE_LOOK_MS,
+    });
     stops.push(() => queueWatch.stop());
-    const gapReader = startGapReader({ vmauthURLs: vm.vmauthPods.map((p) => p.vmauth.url), bearerTokens: DEMO_TOKENS, series: 'vmrollout_e2e_heartbeat{source="e2e"}', windowMs: GAP_WINDOW_MS });
+    const gapReader = startGapReader({
+      vmauthURLs: vm.vmauthPods.map((p) => p.vmauth.url),
+      bearerTokens: DEMO_TOKENS,
+      series: 'vmrollout_e2e_heartbeat{source="e2e"}',
+      windowMs: GAP_WINDOW_MS,
+    });
     stops.push(() => gapReader.stop());
-    const probe = startZoneProbe({ zones: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, vm.zones[c]!.url])), vmagentURL: vm.vmagent.url, series: 'vmrollout_e2e_heartbeat' });
+    const probe = startZoneProbe({
+      zones: Object.fromEntries(DEMO_CLUSTERS.map((c) => [c, vm.zones[c]!.url])),
+      vmagentURL: vm.vmagent.url,
+      series: 'vmrollout_e2e_heartbeat',
+    });
     stops.push(() => probe.stop());
     await createObjects(kc, [vmdc]);
     await waitVmdcPhase(kc, NS, VMDC, 1, ['Succeeded'], { timeoutMs: 120_000 });
@@ -364,7 +408,11 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
 
     /** Where the kill hits: its moment, or `timer` when the moment did not come within `waitMs`. */
     const awaitMoment = async (k: WorkerKill, waitMs: number | undefined, done: () => boolean): Promise<KillMoment> => {
-      const reached = (wait: Promise<unknown>) => wait.then(() => true, () => false);
+      const reached = (wait: Promise<unknown>) =>
+        wait.then(
+          () => true,
+          () => false,
+        );
       if (k.moment === 'after-route-edit') return (await reached(nextRouteEdit(done, waitMs))) ? k.moment : 'timer';
       if (k.moment === 'queue-wait') {
         if (!(await reached(queueWait(done, waitMs)))) return 'timer';
@@ -534,7 +582,11 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       const st = await waitFor(
         async () => {
           const s = await status();
-          return s.observedGeneration === generation && (s.zonesOutOfRotation?.length ?? 0) > 0 && s.zones?.some((z) => z.phase === 'WaitingForQueue' || z.phase === 'WaitingOperational') ? s : undefined;
+          return s.observedGeneration === generation &&
+            (s.zonesOutOfRotation?.length ?? 0) > 0 &&
+            s.zones?.some((z) => z.phase === 'WaitingForQueue' || z.phase === 'WaitingOperational')
+            ? s
+            : undefined;
         },
         { timeoutMs: 10 * 60_000, intervalMs: 100, description: 'a zone out of reads to cancel in' },
       );
@@ -546,7 +598,14 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       await worker.kill('SIGKILL');
       log(`rollout ${rollout}: worker SIGKILLed during the cleanup after the cancel`);
       await worker.restartAfter(2_000);
-      kills.push({ rollout, moment: 'after-route-edit', at, step: `cleanup ${step}`, restartedAt: at + 2_000, readyAt: worker.startups.at(-1)!.readyAt ?? Date.now() });
+      kills.push({
+        rollout,
+        moment: 'after-route-edit',
+        at,
+        step: `cleanup ${step}`,
+        restartedAt: at + 2_000,
+        readyAt: worker.startups.at(-1)!.readyAt ?? Date.now(),
+      });
       return interruption('cancel', restartsBefore);
     }
 
@@ -577,7 +636,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     const configs = vm.simulator.configs.slice(configsFrom);
     const maxOut = Math.max(0, ...configs.map((c) => zonesMissingFrom(c.routes, baselineConfig).length));
     const zoneRestarts = vm.simulator.restarts.slice(restartsFrom);
-    const restartsWhileRouted = zoneRestarts.filter((x) => Object.values(x.routesAtStart).some((zs) => zs.includes(x.zone))).map((x) => `${x.zone}@${x.startedAt}`);
+    const restartsWhileRouted = zoneRestarts
+      .filter((x) => Object.values(x.routesAtStart).some((zs) => zs.includes(x.zone)))
+      .map((x) => `${x.zone}@${x.startedAt}`);
 
     await Promise.all(measuring);
     await measureRecovery(client, kills);
@@ -588,7 +649,12 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       seed: opts.seed,
       options: { ...opts, log: undefined } as Omit<CampaignOptions, 'log'>,
       rollouts: results,
-      faults: { workerKills: kills.length, infra: infraDone, kube: { ...sumCounts(workerProxy.faultCounts(), triggerProxy.faultCounts()) }, metrics: sumCounts(...gateway.faultKinds.map((k) => ({ [k]: 1 }))) },
+      faults: {
+        workerKills: kills.length,
+        infra: infraDone,
+        kube: { ...sumCounts(workerProxy.faultCounts(), triggerProxy.faultCounts()) },
+        metrics: sumCounts(...gateway.faultKinds.map((k) => ({ [k]: 1 }))),
+      },
       kills,
       recovery: {
         resumedAfterReadyMs: stats(kills.flatMap((k) => (k.resumedAfterReadyMs === undefined ? [] : [k.resumedAfterReadyMs]))),
@@ -599,7 +665,14 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
       oracle: verdict,
       drainCheck,
       physical: { vmauthConfigs: configs.length, maxZonesOutOfVmauth: maxOut, zoneRestarts: zoneRestarts.length, restartsWhileRouted },
-      reads: { total: reads.length, failed, stale, gapReads: gapReads.length, gappy: verdict.counts.gappyReads, ...(gaps.length ? { maxGapMs: Math.max(...gaps) } : {}) },
+      reads: {
+        total: reads.length,
+        failed,
+        stale,
+        gapReads: gapReads.length,
+        gappy: verdict.counts.gappyReads,
+        ...(gaps.length ? { maxGapMs: Math.max(...gaps) } : {}),
+      },
       passed: false,
     };
     report.passed =
@@ -748,7 +821,9 @@ async function main(): Promise<void> {
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(out, `campaign-${seed}.json`), JSON.stringify(report, null, 2) + '\n');
   process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-  log(`${report.passed ? 'PASSED' : 'FAILED'}: ${report.oracle.breaches.length} breaches, ${report.reads.failed} failed / ${report.reads.stale} stale reads of ${report.reads.total}, seed ${seed}`);
+  log(
+    `${report.passed ? 'PASSED' : 'FAILED'}: ${report.oracle.breaches.length} breaches, ${report.reads.failed} failed / ${report.reads.stale} stale reads of ${report.reads.total}, seed ${seed}`,
+  );
   process.exitCode = report.passed ? 0 : 1;
 }
 

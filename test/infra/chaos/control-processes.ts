@@ -49,10 +49,15 @@ let bundleOnce: Promise<string> | undefined;
 export function buildWorkflowBundle(): Promise<string> {
   bundleOnce ??= new Promise<string>((resolve, reject) => {
     const out = path.join(harnessTempDir('workflow-bundle'), 'workflow-bundle.js');
-    execFile(process.execPath, tsxNodeArgs('scripts/bundle-workflows.ts').concat(out), { cwd: REPO_ROOT, env: baseEnv(), timeout: 180_000, maxBuffer: 16 << 20 }, (err, _stdout, stderr) => {
-      if (err || !fs.existsSync(out)) reject(new Error(`bundling the workflows failed: ${err?.message ?? 'no output'}\n${String(stderr)}`));
-      else resolve(out);
-    });
+    execFile(
+      process.execPath,
+      tsxNodeArgs('scripts/bundle-workflows.ts').concat(out),
+      { cwd: REPO_ROOT, env: baseEnv(), timeout: 180_000, maxBuffer: 16 << 20 },
+      (err, _stdout, stderr) => {
+        if (err || !fs.existsSync(out)) reject(new Error(`bundling the workflows failed: ${err?.message ?? 'no output'}\n${String(stderr)}`));
+        else resolve(out);
+      },
+    );
   });
   bundleOnce.catch(() => (bundleOnce = undefined));
   return bundleOnce;
@@ -66,7 +71,10 @@ export function writeKubeconfigFile(kc: KubeConfig, dir = harnessTempDir('kubeco
 }
 
 /** Writes a payload keys file (process/payload-codec.ts format); a fresh random key unless `text` is given. */
-export function writePayloadKeysFile(dir = harnessTempDir('payload-keys'), text = `chaos:${randomBytes(32).toString('base64')}\n`): { path: string; text: string } {
+export function writePayloadKeysFile(
+  dir = harnessTempDir('payload-keys'),
+  text = `chaos:${randomBytes(32).toString('base64')}\n`,
+): { path: string; text: string } {
   const file = path.join(dir, 'payload-keys');
   fs.writeFileSync(file, text, { mode: 0o600 });
   return { path: file, text };
@@ -235,7 +243,13 @@ function applyExtra(env: NodeJS.ProcessEnv, extra: Record<string, string | undef
   return out;
 }
 
-async function startControlProcess(name: string, entry: string, env: NodeJS.ProcessEnv, port: number, o: ControlProcessOptions & { preload?: boolean }): Promise<ControlProcess> {
+async function startControlProcess(
+  name: string,
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  port: number,
+  o: ControlProcessOptions & { preload?: boolean },
+): Promise<ControlProcess> {
   const baseUrl = `http://127.0.0.1:${port}`;
   const readyTimeoutMs = o.readyTimeoutMs ?? 120_000;
   const startups: Startup[] = [];
@@ -249,7 +263,15 @@ async function startControlProcess(name: string, entry: string, env: NodeJS.Proc
   const spawnIncarnation = async (): Promise<void> => {
     const startedAt = Date.now();
     if (!managed) {
-      managed = await startProcess({ name, command: process.execPath, args: tsxNodeArgs(entry, { preload: o.preload }), cwd: REPO_ROOT, env, logDir, stopTimeoutMs: o.stopTimeoutMs ?? 10_000 });
+      managed = await startProcess({
+        name,
+        command: process.execPath,
+        args: tsxNodeArgs(entry, { preload: o.preload }),
+        cwd: REPO_ROOT,
+        env,
+        logDir,
+        stopTimeoutMs: o.stopTimeoutMs ?? 10_000,
+      });
     } else await managed.start();
     const m = managed;
     const rec: Startup = { pid: m.pid, startedAt };

@@ -173,7 +173,13 @@ export async function startKubeFaultProxy(opts: KubeFaultProxyOptions): Promise<
 
     if (fault === '5xx' || fault === '409' || fault === '429') {
       const [code, reason, headers] =
-        fault === '409' ? [409, 'Conflict', {}] : fault === '429' ? [429, 'TooManyRequests', { 'retry-after': '1' }] : detail < 0.5 ? [500, 'InternalError', {}] : [503, 'ServiceUnavailable', {}];
+        fault === '409'
+          ? [409, 'Conflict', {}]
+          : fault === '429'
+            ? [429, 'TooManyRequests', { 'retry-after': '1' }]
+            : detail < 0.5
+              ? [500, 'InternalError', {}]
+              : [503, 'ServiceUnavailable', {}];
       // Answer only after the body is read, so a keep-alive connection stays usable.
       req.on('end', () => {
         entry.status = code;

@@ -31,7 +31,14 @@
  * when the zone's removal lands, which holds when the workflow announces LeavingReads first) and
  * cannot judge c (the audit log shows no take-over).
  */
-import { parseRecords, OUT_OF_ROTATION_ANNOTATION, type OutOfRotationRecord, type RouteRecords, type RouteRef, type RouteRemoval } from '../../../api/route-records';
+import {
+  parseRecords,
+  OUT_OF_ROTATION_ANNOTATION,
+  type OutOfRotationRecord,
+  type RouteRecords,
+  type RouteRef,
+  type RouteRemoval,
+} from '../../../api/route-records';
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../../api/types';
 import { routeTargetRefs } from '../../../kube/route-objects';
 import type { KubeObject } from '../../../kube/custom-objects';
@@ -193,7 +200,12 @@ function statusOf(obj: JsonObject | undefined): JsonObject | undefined {
  * `e` as a write that stored one of `routes` (by route key): the route's targetRefs and records
  * after it. Unreadable records leave the route's `records` as they were (`unreadable` says why).
  */
-function routeWrite(e: AuditEvent, routes: Record<string, JsonObject[]>, records: Record<string, RouteRecords>, uid: string | undefined): { rk: string; after: JsonObject[]; recAfter: RouteRecords; unreadable?: Error } | undefined {
+function routeWrite(
+  e: AuditEvent,
+  routes: Record<string, JsonObject[]>,
+  records: Record<string, RouteRecords>,
+  uid: string | undefined,
+): { rk: string; after: JsonObject[]; recAfter: RouteRecords; unreadable?: Error } | undefined {
   const kind = e.group === VM_GROUP && e.subresource === '' ? ROUTE_KINDS[e.resource] : undefined;
   if (!kind) return undefined;
   const rk = `${kind}/${e.name}`;
@@ -265,7 +277,12 @@ export function judge(input: JudgeInput): Verdict {
       breach('c', `${what} for generation ${generation} before the VMDistributedCluster reached it (at generation ${vmdcGeneration})`, e);
     }
     if (generation < newestGeneration) {
-      breach('c', `${what} by generation ${generation} after generation ${newestGeneration} began (${newestBy ? describeEvent(newestBy) : '?'})`, e, ...(newestBy ? [newestBy] : []));
+      breach(
+        'c',
+        `${what} by generation ${generation} after generation ${newestGeneration} began (${newestBy ? describeEvent(newestBy) : '?'})`,
+        e,
+        ...(newestBy ? [newestBy] : []),
+      );
     } else if (generation > newestGeneration) {
       newestGeneration = generation;
       newestBy = e;
@@ -296,19 +313,31 @@ export function judge(input: JudgeInput): Verdict {
       const recBefore = records[rk]!;
       if (unreadable) breach('d', `${rk}: unreadable ${OUT_OF_ROTATION_ANNOTATION}: ${unreadable.message}`, e);
       const wasOut = outNow();
-      const added = Object.entries(recAfter).filter(([k, r]) => recBefore[k]?.workflowId !== r.workflowId || !jsonEqual(recBefore[k]?.removed as unknown as JsonValue, r.removed as unknown as JsonValue));
+      const added = Object.entries(recAfter).filter(
+        ([k, r]) => recBefore[k]?.workflowId !== r.workflowId || !jsonEqual(recBefore[k]?.removed as unknown as JsonValue, r.removed as unknown as JsonValue),
+      );
       const dropped = Object.entries(recBefore).filter(([k]) => !(k in recAfter));
 
       // d: each removal exactly undoable from its record; each restore exactly that undo
       if (!jsonEqual(before, after)) {
         for (const [key, r] of added) {
           if (recBefore[key]) continue;
-          if (!jsonEqual(undoRemoval(after, r), before)) breach('d', `${rk}: removing zone ${r.zone} is not exactly undoable from its record: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`, e);
+          if (!jsonEqual(undoRemoval(after, r), before))
+            breach(
+              'd',
+              `${rk}: removing zone ${r.zone} is not exactly undoable from its record: before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`,
+              e,
+            );
         }
         if (dropped.length === 1 && added.length === 0) {
           const [, r] = dropped[0]!;
           const expected = undoRemoval(before, r);
-          if (!jsonEqual(after, expected)) breach('d', `${rk}: restore of zone ${r.zone} is not the exact undo of its record: got ${JSON.stringify(after)}, expected ${JSON.stringify(expected)}`, e);
+          if (!jsonEqual(after, expected))
+            breach(
+              'd',
+              `${rk}: restore of zone ${r.zone} is not the exact undo of its record: got ${JSON.stringify(after)}, expected ${JSON.stringify(expected)}`,
+              e,
+            );
         }
       }
 
@@ -323,13 +352,18 @@ export function judge(input: JudgeInput): Verdict {
       counts.maxZonesOut = Math.max(counts.maxZonesOut, nowOut.length);
 
       // a (once per zone that goes out while another is out)
-      if (nowOut.length > 1 && nowOut.some((c) => !wasOut.includes(c))) breach('a', `${nowOut.length} zones out of reads at once: ${nowOut.map(zone).join(', ')}`, e);
+      if (nowOut.length > 1 && nowOut.some((c) => !wasOut.includes(c)))
+        breach('a', `${nowOut.length} zones out of reads at once: ${nowOut.map(zone).join(', ')}`, e);
 
       // e: the zones recorded on this route are exactly the zones missing from it (after the worker's edits)
       const missing = missingFrom(rk).map(zone).sort();
       const recorded = [...new Set(Object.values(recAfter).map((r) => r.zone))].sort();
       if (worker && JSON.stringify(missing) !== JSON.stringify(recorded)) {
-        breach('e', `${rk}: zones missing from the route (${missing.join(', ') || 'none'}) differ from the zones recorded on it (${recorded.join(', ') || 'none'})`, e);
+        breach(
+          'e',
+          `${rk}: zones missing from the route (${missing.join(', ') || 'none'}) differ from the zones recorded on it (${recorded.join(', ') || 'none'})`,
+          e,
+        );
       }
 
       for (const c of nowOut) if (!wasOut.includes(c)) cycles.set(c, { out: e });
@@ -340,7 +374,12 @@ export function judge(input: JudgeInput): Verdict {
         cycles.delete(c);
         if (!cyc || cyc.patchGen === undefined) continue;
         if (!cyc.operational) {
-          breach('b', `zone ${zone(c)} rejoined reads before the operator reported VMCluster ${c} operational at generation ${cyc.patchGen} (patched by ${describeEvent(cyc.patch!)})`, e, cyc.patch!);
+          breach(
+            'b',
+            `zone ${zone(c)} rejoined reads before the operator reported VMCluster ${c} operational at generation ${cyc.patchGen} (patched by ${describeEvent(cyc.patch!)})`,
+            e,
+            cyc.patch!,
+          );
           continue;
         }
         const looks = input.queues?.[zone(c)];
@@ -349,7 +388,11 @@ export function judge(input: JudgeInput): Verdict {
           const drainedFor = seenDrainedFor(looks, e.receivedAt, maxUnwatchedMs(input.queueDrainedForMs));
           counts.rejoins.push({ zone: zone(c), seq: e.seq, drainedForMs: drainedFor });
           if (drainedFor < input.queueDrainedForMs) {
-            breach('b', `zone ${zone(c)} rejoined reads after its queues were seen drained for ${drainedFor} ms only (queueDrainedFor ${input.queueDrainedForMs} ms)`, e);
+            breach(
+              'b',
+              `zone ${zone(c)} rejoined reads after its queues were seen drained for ${drainedFor} ms only (queueDrainedFor ${input.queueDrainedForMs} ms)`,
+              e,
+            );
           }
         }
       }
@@ -380,11 +423,17 @@ export function judge(input: JudgeInput): Verdict {
       patchCount(e.name, counts.vmclusterPatches)[field]++;
       patchCount(`${e.name}@g${rolloutGen}`, counts.vmclusterPatchesByGeneration)[field]++;
       if (!changed) continue;
-      if (asking === undefined) breach('f', `VMCluster ${e.name} changed to a spec no generation of ${input.vmdc.name} asks for (${JSON.stringify(e.responseObject?.spec ?? null).slice(0, 200)})`, e);
+      if (asking === undefined)
+        breach(
+          'f',
+          `VMCluster ${e.name} changed to a spec no generation of ${input.vmdc.name} asks for (${JSON.stringify(e.responseObject?.spec ?? null).slice(0, 200)})`,
+          e,
+        );
       // A zone an OLDER generation left out (cancelled, failed or superseded) is the newer one's to
       // adopt and upgrade ([I3]); a change for an older generation after a newer one acted is not.
       else checkGeneration(e, asking, `VMCluster ${e.name} changed`);
-      if (!outNow().includes(e.name) && inSomeRoute(e.name)) breach('b', `VMCluster ${e.name} changed (generation ${prev ?? '?'} → ${gen}) while zone ${zone(e.name)} is in read rotation`, e);
+      if (!outNow().includes(e.name) && inSomeRoute(e.name))
+        breach('b', `VMCluster ${e.name} changed (generation ${prev ?? '?'} → ${gen}) while zone ${zone(e.name)} is in read rotation`, e);
       const cyc = cycles.get(e.name);
       if (cyc) Object.assign(cyc, { patch: e, patchGen: gen, operational: undefined });
       continue;
@@ -405,7 +454,12 @@ export function judge(input: JudgeInput): Verdict {
         const z = zone(c);
         if (!st.zonesOutOfRotation?.includes(z)) {
           const cyc = cycles.get(c);
-          breach('e', `status written while zone ${z} is out of reads (since ${cyc ? describeEvent(cyc.out) : '?'}) does not name it in zonesOutOfRotation (${JSON.stringify(st.zonesOutOfRotation ?? [])})`, e, ...(cyc ? [cyc.out] : []));
+          breach(
+            'e',
+            `status written while zone ${z} is out of reads (since ${cyc ? describeEvent(cyc.out) : '?'}) does not name it in zonesOutOfRotation (${JSON.stringify(st.zonesOutOfRotation ?? [])})`,
+            e,
+            ...(cyc ? [cyc.out] : []),
+          );
         } else if (!st.zones?.find((x) => x.name === z)?.message) {
           breach('e', `status names zone ${z} out of reads without a message why`, e);
         }
@@ -421,7 +475,10 @@ export function judge(input: JudgeInput): Verdict {
     let now = routes[rk]!;
     for (const r of Object.values(records[rk]!)) if (reportedOut.has(r.zone)) now = undoRemoval(now, r);
     if (!jsonEqual(now, initial)) {
-      breach('d', `${rk} does not end as it began (but for zones reported out: ${[...reportedOut].join(', ') || 'none'}): ${JSON.stringify(routes[rk])} vs ${JSON.stringify(initial)}`);
+      breach(
+        'd',
+        `${rk} does not end as it began (but for zones reported out: ${[...reportedOut].join(', ') || 'none'}): ${JSON.stringify(routes[rk])} vs ${JSON.stringify(initial)}`,
+      );
     }
   }
 
@@ -487,7 +544,11 @@ export function auditActions(input: JudgeInput): { actions: Action[]; options: I
     .flatMap(([z, looks]) =>
       looks
         .filter((o) => o.drained)
-        .map((o) => ({ at: o.at, vmcluster: Object.keys(input.zoneOf).find((c) => input.zoneOf[c] === z) ?? z, emptyForMs: seenDrainedFor(looks, o.at, maxUnwatchedMs(drainedFor)) })),
+        .map((o) => ({
+          at: o.at,
+          vmcluster: Object.keys(input.zoneOf).find((c) => input.zoneOf[c] === z) ?? z,
+          emptyForMs: seenDrainedFor(looks, o.at, maxUnwatchedMs(drainedFor)),
+        })),
     )
     .sort((a, b) => a.at - b.at);
   const drainUntil = (t: number) => {

@@ -123,7 +123,17 @@ export function gatewayUrlFor(gatewayUrl: string, podUrl: string): string {
   return `${gatewayUrl.replace(/\/+$/, '')}/${u.hostname}:${u.port || '80'}${u.pathname}${u.search}`;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-authenticate']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
 
 function forwardHeaders(h: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
   const out: http.OutgoingHttpHeaders = {};
@@ -177,7 +187,12 @@ export async function startPodGateway(opts: PodGatewayOptions = {}): Promise<Pod
 
   const server = http.createServer((req, res) => {
     const m = TARGET_RE.exec(req.url ?? '');
-    const entry: GatewayLogEntry = { at: Date.now(), method: req.method ?? 'GET', target: m ? `${m[1]}:${m[2]}` : '', path: m ? (m[3] ?? '/') : (req.url ?? '') };
+    const entry: GatewayLogEntry = {
+      at: Date.now(),
+      method: req.method ?? 'GET',
+      target: m ? `${m[1]}:${m[2]}` : '',
+      path: m ? (m[3] ?? '/') : (req.url ?? ''),
+    };
     requests.push(entry);
     let finished = false;
     const finish = (patch: Partial<GatewayLogEntry>) => {

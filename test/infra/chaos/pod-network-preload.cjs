@@ -30,7 +30,8 @@ function podNetworkFetch(input, init) {
     return originalFetch(input, init);
   }
   if (!u.hostname.startsWith(POD_NET_PREFIX)) return originalFetch(input, init);
-  if (u.protocol !== 'http:') return Promise.reject(new TypeError(`pod network preload: connection refused: ${u.protocol} to pod ${u.host} (only http is mapped)`));
+  if (u.protocol !== 'http:')
+    return Promise.reject(new TypeError(`pod network preload: connection refused: ${u.protocol} to pod ${u.host} (only http is mapped)`));
   if (!gateway) return Promise.reject(new TypeError(`pod network preload: connection refused: no POD_GATEWAY_URL for pod ${u.host}`));
   const target = `${gateway}/${u.hostname}:${u.port || '80'}${u.pathname}${u.search}`;
   if (typeof input === 'string' || input instanceof URL) return originalFetch(target, init);

@@ -31,7 +31,10 @@ export function startGapReader(opts: { vmauthURLs: string[]; bearerTokens: strin
         const base = opts.vmauthURLs[nextPod++ % opts.vmauthURLs.length]!;
         try {
           const r = await httpRequest('GET', `${base}${READ_PATH}?query=${query}`, { headers: route.headers, timeoutMs: 3_000 });
-          const values = r.status === 200 ? (JSON.parse(r.body) as { data?: { result?: Array<{ values?: Array<[number, string]> }> } }).data?.result?.[0]?.values : undefined;
+          const values =
+            r.status === 200
+              ? (JSON.parse(r.body) as { data?: { result?: Array<{ values?: Array<[number, string]> }> } }).data?.result?.[0]?.values
+              : undefined;
           if (r.status !== 200) reads.push({ at, route: route.name, error: `HTTP ${r.status}: ${r.body.slice(0, 200)}` });
           else if (!values?.length) reads.push({ at, route: route.name, error: 'empty result' });
           else reads.push({ at, route: route.name, gapMs: longestGapMs(values.map(([t]) => t)) });

@@ -167,7 +167,16 @@ export function tokenKubeConfig(kc: k8s.KubeConfig, user: string, token: string,
   if (!cluster) throw new Error('tokenKubeConfig: the kubeconfig has no current cluster');
   const out = new k8s.KubeConfig();
   out.loadFromOptions({
-    clusters: [{ name: cluster.name, server: cluster.server, caData: cluster.caData, caFile: cluster.caFile, skipTLSVerify: cluster.skipTLSVerify, tlsServerName: cluster.tlsServerName }],
+    clusters: [
+      {
+        name: cluster.name,
+        server: cluster.server,
+        caData: cluster.caData,
+        caFile: cluster.caFile,
+        skipTLSVerify: cluster.skipTLSVerify,
+        tlsServerName: cluster.tlsServerName,
+      },
+    ],
     users: [{ name: user, token }],
     contexts: [{ name: user, cluster: cluster.name, user, ...(namespace ? { namespace } : {}) }],
     currentContext: user,
@@ -234,11 +243,20 @@ export async function installChartIdentities(
   for (const ns of namespacesOf(rbac, opts.releaseNamespace)) await ensureNamespace(core, ns);
   // ServiceAccounts and roles before the bindings that name them.
   const order = (o: k8s.KubernetesObject) => RBAC_KINDS.indexOf(o.kind ?? '');
-  await applyObjects(kc, [...rbac].sort((a, b) => order(a) - order(b)), opts.releaseNamespace);
+  await applyObjects(
+    kc,
+    [...rbac].sort((a, b) => order(a) - order(b)),
+    opts.releaseNamespace,
+  );
   await waitForRbac(kc, renderedRbacRules(rendered, release), opts.releaseNamespace, release);
   const identity = async (component: Component) => {
     const name = serviceAccountName(component, release);
-    return tokenKubeConfig(kc, `system:serviceaccount:${opts.releaseNamespace}:${name}`, await serviceAccountToken(kc, opts.releaseNamespace, name), opts.releaseNamespace);
+    return tokenKubeConfig(
+      kc,
+      `system:serviceaccount:${opts.releaseNamespace}:${name}`,
+      await serviceAccountToken(kc, opts.releaseNamespace, name),
+      opts.releaseNamespace,
+    );
   };
   return { worker: await identity('worker'), trigger: await identity('trigger'), rendered };
 }

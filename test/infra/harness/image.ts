@@ -120,7 +120,7 @@ export interface Container {
 function nodeUnder(pid: number): number | undefined {
   const procs = allProcStats();
   const inTree = new Set([pid]);
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const p of procs) {
       if (inTree.has(p.pid) || !inTree.has(p.ppid)) continue;
@@ -143,7 +143,9 @@ function mountPoint(rootfs: string, target: string): string {
   for (const part of target.split('/').filter(Boolean)) {
     p = path.join(p, part);
     if (fs.lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) {
-      throw new Error(`mount target ${target}: ${p.slice(rootfs.length)} is a symlink in the image, which buildah would follow on the host: name the path it points to`);
+      throw new Error(
+        `mount target ${target}: ${p.slice(rootfs.length)} is a symlink in the image, which buildah would follow on the host: name the path it points to`,
+      );
     }
   }
   return p;
@@ -173,7 +175,14 @@ export async function runInImage(o: ContainerOptions): Promise<Container> {
     for (const [target, source] of Object.entries(o.files)) args.push('--volume', `${source}:${target}:ro`);
     for (const [k, v] of Object.entries(o.env)) args.push('--env', `${k}=${v}`);
     const runAt = Date.now();
-    proc = await startProcess({ name: o.name, command: BUILDAH, args: [...args, id, '--', ...o.command], cwd: REPO_ROOT, ready: o.ready, readyTimeoutMs: o.readyTimeoutMs ?? 60_000 });
+    proc = await startProcess({
+      name: o.name,
+      command: BUILDAH,
+      args: [...args, id, '--', ...o.command],
+      cwd: REPO_ROOT,
+      ready: o.ready,
+      readyTimeoutMs: o.readyTimeoutMs ?? 60_000,
+    });
     const p = proc;
     const readyAt = Date.now();
     let stopping: Promise<number | null> | undefined;

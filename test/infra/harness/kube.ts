@@ -45,10 +45,48 @@ export function generateKubeCerts(dir: string): KubeCerts {
     'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature,keyEncipherment\n',
   );
   openssl(['req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver'], dir);
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '3650', '-extfile', 'server.ext'], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.crt',
+      '-days',
+      '3650',
+      '-extfile',
+      'server.ext',
+    ],
+    dir,
+  );
   fs.writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n');
   openssl(['req', ...ec, '-keyout', 'admin.key', '-out', 'admin.csr', '-subj', '/O=system:masters/CN=admin'], dir);
-  openssl(['x509', '-req', '-in', 'admin.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'admin.crt', '-days', '3650', '-extfile', 'client.ext'], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'admin.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'admin.crt',
+      '-days',
+      '3650',
+      '-extfile',
+      'client.ext',
+    ],
+    dir,
+  );
   openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', 'sa.key'], dir);
   openssl(['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
   const p = (f: string) => path.join(dir, f);
@@ -343,7 +381,15 @@ export function loadCRDs(...files: string[]): CRD[] {
   const out: CRD[] = [];
   for (const f of files) {
     if (fs.statSync(f).isDirectory()) {
-      out.push(...loadCRDs(...fs.readdirSync(f).filter((n) => /\.ya?ml$/.test(n)).sort().map((n) => path.join(f, n))));
+      out.push(
+        ...loadCRDs(
+          ...fs
+            .readdirSync(f)
+            .filter((n) => /\.ya?ml$/.test(n))
+            .sort()
+            .map((n) => path.join(f, n)),
+        ),
+      );
       continue;
     }
     for (const doc of parseAllDocuments(fs.readFileSync(f, 'utf8'))) {

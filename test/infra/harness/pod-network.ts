@@ -118,7 +118,8 @@ export const podNetworkFetch: typeof fetch = (input, init) => {
 export function assertPodIpNotLocal(): void {
   for (const [name, addrs] of Object.entries(os.networkInterfaces())) {
     for (const a of addrs ?? []) {
-      if (a.address.startsWith(POD_NET_PREFIX)) throw new Error(`pod address ${a.address} (TEST-NET-2) is configured on interface ${name}; the pod network stand-in needs it unrouted`);
+      if (a.address.startsWith(POD_NET_PREFIX))
+        throw new Error(`pod address ${a.address} (TEST-NET-2) is configured on interface ${name}; the pod network stand-in needs it unrouted`);
     }
   }
 }

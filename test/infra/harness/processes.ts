@@ -262,7 +262,9 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | 
     }
     if (Date.now() >= deadline) {
       const why = lastErr instanceof Error ? ` (last error: ${lastErr.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${opts.description ?? 'condition'}${why}${opts.diagnostics ? `\n${opts.diagnostics()}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${opts.description ?? 'condition'}${why}${opts.diagnostics ? `\n${opts.diagnostics()}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
@@ -324,7 +326,10 @@ export function tcpReady(port: number, host = '127.0.0.1'): ReadinessCheck {
 export function tailFile(file: string, lines = 40): string {
   try {
     const text = fs.readFileSync(file, 'utf8');
-    return text.split('\n').slice(-lines - 1).join('\n');
+    return text
+      .split('\n')
+      .slice(-lines - 1)
+      .join('\n');
   } catch {
     return '';
   }

@@ -105,7 +105,9 @@ export function toolPath(tool: ToolName): string {
   const override = process.env[`VMROLLOUT_${tool.toUpperCase().replace(/-/g, '_')}_BIN`];
   if (override) {
     if (isExecutable(override)) return override;
-    throw new Error(`${tool} not found at ${override} (from VMROLLOUT_${tool.toUpperCase().replace(/-/g, '_')}_BIN): run scripts/install-tools.sh (or make tools)`);
+    throw new Error(
+      `${tool} not found at ${override} (from VMROLLOUT_${tool.toUpperCase().replace(/-/g, '_')}_BIN): run scripts/install-tools.sh (or make tools)`,
+    );
   }
   const dirs = candidates(tool);
   for (const d of dirs) {

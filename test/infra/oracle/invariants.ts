@@ -79,7 +79,9 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
   const outClusters = (): string[] =>
     clusters.filter((c) =>
       Object.keys(expected).some(
-        (rk) => routeReferencesCluster(expected[rk]!, { name: c, namespace: opts.namespace }) && !routeReferencesCluster(actual[rk] ?? [], { name: c, namespace: opts.namespace }),
+        (rk) =>
+          routeReferencesCluster(expected[rk]!, { name: c, namespace: opts.namespace }) &&
+          !routeReferencesCluster(actual[rk] ?? [], { name: c, namespace: opts.namespace }),
       ),
     );
 
@@ -127,7 +129,8 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
     const outBefore = outClusters();
     if (a.actor && mutating(a)) {
       if (!owner) breach(3, a.seq, `${a.actor} acted (${a.type}) before taking over the object`);
-      else if (owner.actor !== a.actor) breach(3, a.seq, `${a.actor} (g${a.actorGeneration}) acted (${a.type}) while ${owner.actor} (g${owner.actorGeneration}) owns the object`);
+      else if (owner.actor !== a.actor)
+        breach(3, a.seq, `${a.actor} (g${a.actorGeneration}) acted (${a.type}) while ${owner.actor} (g${owner.actorGeneration}) owns the object`);
     }
     switch (a.type) {
       case 'takeOver':
@@ -160,12 +163,16 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
           }
           actual[rk] = clone(after);
         }
-        if (a.direction === 'remove') lastRemoval.set(a.vmcluster, [...(a.recorded ? lastRemoval.get(a.vmcluster) ?? [] : []), ...clone(a.removals)]);
+        if (a.direction === 'remove') lastRemoval.set(a.vmcluster, [...(a.recorded ? (lastRemoval.get(a.vmcluster) ?? []) : []), ...clone(a.removals)]);
         const nowOut = outClusters();
         if (a.recorded) {
           const missing = nowOut.map((c) => opts.zoneOf[c]!).sort();
           if (JSON.stringify(missing) !== JSON.stringify([...a.recorded].sort())) {
-            breach(5, a.seq, `zones missing from the routes (${missing.join(', ') || 'none'}) differ from the zones recorded on them (${a.recorded.join(', ') || 'none'})`);
+            breach(
+              5,
+              a.seq,
+              `zones missing from the routes (${missing.join(', ') || 'none'}) differ from the zones recorded on them (${a.recorded.join(', ') || 'none'})`,
+            );
           }
         }
         if (a.direction === 'restore' && !nowOut.includes(a.vmcluster)) lastRemoval.delete(a.vmcluster);
@@ -239,7 +246,11 @@ export function checkInvariants(log: readonly Action[], opts: InvariantOptions):
         if (rm) routesNow = undoRemoval(routesNow, rm);
       }
       if (!jsonEqual(routesNow, expected[rk]!)) {
-        breach(4, Infinity, `route ${rk} does not end as the user left it (modulo zones still out): ${JSON.stringify(actual[rk])} vs ${JSON.stringify(expected[rk])}`);
+        breach(
+          4,
+          Infinity,
+          `route ${rk} does not end as the user left it (modulo zones still out): ${JSON.stringify(actual[rk])} vs ${JSON.stringify(expected[rk])}`,
+        );
       }
     }
   }

@@ -39,8 +39,25 @@ const CLUSTER_KINDS: Record<string, { prefix: string; port: string; spec: string
   'VMCluster/vmstorage': { prefix: 'vmstorage', port: '8482', spec: 'vmstorage' },
 };
 const OPERATOR_KINDS = new Set([
-  'VMAgent', 'VMAlert', 'VMSingle', 'VLogs', 'VMAlertmanager', 'VMAlertManager', 'VMCluster/vmselect', 'VMCluster/vminsert', 'VMCluster/vmstorage',
-  'VMAnomaly', 'VLSingle', 'VLCluster/vlselect', 'VLCluster/vlinsert', 'VLCluster/vlstorage', 'VLAgent', 'VTSingle', 'VTCluster/vtselect', 'VTCluster/vtinsert', 'VTCluster/vtstorage',
+  'VMAgent',
+  'VMAlert',
+  'VMSingle',
+  'VLogs',
+  'VMAlertmanager',
+  'VMAlertManager',
+  'VMCluster/vmselect',
+  'VMCluster/vminsert',
+  'VMCluster/vmstorage',
+  'VMAnomaly',
+  'VLSingle',
+  'VLCluster/vlselect',
+  'VLCluster/vlinsert',
+  'VLCluster/vlstorage',
+  'VLAgent',
+  'VTSingle',
+  'VTCluster/vtselect',
+  'VTCluster/vtinsert',
+  'VTCluster/vtstorage',
 ]);
 
 /** A zone: the VMCluster (namespace/name) and the operator's service URL of its vmselect. */
@@ -137,7 +154,8 @@ function collectCrdURLs(crd: JsonValue | undefined, vmclusters: KubeObjectLike[]
     const key = `${kind}/${ns}/${name}`;
     if (objURLs.has(key)) continue;
     if (!OPERATOR_KINDS.has(kind)) throw new OperatorError(`unsupported kind=${JSON.stringify(kind)}`);
-    if (!CLUSTER_KINDS[kind]) throw new OperatorError(`cannot get object as url: the zone simulator models only VMCluster kinds, not kind=${JSON.stringify(kind)}`);
+    if (!CLUSTER_KINDS[kind])
+      throw new OperatorError(`cannot get object as url: the zone simulator models only VMCluster kinds, not kind=${JSON.stringify(kind)}`);
     const vmc = vmclusters.find((c) => c.metadata?.name === name && c.metadata?.namespace === ns);
     if (!vmc) {
       throw new OperatorError(
@@ -283,7 +301,13 @@ export function renderVmauthConfig(vmauth: KubeObjectLike, vmusers: KubeObjectLi
   const selected = selectUsers(vmauth, vmusers);
   const userErrors: Record<string, string> = {};
   const objURLs = new Map<string, string>();
-  const fail = (vmauthError: string): RenderResult => ({ vmauthError, yaml: '', config: {}, selectedUsers: selected.map((u) => u.metadata?.name ?? ''), userErrors });
+  const fail = (vmauthError: string): RenderResult => ({
+    vmauthError,
+    yaml: '',
+    config: {},
+    selectedUsers: selected.map((u) => u.metadata?.name ?? ''),
+    userErrors,
+  });
   // buildConfig: the unauthorizedUserAccessSpec's refs first (an error fails the VMAuth) ...
   const uua = isObj(vmauth.spec?.unauthorizedUserAccessSpec) ? vmauth.spec.unauthorizedUserAccessSpec : undefined;
   if (uua) {

@@ -100,7 +100,17 @@ import { EventEmitter } from 'node:events';
 import * as k8s from '@kubernetes/client-node';
 import { FAILED, OPERATIONAL, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../../../api/constants';
 import { podNetworkFetch } from '../harness/pod-network';
-import { configHash, gzipConfig, renderVmauthConfig, routedZones, vmclusterURL, zonesOutOfRotation, type KubeObjectLike, type VmauthConfig, type ZoneBackend } from './render';
+import {
+  configHash,
+  gzipConfig,
+  renderVmauthConfig,
+  routedZones,
+  vmclusterURL,
+  zonesOutOfRotation,
+  type KubeObjectLike,
+  type VmauthConfig,
+  type ZoneBackend,
+} from './render';
 import { CONFIG_KEY, CONFIG_RELOADER_PORT, VMAUTH_POD_PORT, type ServedConfigRecord, type VmauthPod } from './vmauth-pod';
 
 export const ANNOTATION_FAIL = 'sim.vmrollout.io/fail';
@@ -235,7 +245,15 @@ interface KStatus {
 }
 
 interface KObj extends KubeObjectLike {
-  metadata: { name: string; namespace?: string; generation?: number; annotations?: Record<string, string>; labels?: Record<string, string>; resourceVersion?: string; uid?: string };
+  metadata: {
+    name: string;
+    namespace?: string;
+    generation?: number;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    resourceVersion?: string;
+    uid?: string;
+  };
   status?: KStatus;
 }
 
@@ -455,7 +473,13 @@ export class ZoneSimulator extends EventEmitter {
 
   private async get(kind: VMKind, name: string): Promise<KObj | undefined> {
     try {
-      return (await this.api.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural: PLURAL[kind], name })) as KObj;
+      return (await this.api.getNamespacedCustomObject({
+        group: VM_GROUP,
+        version: VM_VERSION,
+        namespace: this.opts.namespace,
+        plural: PLURAL[kind],
+        name,
+      })) as KObj;
     } catch (err) {
       if (httpCode(err) === 404) return undefined;
       throw err;
@@ -473,7 +497,9 @@ export class ZoneSimulator extends EventEmitter {
       ...(condition ? { condition } : {}),
     };
     this.statuses.push(record);
-    this.log(`zone simulator: ${kind} ${obj.metadata.name} → ${record.updateStatus}${record.reason ? ` (${record.reason})` : ''} (generation ${obj.metadata.generation})`);
+    this.log(
+      `zone simulator: ${kind} ${obj.metadata.name} → ${record.updateStatus}${record.reason ? ` (${record.reason})` : ''} (generation ${obj.metadata.generation})`,
+    );
     this.emit('sim', { type: 'status', record } satisfies SimEvent);
   }
 
@@ -483,7 +509,11 @@ export class ZoneSimulator extends EventEmitter {
       { group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural: PLURAL[kind], name: obj.metadata.name, body: { status } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
-    this.record(kind, obj, { observedGeneration: status.observedGeneration ?? obj.status?.observedGeneration ?? 0, updateStatus: status.updateStatus, reason: status.reason ?? undefined });
+    this.record(kind, obj, {
+      observedGeneration: status.observedGeneration ?? obj.status?.observedGeneration ?? 0,
+      updateStatus: status.updateStatus,
+      reason: status.reason ?? undefined,
+    });
   }
 
   /** reconcile.UpdateObjectStatus for the VMAuth: the whole status replaced (JSON patch), skipped when equal. */
@@ -494,7 +524,14 @@ export class ZoneSimulator extends EventEmitter {
     else delete next.reason;
     if (JSON.stringify(next) === JSON.stringify(cur)) return;
     await this.api.patchNamespacedCustomObjectStatus(
-      { group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural: PLURAL.VMAuth, name: vmauth.metadata.name, body: [{ op: 'add', path: '/status', value: next }] },
+      {
+        group: VM_GROUP,
+        version: VM_VERSION,
+        namespace: this.opts.namespace,
+        plural: PLURAL.VMAuth,
+        name: vmauth.metadata.name,
+        body: [{ op: 'add', path: '/status', value: next }],
+      },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
     );
     vmauth.status = next;
@@ -507,7 +544,11 @@ export class ZoneSimulator extends EventEmitter {
    * Unlike the operator's, they have no owner: the simulator starts before the CRs exist.
    */
   private async ensureServices(): Promise<void> {
-    const services: Array<[component: string, instance: string, port: number]> = Object.keys(this.opts.vmselectPods).map((zone) => ['vmselect', zone, VMSELECT_POD_PORT]);
+    const services: Array<[component: string, instance: string, port: number]> = Object.keys(this.opts.vmselectPods).map((zone) => [
+      'vmselect',
+      zone,
+      VMSELECT_POD_PORT,
+    ]);
     services.push(['vmauth', this.opts.vmauthName ?? 'vmauth', VMAUTH_POD_PORT]);
     if (this.opts.vmagentEndpoint) services.push(['vmagent', this.opts.vmagentEndpoint.vmagentName, this.opts.vmagentEndpoint.port]);
     for (const [component, instance, port] of services) {
@@ -517,7 +558,12 @@ export class ZoneSimulator extends EventEmitter {
         kind: 'Service',
         metadata: { name, namespace: this.opts.namespace },
         spec: {
-          selector: { 'app.kubernetes.io/name': component, 'app.kubernetes.io/instance': instance, 'app.kubernetes.io/component': 'monitoring', 'managed-by': 'vm-operator' },
+          selector: {
+            'app.kubernetes.io/name': component,
+            'app.kubernetes.io/instance': instance,
+            'app.kubernetes.io/component': 'monitoring',
+            'managed-by': 'vm-operator',
+          },
           ports: [{ name: 'http', port, protocol: 'TCP' }],
         },
       };
@@ -577,7 +623,9 @@ export class ZoneSimulator extends EventEmitter {
 
   private async ensureVmagentEndpointSlice(): Promise<void> {
     const ep = this.opts.vmagentEndpoint!;
-    await this.putEndpointSlice(`vmagent-${ep.vmagentName}`, () => this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true, pod: `vmagent-${ep.vmagentName}-0` }]));
+    await this.putEndpointSlice(`vmagent-${ep.vmagentName}`, () =>
+      this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true, pod: `vmagent-${ep.vmagentName}-0` }]),
+    );
   }
 
   /** EndpointSlice vmauth-<name>: one endpoint per vmauth pod, ready once it serves a config. */
@@ -596,7 +644,9 @@ export class ZoneSimulator extends EventEmitter {
   private async writeVmselectSlice(zone: string): Promise<void> {
     const pod = this.opts.vmselectPods[zone];
     if (!pod) return;
-    await this.putEndpointSlice(`vmselect-${zone}`, () => this.endpointSliceBody(`vmselect-${zone}`, VMSELECT_POD_PORT, [{ ip: pod.podIP, ready: !this.zonesRestarting.has(zone), pod: `vmselect-${zone}-0` }]));
+    await this.putEndpointSlice(`vmselect-${zone}`, () =>
+      this.endpointSliceBody(`vmselect-${zone}`, VMSELECT_POD_PORT, [{ ip: pod.podIP, ready: !this.zonesRestarting.has(zone), pod: `vmselect-${zone}-0` }]),
+    );
   }
 
   // -------------------------------------------------------------------------------------
@@ -726,7 +776,8 @@ export class ZoneSimulator extends EventEmitter {
       return;
     }
     for (const u of users.items) {
-      if (!r.selectedUsers.includes(u.metadata.name) && u.status?.conditions?.some((c) => c.type === parent + APPLIED_SUFFIX)) await this.releaseChildStatus(u.metadata.name, parent);
+      if (!r.selectedUsers.includes(u.metadata.name) && u.status?.conditions?.some((c) => c.type === parent + APPLIED_SUFFIX))
+        await this.releaseChildStatus(u.metadata.name, parent);
     }
     for (const u of selected) await this.applyChildStatus(u.metadata.name, parent, r.userErrors[u.metadata.name]);
   }
@@ -750,21 +801,43 @@ export class ZoneSimulator extends EventEmitter {
         metadata: {
           name,
           namespace: ns,
-          labels: { 'app.kubernetes.io/name': 'vmauth', 'app.kubernetes.io/instance': vmauth.metadata.name, 'app.kubernetes.io/component': 'monitoring', 'managed-by': 'vm-operator' },
+          labels: {
+            'app.kubernetes.io/name': 'vmauth',
+            'app.kubernetes.io/instance': vmauth.metadata.name,
+            'app.kubernetes.io/component': 'monitoring',
+            'managed-by': 'vm-operator',
+          },
           annotations: { generated: 'true' },
           ...(vmauth.metadata.uid
-            ? { ownerReferences: [{ apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind: 'VMAuth', name: vmauth.metadata.name, uid: vmauth.metadata.uid, controller: true, blockOwnerDeletion: true }] }
+            ? {
+                ownerReferences: [
+                  {
+                    apiVersion: `${VM_GROUP}/${VM_VERSION}`,
+                    kind: 'VMAuth',
+                    name: vmauth.metadata.name,
+                    uid: vmauth.metadata.uid,
+                    controller: true,
+                    blockOwnerDeletion: true,
+                  },
+                ],
+              }
             : {}),
         },
         type: 'Opaque',
         data: { ...(existing?.data ?? {}), [CONFIG_KEY]: b64 },
       };
-      if (existing) await this.core.replaceNamespacedSecret({ name, namespace: ns, body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } } });
+      if (existing)
+        await this.core.replaceNamespacedSecret({
+          name,
+          namespace: ns,
+          body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } },
+        });
       else await this.core.createNamespacedSecret({ namespace: ns, body });
     }
     const routes = this.routesOf(r.config);
     const baseline: Record<string, string[]> = {};
-    for (const c of [...this.configs, { routes }]) for (const [rt, zs] of Object.entries(c.routes)) baseline[rt] = [...new Set([...(baseline[rt] ?? []), ...zs])];
+    for (const c of [...this.configs, { routes }])
+      for (const [rt, zs] of Object.entries(c.routes)) baseline[rt] = [...new Set([...(baseline[rt] ?? []), ...zs])];
     const record: RenderedConfigRecord = {
       at: Date.now(),
       vmauthName: vmauth.metadata.name,
@@ -777,7 +850,9 @@ export class ZoneSimulator extends EventEmitter {
       userErrors: r.userErrors,
     };
     this.configs.push(record);
-    this.log(`zone simulator: config Secret ${name} written for VMAuth ${vmauth.metadata.name} generation ${record.vmauthGeneration} (hash ${hash}): ${JSON.stringify(routes)}`);
+    this.log(
+      `zone simulator: config Secret ${name} written for VMAuth ${vmauth.metadata.name} generation ${record.vmauthGeneration} (hash ${hash}): ${JSON.stringify(routes)}`,
+    );
     this.emit('sim', { type: 'config', record } satisfies SimEvent);
   }
 
@@ -804,7 +879,9 @@ export class ZoneSimulator extends EventEmitter {
       if (this.stopped) throw new ReconcileError('context canceled');
       if (Date.now() + interval > deadline) {
         await sleep(Math.max(0, deadline - Date.now()));
-        throw new ReconcileError(`timed out waiting for ${vmauth.metadata.namespace ?? this.opts.namespace}/${vmauth.metadata.name} to reload config: context deadline exceeded`);
+        throw new ReconcileError(
+          `timed out waiting for ${vmauth.metadata.namespace ?? this.opts.namespace}/${vmauth.metadata.name} to reload config: context deadline exceeded`,
+        );
       }
       await sleep(interval);
     }

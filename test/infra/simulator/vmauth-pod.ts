@@ -212,7 +212,14 @@ export class VmauthPod extends EventEmitter {
     try {
       const config = parse(zlib.gunzipSync(item.gz).toString('utf8')) as VmauthConfig;
       await this.vmauth.updateConfig(resolveServiceURLs(config ?? {}, this.opts.dns()) as object);
-      const record: ServedConfigRecord = { pod: this.name, at: Date.now(), seenAt: item.seenAt, hash, config: config ?? {}, routes: this.opts.routesOf?.(config ?? {}) ?? {} };
+      const record: ServedConfigRecord = {
+        pod: this.name,
+        at: Date.now(),
+        seenAt: item.seenAt,
+        hash,
+        config: config ?? {},
+        routes: this.opts.routesOf?.(config ?? {}) ?? {},
+      };
       this.served.push(record);
       this.currentHash = hash;
       this.log(`zone simulator: vmauth pod ${this.name} serves config ${hash} (seen ${record.at - item.seenAt} ms earlier): ${JSON.stringify(record.routes)}`);

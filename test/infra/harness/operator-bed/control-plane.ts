@@ -172,7 +172,10 @@ async function createKwokNode(kc: k8s.KubeConfig): Promise<void> {
   );
   // The API server taints a new node not-ready; the node lifecycle controller, which would lift it,
   // is not run (it would also want kubelet heartbeats): lifted here once kwok reports the node Ready.
-  await core.patchNode({ name: KWOK_NODE, body: [{ op: 'replace', path: '/spec/taints', value: [] }] }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch));
+  await core.patchNode(
+    { name: KWOK_NODE, body: [{ op: 'replace', path: '/spec/taints', value: [] }] },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+  );
 }
 
 /** The operator's CRDs of the commit its binaries are built from (large: created one by one, served before the operator starts). */

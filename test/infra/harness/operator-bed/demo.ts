@@ -19,18 +19,28 @@ export interface DemoOnBed {
   vmauthURLs: string[];
 }
 
-export async function applyDemo(bed: RealOperatorBed, opts: { namespace: string; initialVersion: string; vmauthPods: number; vmdcName: string }): Promise<DemoOnBed> {
+export async function applyDemo(
+  bed: RealOperatorBed,
+  opts: { namespace: string; initialVersion: string; vmauthPods: number; vmdcName: string },
+): Promise<DemoOnBed> {
   const vars: Record<string, string> = { NAMESPACE: opts.namespace, INITIAL_VERSION: opts.initialVersion };
   const zones = bed.zones.all();
   for (const z of zones) vars[writeUrlVar(z.name)] = z.writeURL;
   const manifests = loadManifests(DEMO_MANIFESTS_DIR, vars);
   for (const o of manifests) {
     if (o.kind === 'VMAuth') o.spec = { ...o.spec, replicaCount: opts.vmauthPods };
-    if (o.kind === 'VMAgent') o.spec = { ...o.spec, extraArgs: { 'remoteWrite.flushInterval': '200ms', 'remoteWrite.retryMinInterval': '2s', 'remoteWrite.retryMaxInterval': '2s', loggerLevel: 'WARN' } };
+    if (o.kind === 'VMAgent')
+      o.spec = {
+        ...o.spec,
+        extraArgs: { 'remoteWrite.flushInterval': '200ms', 'remoteWrite.retryMinInterval': '2s', 'remoteWrite.retryMaxInterval': '2s', loggerLevel: 'WARN' },
+      };
   }
   const vmdc = manifests.find((o) => o.kind === 'VMDistributedCluster')!;
   vmdc.metadata.name = opts.vmdcName;
-  await createObjects(bed.kc, manifests.filter((o) => o !== vmdc));
+  await createObjects(
+    bed.kc,
+    manifests.filter((o) => o !== vmdc),
+  );
   await bed.kubelet.waitPods('vmauth', opts.vmauthPods, 120_000);
   await bed.kubelet.waitPods('vmagent', 1, 120_000);
   await bed.kubelet.waitPods('vmselect', zones.length, 120_000);
@@ -38,12 +48,15 @@ export async function applyDemo(bed: RealOperatorBed, opts: { namespace: string;
     () => {
       const last = bed.observer.secrets.at(-1);
       const loaded = Object.values(bed.observer.loadedAt(Date.now()));
-      return last && last.routes.unauthorized?.length === zones.length && loaded.length === opts.vmauthPods && loaded.every((h) => h === last.hash) ? last : undefined;
+      return last && last.routes.unauthorized?.length === zones.length && loaded.length === opts.vmauthPods && loaded.every((h) => h === last.hash)
+        ? last
+        : undefined;
     },
     {
       timeoutMs: 120_000,
       description: 'every vmauth pod to load the operator config with every zone',
-      diagnostics: () => JSON.stringify({ secrets: bed.observer.secrets.slice(-2), loaded: bed.observer.loaded.slice(-4), kubelet: bed.kubelet.errors.slice(-3) }),
+      diagnostics: () =>
+        JSON.stringify({ secrets: bed.observer.secrets.slice(-2), loaded: bed.observer.loaded.slice(-4), kubelet: bed.kubelet.errors.slice(-3) }),
     },
   );
   return {

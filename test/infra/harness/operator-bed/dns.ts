@@ -41,7 +41,10 @@ export class ClusterDns {
 
   private async sync(): Promise<void> {
     const ns = this.opts.namespace;
-    const [services, slices] = await Promise.all([this.core.listNamespacedService({ namespace: ns }), this.discovery.listNamespacedEndpointSlice({ namespace: ns })]);
+    const [services, slices] = await Promise.all([
+      this.core.listNamespacedService({ namespace: ns }),
+      this.discovery.listNamespacedEndpointSlice({ namespace: ns }),
+    ]);
     const names: Record<string, string[]> = {};
     for (const svc of services.items) {
       if (svc.spec?.clusterIP !== 'None') continue;

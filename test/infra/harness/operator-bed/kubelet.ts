@@ -94,7 +94,9 @@ export class Kubelet {
 
   /** The pods running now, by component (vmauth, vmagent, vmselect, vmstorage). */
   pods(component?: string): Array<Pick<RunningPod, 'name' | 'component' | 'instance' | 'ip'>> {
-    return [...this.running.values()].filter((p) => !component || p.component === component).map(({ name, component: c, instance, ip }) => ({ name, component: c, instance, ip }));
+    return [...this.running.values()]
+      .filter((p) => !component || p.component === component)
+      .map(({ name, component: c, instance, ip }) => ({ name, component: c, instance, ip }));
   }
 
   /** Until a pod of `component` (and `instance`) runs, n of them. */
@@ -135,7 +137,13 @@ export class Kubelet {
 
   private async run(pod: k8s.V1Pod): Promise<void> {
     const meta = pod.metadata!;
-    const base = { uid: meta.uid!, name: meta.name!, component: meta.labels?.[NAME_LABEL] ?? '', instance: meta.labels?.[INSTANCE_LABEL] ?? '', ip: pod.status!.podIP! };
+    const base = {
+      uid: meta.uid!,
+      name: meta.name!,
+      component: meta.labels?.[NAME_LABEL] ?? '',
+      instance: meta.labels?.[INSTANCE_LABEL] ?? '',
+      ip: pod.status!.podIP!,
+    };
     try {
       let stop: () => Promise<void>;
       switch (base.component) {
@@ -175,7 +183,8 @@ export class Kubelet {
     const podDir = path.join(this.dir, name);
     fs.mkdirSync(podDir, { recursive: true });
     // The pod's volumes: one directory per mount path (shared by the containers that mount it).
-    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]) for (const m of c.volumeMounts ?? []) fs.mkdirSync(path.join(podDir, m.mountPath), { recursive: true });
+    for (const c of [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])])
+      for (const m of c.volumeMounts ?? []) fs.mkdirSync(path.join(podDir, m.mountPath), { recursive: true });
     const kubeconfig = await this.serviceAccountKubeconfig(pod, podDir);
     const started: ManagedProcess[] = [];
     const stop = async () => {

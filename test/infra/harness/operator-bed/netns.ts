@@ -11,7 +11,10 @@ const ENV = 'VMROLLOUT_OPERATOR_NETNS';
 /** kwok's pod CIDR of this namespace (set by ./in-netns.sh). */
 export function podCidr(): string {
   const cidr = process.env[ENV];
-  if (!cidr) throw new Error(`not inside the operator bed's network namespace (${ENV} unset): run through test/infra/harness/operator-bed/in-netns.sh (make test-operator)`);
+  if (!cidr)
+    throw new Error(
+      `not inside the operator bed's network namespace (${ENV} unset): run through test/infra/harness/operator-bed/in-netns.sh (make test-operator)`,
+    );
   return cidr;
 }
 

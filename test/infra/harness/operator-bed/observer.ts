@@ -94,7 +94,12 @@ export class Observer {
     const at = Date.now();
     const gz = Buffer.from(b64, 'base64');
     const config = (parse(zlib.gunzipSync(gz).toString('utf8')) ?? {}) as VmauthConfig;
-    const list = (await this.custom.listNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural: 'vmclusters' })) as { items: KubeObjectLike[] };
+    const list = (await this.custom.listNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      namespace: this.opts.namespace,
+      plural: 'vmclusters',
+    })) as { items: KubeObjectLike[] };
     this.secrets.push({ at, hash: configHash(gz), routes: routedZones(config, zoneBackends(list.items)) });
   }
 
@@ -111,11 +116,21 @@ export class Observer {
   }
 
   private async readVmclusters(): Promise<void> {
-    const list = (await this.custom.listNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural: 'vmclusters' })) as {
+    const list = (await this.custom.listNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      namespace: this.opts.namespace,
+      plural: 'vmclusters',
+    })) as {
       items: Array<{ metadata: { name: string; generation: number }; status?: { updateStatus?: string; observedGeneration?: number } }>;
     };
     for (const c of list.items) {
-      const rec = { name: c.metadata.name, generation: c.metadata.generation, updateStatus: c.status?.updateStatus, observedGeneration: c.status?.observedGeneration };
+      const rec = {
+        name: c.metadata.name,
+        generation: c.metadata.generation,
+        updateStatus: c.status?.updateStatus,
+        observedGeneration: c.status?.observedGeneration,
+      };
       const key = JSON.stringify(rec);
       if (this.lastVmc.get(rec.name) === key) continue;
       this.lastVmc.set(rec.name, key);

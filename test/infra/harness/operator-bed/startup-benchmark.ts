@@ -29,7 +29,8 @@ async function main(): Promise<void> {
     commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(),
     date: new Date().toISOString(),
     machine: { nproc: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
-    command: 'test/infra/harness/operator-bed/in-netns.sh npx tsx test/infra/harness/operator-bed/startup-benchmark.ts --runs 3 --out docs/results/operator-bed-startup.json',
+    command:
+      'test/infra/harness/operator-bed/in-netns.sh npx tsx test/infra/harness/operator-bed/startup-benchmark.ts --runs 3 --out docs/results/operator-bed-startup.json',
     runs: results,
     medianMs: Object.fromEntries(Object.keys(results[0]!).map((k) => [k, results.map((r) => r[k]!).sort((a, b) => a - b)[Math.floor(results.length / 2)]])),
   };

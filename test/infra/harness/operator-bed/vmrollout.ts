@@ -73,8 +73,22 @@ export async function startVmrollout(opts: { kc: k8s.KubeConfig; namespace: stri
   });
   const workerRun = worker.run();
   const trigger = await startTrigger(
-    { temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' }, taskQueue, watchNamespaces: [namespace], policy, metricsPort: 0, logLevel: 'debug', relistIntervalMs: 60_000, watchIdleTimeoutMs: 60_000 },
-    { kubeConfig: withKeepAliveAgent(identities.trigger), temporalClient: client, serveMetrics: false, log: createLogger('debug', (line) => void logs.push(line)) },
+    {
+      temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
+      taskQueue,
+      watchNamespaces: [namespace],
+      policy,
+      metricsPort: 0,
+      logLevel: 'debug',
+      relistIntervalMs: 60_000,
+      watchIdleTimeoutMs: 60_000,
+    },
+    {
+      kubeConfig: withKeepAliveAgent(identities.trigger),
+      temporalClient: client,
+      serveMetrics: false,
+      log: createLogger('debug', (line) => void logs.push(line)),
+    },
   );
   await trigger.synced;
   return {

@@ -88,7 +88,12 @@ export class Zones {
 
   /** Each zone's state from its vmstorage pods (see the header). */
   async reconcileStorage(pods: k8s.V1Pod[]): Promise<void> {
-    const vmclusters = (await this.custom.listNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: this.namespace, plural: 'vmclusters' })) as {
+    const vmclusters = (await this.custom.listNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      namespace: this.namespace,
+      plural: 'vmclusters',
+    })) as {
       items: Array<{ metadata: { name: string }; spec?: { vmstorage?: { replicaCount?: number } } }>;
     };
     for (const zone of this.zones.values()) {
