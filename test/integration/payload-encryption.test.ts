@@ -12,7 +12,6 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { Client, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -27,6 +26,7 @@ import { activityTaskQueue, carrySecret, failWithSecret, type SecretActivities, 
 import { harnessTempDir, waitFor } from '../infra/harness/processes';
 import { useTemporalDevEnv } from '../infra/harness/temporal';
 import { toolPath } from '../infra/harness/tools';
+import { unreachableKubeConfig } from '../infra/harness/kube';
 
 jest.setTimeout(240_000);
 
@@ -41,13 +41,7 @@ const keysFile = path.join(harnessTempDir('payload-encryption'), 'payload-keys')
 fs.writeFileSync(keysFile, `test-key:${crypto.randomBytes(32).toString('base64')}\n`);
 
 // No activity of worker/main.ts runs here: a kubeconfig pointing nowhere is enough.
-const nowhere = new KubeConfig();
-nowhere.loadFromOptions({
-  clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-  users: [{ name: 'none' }],
-  contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
-  currentContext: 'none',
-});
+const nowhere = unreachableKubeConfig();
 
 const EventType = temporal.api.enums.v1.EventType;
 type Describe = temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;

@@ -6,7 +6,6 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../worker/config';
@@ -15,6 +14,7 @@ import { freePort } from '../infra/harness/ports';
 import { harnessTempDir, waitFor } from '../infra/harness/processes';
 import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
+import { unreachableKubeConfig } from '../infra/harness/kube';
 
 jest.setTimeout(180_000);
 
@@ -56,13 +56,7 @@ it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts do
     SHUTDOWN_GRACE_TIME: '2s',
   });
   // No activity runs here: a kubeconfig pointing nowhere is enough.
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'none' }],
-    contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
-    currentContext: 'none',
-  });
+  const kubeConfig = unreachableKubeConfig();
   running = await startWorker(config, { installRuntime: false, kubeConfig });
   const base = running.server.url;
 

@@ -22,7 +22,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -38,6 +37,7 @@ import { harnessTempDir, waitFor } from '../infra/harness/processes';
 import { useTemporalDevEnv } from '../infra/harness/temporal';
 import { inputOf, makeFake } from '../workflow/setup';
 import type { FakeCluster, Held } from '../workflow/fake-cluster';
+import { unreachableKubeConfig } from '../infra/harness/kube';
 
 jest.setTimeout(120_000);
 
@@ -280,13 +280,7 @@ test('the worker process, given TEMPORAL_WORKER_DEPLOYMENT_NAME and TEMPORAL_WOR
     TEMPORAL_WORKER_BUILD_ID: '1.0.0-rc.1',
   });
   // No activity runs here: a kubeconfig pointing nowhere is enough.
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
-    users: [{ name: 'none' }],
-    contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
-    currentContext: 'none',
-  });
+  const kubeConfig = unreachableKubeConfig();
   const running = await startWorker(config, { installRuntime: false, kubeConfig });
   try {
     // The server makes a version current only once its workers poll.

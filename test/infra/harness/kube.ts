@@ -466,3 +466,15 @@ export async function installCRDs(kc: k8s.KubeConfig, crds: string | CRD | Array
 
 /** Path of the test CRDs for the VictoriaMetrics operator kinds (VMCluster, VMAuth, VMUser, VMAgent). */
 export const VM_OPERATOR_CRDS = path.resolve(__dirname, '..', '..', 'fixtures', 'crds', 'vm-operator-crds.yaml');
+
+/** A KubeConfig whose API server answers nothing (port 1): for a worker that must start but runs no activity. */
+export function unreachableKubeConfig(): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'none', server: 'https://127.0.0.1:1', skipTLSVerify: true }],
+    users: [{ name: 'none' }],
+    contexts: [{ name: 'none', cluster: 'none', user: 'none' }],
+    currentContext: 'none',
+  });
+  return kc;
+}
