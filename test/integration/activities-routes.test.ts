@@ -14,7 +14,7 @@ import { createActivities } from '../../activities';
 import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../kube/custom-objects';
 import { editRoutes } from '../../activities/routes/edit-routes';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
-import type { JsonObject } from '../../api/types';
+import type { JsonObject, ObjectGeneration } from '../../api/types';
 import type { RecordOwner, RouteRemoval } from '../../api/route-records';
 import type { ApplyObjectInput, ManagedBy, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import { computeRemovals } from '../../workflows/routes';
@@ -276,29 +276,34 @@ describe('the VM operator CRDs of the fixture are as strict as a real cluster', 
   });
 });
 
+/** A two-zone VMDistributedCluster of NS, as the rollout's input names it (uid and generation from the API server). */
+async function createVmdc(name: string): Promise<ObjectGeneration> {
+  const created = (await custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: NS,
+    plural: PLURAL,
+    body: {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name },
+      spec: {
+        clusterVersion: 'v1.150.0-cluster',
+        zones: [
+          { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+          { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
+        ],
+        vmauth: { name: 'g' },
+        vmagent: { name: 'g' },
+      },
+    },
+  })) as { metadata: { uid: string; generation: number } };
+  return { namespace: NS, name, uid: created.metadata.uid, generation: created.metadata.generation };
+}
+
 describe('writeStatus', () => {
   it('writes through /status only while the object is at our generation and uid', async () => {
-    const created = (await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: NS,
-      plural: PLURAL,
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name: 'st' },
-        spec: {
-          clusterVersion: 'v1.150.0-cluster',
-          zones: [
-            { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
-            { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
-          ],
-          vmauth: { name: 'g' },
-          vmagent: { name: 'g' },
-        },
-      },
-    })) as { metadata: { uid: string; generation: number } };
-    const object = { namespace: NS, name: 'st', uid: created.metadata.uid, generation: created.metadata.generation };
+    const object = await createVmdc('st');
     // A zone announced leaving reads is reported out (no record yet: its edit comes next).
     const leaving = {
       phase: 'Progressing' as const,
@@ -332,27 +337,7 @@ describe('writeStatus', () => {
   });
 
   it('an adopted workflow (status.workflow names it at a later generation) still writes, without moving observedGeneration back', async () => {
-    const created = (await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: NS,
-      plural: PLURAL,
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name: 'st-adopt' },
-        spec: {
-          clusterVersion: 'v1.150.0-cluster',
-          zones: [
-            { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
-            { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
-          ],
-          vmauth: { name: 'g' },
-          vmagent: { name: 'g' },
-        },
-      },
-    })) as { metadata: { uid: string; generation: number } };
-    const object = { namespace: NS, name: 'st-adopt', uid: created.metadata.uid, generation: created.metadata.generation };
+    const object = await createVmdc('st-adopt');
     const own = { id: 'vmdc/default/st-adopt/g1-x', runId: 'r1' };
     const asWorkflow = (id: string) => new MockActivityEnvironment({ workflowExecution: { workflowId: id, runId: 'r' } });
     const write = (id: string, status: Parameters<RolloutActivities['writeStatus']>[0]['status']) => asWorkflow(id).run(acts.writeStatus, { object, status });
