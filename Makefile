@@ -93,8 +93,9 @@ clean-results:
 BENCH_ARGS ?=
 bench: bench-queue-reading bench-rollout bench-trigger bench-scale
 
+# Each document names the command that made it (bench/support/provenance.ts).
 bench-queue-reading: deps
-	@mkdir -p .tmp/bench && $(NPX) tsx bench/queue-reading.ts $(BENCH_ARGS) | tee .tmp/bench/queue-reading.json
+	@mkdir -p .tmp/bench && BENCH_COMMAND="make $@ BENCH_ARGS='$(BENCH_ARGS)'" $(NPX) tsx bench/queue-reading.ts $(BENCH_ARGS) | tee .tmp/bench/queue-reading.json
 
 bench-rollout bench-trigger bench-scale: bench-%: deps tools
-	@$(NPX) tsx bench/stack/$*.ts $(BENCH_ARGS)
+	@BENCH_COMMAND="make $@ BENCH_ARGS='$(BENCH_ARGS)'" $(NPX) tsx bench/stack/$*.ts $(BENCH_ARGS)

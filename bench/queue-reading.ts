@@ -4,6 +4,7 @@
 // Run: npx tsx bench/queue-reading.ts [--quick]
 import { queueDirName, type RemoteWriteQueue } from '../activities/vmagent/url';
 import { readZoneQueues } from '../activities/vmagent/match';
+import { provenance } from './support/provenance';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 3 : 9;
@@ -49,6 +50,7 @@ function measure(fn: () => unknown): number {
 }
 
 async function main(): Promise<void> {
+  const runInfo = provenance();
   const sizes = [3, 12, 48];
   const byPath: Record<string, number> = {};
   for (const n of sizes) {
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
   });
   const result = {
     benchmark: 'queue-reading',
+    ...runInfo,
     rounds: ROUNDS,
     nsPerRead: byPath,
     ratios: {

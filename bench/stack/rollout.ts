@@ -13,14 +13,18 @@
 // the demo's (test/e2e/demo-stack.ts DEMO_ZONE_DOWNTIME_MS).
 //
 // 1. Orchestration overhead per zone = the zone's time (status startedAt → finishedAt, as the workflow
-//    wrote it) ÷ the waits nobody can avoid, each measured from the processes themselves:
+//    wrote it) ÷ the waits nobody can avoid, each measured from the processes themselves
+//    (bench/analysis/zone-overhead.ts):
 //      leave reload   the config Secret without the zone written → every vmauth pod serves it (simulator)
-//      readDrainDelay the strategy's
+//      reads quiet    the quiet the zone's vmselects showed (waitReadsDrained's run); the strategy's
+//                     readDrainDelay, only the longest this may take, was counted in its place before:
+//                     that ratio is reported beside it (overheadMeanCountingReadDrainDelay)
 //      downtime       the zone process down → back (simulator restart startedAt → finishedAt)
 //      backlog        zone back → vmagent's backlog for it truly gone (vmagent's own series, scraped
 //                     here every 100 ms: pending bytes at 0 for good, and the last re-send of a block
-//                     a worker held, outside the pending bytes, after a failed send; see trulyDrainedAt)
-//      queueDrainedFor the strategy's
+//                     a worker held, outside the pending bytes, after a failed send; see
+//                     bench/analysis/vmagent-backlog.ts)
+//      queueDrainedFor the strategy's: how long the queue must be seen empty
 //      rejoin reload  the config Secret with the zone again written → every vmauth pod serves it
 //    and where the rest goes: a contiguous timeline of the zone (each interval ideal or overhead), and the
 //    critical path from the workflow history (workflow task round trips, activity schedule-to-start,
@@ -28,9 +32,9 @@
 // 2. Drain detection latency: backlog truly gone → the rollout's decision (the last watchQueue
 //    activity completing), minus queueDrainedFor, in pollIntervals, split by the streak the activity
 //    returned (its start after the backlog was gone, its overshoot, the completion; also measured from
-//    the pending bytes alone: drainLatencyOverPollPendingOnly); against the VM
-//    operator's VMDistributed queue wait replayed on the same recorded series (see replayOperator;
-//    the ratio averages over the phase of its 5 s readiness poll, replayOperatorPhases).
+//    the pending bytes alone: drainLatencyOverPollPendingOnly); the target is per zone (the max);
+//    against the VM operator's VMDistributed queue wait replayed on the same recorded series
+//    (bench/analysis/operator-model.ts; the ratio averages over the phase of its 5 s readiness poll).
 // 3. Read latency through vmauth (the stack's readers) during the rollouts vs a baseline of the same
 //    load without a rollout, measured first; also from readers in a separate process (the stack's
 //    readers share this process's event loop with the worker, trigger and simulator), with each
@@ -70,6 +74,21 @@ import {
 import { httpRequest } from '../../test/infra/harness/processes';
 import type { RenderedConfigRecord } from '../../test/infra/simulator/simulator';
 import type { ServedConfigRecord } from '../../test/infra/simulator/vmauth-pod';
+import { drainDetectionLatency, drainLatencyOverZones } from '../analysis/drain-detection';
+import { OPERATOR_METRICS_CHECK_INTERVAL_MS, OPERATOR_VM_WAIT_READY_INTERVAL_MS, replayOperator, replayOperatorPhases } from '../analysis/operator-model';
+import { mean, quantile, round, sum } from '../analysis/stats';
+import { trulyDrainedAt, type QueuePoint } from '../analysis/vmagent-backlog';
+import {
+  overheadOverZones,
+  unavoidableWaits,
+  zoneOverhead,
+  zoneTimeline,
+  type TimelineSegment,
+  type UnavoidableWaits,
+  type ZoneInstants,
+  type ZoneOverhead,
+} from '../analysis/zone-overhead';
+import { provenance } from '../support/provenance';
 
 const quick = process.argv.includes('--quick');
 const NS = 'default';
@@ -77,9 +96,6 @@ const VMDC = 'bench';
 const VERSIONS = ['v1.150.0-cluster', 'v1.151.0-cluster', 'v1.152.0-cluster'];
 const ROLLOUTS = quick ? 1 : 2;
 const SCRAPE_INTERVAL_MS = 100;
-/** The VM operator's VMDistributed waits (see replayOperator). */
-const OPERATOR_METRICS_CHECK_INTERVAL_MS = 50_000;
-const OPERATOR_VM_WAIT_READY_INTERVAL_MS = 5_000;
 
 /**
  * stdout carries the JSON document only. The processes the harness starts inherit fd 1 (the Temporal
@@ -94,28 +110,7 @@ const progress = (m: string) => process.stderr.write(`[bench rollout +${((Date.n
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
-// small statistics
-
-const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-const mean = (xs: number[]) => (xs.length ? sum(xs) / xs.length : NaN);
-function quantile(xs: number[], q: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const i = (s.length - 1) * q;
-  const lo = Math.floor(i);
-  const hi = Math.ceil(i);
-  return s[lo]! + (s[hi]! - s[lo]!) * (i - lo);
-}
-
-// ---------------------------------------------------------------------------------------------
 // vmagent's own pending bytes per zone, scraped every 100 ms
-
-interface QueuePoint {
-  at: number;
-  bytes: number;
-  retries: number;
-}
 
 function startVmagentRecorder(vmagentURL: string, queues: Record<string, RemoteWriteQueue>) {
   const series: Record<string, QueuePoint[]> = Object.fromEntries(Object.keys(queues).map((z) => [z, []]));
@@ -155,133 +150,6 @@ function startVmagentRecorder(vmagentURL: string, queues: Record<string, RemoteW
       stopped = true;
       await loop;
     },
-  };
-}
-
-/**
- * When the zone's backlog was truly gone, from vmagent's own series. Pending bytes leave out the block
- * a remote-write worker holds while it retries: vmagent v1.150 app/vmagent/remotewrite/client.go
- * sendBlockHTTP takes the block off the queue, and after a failed send waits the backoff, then
- * increments vmagent_remotewrite_retries_count_total and sends again. So the backlog is gone at
- * max(pending bytes at 0 for good, the last retry: the re-send that delivered the held block).
- */
-interface Drained {
-  /** Truly gone: max(pendingZeroAt, lastRetryAt). */
-  at: number;
-  /** The first point at 0 pending bytes after the last point with pending bytes in [from, until] (0 until `until`). */
-  pendingZeroAt: number;
-  lastBacklogAt: number;
-  peakBytes: number;
-  /** The last point whose send-retries counter grew (the last re-send began just before it). */
-  lastRetryAt?: number;
-}
-
-/** Undefined when no backlog was seen. */
-function trulyDrainedAt(points: QueuePoint[], from: number, until: number): Drained | undefined {
-  const win = points.filter((p) => p.at >= from && p.at <= until);
-  let last = -1;
-  let lastRetry = -1;
-  let peak = 0;
-  for (let i = 0; i < win.length; i++) {
-    const p = win[i]!;
-    if (i > 0 && p.retries > win[i - 1]!.retries) lastRetry = i;
-    if (p.bytes > 0) last = i;
-    peak = Math.max(peak, p.bytes);
-  }
-  if (last < 0) return undefined;
-  const zero = win.slice(last + 1).find((p) => p.bytes === 0);
-  if (!zero) return undefined;
-  const lastRetryAt = lastRetry >= 0 ? win[lastRetry]!.at : undefined;
-  return {
-    at: Math.max(zero.at, lastRetryAt ?? -Infinity),
-    pendingZeroAt: zero.at,
-    lastBacklogAt: win[last]!.at,
-    peakBytes: peak,
-    ...(lastRetryAt !== undefined ? { lastRetryAt } : {}),
-  };
-}
-
-/** The value of the series at time t (the last point at or before t); `extrapolated` past its end. */
-function valueAt(points: QueuePoint[], t: number): { bytes: number; extrapolated: boolean } | undefined {
-  let cur: QueuePoint | undefined;
-  for (const p of points) {
-    if (p.at > t) break;
-    cur = p;
-  }
-  if (!cur) return undefined;
-  return { bytes: cur.bytes, extrapolated: t > points[points.length - 1]!.at };
-}
-
-/**
- * The VM operator's VMDistributed upgrade of one zone, replayed on the recorded series. Source:
- * VictoriaMetrics/operator (master, d0d258c8, v0.74.1-31), internal/controller/operator/factory/vmdistributed/zone.go
- * `(*zones).upgrade` and `waitForEmptyPQ`, vmdistributed.go `defaultMetricsCheckInterval = 50 * time.Second`,
- * reconcile/vmcluster.go + reconcile.go `waitForStatus` (vmWaitReadyInterval, config default 5 s):
- *   - reconcile.VMCluster updates the VMCluster (here: when vmrollout's patch landed), then
- *     wait.PollUntilContextCancel(5 s, immediate) until updateStatus operational at that generation;
- *   - reconcile.VMAgent (nothing changed: returns at once);
- *   - waitForEmptyPQ: per vmagent pod, wait.PollUntilContextCancel(50 s, immediate=true) over
- *     vmagent_remotewrite_pending_data_bytes of the zone's url: the first poll where it reads 0 ends
- *     that pod's wait (no streak, send retries not looked at); the zone rejoins vmauth when every
- *     pod's wait ended. (The operator matches the `url` label to the backend URL exactly, so it sees
- *     the series only with -remoteWrite.showURL=true; without it no series matches and the wait ends
- *     at the first poll. The replay gives it the series, as vmrollout's attribution finds it.)
- * One vmagent pod here.
- */
-function replayOperator(
-  points: QueuePoint[],
-  patchedAt: number,
-  operationalAt: number,
-): { decisionAt: number; readyDetectedAt: number; polls: number; extrapolated: boolean } | undefined {
-  const k = Math.max(0, Math.ceil((operationalAt - patchedAt) / OPERATOR_VM_WAIT_READY_INTERVAL_MS));
-  const readyDetectedAt = patchedAt + k * OPERATOR_VM_WAIT_READY_INTERVAL_MS;
-  for (let i = 0; i < 100; i++) {
-    const t = readyDetectedAt + i * OPERATOR_METRICS_CHECK_INTERVAL_MS;
-    const v = valueAt(points, t);
-    if (!v) return undefined;
-    if (v.bytes <= 0) return { decisionAt: t, readyDetectedAt, polls: i + 1, extrapolated: v.extrapolated };
-  }
-  return undefined;
-}
-
-/**
- * The same algorithm over every phase of the operator's 5 s readiness poll relative to the moment the
- * VMCluster became operational (0 .. 5 s in 100 ms steps): the phase is set by how long the zone's
- * restart took, effectively random. Latency is measured from the backlog truly gone (negative: the
- * operator accepted a 0 reading while blocks were still being retried or the queue refilled).
- */
-function replayOperatorPhases(points: QueuePoint[], operationalAt: number, drainedAt: number, pendingZeroAt: number) {
-  const latencies: number[] = [];
-  let beforePendingZero = 0;
-  let extrapolated = 0;
-  for (let phase = 0; phase < OPERATOR_VM_WAIT_READY_INTERVAL_MS; phase += 100) {
-    const ready = operationalAt + phase;
-    for (let i = 0; i < 100; i++) {
-      const t = ready + i * OPERATOR_METRICS_CHECK_INTERVAL_MS;
-      const v = valueAt(points, t);
-      if (!v) break;
-      if (v.bytes <= 0) {
-        latencies.push(t - drainedAt);
-        if (t < pendingZeroAt) beforePendingZero++;
-        if (v.extrapolated) extrapolated++;
-        break;
-      }
-    }
-  }
-  return {
-    phases: latencies.length,
-    meanLatencyMs: round(mean(latencies)),
-    p50LatencyMs: round(quantile(latencies, 0.5)),
-    maxLatencyMs: Math.max(...latencies),
-    /** Accepted before the backlog was truly gone (mostly: pending 0 while a worker still retried a block). */
-    acceptedBeforeDrainedFraction: round(latencies.filter((l) => l < 0).length / Math.max(1, latencies.length), 3),
-    /** Accepted on a transient 0 of the pending bytes. */
-    acceptedBeforePendingZeroFraction: round(beforePendingZero / Math.max(1, latencies.length), 3),
-    waitedOneMorePollFraction: round(
-      latencies.filter((l) => l >= OPERATOR_METRICS_CHECK_INTERVAL_MS - OPERATOR_VM_WAIT_READY_INTERVAL_MS).length / Math.max(1, latencies.length),
-      3,
-    ),
-    extrapolatedFraction: round(extrapolated / Math.max(1, latencies.length), 3),
   };
 }
 
@@ -612,18 +480,12 @@ function criticalPath(acts: ActivityCall[], times: ZoneTimes): CriticalPath {
   return cp;
 }
 
-interface ZoneFigures {
+interface ZoneFigures extends ZoneOverhead {
   rollout: number;
   zone: string;
   vmcluster: string;
-  actualMs: number;
-  idealMs: number;
-  overhead: number;
-  /** The same ratio with the reads-drain wait as measured (vmselect quiet) instead of readDrainDelay. */
-  overheadMeasuredReadDrain: number;
-  ideal: { leaveReloadMs: number; readDrainDelayMs: number; downtimeMs: number; backlogMs: number; queueDrainedForMs: number; rejoinReloadMs: number };
-  /** Contiguous: startedAt → finishedAt, in order; `ideal` marks the unavoidable intervals. */
-  timeline: Array<{ what: string; ms: number; ideal?: boolean }>;
+  ideal: UnavoidableWaits;
+  timeline: TimelineSegment[];
   /** How late each wait ended after what it waits for happened. */
   waitLateness: Record<string, number>;
   drain: {
@@ -714,45 +576,25 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
   const drained = trulyDrainedAt(series, restart.startedAt, decision.closed);
   if (!drained) throw new Error(`zone ${zone}: no vmagent backlog seen for ${vmc} between its restart and the rollout's decision`);
 
-  const ideal = {
-    leaveReloadMs: leave.served - leave.written,
-    readDrainDelayMs: st.readDrainDelayMs,
-    downtimeMs: restart.finishedAt! - restart.startedAt,
-    backlogMs: drained.at - restart.finishedAt!,
-    queueDrainedForMs: st.queueDrainedForMs,
-    rejoinReloadMs: back.served - back.written,
+  const instants: ZoneInstants = {
+    startedAt: times.startedAt,
+    finishedAt: times.finishedAt,
+    leaveWritten: leave.written,
+    leaveServed: leave.served,
+    readsQuietFrom: readsDrained.started,
+    readsQuietTo: readsDrained.closed,
+    zoneDown: restart.startedAt,
+    zoneUp: restart.finishedAt!,
+    backlogGone: drained.at,
+    decisionAt: decision.closed,
+    rejoinWritten: back.written,
+    rejoinServed: back.served,
   };
-  const idealMs = sum(Object.values(ideal));
-  const actualMs = times.finishedAt - times.startedAt;
-  const drainTarget = drained.at + st.queueDrainedForMs;
-  const seg = (what: string, from: number, to: number, isIdeal = false) => ({ what, ms: to - from, ...(isIdeal ? { ideal: true } : {}) });
-  const timeline = [
-    seg(
-      'startedAt → config Secret without the zone written (status writes, preflight dry run, carriers wait, pre-leave pod confirmation, route edits, operator render)',
-      times.startedAt,
-      leave.written,
-    ),
-    seg('leave reload: Secret written → every vmauth pod serves it', leave.written, leave.served, true),
-    seg(
-      'pods switched → waitReadsDrained starts (confirmSwitch poll lateness, waitOperational VMAuth/VMUser, status writes, round trips)',
-      leave.served,
-      readsDrained.started,
-    ),
-    seg('waitReadsDrained (measured quiet; ideal counts readDrainDelay)', readsDrained.started, readsDrained.closed, true),
-    seg('reads drained → zone process stops (status write, applyObject, operator reaction)', readsDrained.closed, restart.startedAt),
-    seg('zone downtime', restart.startedAt, restart.finishedAt!, true),
-    seg('zone up → backlog truly gone (pending bytes 0 and the last retried block re-sent)', restart.finishedAt!, drained.at, true),
-    seg('queueDrainedFor', drained.at, drainTarget, true),
-    seg('drain detection latency (backlog gone + queueDrainedFor → last watchQueue completes)', drainTarget, decision.closed),
-    seg('decision → config Secret with the zone written (status write, route edits, operator render)', decision.closed, back.written),
-    seg('rejoin reload: Secret written → every vmauth pod serves it', back.written, back.served, true),
-    seg('pods switched back → finishedAt (confirmSwitch poll lateness, waitOperational VMAuth/VMUser, round trips)', back.served, times.finishedAt),
-  ];
-  const timelineSum = sum(timeline.map((s) => s.ms));
-  if (Math.abs(timelineSum - actualMs) > 2) progress(`warning: zone ${zone} timeline sums to ${timelineSum} ms, zone time ${actualMs} ms`);
+  const ideal = unavoidableWaits(instants, st.queueDrainedForMs);
+  const detection = drainDetectionLatency(decision.closed, drained.at, st.queueDrainedForMs, st.pollIntervalMs);
+  const pendingOnly = drainDetectionLatency(decision.closed, drained.pendingZeroAt, st.queueDrainedForMs, st.pollIntervalMs);
 
   const op = replayOperator(series, apply.closed, operational.at);
-  const decisionLatencyMs = decision.closed - drainTarget;
   const streak = (decision.result as { streak?: { last?: { at?: string }; emptySince?: string } } | undefined)?.streak;
   const emptySince = streak?.emptySince ? Date.parse(streak.emptySince) : NaN;
   const lastAt = streak?.last?.at ? Date.parse(streak.last.at) : NaN;
@@ -762,12 +604,9 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
     rollout,
     zone,
     vmcluster: vmc,
-    actualMs,
-    idealMs,
-    overhead: actualMs / idealMs,
-    overheadMeasuredReadDrain: actualMs / (idealMs - st.readDrainDelayMs + (readsDrained.closed - readsDrained.started)),
+    ...zoneOverhead(instants, ideal, st.readDrainDelayMs),
     ideal,
-    timeline,
+    timeline: zoneTimeline(instants, st.queueDrainedForMs),
     waitLateness: {
       confirmSwitchLeaveAfterPodsServed: confirmAbsent.closed - leave.served,
       leaveSecretAfterEditStarted: leave.written - editRemove.started,
@@ -777,7 +616,7 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
       waitOperationalAfterOperationalStatus: waitOp.closed - operational.at,
       operationalStatusAfterZoneUp: operational.at - restart.finishedAt!,
       watchQueueStartAfterBacklogGone: (watches[0]!.started ?? watches[0]!.scheduled) - drained.at,
-      watchQueueDecisionAfterTarget: decisionLatencyMs,
+      watchQueueDecisionAfterTarget: detection.latencyMs,
       rejoinSecretAfterEditStarted: back.written - editRestore.started,
       rejoinFirstSecretWriteToCompletingWrite: back.written - back.firstWrite,
       confirmSwitchRejoinAfterPodsServed: confirmPresent.closed - back.served,
@@ -785,8 +624,8 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
     drain: {
       backlogPeakBytes: drained.peakBytes,
       trulyDrainedAfterZoneUpMs: drained.at - restart.finishedAt!,
-      decisionLatencyMs,
-      decisionLatencyOverPoll: decisionLatencyMs / st.pollIntervalMs,
+      decisionLatencyMs: detection.latencyMs,
+      decisionLatencyOverPoll: detection.overPoll,
       watchQueueCalls: watches.length,
       ...(Number.isFinite(emptySince) && Number.isFinite(lastAt)
         ? {
@@ -806,8 +645,8 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
       pendingOnly: {
         pendingZeroAfterZoneUpMs: drained.pendingZeroAt - restart.finishedAt!,
         ...(drained.lastRetryAt !== undefined ? { lastRetryAfterZoneUpMs: drained.lastRetryAt - restart.finishedAt! } : {}),
-        decisionLatencyMs: decision.closed - drained.pendingZeroAt - st.queueDrainedForMs,
-        decisionLatencyOverPoll: (decision.closed - drained.pendingZeroAt - st.queueDrainedForMs) / st.pollIntervalMs,
+        decisionLatencyMs: pendingOnly.latencyMs,
+        decisionLatencyOverPoll: pendingOnly.overPoll,
       },
       operatorPhases: replayOperatorPhases(series, operational.at, drained.at, drained.pendingZeroAt),
       operator: op && {
@@ -981,6 +820,7 @@ function demoStrategy(): { raw: Record<string, unknown>; normalized: Strategy } 
 }
 
 async function main(): Promise<void> {
+  const runInfo = provenance();
   const strategy = demoStrategy();
   const st0 = strategy.normalized;
   // Percentiles, not counts, are compared: the baseline is shorter than the rollouts (~100 s each)
@@ -1085,7 +925,6 @@ async function main(): Promise<void> {
     const extAfter = latencyStats(external.samples, [after]);
 
     // Where the rest goes, over every zone.
-    const overheadMs = zones.map((z) => z.actualMs - z.idealMs);
     const segmentNames = zones[0]!.timeline.map((s) => s.what);
     const bySegment = segmentNames.map((what, i) => ({
       what,
@@ -1105,11 +944,12 @@ async function main(): Promise<void> {
       }),
     );
 
-    const overheadMean = mean(zones.map((z) => z.overhead));
+    const drainLatency = drainLatencyOverZones(zones.map((z) => z.drain.decisionLatencyOverPoll));
     const ratios = {
-      overheadMean,
-      overheadMax: Math.max(...zones.map((z) => z.overhead)),
-      drainLatencyOverPoll: mean(zones.map((z) => z.drain.decisionLatencyOverPoll)),
+      // The headline: the reads-drain wait counted as the quiet the vmselects showed; then as first published, counting readDrainDelay.
+      ...overheadOverZones(zones),
+      drainLatencyOverPoll: drainLatency.mean,
+      drainLatencyOverPollMax: drainLatency.max,
       drainLatencyOverPollPendingOnly: mean(zones.map((z) => z.drain.pendingOnly.decisionLatencyOverPoll)),
       operatorDrainLatencyOverPoll: mean(zones.map((z) => z.drain.operatorPhases.meanLatencyMs)) / st.pollIntervalMs,
       readP99DuringVsBaseline: readsDuring.p99Ms / readsBaseline.p99Ms,
@@ -1117,7 +957,7 @@ async function main(): Promise<void> {
     };
     const targets = {
       overheadMean: { target: '<= 1.05', met: ratios.overheadMean <= 1.05 },
-      drainLatencyOverPoll: { target: '<= 1 (one pollInterval after queueDrainedFor)', met: ratios.drainLatencyOverPoll <= 1 },
+      drainLatencyOverPollMax: { target: '<= 1 (one pollInterval after queueDrainedFor, every zone)', met: ratios.drainLatencyOverPollMax <= 1 },
       readP99DuringVsBaseline: { target: '<= 1.2', met: ratios.readP99DuringVsBaseline <= 1.2 },
     };
     // Not finite: a measurement is missing (exit 1). At or below 0: a decision before the target (reported).
@@ -1131,7 +971,8 @@ async function main(): Promise<void> {
     const result = {
       benchmark: 'rollout',
       mode: quick ? 'quick' : 'full',
-      machine: { cpus: os.cpus().length, node: process.version, loadavg: os.loadavg().map((x) => round(x, 2)) },
+      ...runInfo,
+      loadavgAtEnd: os.loadavg().map((x) => round(x, 2)),
       setup: {
         zones: DEMO_CLUSTERS.length,
         rollouts: ROLLOUTS,
@@ -1165,9 +1006,9 @@ async function main(): Promise<void> {
         zone: z.zone,
         actualMs: z.actualMs,
         idealMs: z.idealMs,
+        orchestrationMs: z.orchestrationMs,
         overhead: round(z.overhead, 3),
-        overheadMeasuredReadDrain: round(z.overheadMeasuredReadDrain, 3),
-        overheadMs: z.actualMs - z.idealMs,
+        overheadCountingReadDrainDelay: round(z.overheadCountingReadDrainDelay, 3),
         ideal: z.ideal,
         drain: {
           ...z.drain,
@@ -1212,8 +1053,11 @@ async function main(): Promise<void> {
       breakdown: {
         meanZoneMs: round(mean(zones.map((z) => z.actualMs))),
         meanIdealMs: round(mean(zones.map((z) => z.idealMs))),
-        meanOverheadMs: round(mean(overheadMs)),
-        overheadMeanMeasuredReadDrain: round(mean(zones.map((z) => z.overheadMeasuredReadDrain)), 3),
+        meanOrchestrationMs: round(mean(zones.map((z) => z.orchestrationMs))),
+        meanUnavoidableMs: Object.fromEntries(
+          Object.keys(zones[0]!.ideal).map((k) => [k, round(mean(zones.map((z) => z.ideal[k as keyof UnavoidableWaits])))]),
+        ),
+        readDrainDelayMs: st.readDrainDelayMs,
         timelineMeanMs: bySegment,
         criticalPathMeanMs: {
           note: 'the zone time = round trips + schedule-to-start + activity run times + tail, activities being sequential',

@@ -42,6 +42,8 @@ import { NS, ZONES, createEnv, inputOf, makeFake, makeSpec, withWorker } from '.
 import type { FakeCluster } from '../../test/workflow/fake-cluster';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import { queueProgressMessage } from '../../workflows/status';
+import { round } from '../analysis/stats';
+import { provenance } from '../support/provenance';
 import type { FakeCall, FakeReply, WorkerStats } from './scale-worker';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -84,8 +86,6 @@ function pct(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
-
-const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 function summary(values: number[]): { min: number; max: number; mean: number } {
   if (values.length === 0) return { min: 0, max: 0, mean: 0 };
@@ -512,19 +512,15 @@ async function runDrains(): Promise<{ oneMinute: DrainResult; thirtyMinutes: Dra
 // ---- main ----------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  const runInfo = provenance();
   const drains = await runDrains();
   const scale = await runScale();
   const eventsMax = Math.max(scale.eventsPerZone.max, drains.oneMinute.eventsPerZone, drains.thirtyMinutes.eventsPerZone);
   const result = {
     benchmark: 'scale',
     quick,
-    machine: {
-      cpus: os.cpus().length,
-      cpuModel: os.cpus()[0]?.model ?? '?',
-      memoryMB: Math.round(os.totalmem() / 2 ** 20),
-      node: process.version,
-      loadavg1: round(os.loadavg()[0]!, 2),
-    },
+    ...runInfo,
+    loadavgAtEnd: os.loadavg().map((x) => round(x, 2)),
     rollouts: scale.rollouts,
     zonesPerRollout: ZONES.length,
     totalMs: scale.totalMs,

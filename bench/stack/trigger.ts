@@ -51,6 +51,8 @@ import { startTrigger } from '../../trigger/main';
 import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../../test/infra/harness/kube';
 import { guardPid, harnessTempDir, stopAll, waitFor } from '../../test/infra/harness/processes';
 import { startTemporalDevServer } from '../../test/infra/harness/temporal';
+import { round } from '../analysis/stats';
+import { provenance } from '../support/provenance';
 import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder, type ReconcileRecord, type Span } from './trigger-instrument';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -106,7 +108,6 @@ const POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: fa
 const progress = (msg: string) => process.stderr.write(`[bench trigger +${((Date.now() - T_START) / 1000).toFixed(1)}s] ${msg}\n`);
 const T_START = Date.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 // ---------------------------------------------------------------------------------------
 // objects
@@ -831,7 +832,7 @@ async function main(): Promise<void> {
     if (!v.success) throw new Error(`the benchmark's spec is invalid: ${JSON.stringify(v.issues)}`);
   }
   const logDir = harnessTempDir('bench-trigger');
-  const loadBefore = os.loadavg();
+  const runInfo = provenance();
   progress(`logs in ${logDir}`);
   const compiling = useTsx ? undefined : compileChild();
   compiling?.catch(() => undefined);
@@ -906,14 +907,8 @@ async function main(): Promise<void> {
     const result = {
       benchmark: 'trigger',
       quick,
-      machine: {
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model,
-        memoryMB: Math.round(os.totalmem() / 2 ** 20),
-        node: process.version,
-        loadavgBefore: loadBefore.map((x) => round(x, 2)),
-        loadavgAfter: os.loadavg().map((x) => round(x, 2)),
-      },
+      ...runInfo,
+      loadavgAtEnd: os.loadavg().map((x) => round(x, 2)),
       /** The trigger measured: production defaults (RECONCILE_CONCURRENCY unset in both parts). */
       trigger: { kubeAgents: 'keep-alive (withKeepAliveAgent)', reconcileConcurrency: DEFAULT_CONCURRENCY },
       editToStart: edit,
