@@ -54,6 +54,7 @@ import { readZoneQueues } from '../../activities/vmagent/match';
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent/url';
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../../api/constants';
+import type { DrainHeartbeat } from '../../api/rollout-contract';
 import { validateSpec } from '../../api/validate';
 import { ZONE_STEPS, type Strategy, type VMDistributedClusterStatus } from '../../api/types';
 import { EncryptionCodec } from '../../process/payload-codec';
@@ -595,7 +596,8 @@ function analyzeZone(stack: E2EStack, h: RunHistory, rollout: number, zone: stri
   const pendingOnly = drainDetectionLatency(decision.closed, drained.pendingZeroAt, st.queueDrainedForMs, st.pollIntervalMs);
 
   const op = replayOperator(series, apply.closed, operational.at);
-  const streak = (decision.result as { streak?: { last?: { at?: string }; emptySince?: string } } | undefined)?.streak;
+  // watchQueue returns the streak that completed the wait (waitQueueDrained, the cleanup's, only its last sample).
+  const streak = decision.type === 'watchQueue' ? (decision.result as DrainHeartbeat | undefined) : undefined;
   const emptySince = streak?.emptySince ? Date.parse(streak.emptySince) : NaN;
   const lastAt = streak?.last?.at ? Date.parse(streak.last.at) : NaN;
   // The rollout's own samples (the worker's metrics callback): its first 0 after the backlog was gone.
