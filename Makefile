@@ -18,7 +18,7 @@ help:
 	@echo "make image             the worker and trigger image without a Docker engine (buildah, mmdebstrap: Debian trixie,"
 	@echo "                        Node 22) as localhost/vmrollout:<version> (scripts/buildah.sh images) and .tmp/vmrollout-image.oci.tar"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
-	@echo "make test-unit | test-workflow | test-integration | test-e2e | test-chaos  [ARGS=<pattern>]"
+	@echo "make test-unit | test-workflow | test-integration | test-e2e | test-chaos | test-operator  [ARGS=<pattern>]"
 	@echo "make typecheck | lint | crd"
 	@echo "make bench             every benchmark (JSON in .tmp/bench/, figures in docs/benchmarks.md); one: make bench-<name>"
 	@echo "                        (queue-reading, rollout, trigger, scale); BENCH_ARGS=--quick for short runs"
@@ -72,7 +72,7 @@ test-chaos: deps tools
 # of its own (test/infra/harness/operator-bed/in-netns.sh: root or user namespaces), one file at a time.
 .PHONY: test-operator
 test-operator: deps tools
-	test/infra/harness/operator-bed/in-netns.sh $(NPX) jest --config test/operator/jest.config.js --ci --runInBand $(ARGS)
+	scripts/jest-project.sh operator $(ARGS)
 
 # The demo prints the plugin's commands (dist/kubectl-vmdc.cjs) next to the temporal ones.
 demo: deps tools cli

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Runs one jest project: scripts/jest-project.sh <unit|workflow|integration|e2e|chaos> [jest args / test path patterns...]
-# integration tests start real servers and spend their time starting them: in band (2-core machines).
-# An e2e file's stack mostly waits (zone outages, queue drains, vmauth reloads: about a third of the
-# machine each), so two files run side by side. The short chaos campaign measures recovery times: alone.
+# Runs one jest project: scripts/jest-project.sh <unit|workflow|integration|e2e|chaos|operator> [jest args / test path patterns...]
+# integration files start real servers and then mostly wait (retries, timeouts, heartbeats): two
+# side by side. An e2e file's stack mostly waits (zone outages, queue drains, vmauth reloads: about
+# a third of the machine each): two side by side. The short chaos campaign: one file. The
+# real-operator files run inside the bed's network namespace (test/infra/harness/operator-bed/
+# in-netns.sh), one at a time, under their own jest config (test/operator/jest.config.js).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 project="$1"
 shift
-extra=()
 case "$project" in
-  integration|chaos) extra=(--runInBand) ;;
-  e2e) extra=(--maxWorkers=2) ;;
+  operator)
+    exec test/infra/harness/operator-bed/in-netns.sh npx --no-install jest "$@" --ci --passWithNoTests --config test/operator/jest.config.js --runInBand ;;
+  chaos) extra=(--runInBand) ;;
+  integration|e2e) extra=(--maxWorkers=2) ;;
+  *) extra=() ;;
 esac
 # Path patterns go first: --selectProjects takes every following bare word as a project name.
 exec npx --no-install jest "$@" --ci --passWithNoTests --selectProjects "$project" "${extra[@]}"

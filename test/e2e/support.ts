@@ -12,19 +12,17 @@ import { inspect } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { parseAllDocuments } from 'yaml';
-import { createActivities } from '../../activities';
 import { GROUP, OPERATIONAL, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } from '../../api/constants';
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import type { TrustPolicy } from '../../api/trust-policy';
 import { parsePayloadKeys, payloadDataConverter, type PayloadKeys } from '../../process/payload-codec';
-import { createLogger } from '../../trigger/log';
-import { startTrigger, type TriggerHandle } from '../../trigger/main';
-import { withKeepAliveAgent } from '../../kube/keep-alive';
+import type { Worker } from '@temporalio/worker';
+import type { TriggerHandle } from '../../trigger/main';
 import { installChartIdentities } from '../infra/harness/chart-identities';
+import { NO_METRICS, startInProcessTrigger, startInProcessWorker } from '../infra/harness/in-process-control';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 import { podNetworkFetch } from '../infra/harness/pod-network';
 import { httpRequest, waitFor } from '../infra/harness/processes';
@@ -33,7 +31,6 @@ import { onRuntimeLog, startTemporalDevEnv } from '../infra/harness/temporal';
 import { toolPath } from '../infra/harness/tools';
 import { startVmEnvironment, type VmEnvironment, type VmEnvironmentOptions } from '../infra/simulator/environment';
 import type { RenderedConfigRecord } from '../infra/simulator/simulator';
-import { bundleAtStart } from '../../process/workflow-bundle';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const DEMO_MANIFESTS_DIR = path.join(REPO_ROOT, 'examples', 'demo');
@@ -644,13 +641,13 @@ export type ControlPlane = Pick<
  */
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane & { onStop(f: () => Promise<void>): void }> {
   const log = opts.log ?? (() => {});
-  const parts: Partial<ControlPlane> & { workerRun?: Promise<void> } = {};
+  const parts: Partial<ControlPlane> = {};
   const before: Array<() => Promise<void>> = [];
+  let stopWorker: (() => Promise<void>) | undefined;
   const stop = async () => {
     for (const f of before.splice(0)) await f();
     await parts.trigger?.stop().catch(() => {});
-    if (parts.worker && parts.worker.getState() === 'RUNNING') parts.worker.shutdown();
-    await parts.workerRun?.catch(() => {});
+    await stopWorker?.();
     await parts.vm?.stop();
     await parts.temporal?.teardown();
     await parts.kube?.stop();
@@ -709,58 +706,34 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       before.push(() => outside.stop());
       return Object.assign(parts as ControlPlane, { kc, stop, onStop: (f: () => Promise<void>) => void before.push(f) });
     }
-    const worker = (parts.worker = await Worker.create({
-      connection: temporal.nativeConnection,
-      namespace: temporal.namespace ?? 'default',
-      taskQueue,
-      ...bundleAtStart(),
-      dataConverter,
+    const control = { temporal, client, dataConverter, taskQueue, policy, identities };
+    const worker = await startInProcessWorker({
+      ...control,
+      knobs,
       // EndpointSlices carry TEST-NET-2 pod addresses (the API server refuses loopback endpoints);
       // podNetworkFetch maps them to 127.0.0.1, where the real vmagent, vmauth pods (and their
       // config-reloaders) and vmselect fronts listen.
-      activities: createActivities({
-        kubeConfig: withKeepAliveAgent(identities.worker), // as worker/main.ts and the trigger's default do
-        temporalClient: client,
-        policy,
-        fetch: podNetworkFetch,
-        get confirmSwitchInPods() {
-          return knobs.confirmSwitchInPods;
+      fetch: podNetworkFetch,
+      metrics: {
+        ...NO_METRICS,
+        queuePendingBytes: (l, bytes) => {
+          queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
+          log(`worker queue sample ${l.zone}: ${bytes} bytes`);
         },
-        metrics: {
-          queuePendingBytes: (l, bytes) => {
-            queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
-            log(`worker queue sample ${l.zone}: ${bytes} bytes`);
-          },
-          activityError: (a, t) => log(`activity error ${a}: ${t}`),
-          queueWatchEnded() {},
-          zoneStepDuration() {},
-        },
-      }),
-    }));
-    parts.workerRun = worker.run();
-    const trigger = (parts.trigger = await startTrigger(
-      {
-        temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
-        taskQueue,
-        watchNamespaces: [opts.namespace],
-        policy,
-        metricsPort: 0,
-        logLevel: 'debug',
-        relistIntervalMs: 60_000,
-        watchIdleTimeoutMs: 60_000,
-        ...(opts.finalizerRecheckIntervalMs !== undefined ? { finalizerRecheckIntervalMs: opts.finalizerRecheckIntervalMs } : {}),
+        activityError: (a, t) => log(`activity error ${a}: ${t}`),
       },
-      {
-        kubeConfig: withKeepAliveAgent(identities.trigger),
-        temporalClient: client,
-        serveMetrics: false,
-        log: createLogger('debug', (line) => {
-          logs.push(line);
-          if (/"level":"(warn|error)"/.test(line)) process.stdout.write(`${line}\n`);
-        }),
+    });
+    parts.worker = worker.worker;
+    stopWorker = () => worker.stop();
+    parts.trigger = await startInProcessTrigger({
+      ...control,
+      namespace: opts.namespace,
+      finalizerRecheckIntervalMs: opts.finalizerRecheckIntervalMs,
+      onLog: (line) => {
+        logs.push(line);
+        if (/"level":"(warn|error)"/.test(line)) process.stdout.write(`${line}\n`);
       },
-    ));
-    await trigger.synced;
+    });
     return Object.assign(parts as ControlPlane, { kc, stop, onStop: (f: () => Promise<void>) => void before.push(f) });
   } catch (err) {
     await stop();

@@ -17,8 +17,9 @@
  * a pod's loaded config still routes reads to it.
  */
 import type * as k8s from '@kubernetes/client-node';
-import type { VMDistributedClusterStatus } from '../../api/types';
+import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
 import { startRealOperatorBed, type RealOperatorBed } from '../infra/harness/operator-bed';
+import { UNPULLABLE_TAG_SUFFIX } from '../infra/harness/operator-bed/control-plane';
 import { applyDemo } from '../infra/harness/operator-bed/demo';
 import { startVmrollout, type Vmrollout } from '../infra/harness/operator-bed/vmrollout';
 import { waitFor } from '../infra/harness/processes';
@@ -46,6 +47,8 @@ jest.setTimeout(10 * 60_000);
 const NS = 'default';
 /** Past the e2e files' V1-V4. */
 const V5 = 'v1.154.0-cluster';
+const V6 = 'v1.155.0-cluster';
+const V7 = 'v1.156.0-cluster';
 const VMAUTH = 'vm-global';
 const VMDC = 'real';
 const VMAUTH_PODS = 2;
@@ -56,6 +59,8 @@ let kc: k8s.KubeConfig;
 let traffic: Traffic;
 /** Route → zones of the operator's config with every zone in rotation. */
 let baseline: Record<string, string[]>;
+/** The VMDistributedCluster's zone name of each VMCluster (the status names zones; the config, VMClusters). */
+const zoneOf = new Map<string, string>();
 
 const log = (m: string) => {
   if (process.env.E2E_VERBOSE) console.log(`${new Date().toISOString()} ${m}`);
@@ -102,14 +107,35 @@ async function rollout(version: string) {
   return { t0, t1: Date.now(), final };
 }
 
-/** What every rollout under the real operator must show (the file's header). */
-async function expectSafeRollout(r: { t0: number; t1: number; final: { phase?: string } }, version: string): Promise<void> {
+async function vmdcStatus(): Promise<VMDistributedClusterStatus | undefined> {
+  return (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+}
+
+/** Waits until the rollout of `generation` has the zone of VMCluster `cluster` in one of `phases`; returns the status. */
+function zoneIn(generation: number, cluster: string, phases: ZonePhase[], timeoutMs = 180_000): Promise<VMDistributedClusterStatus> {
+  const zone = zoneOf.get(cluster)!;
+  return waitFor(
+    async () => {
+      const st = await vmdcStatus();
+      const z = st?.zones?.find((x) => x.name === zone);
+      return st?.observedGeneration === generation && z && phases.includes(z.phase) ? st : undefined;
+    },
+    { timeoutMs, intervalMs: 100, description: `generation ${generation}: zone ${zone} in ${phases.join('/')}` },
+  );
+}
+
+/**
+ * What every rollout under the real operator must show (the file's header). `downBefore`: zones
+ * already down when it began (their storage pods were being replaced), so not seen going down.
+ */
+async function expectSafeRollout(r: { t0: number; t1: number; final: { phase?: string } }, version: string, downBefore: string[] = []): Promise<void> {
   expect(r.final.phase).toBe('Succeeded');
   for (const c of DEMO_CLUSTERS) expect(((await getObject(kc, 'VMCluster', NS, c)).spec as { clusterVersion?: string }).clusterVersion).toBe(version);
   log(`rollout to ${version} took ${r.t1 - r.t0} ms; zone events ${JSON.stringify(bed.zones.events.filter((e) => e.at >= r.t0))}`);
 
   // The operator really rolled every zone (its storage pods replaced: the zone was down a while).
-  expect([...new Set(bed.zones.events.filter((e) => e.at >= r.t0 && e.at <= r.t1 && e.event === 'down').map((e) => e.zone))].sort()).toEqual(DEMO_CLUSTERS);
+  const wentDown = bed.zones.events.filter((e) => e.at >= r.t0 && e.at <= r.t1 && e.event === 'down').map((e) => e.zone);
+  expect([...new Set([...wentDown, ...downBefore])].sort()).toEqual(DEMO_CLUSTERS);
 
   // Zero failed and zero stale reads, through both pods, on every route.
   expect(traffic.reads.filter((x) => x.at >= r.t0 && x.at <= r.t1).length).toBeGreaterThan(100);
@@ -139,6 +165,7 @@ describe('a 3-zone rollout under the real operator', () => {
     const demo = await applyDemo(bed, { namespace: NS, initialVersion: V1, vmauthPods: VMAUTH_PODS, vmdcName: VMDC });
     baseline = demo.baseline;
     const vmdc = demo.vmdc;
+    for (const z of (vmdc.spec as { zones: Array<{ name: string; vmcluster: { name: string } }> }).zones) zoneOf.set(z.vmcluster.name, z.name);
     vmdc.spec!.strategy = { order: 'Declared', readDrainDelay: '2s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '3m' };
     traffic = startTraffic({ vmagentURL: demo.vmagentURL, vmauthURL: demo.vmauthURLs, bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
     await traffic.waitHealthy(60_000);
@@ -189,9 +216,69 @@ describe('a 3-zone rollout under the real operator', () => {
     await expectSafeRollout(r, V3);
   });
 
+  it('the worker SIGKILLed during its waits, run as the chart runs it (a process, WORKER_INSTANCE): still Succeeded, as safe', async () => {
+    const w = await vr.workerAsProcess('vmrollout-worker-7d9f8-x2x4q');
+    try {
+      const t0 = Date.now();
+      const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } })).metadata.generation!;
+      // Killed in the two long waits of a zone (the operator's own VMCluster rollout; vmagent's queues),
+      // each time while that zone is out of reads, and started again as the pod would be.
+      const kills: Array<{ cluster: string; step: ZonePhase; out: string[] }> = [];
+      for (const [cluster, step] of [
+        [DEMO_CLUSTERS[0]!, 'WaitingOperational'],
+        [DEMO_CLUSTERS[1]!, 'WaitingForQueue'],
+        [DEMO_CLUSTERS[2]!, 'WaitingOperational'],
+      ] as const) {
+        const st = await zoneIn(generation, cluster, [step]);
+        await w.process.kill('SIGKILL');
+        kills.push({ cluster, step, out: st.zonesOutOfRotation ?? [] });
+        await w.process.restartAfter(1000);
+      }
+      const [a, b, c] = DEMO_CLUSTERS as [string, string, string];
+      expect(kills).toEqual([
+        { cluster: a, step: 'WaitingOperational', out: [zoneOf.get(a)] },
+        { cluster: b, step: 'WaitingForQueue', out: [zoneOf.get(b)] },
+        { cluster: c, step: 'WaitingOperational', out: [zoneOf.get(c)] },
+      ]);
+      const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed'], { timeoutMs: 6 * 60_000 });
+      expect(w.process.startups).toHaveLength(4);
+      await expectSafeRollout({ t0, t1: Date.now(), final }, V4);
+    } finally {
+      await w.done();
+    }
+  });
+
+  it('a VMCluster the real operator fails (its new pods cannot pull their image): the zone stays out, the status says why; a new generation adopts it', async () => {
+    const t0 = Date.now();
+    const [first, ...rest] = DEMO_CLUSTERS as [string, ...string[]];
+    const failed = await rollout(`${V5}${UNPULLABLE_TAG_SUFFIX}`);
+    expect(failed.final.phase).toBe('Failed');
+    const st = (await vmdcStatus())!;
+    const zone = st.zones!.find((z) => z.name === zoneOf.get(first))!;
+    // The operator's own reason, from its VMCluster status, in the zone's status.
+    expect({ phase: zone.phase, message: zone.message }).toEqual({ phase: 'Failed', message: expect.stringContaining('ErrImagePull') });
+    expect(((await getObject(kc, 'VMCluster', NS, first)).status as { updateStatus?: string }).updateStatus).toBe('failed');
+    // The zone stays out of reads: in the status, in the operator's config, in every pod's loaded config.
+    expect(st.zonesOutOfRotation).toEqual([zoneOf.get(first)]);
+    expect(zonesOutOfRotation(baseline, bed.observer.secrets.at(-1)!.routes)).toEqual([first]);
+    for (const pod of bed.kubelet.pods('vmauth'))
+      expect({ pod: pod.name, out: zonesOutOfRotation(baseline, bed.observer.routesOf(bed.observer.loadedAt(Date.now())[pod.name]!)!) }).toEqual({
+        pod: pod.name,
+        out: [first],
+      });
+    // Nothing else was touched.
+    for (const c of rest) expect(((await getObject(kc, 'VMCluster', NS, c)).spec as { clusterVersion?: string }).clusterVersion).toBe(V4);
+
+    // The fix, as a new generation: it adopts the zone out of reads (confirms it out in the pods, upgrades it, puts it back).
+    const fixed = await rollout(V5);
+    await expectSafeRollout(fixed, V5, [first]);
+    expect(traffic.failed(t0, Date.now())).toEqual([]);
+    expect(traffic.stale(t0, Date.now())).toEqual([]);
+  });
+
   it('spec.paused while a zone is out, then `temporal workflow cancel`: Cancelled, the zone back, the status what the pods serve', async () => {
     const t0 = Date.now();
-    const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } })).metadata.generation!;
+    const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V6 } })).metadata.generation!;
     const out = await waitFor(
       async () => {
         const st = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
@@ -250,7 +337,7 @@ describe('a 3-zone rollout under the real operator', () => {
     vr.knobs.confirmSwitchInPods = false;
     try {
       const t0 = Date.now();
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V5, paused: false } });
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V7, paused: false } });
       await waitFor(() => podsRoutingAtChange(t0, Date.now()).some((c) => c.pods.length > 0), {
         timeoutMs: 4 * 60_000,
         description: 'a VMCluster changed while a vmauth pod still routed reads to it',

@@ -46,10 +46,11 @@
  *    while the zone restarts.
  *  - VMCluster (controllers.go reconcileAndTrackStatus; the controller has no event filter, so every
  *    update of the object, annotations included, runs a reconcile): on a spec change
- *    (generation > status.observedGeneration) sets `updateStatus: expanding`, restarts that zone's
+ *    (generation > status.observedGeneration) sets `updateStatus: expanding` at the new generation
+ *    (observedGeneration, as the operator does), restarts that zone's
  *    VictoriaMetrics process (same port and data: the zone is down meanwhile), then sets
  *    `operational` at the new generation. A VMCluster seen for the first time (existing or just
- *    created) becomes operational at its generation without a restart. Knobs (annotations):
+ *    created) goes `expanding`, then `operational`, at its generation without a restart. Knobs (annotations):
  *      sim.vmrollout.io/fail: "true"         → the reconcile fails while the annotation is set:
  *                                              updateStatus `failed` (reason from
  *                                              sim.vmrollout.io/fail-reason) at the generation, no
@@ -82,10 +83,7 @@
  *
  * Against the REAL operator (test/infra/harness/operator-bed/; test/operator/simulator-parity.test.ts
  * feeds both the same objects): the config Secret's content and the VMAuth and VMUser statuses,
- * in their order, are the same. What it still does differently: a VMCluster seen for the first
- * time is `operational` at once (the operator rolls it out first: `expanding`, then `operational`);
- * on a spec change its `expanding` keeps the previous observedGeneration (the operator's already
- * carries the new one); a zone restart is one outage of zoneDowntimeMs (the operator's rollout
+ * and the VMCluster statuses, in their order, are the same. What it still does differently: a zone restart is one outage of zoneDowntimeMs (the operator's rollout
  * with kwok's pods takes ~26 s, replacing each vmstorage pod in turn: outages of under a second);
  * the Secret reaches the pods after a propagation delay the test sets (the real config-reloader
  * watches the Secret and reloads vmauth about 1 s + its 3 s --delay-interval later). It stays for
@@ -993,14 +991,18 @@ export class ZoneSimulator extends EventEmitter {
     const st = o.status ?? {};
     const ann = o.metadata.annotations ?? {};
     if (!st.updateStatus) {
-      // First sight (existing object, or one just created from a full spec): operational as is.
+      // First sight (existing object, or one just created from a full spec): the operator rolls it
+      // out (`expanding`, then `operational`); its zone already runs, so no restart.
+      await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: EXPANDING, reason: null });
       await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: OPERATIONAL, reason: null });
       return;
     }
     const specChanged = (st.observedGeneration ?? 0) < gen;
     if (!specChanged && st.updateStatus === OPERATIONAL) return;
     if (!specChanged && st.updateStatus === FAILED && this.badSpecs.get(name) === gen) return;
-    if (specChanged && st.updateStatus !== EXPANDING) await this.patchStatus('VMCluster', o, { updateStatus: EXPANDING, reason: null });
+    // As the operator's: `expanding` already carries the generation being rolled out. A reconcile that
+    // finds it so (a hang released, a later event) goes on with that generation's restart.
+    if (specChanged) await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: EXPANDING, reason: null });
     const fail = ann[ANNOTATION_FAIL];
     if (fail === 'true' || fail === FAIL_SPEC) {
       if (fail === FAIL_SPEC) this.badSpecs.set(name, gen);

@@ -19,6 +19,10 @@ const KWOK_STAGES = path.join(__dirname, 'kwok-stages.yaml');
 
 /** The one fake node every pod lands on (kwok manages it). */
 export const KWOK_NODE = 'kwok-node-0';
+/** The operator's VM_PODWAITREADYTIMEOUT in the bed. */
+export const POD_WAIT_READY_TIMEOUT = '20s';
+/** An image tag ending so stays unpullable in the bed: kwok keeps the pod Pending in ErrImagePull (./kwok-stages.yaml). */
+export const UNPULLABLE_TAG_SUFFIX = '-unpullable';
 
 /** What kube-controller-manager runs: what a Deployment, StatefulSet, Service and owner reference need, nothing else. */
 const CONTROLLERS = [
@@ -122,7 +126,17 @@ export async function startOperatorControlPlane(opts: { namespace: string; log?:
         // Its pprof server would take :8435, the config-reloaders' port.
         '-pprof-addr=',
       ],
-      env: { ...process.env, WATCH_NAMESPACE: opts.namespace, KUBECONFIG: kube.kubeconfigPath },
+      env: {
+        ...process.env,
+        WATCH_NAMESPACE: opts.namespace,
+        KUBECONFIG: kube.kubeconfigPath,
+        // How long the operator waits for a replaced pod to be Ready before it marks the VMCluster
+        // failed (default 80 s): a pod that cannot pull its image (./kwok-stages.yaml) fails it after this.
+        VM_PODWAITREADYTIMEOUT: POD_WAIT_READY_TIMEOUT,
+        // How often it looks while it waits (default 5 s): kwok's pods are Ready at once, so at the
+        // default most of a VMCluster's rollout is the operator's polling, not the pods.
+        VM_PODWAITREADYINTERVALCHECK: '1s',
+      },
       logDir: dir,
       // /ready answers once the operator's caches synced (each request waits up to 10 s for that).
       ready: httpReady(`http://127.0.0.1:${healthPort}/ready`, { timeoutMs: 12_000 }),

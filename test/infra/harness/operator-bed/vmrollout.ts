@@ -1,8 +1,9 @@
 /**
  * vmrollout itself beside the real-operator bed, as test/e2e/support.ts's startControlPlane runs
- * it beside the simulator: a Temporal dev server, the real worker and trigger in this process, each
- * as the chart's ServiceAccount with the rights the chart gives it. The worker reads pods the way it
- * does in a cluster: EndpointSlices, then plain HTTP to the pod IPs (reachable in this namespace).
+ * it beside the simulator: a Temporal dev server, the real worker and trigger in this process
+ * (../in-process-control.ts), each as the chart's ServiceAccount with the rights the chart gives
+ * it. The worker reads pods the way it does in a cluster: EndpointSlices, then plain HTTP to the
+ * pod IPs (reachable in this namespace).
  */
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
@@ -10,17 +11,14 @@ import { inspect } from 'node:util';
 import type * as k8s from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { createActivities } from '../../../../activities';
 import { DEFAULT_TASK_QUEUE } from '../../../../api/rollout-contract';
 import type { TrustPolicy } from '../../../../api/trust-policy';
-import { withKeepAliveAgent } from '../../../../kube/keep-alive';
 import { parsePayloadKeys, payloadDataConverter } from '../../../../process/payload-codec';
-import { bundleAtStart } from '../../../../process/workflow-bundle';
-import { createLogger } from '../../../../trigger/log';
-import { startTrigger, type TriggerHandle } from '../../../../trigger/main';
+import { startWorkerProcess, writePayloadKeysFile, type ControlProcess } from '../../chaos/control-processes';
+import type { TriggerHandle } from '../../../../trigger/main';
 import { installCrdFiles } from '../../../e2e/support';
 import { installChartIdentities } from '../chart-identities';
+import { startInProcessTrigger, startInProcessWorker, type InProcessWorker, type WorkerKnobs } from '../in-process-control';
 import { onRuntimeLog, startTemporalDevEnv } from '../temporal';
 import { REPO_ROOT } from '../tools';
 
@@ -28,12 +26,17 @@ export interface Vmrollout {
   temporal: TestWorkflowEnvironment;
   /** The client of the worker and the trigger (it encrypts payloads). */
   client: Client;
-  worker: Worker;
   trigger: TriggerHandle;
   /** Every log line of the worker (SDK Runtime, INFO and up) and the trigger. */
   logs: string[];
-  /** Test-only knobs of the worker's activities, read at each call (see E2EStack.knobs). */
-  knobs: { confirmSwitchInPods: boolean };
+  /** Test-only knobs of the in-process worker's activities, read at each call (see E2EStack.knobs). */
+  knobs: WorkerKnobs;
+  /**
+   * The worker as the chart's pod runs it instead of in this process: `worker/main.ts` as a process
+   * of its own, configured by environment, `WORKER_INSTANCE` set as the chart sets it (the pod's
+   * name), so it can be SIGKILLed and started again. The in-process worker is back after `done()`.
+   */
+  workerAsProcess(instance: string): Promise<{ process: ControlProcess; done(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -49,59 +52,45 @@ export async function startVmrollout(opts: { kc: k8s.KubeConfig; namespace: stri
   const temporal = await startTemporalDevEnv();
   const logs: string[] = [];
   const stopRuntimeLog = onRuntimeLog((e) => logs.push(`${e.level} ${e.message} ${inspect(e.meta, { depth: 8, breakLength: Infinity })}`));
-  const dataConverter = payloadDataConverter(parsePayloadKeys(`e2e:${randomBytes(32).toString('base64')}\n`));
+  const payloadKeys = writePayloadKeysFile(undefined, `e2e:${randomBytes(32).toString('base64')}\n`);
+  const dataConverter = payloadDataConverter(parsePayloadKeys(payloadKeys.text));
   const client = new Client({ connection: temporal.connection, namespace: temporal.namespace ?? 'default', dataConverter });
-  const knobs = { confirmSwitchInPods: true };
+  const knobs: WorkerKnobs = { confirmSwitchInPods: true };
   const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-real-operator`;
   const policy: TrustPolicy = { createNamespaces: [namespace], crossNamespaceTargetRefs: false };
-  const noMetrics = { queuePendingBytes() {}, activityError() {}, queueWatchEnded() {}, zoneStepDuration() {} };
-  const worker = await Worker.create({
-    connection: temporal.nativeConnection,
-    namespace: temporal.namespace ?? 'default',
-    taskQueue,
-    ...bundleAtStart(),
-    dataConverter,
-    activities: createActivities({
-      kubeConfig: withKeepAliveAgent(identities.worker),
-      temporalClient: client,
-      policy,
-      get confirmSwitchInPods() {
-        return knobs.confirmSwitchInPods;
-      },
-      metrics: noMetrics,
-    }),
-  });
-  const workerRun = worker.run();
-  const trigger = await startTrigger(
-    {
-      temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
-      taskQueue,
-      watchNamespaces: [namespace],
-      policy,
-      metricsPort: 0,
-      logLevel: 'debug',
-      relistIntervalMs: 60_000,
-      watchIdleTimeoutMs: 60_000,
-    },
-    {
-      kubeConfig: withKeepAliveAgent(identities.trigger),
-      temporalClient: client,
-      serveMetrics: false,
-      log: createLogger('debug', (line) => void logs.push(line)),
-    },
-  );
-  await trigger.synced;
+  const control = { temporal, client, dataConverter, taskQueue, policy, identities };
+  let worker: InProcessWorker | undefined = await startInProcessWorker({ ...control, knobs });
+  const trigger = await startInProcessTrigger({ ...control, namespace, onLog: (line) => void logs.push(line) });
   return {
     temporal,
     client,
-    worker,
     trigger,
     logs,
     knobs,
+    async workerAsProcess(instance) {
+      await worker?.stop();
+      worker = undefined;
+      const proc = await startWorkerProcess({
+        kubeConfig: identities.worker,
+        temporalAddress: temporal.address,
+        temporalNamespace: temporal.namespace ?? 'default',
+        taskQueue,
+        payloadKeysFile: payloadKeys.path,
+        createNamespaces: [...policy.createNamespaces],
+        crossNamespaceTargetRefs: policy.crossNamespaceTargetRefs,
+        extraEnv: { WORKER_INSTANCE: instance },
+      });
+      return {
+        process: proc,
+        async done() {
+          await proc.stop();
+          worker = await startInProcessWorker({ ...control, knobs });
+        },
+      };
+    },
     async stop() {
       await trigger.stop().catch(() => {});
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await workerRun.catch(() => {});
+      await worker?.stop();
       stopRuntimeLog();
       await temporal.teardown();
     },
