@@ -4,11 +4,8 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import { GROUP, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../api/constants';
 import type { JsonObject } from '../api/types';
 import { isNotFound } from './errors';
+import { FIELD_MANAGER } from './field-managers';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from './request-timeout';
-
-export const FIELD_MANAGER = 'vmrollout';
-/** Holds the fields vmrollout stopped managing without removing them (activities/objects/apply-object.ts). */
-export const RELEASED_FIELD_MANAGER = 'vmrollout-released';
 
 /** A kind's API coordinates. */
 export interface KindRef {
@@ -59,10 +56,13 @@ export class KubeObjects {
     }
   }
 
-  /** JSON merge patch (RFC 7386) of the object; include metadata.resourceVersion for a precondition (409 on mismatch). */
-  async mergePatch(k: KindRef, namespace: string, name: string, patch: JsonObject, opts: WriteOptions = {}): Promise<KubeObject> {
+  /**
+   * JSON merge patch (RFC 7386) of the object as `fieldManager` (whose edit it is: kube/field-managers.ts);
+   * include metadata.resourceVersion for a precondition (409 on mismatch).
+   */
+  async mergePatch(k: KindRef, namespace: string, name: string, patch: JsonObject, opts: WriteOptions & { fieldManager: string }): Promise<KubeObject> {
     return (await this.api.patchNamespacedCustomObject(
-      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: FIELD_MANAGER, ...dryRunParam(opts) },
+      { group: k.group, version: k.version, namespace, plural: k.plural, name, body: patch, fieldManager: opts.fieldManager, ...dryRunParam(opts) },
       mergePatchOptions,
     )) as KubeObject;
   }

@@ -11,6 +11,7 @@ import { formatRecords, recordKey, OUT_OF_ROTATION_ANNOTATION, type OutOfRotatio
 import type { JsonObject, JsonValue } from '../api/types';
 import { settleAll } from './at-once';
 import { vmKind, type KubeObject, type KubeObjects } from './custom-objects';
+import { routeFieldManager } from './field-managers';
 import { readModifyWrite } from './read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from './request-timeout';
 import { listRouteRecords, routeObjectRecords, type ListOptions } from './route-records';
@@ -52,14 +53,16 @@ export interface EditRoutesHooks {
 }
 
 /**
- * One route's read-modify-write (kube/read-modify-write.ts): a fresh GET, `plan` decides from what
- * is there now (a patch to send, or a result without writing), a merge patch under the
- * resourceVersion the GET returned.
+ * One route's read-modify-write (kube/read-modify-write.ts) for the VMDistributedCluster of `uid`: a
+ * fresh GET, `plan` decides from what is there now (a patch to send, or a result without writing), a
+ * merge patch under the resourceVersion the GET returned, as that VMDistributedCluster's route field
+ * manager (kube/field-managers.ts).
  */
 export async function rewriteRoute<T>(
   kube: KubeObjects,
   namespace: string,
   route: RouteRef,
+  uid: string,
   hooks: EditRoutesHooks,
   plan: (obj: KubeObject | undefined) => { done: T } | { patch: JsonObject; result: T; ifGone?: T },
 ): Promise<T> {
@@ -72,7 +75,7 @@ export async function rewriteRoute<T>(
       await hooks.beforeWrite?.(route, attempt);
       return {
         write: async () => {
-          await kube.mergePatch(k, namespace, route.name, step.patch);
+          await kube.mergePatch(k, namespace, route.name, step.patch, { fieldManager: routeFieldManager(uid) });
           await hooks.afterWrite?.(route);
         },
         result: step.result,
@@ -116,9 +119,10 @@ export interface RestoredRoute {
 }
 
 /** Puts back what the route's record of (uid, zone) says and deletes the record, in one patch. */
-function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, key: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
+function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, uid: string, zone: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
   const untouched: RestoredRoute = { route, changed: false };
-  return rewriteRoute<RestoredRoute>(kube, namespace, route, hooks, (obj) => {
+  const key = recordKey(uid, zone);
+  return rewriteRoute<RestoredRoute>(kube, namespace, route, uid, hooks, (obj) => {
     if (!obj) return { done: untouched }; // gone, and its record with it
     const records = recordsOn(route, namespace, obj);
     const record = records[key];
@@ -147,10 +151,9 @@ export async function restoreRecordedZone(
   input: { namespace: string; uid: string; zone: string },
   hooks: EditRoutesHooks = {},
 ): Promise<RestoredRoute[]> {
-  const key = recordKey(input.uid, input.zone);
   const carrying = (await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT)).filter((r) => r.record.zone === input.zone);
   // Each route object at once; results in the listing's order.
-  return settleAll(carrying, ({ route }) => restoreRecorded(kube, input.namespace, route, key, hooks));
+  return settleAll(carrying, ({ route }) => restoreRecorded(kube, input.namespace, route, input.uid, input.zone, hooks));
 }
 
 /** One line per removed entry: where it was and what it is. */

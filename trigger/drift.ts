@@ -32,9 +32,9 @@ export interface ObjectDrift {
     /** Field paths whose live value is not what was applied, sorted. */
     fields: string[];
     /**
-     * Whether the object carries an out-of-rotation record of that VMDistributedCluster (or one
-     * that cannot be read, which might be one): its targetRefs lack a zone on purpose then, so it
-     * is not checked until the zone is back.
+     * Whether the object carries an out-of-rotation record — of that VMDistributedCluster or of
+     * another one sharing the route (or one that cannot be read, which might be either): its
+     * targetRefs lack a zone on purpose then, so it is not checked until the zone is back.
      */
     outOfReads: boolean;
   };
@@ -42,9 +42,9 @@ export interface ObjectDrift {
 
 export const objectLabel = (o: Pick<ObjectDrift, 'kind' | 'name'>): ObjectLabel => `${o.kind} ${o.name}`;
 
-function carriesRouteRecord(obj: KubernetesObject, uid: string): boolean {
+function carriesRouteRecord(obj: KubernetesObject): boolean {
   try {
-    return Object.keys(parseRecords(obj.metadata?.annotations?.[OUT_OF_ROTATION_ANNOTATION], uid)).length > 0;
+    return Object.keys(parseRecords(obj.metadata?.annotations?.[OUT_OF_ROTATION_ANNOTATION])).length > 0;
   } catch (err) {
     if (err instanceof UnreadableRecordsError) return true;
     throw err;
@@ -59,7 +59,7 @@ export function objectDrift(kind: VMKind, obj: KubernetesObject): ObjectDrift | 
   const record = readAppliedRecord(obj);
   if (!record) return out;
   const fields = driftedFields(record, obj as unknown as JsonObject).sort();
-  out.applied = { vmdc: { name: record.vmdc.name, uid: record.vmdc.uid }, fields, outOfReads: carriesRouteRecord(obj, record.vmdc.uid) };
+  out.applied = { vmdc: { name: record.vmdc.name, uid: record.vmdc.uid }, fields, outOfReads: carriesRouteRecord(obj) };
   return out;
 }
 
@@ -124,7 +124,7 @@ export class ObjectDriftIndex {
 export interface DriftReport {
   /** The objects checked, in report order, each with its drifted fields (none: as applied). */
   checked: Array<{ object: ObjectLabel; fields: string[] }>;
-  /** Its objects not checked now: a zone of it is out of reads through them. */
+  /** Its objects not checked now: a zone (its own, or another VMDistributedCluster's) is out of reads through them. */
   skipped: ObjectLabel[];
 }
 

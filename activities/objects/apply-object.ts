@@ -3,16 +3,17 @@
 // the ownerReference to the VMDistributedCluster (unless retainOnDelete).
 //
 // A conflict (another manager owns a field vmrollout would change) is resolved by force only when it
-// is vmrollout's own: a field its route edits own (manager `vmrollout`, operation Update), one it
-// handed over (below), or a field it applied before that
-// someone changed behind its back (drift, per the record on the object), or a VMCluster's
-// clusterVersion (TAKEN_FIELDS). Any other conflict fails for good, naming field and manager, unless
-// forceConflicts is set.
+// is vmrollout's own (conflict-verdict.ts): a field this VMDistributedCluster's route edits own, one
+// it handed over (below), a field it applied before that someone changed behind its back (drift, per
+// the record on the object), or a VMCluster's clusterVersion (TAKEN_FIELDS). A route list another
+// VMDistributedCluster holds a zone out of reads through is never forced. Any other conflict fails
+// for good, naming field and manager, unless forceConflicts is set.
 //
 // A key removed from an overlay or a full spec is removed from the object: vmrollout was its owner.
 // But when the object changes hands — from a full spec to a reference + overlay, or to another
 // VMDistributedCluster — the fields the old form set and the new one does not are handed over to
 // manager `vmrollout-released` first, so they stay (what a person expects of "stop managing this").
+import type { OutOfRotationRecord } from '../../api/route-records';
 import type { JsonObject } from '../../api/types';
 import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields, type AppliedRecord } from '../../kube/applied-fields';
 import { applyConflicts, untypableApply, type FieldConflict } from '../../kube/apply-conflicts';
@@ -22,10 +23,11 @@ import { FailureType } from '../../workflows/failures';
 import { appliedConfig, composePatches } from '../../workflows/merge';
 import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
-import { FIELD_MANAGER, RELEASED_FIELD_MANAGER, vmKind, type KubeObject, type KubeObjects } from '../../kube/custom-objects';
-
-/** Conflicts with these managers are vmrollout's own. */
-const OWN_MANAGERS = [FIELD_MANAGER, RELEASED_FIELD_MANAGER];
+import { vmKind, type KubeObject, type KubeObjects } from '../../kube/custom-objects';
+import { RELEASED_FIELD_MANAGER } from '../../kube/field-managers';
+import { recordsOn } from '../../kube/route-objects';
+import { withReadableRecords } from '../routes/edit-routes';
+import { conflictVerdict, type ConflictContext } from './conflict-verdict';
 
 /**
  * Fields the VMDistributedCluster exists to set, taken from whoever set them before (the Helm chart
@@ -50,6 +52,27 @@ function conflictMessage(input: ApplyObjectInput, m: ManagedBy, foreign: FieldCo
     `${input.kind} ${input.namespace}/${input.name} (${m.specPath}): server-side apply conflict: ${list}. ` +
     'Another field manager owns these fields and vmrollout would change them. Either stop setting them in the spec, ' +
     'or let vmrollout take them over with spec.forceConflicts: true (or make that manager give them up)'
+  );
+}
+
+/** What conflictVerdict needs to know of the object and the VMDistributedCluster applying to it. */
+function verdictContext(input: ApplyObjectInput, current: KubeObject, record: AppliedRecord | undefined): ConflictContext {
+  const kind = input.kind;
+  return {
+    uid: input.managedBy.vmdc.uid,
+    taken: TAKEN_FIELDS[kind] ?? [],
+    drifted: (field) => isDrift(field, record, current),
+    records: () => (kind === 'VMAuth' || kind === 'VMUser' ? Object.values(recordsOn({ kind, name: input.name }, input.namespace, current)) : []),
+  };
+}
+
+function heldMessage(input: ApplyObjectInput, m: ManagedBy, held: Array<FieldConflict & { by: OutOfRotationRecord[] }>): string {
+  const fields = [...new Set(held.map((c) => c.field))].join(', ');
+  const zones = [...new Set(held.flatMap((c) => c.by.map((r) => `zone ${r.zone} of VMDistributedCluster ${r.vmdc.namespace}/${r.vmdc.name}`)))].join(', ');
+  return (
+    `${input.kind} ${input.namespace}/${input.name} (${m.specPath}): ${fields}: another rollout holds ${zones} out of reads through this route, ` +
+    'and applying over its edit could put that zone back into reads in the middle of its upgrade. vmrollout never does, ' +
+    'not even with spec.forceConflicts: retry (kubectl vmdc retry) once that zone is back in reads'
   );
 }
 
@@ -109,9 +132,11 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
   } catch (err) {
     const conflicts = applyConflicts(err);
     if (!conflicts || !current) throw err;
-    const foreign = conflicts.filter(
-      (c) => !OWN_MANAGERS.includes(c.manager) && !TAKEN_FIELDS[input.kind]?.includes(c.field) && !isDrift(c.field, record, current),
-    );
+    const ctx = verdictContext(input, current, record);
+    const verdicts = await withReadableRecords(async () => conflicts.map((c) => ({ ...c, ...conflictVerdict(c, ctx) })));
+    const held = verdicts.filter((v) => v.verdict === 'held');
+    if (held.length > 0) throw nonRetryable(FailureType.FieldConflict, heldMessage(input, m, held));
+    const foreign = verdicts.filter((v) => v.verdict === 'foreign');
     if (foreign.length > 0 && !m.forceConflicts) throw nonRetryable(FailureType.FieldConflict, conflictMessage(input, m, foreign));
     activityLog('info', 'server-side apply: taking fields back', {
       object: what,

@@ -202,7 +202,7 @@ function removeRecorded(
   hooks: EditRoutesHooks,
 ): Promise<boolean> {
   const key = recordKey(owner.vmdc.uid, owner.zone);
-  return rewriteRoute<boolean>(kube, namespace, route, hooks, (obj) => {
+  return rewriteRoute<boolean>(kube, namespace, route, owner.vmdc.uid, hooks, (obj) => {
     if (!obj) throw notFound(namespace, route);
     const records = recordsOn(route, namespace, obj);
     if (records[key]) return { done: false }; // the removal landed before

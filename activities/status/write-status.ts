@@ -12,7 +12,7 @@ import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../../
 import { FailureType } from '../../workflows/failures';
 import { activityAttempt, activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
-import { FIELD_MANAGER } from '../../kube/custom-objects';
+import { FIELD_MANAGER } from '../../kube/field-managers';
 import { noopMetrics, type ActivityMetrics } from '../metrics';
 import { statusEvents, type StatusEvent } from './events';
 
