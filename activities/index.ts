@@ -25,6 +25,8 @@ import { StepTimer, statusClient, writeStatus } from './status/write-status';
 import { withRecordedZones } from '../api/recorded-status';
 import { takeOverObject } from './start/take-over';
 import { decideInput } from './start/verify-input';
+import { writeGuard } from './guard/write-guard';
+import type { Write } from './guard/write-binding';
 import { VmagentAuth, type VmagentAuthConfig } from './vmagent/auth';
 import { waitQueueDrained, watchQueue } from './vmagent/drain';
 import { queueReporter } from './vmagent/queue-report';
@@ -55,6 +57,13 @@ export interface ActivityDeps {
    * confirmation is what keeps reads correct. Never set in the worker's configuration.
    */
   confirmSwitchInPods?: boolean;
+  /**
+   * TEST-ONLY knob, default true. false: applyObject, editRoutes and writeStatus write for whichever
+   * object they are given, not only the calling workflow's (activities/guard/): for tests of the
+   * activities' own mechanics outside a rollout workflow, and the negative control of
+   * test/integration/write-guard.test.ts. Never set in the worker's configuration.
+   */
+  bindWrites?: boolean;
 }
 
 export type { ActivityMetrics } from './metrics';
@@ -85,6 +94,9 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const vmdcStatus = statusClient(deps.kubeConfig);
   const createEvent = eventCreator(deps.kubeConfig, { component: 'worker', instance: deps.instance ?? os.hostname() }, REQUEST_TIMEOUT_MS);
   const policy = deps.policy ?? STRICT_TRUST_POLICY;
+  const guard = writeGuard({ vmdcs: vmdcStatus, policy });
+  /** Every write activity checks its write first (docs/security.md#every-write-is-bound-to-its-object). */
+  const bound = (write: Write): Promise<void> => (deps.bindWrites === false ? Promise.resolve() : guard.check(write));
 
   const sample = (target: QueueTarget): Promise<QueueSample> => queues.sample(target, inActivity() ? Context.current().cancellationSignal : undefined);
   /** An activity that samples queues: their pending-bytes series live as long as it runs. */
@@ -107,6 +119,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   };
 
   const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }) => {
+    await bound({ kind: 'status', object: input.object });
     const status = await statusFromRecords(input.object, input.status);
     return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent });
   };
@@ -133,13 +146,17 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));
     },
 
-    applyObject: (input) => applyObject(kube, input),
+    async applyObject(input) {
+      await bound({ kind: 'apply', input });
+      return applyObject(kube, input);
+    },
 
     waitOperational: (input) => waitOperational(kube, activityPollContext(), input),
 
     readRoutes: (input) => readRoutes(kube, input),
 
     async editRoutes(input) {
+      await bound({ kind: 'routes', input });
       const ctx = activityPollContext();
       const r = await withReadableRecords(() => editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) }));
       return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations, recorded: r.recorded };

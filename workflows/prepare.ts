@@ -11,17 +11,14 @@ import type { ManagedObject } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { ApplyObjectInput } from './activity-types';
 import type { Outcome } from './failure-hold';
-import { composePatches } from './merge';
+import { objectApplyFor } from './managed-objects';
 import type { RolloutRun } from './rollout-run';
-import { applyInput, type RunContext } from './run-context';
+import type { RunContext } from './run-context';
 import { clusterApply } from './zone-steps';
 
-/**
- * The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. Every
- * object named is applied, a bare reference too (an empty overlay removes the keys vmrollout set before).
- */
+/** The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. */
 function objectApply(ctx: RunContext, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
-  return obj && applyInput(ctx, kind, obj, composePatches(obj.spec, obj.overrideSpec), specPath);
+  return objectApplyFor(ctx.object, ctx.spec, kind, obj, specPath);
 }
 
 const defined = <T>(x: T | undefined): x is T => x !== undefined;

@@ -1,11 +1,10 @@
 // What every part of one rollout run reads and never changes: the object and its spec, the routes
 // it manages, the activities (with their options), and what follows from them alone.
-import type { VMKind } from '../api/constants';
 import type { RecordOwner, RouteRef } from '../api/route-records';
-import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
+import type { NormalizedSpec, ObjectGeneration, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
-import type { ApplyObjectInput, QueueTarget } from './activity-types';
-import { createsObject } from './merge';
+import type { QueueTarget } from './activity-types';
+import { managedRoutes } from './managed-objects';
 
 export interface RunContext {
   readonly object: ObjectGeneration;
@@ -20,10 +19,7 @@ export interface RunContext {
 }
 
 export function runContext(object: ObjectGeneration, spec: NormalizedSpec, workflow: WorkflowRef): RunContext {
-  const routes = [
-    { kind: 'VMAuth' as const, name: spec.vmauth.name },
-    ...spec.zones.filter((z) => z.vmuser).map((z) => ({ kind: 'VMUser' as const, name: z.vmuser!.name })),
-  ].filter((r, i, all) => all.findIndex((x) => x.kind === r.kind && x.name === r.name) === i);
+  const routes = managedRoutes(spec);
   return Object.freeze({ object, spec, st: spec.strategy, ns: object.namespace, workflow, acts: rolloutProxies(spec.strategy), routes: Object.freeze(routes) });
 }
 
@@ -32,19 +28,6 @@ export const now = (): string => new Date().toISOString();
 
 export function zoneSpec(ctx: RunContext, name: string): ZoneSpec {
   return ctx.spec.zones.find((z) => z.name === name)!;
-}
-
-/** The applyObject input for a managed object: `patch` is its desired spec; `specPath` where it is in the spec. */
-export function applyInput(ctx: RunContext, kind: VMKind, obj: ManagedObject, patch: JsonObject, specPath: string): ApplyObjectInput {
-  const { name, uid, generation } = ctx.object;
-  const managedBy = {
-    vmdc: { name, uid, generation },
-    specPath,
-    retain: !!ctx.spec.retainOnDelete,
-    adopt: !!obj.adopt,
-    forceConflicts: !!ctx.spec.forceConflicts,
-  };
-  return { kind, namespace: ctx.ns, name: obj.name, patch, create: createsObject(obj), managedBy };
 }
 
 /** Who a route record of zone `zone` belongs to. */

@@ -6,11 +6,11 @@ import { applyRemoval } from '../api/route-edits';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
 import type { ApplyObjectInput, RouteSnapshot } from './activity-types';
 import { stepFailure } from './failures';
-import { desiredClusterPatch } from './merge';
+import { clusterApplyFor } from './managed-objects';
 import type { EditedRoutes, ReadSwitch } from './read-switch';
 import { stopRefused } from './rollout-end';
 import { RoutePlanError, computeRemovals, routeReferencesCluster } from './routes';
-import { applyInput, queueTarget, type RunContext } from './run-context';
+import { queueTarget, type RunContext } from './run-context';
 import type { RolloutSignals } from './signals';
 import { removedAnything, type RolloutState, type ZoneState } from './state';
 import type { StatusReport } from './status-report';
@@ -34,7 +34,7 @@ export type ZoneStepHandlers = { readonly [S in ZoneStep]: StepHandler };
 
 /** The zone's VMCluster apply: the desired spec (zone full spec, global overlay, zone overlay, clusterVersion). */
 export function clusterApply(ctx: RunContext, zs: ZoneSpec): ApplyObjectInput {
-  return applyInput(ctx, 'VMCluster', zs.vmcluster, desiredClusterPatch(ctx.spec, zs), `zones[${ctx.spec.zones.indexOf(zs)}].vmcluster`);
+  return clusterApplyFor(ctx.object, ctx.spec, zs);
 }
 
 /** What taking the zone out of the managed routes removes, from the routes as they are now (and those routes). */

@@ -48,7 +48,8 @@ beforeAll(async () => {
   custom = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
   objects = new KubeObjects(kube.kubeConfig);
-  acts = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client });
+  // The activities' own mechanics, outside a rollout workflow: writes not bound to a caller (activities/guard/, tested in write-guard.test.ts).
+  acts = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client, bindWrites: false });
 });
 
 afterAll(async () => {
@@ -249,7 +250,7 @@ describe('editRoutes with a record owner', () => {
     // The user adds a route to the VMAuth while the zone is out.
     await patchRefs(ns, 'VMAuth', 'ga', [...(await refs(ns, 'VMAuth', 'ga')), { static: { url: 'http://user-added' } }]);
 
-    const fresh = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client });
+    const fresh = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client, bindWrites: false });
     const r = await runIn(fresh, 'editRoutes', { namespace: ns, vmauthName: 'ga', removals: [], direction: 'restore', record: rec });
 
     const ga = await get(ns, 'VMAuth', 'ga');
@@ -521,7 +522,7 @@ describe('writeStatus rejected by the API server', () => {
     const metrics: ActivityMetrics = { ...noopMetrics, activityError: (a, t) => errors.push([a, t]) };
     const warnings: string[] = [];
     const logger: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} };
-    const a = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client, metrics });
+    const a = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client, bindWrites: false, metrics });
     const e = await new MockActivityEnvironment(undefined, { logger })
       .run(a.writeStatus, { object, status: { phase: 'Bogus' } as unknown as VMDistributedClusterStatus })
       .catch((x: unknown) => x);

@@ -38,7 +38,8 @@ beforeAll(async () => {
   await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, VMDC_CRD]);
   custom = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   objects = new KubeObjects(kube.kubeConfig);
-  acts = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client });
+  // The activities' own mechanics, outside a rollout workflow: writes not bound to a caller (activities/guard/, tested in write-guard.test.ts).
+  acts = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client, bindWrites: false });
 });
 
 afterAll(async () => {

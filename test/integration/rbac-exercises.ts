@@ -275,6 +275,9 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
     kubeConfig: ctx.kc,
     temporalClient: ctx.temporal,
     policy,
+    // Its applies are not the exercise VMDistributedCluster's own; the write guard's only request
+    // (get vmdistributedclusters) is verifyInput's, exercised below.
+    bindWrites: false,
     fetch: podFetch(fx.configHash, fetched),
     scrapeTimeoutMs: 2_000,
     vmagentAuth: { secretName: VMAGENT_AUTH_SECRET, secretNamespace: ctx.releaseNamespace, tokenKey: 'token' },

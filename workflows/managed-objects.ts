@@ -1,0 +1,58 @@
+// What a VMDistributedCluster's spec has vmrollout write: the apply of every object it names, and
+// the read routes it manages. Pure: the workflow applies and edits exactly these, and the write
+// guard (activities/guard/) accepts nothing else.
+import type { VMKind } from '../api/constants';
+import type { RouteRef } from '../api/route-records';
+import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, ZoneSpec } from '../api/types';
+import type { ApplyObjectInput } from './activity-types';
+import { composePatches, createsObject, desiredClusterPatch } from './merge';
+
+/** The applyObject input for a managed object of `object`: `patch` is its desired spec; `specPath` where it is in the spec. */
+function managedApply(object: ObjectGeneration, spec: NormalizedSpec, kind: VMKind, obj: ManagedObject, patch: JsonObject, specPath: string): ApplyObjectInput {
+  const { name, uid, generation } = object;
+  const managedBy = {
+    vmdc: { name, uid, generation },
+    specPath,
+    retain: !!spec.retainOnDelete,
+    adopt: !!obj.adopt,
+    forceConflicts: !!spec.forceConflicts,
+  };
+  return { kind, namespace: object.namespace, name: obj.name, patch, create: createsObject(obj), managedBy };
+}
+
+/** A zone's VMCluster apply: the desired spec (zone full spec, global overlay, zone overlay, clusterVersion). */
+export function clusterApplyFor(object: ObjectGeneration, spec: NormalizedSpec, zs: ZoneSpec): ApplyObjectInput {
+  return managedApply(object, spec, 'VMCluster', zs.vmcluster, desiredClusterPatch(spec, zs), `zones[${spec.zones.indexOf(zs)}].vmcluster`);
+}
+
+/**
+ * The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. Every
+ * object named is applied, a bare reference too (an empty overlay removes the keys vmrollout set before).
+ */
+export function objectApplyFor(
+  object: ObjectGeneration,
+  spec: NormalizedSpec,
+  kind: VMKind,
+  obj: ManagedObject | undefined,
+  specPath: string,
+): ApplyObjectInput | undefined {
+  return obj && managedApply(object, spec, kind, obj, composePatches(obj.spec, obj.overrideSpec), specPath);
+}
+
+/** Every apply the spec asks for: each zone's VMCluster and VMUser, the VMAuth, the VMAgent. */
+export function specApplies(object: ObjectGeneration, spec: NormalizedSpec): ApplyObjectInput[] {
+  return [
+    ...spec.zones.map((zs) => clusterApplyFor(object, spec, zs)),
+    ...spec.zones.map((zs, i) => objectApplyFor(object, spec, 'VMUser', zs.vmuser, `zones[${i}].vmuser`)),
+    objectApplyFor(object, spec, 'VMAuth', spec.vmauth, 'vmauth'),
+    objectApplyFor(object, spec, 'VMAgent', spec.vmagent, 'vmagent'),
+  ].filter((a): a is ApplyObjectInput => a !== undefined);
+}
+
+/** The read routes the spec manages: the VMAuth and every VMUser named in the spec, each once. */
+export function managedRoutes(spec: NormalizedSpec): RouteRef[] {
+  return [
+    { kind: 'VMAuth' as const, name: spec.vmauth.name },
+    ...spec.zones.filter((z) => z.vmuser).map((z) => ({ kind: 'VMUser' as const, name: z.vmuser!.name })),
+  ].filter((r, i, all) => all.findIndex((x) => x.kind === r.kind && x.name === r.name) === i);
+}
