@@ -75,6 +75,7 @@ import {
 import { httpRequest } from '../../test/infra/harness/processes';
 import type { RenderedConfigRecord } from '../../test/infra/simulator/simulator';
 import type { ServedConfigRecord } from '../../test/infra/simulator/vmauth-pod';
+import { criticalPath, estimateLocalStarts, type ActivityCall, type CriticalPath } from '../analysis/critical-path';
 import { drainDetectionLatency, drainLatencyOverZones } from '../analysis/drain-detection';
 import { OPERATOR_METRICS_CHECK_INTERVAL_MS, OPERATOR_VM_WAIT_READY_INTERVAL_MS, replayOperator, replayOperatorPhases } from '../analysis/operator-model';
 import { mean, quantile, round, sum } from '../analysis/stats';
@@ -156,24 +157,6 @@ function startVmagentRecorder(vmagentURL: string, queues: Record<string, RemoteW
 
 // ---------------------------------------------------------------------------------------------
 // the workflow history: every activity with its scheduled / started / completed times and input
-
-interface ActivityCall {
-  id: number;
-  type: string;
-  input: unknown;
-  /** Decoded result (watchQueue / waitQueueDrained only). */
-  result?: unknown;
-  scheduled: number;
-  started?: number;
-  closed?: number;
-  outcome?: 'completed' | 'failed' | 'timedOut' | 'canceled';
-  /** The workflow task that scheduled it: scheduled / started / completed. */
-  wft?: { scheduled: number; started: number; completed: number };
-  zone?: string;
-  step?: string;
-  /** A local activity (a marker in the history: no input recorded, no task round trip). */
-  local?: boolean;
-}
 
 type StatusWrite = { at: number; status: VMDistributedClusterStatus };
 
@@ -296,6 +279,7 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
             outcome: 'completed',
             local: true,
             wft: wftCompleted.get(num(m.workflowTaskCompletedEventId)),
+            ...(d.original_schedule_time ? {} : { startEstimated: true }),
           });
           break;
         }
@@ -334,6 +318,7 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
       }
     }
   }
+  estimateLocalStarts(out.activities);
   // Which zone and step each activity ran for: the context of the latest status write at or before it
   // (a status write itself: the one it made, the first write seen after it was scheduled).
   out.activities.sort((a, b) => a.scheduled - b.scheduled);
@@ -394,91 +379,6 @@ function switchReload(
   const servedPerPod = pods.map((served) => served.find((s) => s.at >= since && done(s.routes))?.at);
   if (servedPerPod.some((x) => x === undefined)) return undefined;
   return { written: w.at, firstWrite: writes[0]!.at, served: Math.max(...(servedPerPod as number[])) };
-}
-
-const WAIT_TYPES = new Set(['confirmSwitch', 'awaitSwitch', 'waitOperational', 'waitReadsDrained', 'watchQueue', 'waitQueueDrained', 'waitCarriersReady']);
-
-interface CriticalPath {
-  wftScheduleToStartMs: number;
-  wftProcessingMs: number;
-  serverOtherMs: number;
-  activityScheduleToStartMs: number;
-  statusWritesMs: number;
-  statusWrites: number;
-  shortActivitiesMs: number;
-  waitsMs: number;
-  tailMs: number;
-  activities: number;
-  workflowTasks: number;
-  byType: Record<string, { count: number; runMs: number; scheduleToStartMs: number; roundTripBeforeMs: number }>;
-  byStep: Record<
-    string,
-    { ms: number; activities: number; statusWrites: number; statusWritesMs: number; roundTripsMs: number; scheduleToStartMs: number; waitsMs: number }
-  >;
-}
-
-/** The zone's time as the sum of what happened on the critical path, from the history. */
-function criticalPath(acts: ActivityCall[], times: ZoneTimes): CriticalPath {
-  const cp: CriticalPath = {
-    wftScheduleToStartMs: 0,
-    wftProcessingMs: 0,
-    serverOtherMs: 0,
-    activityScheduleToStartMs: 0,
-    statusWritesMs: 0,
-    statusWrites: 0,
-    shortActivitiesMs: 0,
-    waitsMs: 0,
-    tailMs: 0,
-    activities: acts.length,
-    workflowTasks: 0,
-    byType: {},
-    byStep: {},
-  };
-  let prevEnd = times.startedAt;
-  const wfts = new Set<number>();
-  for (const a of acts) {
-    const started = a.started ?? a.scheduled;
-    const closed = a.closed ?? started;
-    const gap = Math.max(0, a.scheduled - prevEnd);
-    let wftS2S = 0;
-    let wftRun = 0;
-    if (a.wft && a.wft.completed <= a.scheduled + 1 && a.wft.scheduled >= prevEnd - 1) {
-      wftS2S = a.wft.started - a.wft.scheduled;
-      wftRun = a.wft.completed - a.wft.started;
-      if (!wfts.has(a.wft.completed)) wfts.add(a.wft.completed);
-      else wftS2S = wftRun = 0; // the same task scheduled several activities: counted once
-    }
-    const s2s = started - a.scheduled;
-    const run = closed - started;
-    cp.wftScheduleToStartMs += wftS2S;
-    cp.wftProcessingMs += wftRun;
-    cp.serverOtherMs += Math.max(0, gap - wftS2S - wftRun);
-    cp.activityScheduleToStartMs += s2s;
-    if (a.type === 'writeStatus') {
-      cp.statusWritesMs += run;
-      cp.statusWrites++;
-    } else if (WAIT_TYPES.has(a.type)) cp.waitsMs += run;
-    else cp.shortActivitiesMs += run;
-    const t = (cp.byType[a.type] ??= { count: 0, runMs: 0, scheduleToStartMs: 0, roundTripBeforeMs: 0 });
-    t.count++;
-    t.runMs += run;
-    t.scheduleToStartMs += s2s;
-    t.roundTripBeforeMs += gap;
-    const s = (cp.byStep[a.step ?? '?'] ??= { ms: 0, activities: 0, statusWrites: 0, statusWritesMs: 0, roundTripsMs: 0, scheduleToStartMs: 0, waitsMs: 0 });
-    s.ms += gap + s2s + run;
-    s.activities++;
-    if (a.type === 'writeStatus') {
-      s.statusWrites++;
-      s.statusWritesMs += run;
-    }
-    if (WAIT_TYPES.has(a.type)) s.waitsMs += run;
-    s.roundTripsMs += gap;
-    s.scheduleToStartMs += s2s;
-    prevEnd = Math.max(prevEnd, closed);
-  }
-  cp.tailMs = Math.max(0, times.finishedAt - prevEnd);
-  cp.workflowTasks = wfts.size;
-  return cp;
 }
 
 interface ZoneFigures extends ZoneOverhead {
