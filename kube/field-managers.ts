@@ -20,8 +20,9 @@ const ROUTE_MANAGER_PREFIX = 'vmrollout-routes-';
 export const routeFieldManager = (uid: string): string => `${ROUTE_MANAGER_PREFIX}${uid}`;
 
 /**
- * Route edits of versions before 1.0.0-rc.1 were written as FIELD_MANAGER (operation Update), one
- * name for every VMDistributedCluster: whose edit such an entry was cannot be told.
+ * Unreleased builds before 1.0.0-rc.1 (the first release) wrote route edits as FIELD_MANAGER
+ * (operation Update), one name for every VMDistributedCluster: whose edit such an entry was cannot
+ * be told. Understood, not migrated (activities/objects/conflict-verdict.ts).
  */
 export const UNATTRIBUTED_ROUTE_EDIT = Symbol('unattributed route edit');
 

@@ -9,8 +9,9 @@
 //   in the middle of its upgrade;
 // - once no zone of it is recorded there, its edit is over (the list is what it took out and put
 //   back) and the field is taken like one's own;
-// - an unattributed route edit (the shared manager of versions before 1.0.0-rc.1) is held while any
-//   other VMDistributedCluster has a zone recorded out of reads on the object, and taken otherwise.
+// - an unattributed route edit (the shared manager of unreleased builds before 1.0.0-rc.1) is held
+//   while any other VMDistributedCluster has a zone recorded out of reads on the object, and taken
+//   otherwise.
 import type { OutOfRotationRecord } from '../../api/route-records';
 import type { FieldConflict } from '../../kube/apply-conflicts';
 import { RELEASED_FIELD_MANAGER, routeEditor, UNATTRIBUTED_ROUTE_EDIT } from '../../kube/field-managers';

@@ -148,10 +148,10 @@ describe('a VMAuth shared by two VMDistributedClusters, one of them mid-zone', (
     expect(after.report).toEqual({ checked: [{ object: 'VMAuth shared', fields: [] }], skipped: [] });
   });
 
-  it('a route edit written under the shared manager of older versions is held while another VMDistributedCluster has a zone recorded there', async () => {
+  it('a route edit written under the shared manager of builds before 1.0.0-rc.1 is held while another VMDistributedCluster has a zone recorded there', async () => {
     const ns = await newNamespace();
     await applyA(ns, authSpec(ns));
-    // B's zone out, written as a version before 1.0.0-rc.1 wrote it: manager `vmrollout`, operation Update.
+    // B's zone out, written as unreleased builds before 1.0.0-rc.1 wrote it: manager `vmrollout`, operation Update.
     const record: OutOfRotationRecord = {
       ...ownerB(ns),
       vmcluster: { name: 'vm-b1', namespace: ns },

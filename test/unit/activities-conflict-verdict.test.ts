@@ -35,7 +35,7 @@ describe('route field managers', () => {
     expect(routeFieldManager(A).length).toBeLessThanOrEqual(128);
   });
 
-  it('a conflicting manager names whose route edit it was: a uid, the shared name of older versions (unattributed), or none', () => {
+  it('a conflicting manager names whose route edit it was: a uid, the shared name of builds before 1.0.0-rc.1 (unattributed), or none', () => {
     expect(routeEditor(routeFieldManager(B))).toBe(B);
     expect(routeEditor(FIELD_MANAGER)).toBe(UNATTRIBUTED_ROUTE_EDIT);
     expect(routeEditor(RELEASED_FIELD_MANAGER)).toBeUndefined();
@@ -65,7 +65,7 @@ describe('conflictVerdict', () => {
     expect(verdict(routeFieldManager(B), [recordOf('c0c0c0c0-0000-4000-8000-000000000000', 'az-c')])).toEqual({ verdict: 'ours' });
   });
 
-  it('an unattributed route edit (the shared name of older versions) is held by any other VMDistributedCluster recorded there, taken otherwise', () => {
+  it('an unattributed route edit (the shared name of builds before 1.0.0-rc.1) is held by any other VMDistributedCluster recorded there, taken otherwise', () => {
     const held = recordOf(B, 'az-b');
     expect(verdict(FIELD_MANAGER, [recordOf(A, 'az-a'), held])).toEqual({ verdict: 'held', by: [held] });
     expect(verdict(FIELD_MANAGER, [recordOf(A, 'az-a')])).toEqual({ verdict: 'ours' });
