@@ -24,8 +24,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ServiceError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import { ServiceError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { parse as parseYaml } from 'yaml';
@@ -43,11 +42,9 @@ import type { FakeCluster } from '../../test/workflow/fake-cluster';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import { queueProgressMessage } from '../../workflows/status';
 import { round } from '../analysis/stats';
+import { eventTypeCounts, fullHistory, type HistoryEvent } from '../support/history';
 import { provenance } from '../support/provenance';
 import type { FakeCall, FakeReply, WorkerStats } from './scale-worker';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-const EventType = temporal.api.enums.v1.EventType;
 
 const quick = process.argv.includes('--quick');
 const ROLLOUTS = quick ? 20 : 200;
@@ -90,30 +87,6 @@ function pct(values: number[], p: number): number {
 function summary(values: number[]): { min: number; max: number; mean: number } {
   if (values.length === 0) return { min: 0, max: 0, mean: 0 };
   return { min: round(Math.min(...values)), max: round(Math.max(...values)), mean: round(values.reduce((a, b) => a + b, 0) / values.length) };
-}
-
-/** Every event of a workflow execution, all runs of a continue-as-new chain included. */
-async function fullHistory(client: Client, workflowId: string, firstRunId: string): Promise<{ events: HistoryEvent[]; runs: number }> {
-  const events: HistoryEvent[] = [];
-  let runId: string | undefined = firstRunId;
-  let runs = 0;
-  while (runId) {
-    const history: temporal.api.history.v1.IHistory = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    const evs: HistoryEvent[] = history.events ?? [];
-    events.push(...evs);
-    runs++;
-    runId = evs.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return { events, runs };
-}
-
-function eventTypeCounts(events: HistoryEvent[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const e of events) {
-    const name = (EventType[e.eventType ?? 0] ?? String(e.eventType)).replace(/^EVENT_TYPE_/, '');
-    out[name] = (out[name] ?? 0) + 1;
-  }
-  return out;
 }
 
 /** Scheduled→started latencies (ms) of workflow tasks and of activity tasks in one history. */
