@@ -24,10 +24,24 @@ export interface ActivityCall {
 }
 
 /**
- * A local activity's marker records its completion, and its scheduling only after a retry backoff
- * (`original_schedule_time`). Otherwise it ran inside the task that recorded it, after the local
- * activities that task completed before it: it started at the later of the task's start and the
- * previous one's completion. (One that outlived a task began in an earlier one: estimated late.)
+ * A local activity's times from its marker (the SDK core's `complete_time` and `original_schedule_time`).
+ * The start is taken as recorded only when it comes before the completion: in the markers of these
+ * histories `original_schedule_time` often lies tens of ms after `complete_time`, so it is not the
+ * start; those starts are left to estimateLocalStarts, as are absent ones.
+ */
+export function localActivityTimes(
+  originalScheduleTime: number | undefined,
+  completeTime: number,
+): Pick<ActivityCall, 'scheduled' | 'started' | 'closed' | 'startEstimated'> {
+  if (originalScheduleTime !== undefined && originalScheduleTime <= completeTime)
+    return { scheduled: originalScheduleTime, started: originalScheduleTime, closed: completeTime };
+  return { scheduled: completeTime, started: completeTime, closed: completeTime, startEstimated: true };
+}
+
+/**
+ * A local activity whose start its marker does not tell ran inside the task that recorded it, after
+ * the local activities that task completed before it: it started at the later of the task's start
+ * and the previous one's completion. (One that outlived a task began in an earlier one: estimated late.)
  */
 export function estimateLocalStarts(acts: readonly ActivityCall[]): void {
   const byTask = new Map<number, ActivityCall[]>();

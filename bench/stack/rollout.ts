@@ -75,7 +75,7 @@ import {
 import { httpRequest } from '../../test/infra/harness/processes';
 import type { RenderedConfigRecord } from '../../test/infra/simulator/simulator';
 import type { ServedConfigRecord } from '../../test/infra/simulator/vmauth-pod';
-import { criticalPath, estimateLocalStarts, type ActivityCall, type CriticalPath } from '../analysis/critical-path';
+import { criticalPath, estimateLocalStarts, localActivityTimes, type ActivityCall, type CriticalPath } from '../analysis/critical-path';
 import { drainDetectionLatency, drainLatencyOverZones } from '../analysis/drain-detection';
 import { OPERATOR_METRICS_CHECK_INTERVAL_MS, OPERATOR_VM_WAIT_READY_INTERVAL_MS, replayOperator, replayOperatorPhases } from '../analysis/operator-model';
 import { mean, quantile, round, sum } from '../analysis/stats';
@@ -267,19 +267,15 @@ async function readHistory(stack: E2EStack, workflowId: string, statuses: readon
               })
             : undefined;
           if (!d) break;
-          const t = (x: { seconds: number; nanos: number } | undefined) => (x ? x.seconds * 1000 + Math.floor(x.nanos / 1e6) : at);
-          const scheduled = t(d.original_schedule_time);
+          const t = (x: { seconds: number; nanos: number } | undefined) => (x ? x.seconds * 1000 + Math.floor(x.nanos / 1e6) : undefined);
           out.activities.push({
             id,
             type: d.activity_type,
             input: undefined,
-            scheduled,
-            started: scheduled,
-            closed: t(d.complete_time),
+            ...localActivityTimes(t(d.original_schedule_time), t(d.complete_time) ?? at),
             outcome: 'completed',
             local: true,
             wft: wftCompleted.get(num(m.workflowTaskCompletedEventId)),
-            ...(d.original_schedule_time ? {} : { startEstimated: true }),
           });
           break;
         }
