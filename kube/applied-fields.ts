@@ -7,6 +7,7 @@
 // ownerReference (spec.retainOnDelete). Hashes, not values: a VMUser spec may hold a password.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../api/canonical-json';
+import { dataObject, ownValue } from '../api/data-object';
 import type { JsonObject, JsonValue } from '../api/types';
 
 export const APPLIED_ANNOTATION = 'vmrollout.io/applied';
@@ -104,15 +105,22 @@ function overlaps(a: string, b: string): boolean {
  */
 export function releasedFields(record: AppliedRecord, live: JsonObject, next: JsonObject): JsonObject | undefined {
   const kept = leafFields(next, ['spec']).map((f) => fieldPathString(f.path));
-  const out: JsonObject = {};
-  for (const [path] of record.fields) {
-    const p = fieldPathString(path);
-    if (kept.some((k) => overlaps(k, p))) continue;
-    const v = valueAt(live, path);
-    if (v === undefined) continue;
+  const released = record.fields
+    .map(([path]) => path)
+    .filter((path) => path.length > 0 && !kept.some((k) => overlaps(k, fieldPathString(path))) && valueAt(live, path) !== undefined);
+  // A field inside another released one goes with it; so every object walked below is one made here.
+  const names = new Set(released.map((path) => JSON.stringify(path)));
+  const out = dataObject<JsonValue>();
+  for (const path of released) {
+    if (path.slice(1).some((_, i) => names.has(JSON.stringify(path.slice(0, i + 1))))) continue;
+    // Data objects all the way down: the keys are the object's own (`__proto__` is a legal key in a
+    // free-form subtree) or the annotation's, and become data, never a prototype.
     let cur = out;
-    for (const k of path.slice(0, -1)) cur = (isObject(cur[k]) ? cur[k] : (cur[k] = {})) as JsonObject;
-    cur[path[path.length - 1]!] = v;
+    for (const k of path.slice(0, -1)) {
+      const inner = ownValue(cur, k);
+      cur = isObject(inner) ? inner : (cur[k] = dataObject<JsonValue>());
+    }
+    cur[path[path.length - 1]!] = valueAt(live, path)!;
   }
   return Object.keys(out).length > 0 ? out : undefined;
 }

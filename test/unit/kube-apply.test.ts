@@ -67,6 +67,24 @@ describe('applied record', () => {
     expect(releasedFields(r, live, spec)).toBeUndefined();
     expect(releasedFields(r, { spec: {} }, {})).toBeUndefined(); // gone already: nothing to keep
   });
+
+  it('hands over a `__proto__` key of a free-form subtree as data, and nothing reaches Object.prototype', () => {
+    // As the API server's JSON arrives: `__proto__` an own key (JSON.parse), here under extraArgs.
+    const live = JSON.parse('{"spec":{"clusterVersion":"v1","vmselect":{"extraArgs":{"__proto__":{"dryRun":"true"}}}}}') as JsonObject;
+    const released = releasedFields(recordOf(live.spec as JsonObject), live, { clusterVersion: 'v2' });
+    expect(({} as Record<string, unknown>).dryRun).toBeUndefined();
+    expect(JSON.stringify(released)).toBe('{"spec":{"vmselect":{"extraArgs":{"__proto__":{"dryRun":"true"}}}}}');
+  });
+
+  it('a forged record naming a path through `__proto__` writes nothing outside the result', () => {
+    const forged = (path: string[]): AppliedRecord => ({ vmdc: VMDC, form: 'spec', fields: [[path, 'x']] });
+    const live = JSON.parse('{"spec":{"__proto__":{"dryRun":true},"constructor":{"prototype":{"force":true}}}}') as JsonObject;
+    expect(releasedFields(forged(['spec', '__proto__', 'dryRun']), live, {})).toEqual({ spec: { ['__proto__']: { dryRun: true } } });
+    releasedFields(forged(['spec', 'constructor', 'prototype', 'force']), live, {});
+    expect(({} as Record<string, unknown>).dryRun).toBeUndefined();
+    expect(({} as Record<string, unknown>).force).toBeUndefined();
+    expect((Object as unknown as Record<string, unknown>).force).toBeUndefined();
+  });
 });
 
 describe('ownership of the object a full spec names', () => {
