@@ -2,6 +2,7 @@
 // flags, which (as with kubectl) may stand before or after the verb. Pure: argv → Command.
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../api/duration';
+import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN } from '../api/limits';
 
 export class UsageError extends Error {
   /** The verb whose usage applies (release-zone has its own exit code for bad arguments). */
@@ -145,10 +146,34 @@ const MIN_INTERVAL_MS = 500;
 const DEFAULT_HISTORY_LIMIT = 20;
 const MAX_HISTORY_LIMIT = 1000;
 
+/** Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer one fires at once. */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
 function duration(flag: string, value: string, verb: Verb): number {
   const r = parseDuration(value);
   if (!r.ok) throw new UsageError(`--${flag} ${JSON.stringify(value)} ${r.message}`, verb);
+  if (r.ms > MAX_DURATION_MS)
+    throw new UsageError(`--${flag} ${JSON.stringify(value)} is too long: at most ${MAX_DURATION_MS}ms (about 24.8 days, 596h)`, verb);
   return r.ms;
+}
+
+// The names the API server accepts (apimachinery's NameIsDNSSubdomain for a custom resource's
+// name, a DNS-1123 label for a namespace and a zone name). Checked before any request: a name such as
+// `..` or `a/b` would otherwise become a different URL path of the API.
+const NAME_RULES = {
+  name: {
+    re: new RegExp(DNS1123_SUBDOMAIN_PATTERN),
+    max: 253,
+    what: "a lowercase DNS-1123 subdomain (a-z, 0-9, '-' and '.', starting and ending with a letter or digit)",
+  },
+  label: { re: new RegExp(DNS1123_LABEL_PATTERN), max: 63, what: "a lowercase DNS-1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit)" },
+} as const;
+
+function checkName(what: string, value: string | undefined, rule: keyof typeof NAME_RULES, verb: Verb): void {
+  if (value === undefined) return;
+  const { re, max, what: form } = NAME_RULES[rule];
+  if (value.length > max || !re.test(value))
+    throw new UsageError(`${what} ${JSON.stringify(value)} is not a valid name: it must be ${form}, at most ${max} characters`, verb);
 }
 
 function output(value: string | undefined, verb: Verb): Output {
@@ -200,6 +225,10 @@ export function parseCommand(argv: string[]): Command {
     noColour: values['no-color'] === true,
   };
 
+  checkName('--namespace', values.namespace, 'label', verb);
+  for (const n of names) checkName('NAME', n, 'name', verb);
+  checkName('--vmdc', values.vmdc, 'name', verb);
+  checkName('--zone', values.zone, 'label', verb);
   if (verb === 'release-zone') return releaseZone(common, names, values);
 
   if (names.length !== 1) throw new UsageError(names.length ? `one NAME only, got ${names.join(' ')}` : 'NAME is required', verb);

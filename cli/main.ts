@@ -7,7 +7,7 @@ import { UnreadableRecordsError } from '../api/route-records';
 import { ConfigError } from '../process/env';
 import { parseCommand, USAGE, UsageError, type Command } from './args';
 import { EXIT, Refused, RELEASE_ZONE_EXIT } from './exit-codes';
-import type { Io } from './io';
+import { printableIo, type Io } from './io';
 import { NotFound } from './kube';
 import { cancel } from './verbs/cancel';
 import { get } from './verbs/get';
@@ -45,7 +45,8 @@ function releaseZoneFailure(err: unknown, io: Io): number {
   return RELEASE_ZONE_EXIT.refused;
 }
 
-export async function run(argv: string[], io: Io): Promise<number> {
+export async function run(argv: string[], terminal: Io): Promise<number> {
+  const io = printableIo(terminal);
   let cmd: Command | undefined;
   try {
     cmd = parseCommand(argv);

@@ -1,6 +1,7 @@
 // Lines as styled segments: the renderers measure, wrap and cut plain text, and colour (or a
 // terminal hyperlink) is added only when a line is written out, so a line measured at 100 columns
 // is 100 columns with or without colour.
+import { printable } from './printable';
 
 export type Colour = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'blue' | 'cyan';
 
@@ -67,12 +68,14 @@ export function wrap(text: string, width: number, maxLines = Infinity): string[]
 
 const CODES: Record<Colour, number> = { bold: 1, dim: 2, red: 31, green: 32, yellow: 33, blue: 34, cyan: 36 };
 
+/** The line as terminal text: its segments made printable (they quote the cluster), then styled. */
 export function serialize(line: Line, colour: boolean): string {
   return line
     .map((s) => {
-      if (!colour) return s.text;
-      const styled = s.style?.length ? `\x1b[${s.style.map((c) => CODES[c]).join(';')}m${s.text}\x1b[0m` : s.text;
-      return s.link ? `\x1b]8;;${s.link}\x1b\\${styled}\x1b]8;;\x1b\\` : styled;
+      const text = printable(s.text, { oneLine: true });
+      if (!colour) return text;
+      const styled = s.style?.length ? `\x1b[${s.style.map((c) => CODES[c]).join(';')}m${text}\x1b[0m` : text;
+      return s.link ? `\x1b]8;;${printable(s.link, { oneLine: true })}\x1b\\${styled}\x1b]8;;\x1b\\` : styled;
     })
     .join('')
     .trimEnd();

@@ -2,6 +2,7 @@
 // and from per-pod readings to a QueueSample. See url.ts for the vmagent facts. The page is
 // read strictly (../pods/prometheus-text.ts) for the families we rely on (QUEUE_FAMILIES): a damaged page
 // is unreadable ("not drained", with the line and the reason), never a silent 0.
+import { redactSecrets } from '../../api/redact';
 import type { QueueSample } from '../../api/rollout-contract';
 import { parseSeries, type MetricSeries } from '../pods/prometheus-text';
 import type { RemoteWriteQueue } from './url';
@@ -165,12 +166,13 @@ export function formatBytes(n: number): string {
 /**
  * A QueueSample from per-pod readings. Drained only when there is at least one pod, every pod was
  * read, no pod holds a block for the zone in a send-retry backoff, and the pending bytes summed over
- * the pods are <= queueEmptyBytes.
+ * the pods are <= queueEmptyBytes. Its message goes into status: what it quotes of the pages (a
+ * series' `url` label: vmagent -remoteWrite.showURL prints credentials there) is redacted.
  */
 export function buildQueueSample(pods: PodReading[], opts: { queueEmptyBytes: number; at: Date; problem?: string }): QueueSample {
   const at = opts.at.toISOString();
   if (opts.problem) {
-    return { at, pendingBytes: 0, unreadablePods: pods.length, totalPods: pods.length, drained: false, message: opts.problem };
+    return { at, pendingBytes: 0, unreadablePods: pods.length, totalPods: pods.length, drained: false, message: redactSecrets(opts.problem) };
   }
   const readable = pods.filter((p) => p.reading.ok);
   const unreadable = pods.filter((p) => !p.reading.ok);
@@ -194,7 +196,7 @@ export function buildQueueSample(pods: PodReading[], opts: { queueEmptyBytes: nu
     const shown = unreadable.slice(0, 3).map((p) => `vmagent pod ${p.pod}: ${p.reading.ok ? '' : p.reading.message}`);
     message += `; ${unreadable.length} unreadable: ${shown.join('; ')}${unreadable.length > 3 ? '; …' : ''}`;
   }
-  const sample: QueueSample = { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: message.slice(0, 1000) };
+  const sample: QueueSample = { at, pendingBytes, unreadablePods: unreadable.length, totalPods, drained, message: redactSecrets(message).slice(0, 1000) };
   const retries = readable.flatMap((p) => (p.reading.ok && p.reading.retries !== undefined ? [[p.pod, p.reading.retries] as const] : []));
   if (retries.length > 0) sample.sendRetries = Object.fromEntries(retries);
   if (backoff.length > 0) sample.blocksInBackoff = Object.fromEntries(backoff);

@@ -14,6 +14,7 @@
 //    `<proto>://vmselect-<name>.<namespace>.svc:<port>`, or its additional service's name.
 import { crc32, gunzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
+import { redactSecrets } from '../../api/redact';
 import type { RouteRef } from '../../api/route-records';
 import type { JsonObject } from '../../api/types';
 
@@ -35,13 +36,23 @@ export class ConfigUnreadableError extends Error {
   override name = 'ConfigUnreadableError';
 }
 
+/**
+ * A YAML error as it may be shown in status: where it is, without the excerpt of the config the yaml
+ * library appends (the excerpt is a line of a Secret: bearer tokens, passwords); what the message
+ * itself quotes of the config is redacted.
+ */
+function yamlErrorMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return redactSecrets(message.split(':\n', 1)[0] ?? '');
+}
+
 /** The gzipped config as the operator wrote it → its YAML document (throws ConfigUnreadableError). */
 export function decodeConfig(gzipped: Uint8Array): JsonObject {
   let doc: unknown;
   try {
     doc = parseYaml(gunzipSync(gzipped).toString('utf8'));
   } catch (err) {
-    throw new ConfigUnreadableError(`not a gzipped YAML document: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ConfigUnreadableError(`not a gzipped YAML document: ${yamlErrorMessage(err)}`);
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigUnreadableError('the document is not a mapping');

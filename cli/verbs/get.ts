@@ -39,7 +39,7 @@ export async function get(cmd: GetCommand, io: Io): Promise<number> {
       const view = buildView(await viewInput(await getVmdc(kube, cmd.name), source));
       const now = new Date();
       if (cmd.output === 'json') io.print(renderJson(view, now));
-      else for (const line of renderText(view, { now, colour, width })) io.print(line);
+      else for (const line of renderText(view, { now, colour, width })) io.stdout.write(`${line}\n`);
       return EXIT.ok;
     }
     const screen =
