@@ -7,9 +7,10 @@
 // property, and JSON.stringify writes it as it would a plain object's. Keys are read with ownValue.
 // Pure: workflow code imports it too. `make lint` (eslint-rules/data-objects.mjs) finds the plain
 // object maps this rules out.
+import type { JsonValue } from './types';
 
 /** A fresh object without a prototype, to be filled with keys from outside. */
-export function dataObject<T>(): Record<string, T> {
+export function dataObject<T = JsonValue>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 

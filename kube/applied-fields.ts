@@ -110,7 +110,7 @@ export function releasedFields(record: AppliedRecord, live: JsonObject, next: Js
     .filter((path) => path.length > 0 && !kept.some((k) => overlaps(k, fieldPathString(path))) && valueAt(live, path) !== undefined);
   // A field inside another released one goes with it; so every object walked below is one made here.
   const names = new Set(released.map((path) => JSON.stringify(path)));
-  const out = dataObject<JsonValue>();
+  const out = dataObject();
   for (const path of released) {
     if (path.slice(1).some((_, i) => names.has(JSON.stringify(path.slice(0, i + 1))))) continue;
     // Data objects all the way down: the keys are the object's own (`__proto__` is a legal key in a
@@ -118,7 +118,7 @@ export function releasedFields(record: AppliedRecord, live: JsonObject, next: Js
     let cur = out;
     for (const k of path.slice(0, -1)) {
       const inner = ownValue(cur, k);
-      cur = isObject(inner) ? inner : (cur[k] = dataObject<JsonValue>());
+      cur = isObject(inner) ? inner : (cur[k] = dataObject());
     }
     cur[path[path.length - 1]!] = valueAt(live, path)!;
   }

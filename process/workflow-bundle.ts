@@ -14,6 +14,7 @@ export const PRELOAD_MODULES: readonly string[] = [
   '@temporalio/common',
   '../api/conditions',
   '../api/constants',
+  '../api/data-object',
   '../api/json-value',
   '../api/rollout-contract',
   '../api/route-edits',

@@ -8,29 +8,18 @@
 // prototype can be reached), keys are only ever enumerated with Object.keys (own, enumerable) and
 // read after an own-property check. Null-prototype objects serialize with JSON.stringify exactly
 // like plain ones, so Temporal's JSON payload converter and the Kubernetes client carry them as is.
+import { dataObject, ownValue } from '../api/data-object';
 import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from '../api/types';
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** A fresh object with no prototype. */
-function dict(): JsonObject {
-  return Object.create(null) as JsonObject;
-}
-
-/** The own value of `o[k]`, never an inherited one. */
-function ownValue(o: JsonObject, k: string): JsonValue | undefined {
-  return hasOwn(o, k) ? o[k] : undefined;
 }
 
 /** A deep copy; objects get a null prototype; `undefined` members are dropped (as JSON would). */
 function copy(v: JsonValue): JsonValue {
   if (Array.isArray(v)) return v.map((x) => (x === undefined ? null : copy(x)));
   if (!isObject(v)) return v;
-  const out = dict();
+  const out = dataObject();
   for (const k of Object.keys(v)) {
     const x = v[k];
     if (x !== undefined) out[k] = copy(x);
@@ -41,7 +30,7 @@ function copy(v: JsonValue): JsonValue {
 /** RFC 7386 MergePatch(target, patch) into a fresh value; neither input is touched. */
 function applyValue(target: JsonValue | undefined, patch: JsonValue): JsonValue {
   if (!isObject(patch)) return copy(patch);
-  const out = dict();
+  const out = dataObject();
   const t = isObject(target) ? target : undefined;
   // Target keys first, then new ones: the order the API server's merge patch produces.
   if (t) {
@@ -64,7 +53,7 @@ function applyValue(target: JsonValue | undefined, patch: JsonValue): JsonValue 
 /** One patch equivalent to `a` then `b` (see composePatches for the one case it is not). */
 function mergePatches(a: JsonValue | undefined, b: JsonValue): JsonValue {
   if (!isObject(a) || !isObject(b)) return copy(b);
-  const out = dict();
+  const out = dataObject();
   for (const k of Object.keys(a)) {
     const av = a[k];
     if (av === undefined) continue;
@@ -73,7 +62,7 @@ function mergePatches(a: JsonValue | undefined, b: JsonValue): JsonValue {
   }
   for (const k of Object.keys(b)) {
     const bv = b[k];
-    if (bv !== undefined && !hasOwn(out, k)) out[k] = copy(bv);
+    if (bv !== undefined && !Object.hasOwn(out, k)) out[k] = copy(bv);
   }
   return out;
 }
@@ -86,7 +75,7 @@ function mergePatches(a: JsonValue | undefined, b: JsonValue): JsonValue {
  * prototypes throughout.
  */
 export function composePatches(...patches: (JsonObject | undefined)[]): JsonObject {
-  let out: JsonObject = dict();
+  let out: JsonObject = dataObject();
   for (const p of patches) {
     if (!p) continue;
     out = mergePatches(out, p) as JsonObject;
@@ -96,7 +85,7 @@ export function composePatches(...patches: (JsonObject | undefined)[]): JsonObje
 
 /** Apply a merge patch to a copy of `target` (the inputs are never mutated). */
 export function applyPatch(target: JsonObject | undefined, patch: JsonObject): JsonObject {
-  return applyValue(target ?? dict(), patch) as JsonObject;
+  return applyValue(target ?? dataObject(), patch) as JsonObject;
 }
 
 /**
@@ -118,7 +107,7 @@ export function createsObject(obj: ManagedObject | undefined): boolean {
  * owns it), so nulls are dropped, and so are objects left empty by dropping them.
  */
 export function appliedConfig(patch: JsonObject): JsonObject {
-  const out = dict();
+  const out = dataObject();
   for (const k of Object.keys(patch)) {
     const v = patch[k];
     if (v === undefined || v === null) continue;
