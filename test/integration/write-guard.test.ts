@@ -5,6 +5,8 @@
  * vmrollout's worker, on vmrollout's task queue, for applyObject, editRoutes and writeStatus on real
  * objects. Each is refused (non-retryable InputRefused) and the object is unchanged; the same
  * workflow asking, under the object's own workflow id, for exactly what the spec asks for is served.
+ * The endings keep working: once the object is being deleted (its generation moved on), its own
+ * workflow id still puts back the zone it took out and writes its final status, and nothing else.
  *
  * Negative control: WRITE_GUARD_NEGATIVE_CONTROL=1 runs the same tests with the guard switched off
  * (createActivities' test-only bindWrites: false): every refusal test then fails.
@@ -14,12 +16,12 @@ import * as k8s from '@kubernetes/client-node';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
+import { API_VERSION, GROUP, KIND, PLURAL, ROUTE_RECORDS_FINALIZER, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { RecordOwner } from '../../api/route-records';
 import type { JsonObject, ObjectGeneration } from '../../api/types';
 import { validateSpec } from '../../api/validate';
-import { KubeObjects, vmKind, VMDC_KIND } from '../../kube/custom-objects';
+import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../kube/custom-objects';
 import type { ApplyObjectInput } from '../../workflows/activity-types';
 import { specApplies } from '../../workflows/managed-objects';
 import { computeRemovals } from '../../workflows/routes';
@@ -65,13 +67,13 @@ async function createVM(kind: 'VMAuth' | 'VMCluster', name: string, spec: JsonOb
   });
 }
 
-async function createVmdc(name: string, spec: object): Promise<ObjectGeneration> {
+async function createVmdc(name: string, spec: object, finalizers: string[] = []): Promise<ObjectGeneration> {
   const created = (await custom.createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
     namespace: NS,
     plural: PLURAL,
-    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec },
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, finalizers }, spec },
   })) as { metadata: { uid: string; generation: number } };
   return { namespace: NS, name, uid: created.metadata.uid, generation: created.metadata.generation };
 }
@@ -126,12 +128,20 @@ function foreign(workflowId: string, call: ForeignCall): Promise<ForeignOutcome>
   });
 }
 
-/** The apply the spec of `target` asks for of `name` (what its own workflow sends). */
-function specApply(name: string): ApplyObjectInput {
-  const v = validateSpec(rawSpec('vm-global'));
+/** The apply the spec of `o` (VMAuth `vmauth`) asks for of `name`: what its own workflow sends. */
+function specApply(name: string, o = target, vmauth = 'vm-global'): ApplyObjectInput {
+  const v = validateSpec(rawSpec(vmauth));
   if (!v.success) throw new Error('invalid spec');
-  return specApplies(target, v.spec).find((a) => a.name === name)!;
+  return specApplies(o, v.spec).find((a) => a.name === name)!;
 }
+
+/** The record owner of zone `zone` of `o`, written by `workflowId`. */
+const recordOf = (o: ObjectGeneration, workflowId: string, zone = 'az-a'): RecordOwner => ({
+  vmdc: { namespace: o.namespace, name: o.name, uid: o.uid },
+  zone,
+  workflowId,
+  generation: o.generation,
+});
 
 const refused = { failure: { type: 'InputRefused', nonRetryable: true, message: expect.stringContaining('write refused, nothing written') } };
 
@@ -145,20 +155,17 @@ async function snapshot(): Promise<Record<string, unknown>> {
   };
 }
 
-async function removalsOfAzA(): Promise<ReturnType<typeof computeRemovals>> {
-  const auth = (await objects.get(vmKind('VMAuth'), NS, 'vm-global'))!;
-  const targetRefs = ((auth.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject).targetRefs as JsonObject[];
-  return computeRemovals([{ route: { kind: 'VMAuth', name: 'vm-global' }, targetRefs }], { name: 'vm-az-a', namespace: NS });
+async function targetRefsOf(vmauth: string): Promise<JsonObject[]> {
+  const auth = (await objects.get(vmKind('VMAuth'), NS, vmauth))!;
+  return ((auth.spec as JsonObject).unauthorizedUserAccessSpec as JsonObject).targetRefs as JsonObject[];
+}
+
+async function removalsOf(vmcluster: string, vmauth = 'vm-global'): Promise<ReturnType<typeof computeRemovals>> {
+  return computeRemovals([{ route: { kind: 'VMAuth', name: vmauth }, targetRefs: await targetRefsOf(vmauth) }], { name: vmcluster, namespace: NS });
 }
 
 describe('a foreign workflow asking vmrollout for a write: refused, nothing written', () => {
   const forgedApply = (): ApplyObjectInput => ({ ...specApply('vm-az-a'), patch: { clusterVersion: 'v0.0.1-evil' } });
-  const record = (workflowId: string): RecordOwner => ({
-    vmdc: { namespace: NS, name: target.name, uid: target.uid },
-    zone: 'az-a',
-    workflowId,
-    generation: target.generation,
-  });
 
   it.each([
     ['any workflow id', 'intruder'],
@@ -166,12 +173,15 @@ describe('a foreign workflow asking vmrollout for a write: refused, nothing writ
   ])('applyObject, editRoutes, writeStatus from %s', async (_what, idOf) => {
     const id = typeof idOf === 'string' ? idOf : idOf();
     const before = await snapshot();
-    const removals = await removalsOfAzA();
+    const removals = await removalsOf('vm-az-a');
     expect(removals[0]!.removed.length).toBeGreaterThan(0);
     expect(await foreign(id, { activity: 'applyObject', input: forgedApply() })).toEqual(refused);
     expect(await foreign(id, { activity: 'applyObject', input: specApply('vm-az-a') })).toEqual(refused);
     expect(
-      await foreign(id, { activity: 'editRoutes', input: { namespace: NS, vmauthName: 'vm-global', removals, direction: 'remove', record: record(id) } }),
+      await foreign(id, {
+        activity: 'editRoutes',
+        input: { namespace: NS, vmauthName: 'vm-global', removals, direction: 'remove', record: recordOf(target, id) },
+      }),
     ).toEqual(refused);
     expect(await foreign(id, { activity: 'writeStatus', input: { object: target, status: { phase: 'Failed', message: 'forged' } } })).toEqual(refused);
     expect(await snapshot()).toEqual(before);
@@ -181,9 +191,12 @@ describe('a foreign workflow asking vmrollout for a write: refused, nothing writ
     const before = await snapshot();
     const own = workflowIdFor(target);
     expect(await foreign(own, { activity: 'applyObject', input: forgedApply() })).toEqual(refused);
-    const removals = (await removalsOfAzA()).map((r) => ({ ...r, vmcluster: { name: 'vm-az-b', namespace: NS } }));
+    const removals = (await removalsOf('vm-az-a')).map((r) => ({ ...r, vmcluster: { name: 'vm-az-b', namespace: NS } }));
     expect(
-      await foreign(own, { activity: 'editRoutes', input: { namespace: NS, vmauthName: 'vm-global', removals, direction: 'remove', record: record(own) } }),
+      await foreign(own, {
+        activity: 'editRoutes',
+        input: { namespace: NS, vmauthName: 'vm-global', removals, direction: 'remove', record: recordOf(target, own) },
+      }),
     ).toEqual(refused);
     expect(await snapshot()).toEqual(before);
     expect((await objects.get(vmKind('VMCluster'), NS, 'vm-az-a'))!.spec).toEqual({ clusterVersion: 'v1.150.0-cluster' });
@@ -195,4 +208,43 @@ it("positive control: the apply the spec asks for, under the object's own workfl
   const outcome = await foreign(workflowIdFor(target), { activity: 'applyObject', input: specApply('vm-az-b') });
   expect(outcome).toEqual({ result: { generation: 2, created: false, changed: true } });
   expect(((await objects.get(vmKind('VMCluster'), NS, 'vm-az-b'))!.spec as JsonObject).clusterVersion).toBe('v1.151.0-cluster');
+});
+
+it('the endings still work: the run of a generation no longer in charge (its object being deleted) puts its zone back and writes its final status, and may take nothing out or apply', async () => {
+  // A third backend (not the object's) keeps the route servable whatever the object takes out.
+  await createVM('VMAuth', 'vm-ending', {
+    selectAllByDefault: true,
+    unauthorizedUserAccessSpec: { targetRefs: [vmselect('vm-az-a'), vmselect('vm-az-b'), vmselect('vm-az-c')] },
+  });
+  const before = await targetRefsOf('vm-ending');
+  const ending = await createVmdc('ending', rawSpec('vm-ending'), [ROUTE_RECORDS_FINALIZER]);
+  const own = workflowIdFor(ending);
+  // What the trigger records when it starts the workflow.
+  await objects.api.patchNamespacedCustomObjectStatus(
+    { ...VMDC_KIND, namespace: NS, name: 'ending', body: { status: { observedGeneration: ending.generation, workflow: { id: own, runId: 'r' } } } },
+    mergePatchOptions,
+  );
+  const edit = async (direction: 'remove' | 'restore', vmcluster: string, zone: string) =>
+    foreign(own, {
+      activity: 'editRoutes',
+      input: { namespace: NS, vmauthName: 'vm-ending', removals: await removalsOf(vmcluster, 'vm-ending'), direction, record: recordOf(ending, own, zone) },
+    });
+  expect(await edit('remove', 'vm-az-a', 'az-a')).toEqual({ result: expect.objectContaining({ recorded: [expect.objectContaining({ zone: 'az-a' })] }) });
+  expect(await targetRefsOf('vm-ending')).toEqual([vmselect('vm-az-b'), vmselect('vm-az-c')]);
+
+  await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name: 'ending' });
+  const deleting = (await objects.get(VMDC_KIND, NS, 'ending'))!;
+  expect(deleting.metadata.deletionTimestamp).toBeDefined();
+  expect(deleting.metadata.generation).toBe(ending.generation + 1); // a deletion moves the generation on
+
+  expect(await foreign(own, { activity: 'applyObject', input: specApply('vm-az-a', ending, 'vm-ending') })).toEqual(refused);
+  expect(await edit('remove', 'vm-az-b', 'az-b')).toEqual(refused);
+  expect(await targetRefsOf('vm-ending')).toEqual([vmselect('vm-az-b'), vmselect('vm-az-c')]);
+
+  expect(await edit('restore', 'vm-az-a', 'az-a')).toEqual({ result: expect.objectContaining({ recorded: [] }) });
+  expect(await targetRefsOf('vm-ending')).toEqual(before);
+  expect(await foreign(own, { activity: 'writeStatus', input: { object: ending, status: { phase: 'Cancelled', message: 'cancelled' } } })).toEqual({
+    result: { written: true },
+  });
+  expect((await objects.get(VMDC_KIND, NS, 'ending'))!.status).toMatchObject({ phase: 'Cancelled', message: 'cancelled' });
 });
