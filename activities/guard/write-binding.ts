@@ -16,20 +16,14 @@
 //   that generation or names the caller (activities/status/write-status.ts mayWriteStatus).
 import { canonicalJson } from '../../api/canonical-json';
 import { workflowIdFor } from '../../api/rollout-contract';
-import type { RecordOwner, RouteRemoval } from '../../api/route-records';
 import { trustIssues, type TrustPolicy } from '../../api/trust-policy';
 import type { NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { formatIssues, validateSpec } from '../../api/validate';
-import type { ApplyObjectInput } from '../../workflows/activity-types';
+import type { ApplyObjectInput, RolloutActivities } from '../../workflows/activity-types';
 import { managedRoutes, specApplies } from '../../workflows/managed-objects';
 
-export interface RouteEdit {
-  namespace: string;
-  vmauthName: string;
-  removals: RouteRemoval[];
-  direction: 'remove' | 'restore';
-  record: RecordOwner;
-}
+/** What editRoutes is asked to do. */
+export type RouteEdit = Parameters<RolloutActivities['editRoutes']>[0];
 
 /** A write an activity is asked to make. */
 export type Write = { kind: 'apply'; input: ApplyObjectInput } | { kind: 'routes'; input: RouteEdit } | { kind: 'status'; object: ObjectGeneration };
