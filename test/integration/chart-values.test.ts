@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
 import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN, IMAGE_TAG_PATTERN } from '../../api/limits';
 import { CONFIG_RELOADER_PORT } from '../../activities/vmauth/config';
+import { parsePayloadKeys } from '../../process/payload-codec';
 import { CHART_DIR, renderChart } from '../infra/harness/chart-identities';
 import { harnessTempDir } from '../infra/harness/processes';
 import { REPO_ROOT, toolVersions } from '../infra/harness/tools';
@@ -99,6 +100,7 @@ describe('values.schema.json', () => {
     ['workerVersioning.deploymentName=rel.vmrollout', "'/workerVersioning/deploymentName'"],
     ['workerVersioning.activation=auto', "'/workerVersioning/activation'"],
     ['workerVersioning.rampPercentage=100', "'/workerVersioning/rampPercentage'"],
+    ['temporal.insecurePlaintextPayloads=yes', "'/temporal/insecurePlaintextPayloads'"],
   ];
   const atField = (field: string) =>
     new RegExp(`values don't meet the specifications of the schema[\\s\\S]*- at ${field.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`);
@@ -134,6 +136,44 @@ describe('values.schema.json', () => {
     expect(ofKind(objs, 'NetworkPolicy')).toEqual(['rel-vmrollout-worker', 'rel-vmrollout-trigger']);
   });
   test('there are example values files', () => expect(examples.length).toBeGreaterThanOrEqual(2));
+});
+
+describe('payload encryption (secure by default)', () => {
+  const GENERATED = 'rel-vmrollout-payload-keys';
+  /** The Secret each pod reads its keys from, undefined when it has no keys file. */
+  const keysSecretOf = (objs: k8s.KubernetesObject[]) =>
+    [WORKER, 'rel-vmrollout-trigger'].map((name) => {
+      const pod = find<k8s.V1Deployment>(objs, 'Deployment', name)!.spec!.template.spec!;
+      const file = pod.containers[0]!.env!.find((e) => e.name === 'TEMPORAL_PAYLOAD_KEYS_FILE')?.value;
+      const mount = pod.containers[0]!.volumeMounts!.find((m) => m.name === 'payload-keys');
+      expect(file === undefined).toBe(mount === undefined);
+      if (mount) expect(file).toBe(`${mount.mountPath}/keys`);
+      return pod.volumes?.find((v) => v.name === 'payload-keys')?.secret?.secretName;
+    });
+
+  test('by default the chart generates a key, kept by helm on uninstall, and both processes encrypt with it', () => {
+    const objs = render();
+    const secret = find<k8s.V1Secret>(objs, 'Secret', GENERATED)!;
+    expect(secret.metadata?.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    const keys = parsePayloadKeys(Buffer.from(secret.data!.keys!, 'base64').toString('utf8'));
+    expect(keys.byId.size).toBe(1);
+    expect(keysSecretOf(objs)).toEqual([GENERATED, GENERATED]);
+    // random: two renders without a cluster (no lookup) give two keys (hence: name your own Secret there)
+    expect(find<k8s.V1Secret>(render(), 'Secret', GENERATED)!.data!.keys).not.toBe(secret.data!.keys);
+  });
+
+  test('a Secret of your own replaces the generated one', () => {
+    const objs = render('temporal.payloadKeysSecret=payload-keys');
+    expect(ofKind(objs, 'Secret')).not.toContain(GENERATED);
+    expect(keysSecretOf(objs)).toEqual(['payload-keys', 'payload-keys']);
+  });
+
+  test('plaintext only when asked by its loud name, and never together with a keys Secret', () => {
+    const objs = render('temporal.insecurePlaintextPayloads=true');
+    expect(ofKind(objs, 'Secret')).not.toContain(GENERATED);
+    expect(keysSecretOf(objs)).toEqual([undefined, undefined]);
+    expect(() => render('temporal.insecurePlaintextPayloads=true', 'temporal.payloadKeysSecret=payload-keys')).toThrow(/set one of them, not both/);
+  });
 });
 
 describe('image', () => {

@@ -226,7 +226,14 @@ describe('helm chart', () => {
     const apps = kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
     const api = k8s.KubernetesObjectApi.makeApiClient(kube.kubeConfig);
     await core.createNamespace({ body: { metadata: { name: NAMESPACE, labels: RESTRICTED } } });
-    const values = ['temporal.tlsSecret=temporal-tls', 'vmagentMetricsAuthSecret=vmagent-auth', 'vmauths={prod/vm-global}', 'createNamespaces={prod}'];
+    // A keys Secret of its own: the generated key differs at each render, and two renders are compared.
+    const values = [
+      'temporal.tlsSecret=temporal-tls',
+      'temporal.payloadKeysSecret=payload-keys',
+      'vmagentMetricsAuthSecret=vmagent-auth',
+      'vmauths={prod/vm-global}',
+      'createNamespaces={prod}',
+    ];
     // The identities first (a Pod's ServiceAccount must exist), then everything else rendered.
     const { rendered } = await installChartIdentities(kube.kubeConfig, { releaseNamespace: NAMESPACE, values });
     const all = renderChart({ releaseNamespace: NAMESPACE, values, includeCRDs: true });

@@ -37,6 +37,19 @@ the Kubernetes Deployment of this build.
 {{- end -}}
 
 {{/* Environment shared by the worker and the trigger. */}}
+{{/*
+The Secret of the payload keys: temporal.payloadKeysSecret, else the one the chart generates
+(payload-keys-secret.yaml); empty only with temporal.insecurePlaintextPayloads.
+*/}}
+{{- define "vmrollout.payloadKeysSecretName" -}}
+{{- if and .Values.temporal.insecurePlaintextPayloads .Values.temporal.payloadKeysSecret -}}
+{{- fail "temporal.payloadKeysSecret and temporal.insecurePlaintextPayloads: set one of them, not both" -}}
+{{- end -}}
+{{- if not .Values.temporal.insecurePlaintextPayloads -}}
+{{- .Values.temporal.payloadKeysSecret | default (printf "%s-payload-keys" (include "vmrollout.fullname" .)) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "vmrollout.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
@@ -46,7 +59,7 @@ the Kubernetes Deployment of this build.
   value: {{ .Values.temporal.taskQueue | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
-{{- if .Values.temporal.payloadKeysSecret }}
+{{- if include "vmrollout.payloadKeysSecretName" . }}
 - name: TEMPORAL_PAYLOAD_KEYS_FILE
   value: /etc/vmrollout-payload-keys/keys
 {{- end }}
@@ -101,10 +114,10 @@ volumes:
     secret:
       secretName: {{ .Values.temporal.tlsSecret }}
 {{- end }}
-{{- if .Values.temporal.payloadKeysSecret }}
+{{- if include "vmrollout.payloadKeysSecretName" . }}
   - name: payload-keys
     secret:
-      secretName: {{ .Values.temporal.payloadKeysSecret }}
+      secretName: {{ include "vmrollout.payloadKeysSecretName" . }}
 {{- end }}
 {{- end -}}
 
@@ -112,7 +125,7 @@ volumes:
 volumeMounts:
   - name: tmp
     mountPath: /tmp
-{{- if .Values.temporal.payloadKeysSecret }}
+{{- if include "vmrollout.payloadKeysSecretName" . }}
   - name: payload-keys
     mountPath: /etc/vmrollout-payload-keys
     readOnly: true
