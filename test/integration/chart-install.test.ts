@@ -34,6 +34,8 @@ const RELEASE = 'rel';
 const HOOK_JOB = `${RELEASE}-vmrollout-temporal-setup`;
 const VERSION_JOB = `${RELEASE}-vmrollout-worker-version`;
 const APP_VERSION = (parseYaml(fs.readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8')) as { appVersion: string }).appVersion;
+/** The payload keys Secret the chart generates when no payloadKeysSecret is set. */
+const PAYLOAD_KEYS = `${RELEASE}-vmrollout-payload-keys`;
 /** The build an upgrade moves to (another image tag). */
 const NEXT_BUILD = '9.9.9';
 const WORKER_PODS = `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=worker`;
@@ -114,6 +116,12 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const env = Object.fromEntries(
       d.spec!.template.spec!.containers[0]!.env!.filter((e) => e.name.startsWith('TEMPORAL_') || e.name === 'TASK_QUEUE').map((e) => [e.name, e.value]),
     );
+    // The keys file as the kubelet mounts it from the payload keys Secret.
+    const keysVolume = d.spec!.template.spec!.volumes?.find((v) => v.name === 'payload-keys')?.secret?.secretName;
+    if (env.TEMPORAL_PAYLOAD_KEYS_FILE && keysVolume) {
+      env.TEMPORAL_PAYLOAD_KEYS_FILE = path.join(dir, `${buildId}-payload-keys`);
+      fs.writeFileSync(env.TEMPORAL_PAYLOAD_KEYS_FILE, await payloadKeys(keysVolume));
+    }
     const config = loadConfig(env);
     const worker = await Worker.create({
       connection: temporal.nativeConnection,
@@ -124,6 +132,11 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     });
     workers.set(buildId, { worker, run: worker.run() });
   }
+
+  /** The `keys` of a payload keys Secret (by default the one the chart generates). */
+  const payloadKeys = async (name = PAYLOAD_KEYS) =>
+    Buffer.from((await core().readNamespacedSecret({ name, namespace: NAMESPACE })).data!.keys!, 'base64').toString('utf8');
+  let keysAtInstall: string;
 
   const currentBuild = async () => {
     const r = await temporalCli('worker', 'deployment', 'describe', '--namespace', TEMPORAL_NAMESPACE, '--name', `${RELEASE}-vmrollout`, '-o', 'json');
@@ -288,6 +301,9 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     for (const o of manifest) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, true]);
     // crds/: created by helm before the templates.
     expect(await exists({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: CRD } })).toBe(true);
+    // No payloadKeysSecret in the values: the chart generated the payload key (docs/install.md).
+    keysAtInstall = await payloadKeys();
+    expect(keysAtInstall).toMatch(/^k-[0-9-]+:[A-Za-z0-9+/]{43}=\n$/);
 
     // PodSecurity enforces on Pods: each Deployment's Pod is admitted (a dry run: nothing would start it).
     for (const d of manifest.filter((o): o is k8s.V1Deployment => o.kind === 'Deployment')) {
@@ -355,6 +371,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     ]);
     expect(await customAttributes()).toEqual(expect.objectContaining({ VmdcGeneration: 'INDEXED_VALUE_TYPE_INT' }));
     expect(await currentBuild()).toBe(NEXT_BUILD);
+    // The generated payload key is the one of the install (lookup): histories written with it stay readable.
+    expect(await payloadKeys()).toBe(keysAtInstall);
     // The old build's Deployment is left as it was, for the rollouts pinned to it; the new one has the new values.
     const builds = Object.fromEntries((await workerDeployments()).map((d) => [d.metadata!.labels!['vmrollout.io/build-id'], d.spec!.replicas]));
     expect(builds).toEqual({ [APP_VERSION]: 2, [NEXT_BUILD]: 3 });
@@ -384,7 +402,11 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const manifest = parseObjects((await helm('get', 'manifest', RELEASE, '--namespace', NAMESPACE)).stdout);
     expect(await helm('uninstall', RELEASE, '--namespace', NAMESPACE, '--timeout', '2m')).toMatchObject({ code: 0 });
     const isWorker = (o: k8s.KubernetesObject) => o.kind === 'Deployment' && o.metadata!.labels?.['app.kubernetes.io/component'] === 'worker';
-    for (const o of manifest.filter((x) => !isWorker(x))) expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, false]);
+    const isKeys = (o: k8s.KubernetesObject) => o.kind === 'Secret' && o.metadata!.name === PAYLOAD_KEYS;
+    for (const o of manifest.filter((x) => !isWorker(x) && !isKeys(x)))
+      expect([o.kind, o.metadata!.name, await exists(o)]).toEqual([o.kind, o.metadata!.name, false]);
+    // Kept (helm.sh/resource-policy): the payload key, for the histories still in Temporal and a reinstall.
+    expect(await payloadKeys()).toBe(keysAtInstall);
     // Kept (helm.sh/resource-policy): the workers of both builds. docs/upgrading.md deletes them.
     expect((await workerDeployments()).length).toBe(2);
     const del = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'delete', 'deployment', '-n', NAMESPACE, '-l', WORKER_PODS]);
