@@ -194,7 +194,7 @@ export function parseCommand(argv: string[]): Command {
   const [verbWord, ...names] = positionals;
   if (verbWord === 'help' || (values.help && !verbWord)) {
     const topic = names[0];
-    return { verb: 'help', text: topic && topic in USAGE ? USAGE[topic as Verb] : USAGE.main };
+    return { verb: 'help', text: topic && Object.hasOwn(USAGE, topic) ? USAGE[topic as Verb] : USAGE.main };
   }
   if (verbWord === undefined) throw new UsageError('no verb given');
   if (!(VERBS as readonly string[]).includes(verbWord)) throw new UsageError(`unknown verb ${JSON.stringify(verbWord)}`);
