@@ -283,7 +283,11 @@ it('a block waiting out a send-retry backoff longer than queueDrainedFor keeps t
     const delivered = answered.find((a) => a.status === 204)?.at;
     expect(delivered).toBeDefined();
     expect(ended - delivered!).toBeGreaterThanOrEqual(2_000);
-    expect((await vmQuery(vmA.url, 'backoff_test_series')).length).toBe(1);
+    // Delivered means stored: the series becomes searchable once VictoriaMetrics flushed what it took in.
+    await waitFor(async () => (await vmQuery(vmA.url, 'backoff_test_series')).length === 1, {
+      timeoutMs: 15_000,
+      description: 'the delivered block searchable in zone A',
+    });
     // Negative control: before the delivery the samples showed 0 pending bytes from every pod for
     // longer than queueDrainedFor; read by the pending bytes alone the wait would have ended then.
     const before = beats.filter((b) => Date.parse(b.last.at) < delivered!);
