@@ -51,8 +51,21 @@ export function loadCodecServerConfig(env: NodeJS.ProcessEnv = process.env): Cod
   return { keys: e.TEMPORAL_PAYLOAD_KEYS_FILE, host: e.CODEC_SERVER_HOST, port: e.CODEC_SERVER_PORT, uiOrigin: e.CODEC_SERVER_UI_ORIGIN };
 }
 
-/** A Temporal payload collection can be up to a few MiB; a history page decoded at once stays well below this. */
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/**
+ * One request: a Payloads message of one history field. Temporal refuses a gRPC message over 4 MiB
+ * and a blob over 2 MiB by default; in base64 and JSON that is below 8 MiB.
+ */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** Payloads in one request: a field holds a handful (one per argument); 1,000 is far beyond any. */
+export const MAX_PAYLOADS = 1_000;
+/**
+ * The bytes that open an object or array or separate two values (`{`, `[`, `,`). Base64 has none,
+ * so counting them as the body arrives bounds the values JSON.parse would build: a payload takes 3
+ * plus one per metadata entry (at most 5 in practice), so 8 a payload leaves room. 9 MiB of empty
+ * payloads (`{},` 3 million times) held the event loop for 69 s; such a body is now refused with the
+ * first chunk that passes the count (~12 KiB of it).
+ */
+const MAX_STRUCTURAL_BYTES = 8 * MAX_PAYLOADS;
 
 class BadRequest extends Error {
   constructor(
@@ -72,6 +85,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function fromJson(body: unknown): Payload[] {
   if (!isRecord(body) || !Array.isArray(body.payloads)) throw new BadRequest('body must be {"payloads": [...]}');
+  if (body.payloads.length > MAX_PAYLOADS) throw new BadRequest(`more than ${MAX_PAYLOADS} payloads (${body.payloads.length})`, 413);
   return body.payloads.map((p: unknown, i) => {
     const metadata = isRecord(p) ? (p.metadata ?? {}) : undefined;
     const data = isRecord(p) ? (p.data ?? '') : undefined;
@@ -92,19 +106,48 @@ function toJson(payloads: Payload[]): { payloads: JsonPayload[] } {
   };
 }
 
-async function readBody(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new BadRequest(`body larger than ${MAX_BODY_BYTES} bytes`, 413);
-    chunks.push(chunk);
+function countStructural(chunk: Buffer): number {
+  let n = 0;
+  for (let i = 0; i < chunk.length; i++) {
+    const b = chunk[i];
+    if (b === 0x7b || b === 0x5b || b === 0x2c) n++;
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    throw new BadRequest('body is not JSON');
-  }
+  return n;
+}
+
+/**
+ * The body as JSON, refused (413) as soon as it is larger than MAX_BODY_BYTES (a larger
+ * Content-Length unread) or holds more values than MAX_PAYLOADS could need: what has not come yet is
+ * never read (the connection is closed after the answer).
+ */
+function readBody(req: http.IncomingMessage): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > MAX_BODY_BYTES) return Promise.reject(new BadRequest(`body larger than ${MAX_BODY_BYTES} bytes (Content-Length ${declared})`, 413));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let structural = 0;
+    const stop = (err: BadRequest) => {
+      req.off('data', onData).off('end', onEnd).pause();
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      structural += countStructural(chunk);
+      if (size > MAX_BODY_BYTES) return stop(new BadRequest(`body larger than ${MAX_BODY_BYTES} bytes`, 413));
+      if (structural > MAX_STRUCTURAL_BYTES)
+        return stop(new BadRequest(`more than ${MAX_PAYLOADS} payloads (${structural} of "{", "[", "," in its first ${size} bytes)`, 413));
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(new BadRequest('body is not JSON'));
+      }
+    };
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
 }
 
 export interface CodecServer {
@@ -149,6 +192,8 @@ export async function startCodecServer(cfg: CodecServerConfig): Promise<CodecSer
       send(res, 200, toJson(result));
     } catch (err) {
       if (!(err instanceof BadRequest)) throw err;
+      // The rest of a refused body is not read: the connection goes with the answer.
+      if (!req.complete) res.setHeader('connection', 'close');
       send(res, err.status, { error: err.message });
     }
   };

@@ -5,8 +5,9 @@
 // parse-prometheus-text-format (which this replaced) passes values on unchecked (`0x10` then read as
 // 16, an empty value as 0), reads a broken label quote as "no labels" and keeps the last of two
 // duplicate series; prom2javascript and @platformatic/promotel use parseFloat (`1_000` → 1, `0x10` →
-// 0). Pure: vmagent's queues (../vmagent/match.ts), vmauth's config hash (../vmauth/switch.ts) and
-// vmselect's requests (../reads/drain.ts) are read with it.
+// 0). A value the format allows but a reader cannot use (NaN, ±Inf, negative bytes) makes that
+// reading unreadable too (badValue). Pure: vmagent's queues (../vmagent/match.ts), vmauth's config
+// hash and reloads (../vmauth/switch.ts) and vmselect's requests (../reads/drain.ts) are read with it.
 
 /** One series of a /metrics page. */
 export interface MetricSeries {
@@ -138,6 +139,29 @@ export function parseSampleLine(line: string): ParsedSample | { error: string } 
     if (i < line.length) return { error: `unexpected ${at()} after the timestamp` };
   }
   return { name, labels, value };
+}
+
+/** A series as a message shows it: `name{label="value",…}`. */
+const describeSeries = (s: MetricSeries): string =>
+  `${s.metric}{${Object.entries(s.labels)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(',')}}`;
+
+/**
+ * The first of `series` whose value cannot be `what` (a count, a byte size, a time: NaN, ±Inf or
+ * negative), described; undefined when all can. The format allows such values; the reader decides
+ * what a sample means, and a sample that cannot mean it is unreadable, never believed.
+ */
+export function badValue(series: readonly MetricSeries[], what: string): string | undefined {
+  const bad = series.find((s) => !Number.isFinite(s.value) || s.value < 0);
+  return bad ? `${describeSeries(bad)} has value ${bad.value}: ${what} must be a finite number >= 0`.slice(0, 300) : undefined;
+}
+
+/** `series`, or MetricsPageError when one of them cannot be `what` (see badValue). */
+export function nonNegative(series: MetricSeries[], what: string): MetricSeries[] {
+  const bad = badValue(series, what);
+  if (bad) throw new MetricsPageError(bad);
+  return series;
 }
 
 /** The family of `families` a line belongs to: it starts (after blanks) with the family's name and no longer name. */

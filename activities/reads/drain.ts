@@ -6,15 +6,16 @@ import type { ReadsDrained, ReadsDrainInput } from '../../workflows/activity-typ
 import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
 import { vmselectServiceName } from '../vmauth/config';
-import { parseSeries } from '../pods/prometheus-text';
+import { nonNegative, parseSeries } from '../pods/prometheus-text';
 import type { ServicePods } from '../pods/service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
 const REQUESTS_METRIC = 'vm_http_requests_total';
 
-/** Pure: the /select/ requests a vmselect /metrics page has counted. */
+/** Pure: the /select/ requests a vmselect /metrics page has counted (MetricsPageError when a count is not one). */
 export function selectRequests(page: string): number {
-  return parseSeries(page, [REQUESTS_METRIC])
+  // A count of +Inf never changes: believed, it would read as quiet.
+  return nonNegative(parseSeries(page, [REQUESTS_METRIC]), 'a request counter')
     .filter((s) => s.labels.path?.startsWith('/select/'))
     .reduce((a, s) => a + s.value, 0);
 }

@@ -4,7 +4,7 @@
 // is unreadable ("not drained", with the line and the reason), never a silent 0.
 import { redactSecrets } from '../../api/redact';
 import type { QueueSample } from '../../api/rollout-contract';
-import { parseSeries, type MetricSeries } from '../pods/prometheus-text';
+import { badValue, parseSeries, type MetricSeries } from '../pods/prometheus-text';
 import type { RemoteWriteQueue } from './url';
 
 /** memory + disk bytes not yet sent, per remote write queue (labels path, url). */
@@ -38,17 +38,6 @@ export type MatchedBy = 'path' | 'url';
 
 export type QueueReading =
   { ok: true; bytes: number; matchedBy: MatchedBy; series: number; retries?: number; inBackoff?: number } | { ok: false; message: string };
-
-const describeSeries = (s: MetricSeries) =>
-  `${s.metric}{${Object.entries(s.labels)
-    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
-    .join(',')}}`;
-
-/** A value that cannot be a byte count or a counter (NaN, ±Inf, negative), described; else undefined. */
-function badValue(found: MetricSeries[], what: string): string | undefined {
-  const bad = found.find((s) => !Number.isFinite(s.value) || s.value < 0);
-  return bad ? `${describeSeries(bad)} has value ${bad.value}: ${what} must be a finite number >= 0`.slice(0, 300) : undefined;
-}
 
 const sum = (found: MetricSeries[]) => found.reduce((a, s) => a + s.value, 0);
 

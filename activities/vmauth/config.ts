@@ -37,6 +37,21 @@ export class ConfigUnreadableError extends Error {
 }
 
 /**
+ * The largest config read, decompressed. Anyone who can write the Secret can put a gzip bomb there
+ * (1 MiB of gzip is 1 GiB of text); decompression stops at this many bytes, so no more is ever
+ * allocated. 16 MiB of YAML is ~100,000 users (and ~20 s of parsing).
+ */
+export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The operator marshals its config with Go's yaml, which never writes an anchor: an alias in the
+ * Secret was written by someone else, and each one repeats a whole subtree (50 uses of an 800 KiB
+ * list of 20,000 URLs are a million URLs to walk; the yaml package's default bound lets them
+ * through). So no alias is resolved.
+ */
+const MAX_ALIAS_COUNT = 0;
+
+/**
  * A YAML error as it may be shown in status: where it is, without the excerpt of the config the yaml
  * library appends (the excerpt is a line of a Secret: bearer tokens, passwords); what the message
  * itself quotes of the config is redacted.
@@ -48,9 +63,18 @@ function yamlErrorMessage(err: unknown): string {
 
 /** The gzipped config as the operator wrote it → its YAML document (throws ConfigUnreadableError). */
 export function decodeConfig(gzipped: Uint8Array): JsonObject {
+  let text: string;
+  try {
+    text = gunzipSync(gzipped, { maxOutputLength: MAX_CONFIG_BYTES }).toString('utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new ConfigUnreadableError(`larger than ${MAX_CONFIG_BYTES} bytes decompressed (a gzip bomb?): not read further`);
+    }
+    throw new ConfigUnreadableError(`not a gzipped YAML document: ${err instanceof Error ? err.message : String(err)}`);
+  }
   let doc: unknown;
   try {
-    doc = parseYaml(gunzipSync(gzipped).toString('utf8'));
+    doc = parseYaml(text, { maxAliasCount: MAX_ALIAS_COUNT });
   } catch (err) {
     throw new ConfigUnreadableError(`not a gzipped YAML document: ${yamlErrorMessage(err)}`);
   }

@@ -10,7 +10,7 @@ import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeo
 import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';
-import { parseSeries } from '../pods/prometheus-text';
+import { MetricsPageError, parseSeries } from '../pods/prometheus-text';
 import type { ServicePod, ServicePods } from '../pods/service-pods';
 import {
   CONFIG_RELOADER_PORT,
@@ -73,6 +73,37 @@ export function metricValue(page: string, metric: string, labels: Record<string,
   return parseSeries(page, [metric]).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 }
 
+/** How far a pod's clock may run ahead of the worker's: a reload time later than that is not believed. */
+export const CLOCK_SKEW_MS = 5_000;
+
+/**
+ * Pure: the content hash a config-reloader reports; undefined when absent. A CRC32 is an integer
+ * 0…2^32-1: any other value is unreadable (MetricsPageError), not a hash that merely differs.
+ */
+export function reportedHash(page: string): number | undefined {
+  const got = metricValue(page, CONTENT_HASH_METRIC, { key: 'main' });
+  if (got === undefined || (Number.isInteger(got) && got >= 0 && got <= 0xffffffff)) return got;
+  throw new MetricsPageError(`${CONTENT_HASH_METRIC}{key="main"} has value ${got}: a CRC32 is an integer 0…4294967295`);
+}
+
+/**
+ * Pure: when vmauth last reloaded its config successfully (seconds), per its page at `nowMs`;
+ * undefined when its last reload failed or a metric is absent. A time that is not finite, negative
+ * or later than now (beyond CLOCK_SKEW_MS) is unreadable (MetricsPageError): believed, +Inf or a
+ * future time would prove a reload after any Secret change.
+ */
+export function lastReloadAt(page: string, nowMs: number): number | undefined {
+  const at = metricValue(page, RELOAD_TIME_METRIC);
+  if (metricValue(page, RELOAD_OK_METRIC) !== 1 || at === undefined) return undefined;
+  if (!Number.isFinite(at) || at < 0) throw new MetricsPageError(`${RELOAD_TIME_METRIC} has value ${at}: a time must be a finite number >= 0`);
+  if (at * 1000 > nowMs + CLOCK_SKEW_MS) {
+    throw new MetricsPageError(`${RELOAD_TIME_METRIC} is ${at} (${describeTime(at * 1000)}), later than the worker's clock (${describeTime(nowMs)}) allows`);
+  }
+  return at;
+}
+
+const describeTime = (ms: number) => (Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`);
+
 /**
  * Whether a vmauth reload at `reloadAtSeconds` (vmauth's metric: whole seconds) surely came after
  * the Secret changed at `changedAtMs` (managedFields: whole seconds too). A reload within the same
@@ -116,7 +147,7 @@ export class SwitchChecker {
   ): Promise<PodConfirmation | string> {
     let why: string;
     try {
-      const got = metricValue(await this.deps.pods.scrape(pod, { port: CONFIG_RELOADER_PORT, signal }), CONTENT_HASH_METRIC, { key: 'main' });
+      const got = reportedHash(await this.deps.pods.scrape(pod, { port: CONFIG_RELOADER_PORT, signal }));
       if (got !== undefined) return got === hash ? 'content-hash' : `vmauth pod ${pod.name} runs config ${hex(got)}, not yet ${hex(hash)}`;
       why = `its config-reloader has no ${CONTENT_HASH_METRIC}`;
     } catch (err) {
@@ -125,12 +156,11 @@ export class SwitchChecker {
     // An older config-reloader: vmauth's own reload metrics, then a bounded wait.
     const since = changedAt ?? this.now();
     try {
-      const page = await this.deps.pods.scrape(pod, { signal });
-      const ok = metricValue(page, RELOAD_OK_METRIC);
-      const at = metricValue(page, RELOAD_TIME_METRIC);
-      if (ok === 1 && at !== undefined && reloadedAfter(at, since)) return 'vmauth-reload';
-    } catch {
-      /* the bounded wait below decides */
+      const at = lastReloadAt(await this.deps.pods.scrape(pod, { signal }), this.now());
+      if (at !== undefined && reloadedAfter(at, since)) return 'vmauth-reload';
+    } catch (err) {
+      // Only the bounded wait below decides; a page that cannot be believed is said so.
+      if (err instanceof MetricsPageError) why += `; its reload metrics are not believed (${err.message})`;
     }
     if (this.now() - since >= input.fallbackWaitMs) return 'bounded-wait';
     return `vmauth pod ${pod.name}: ${why}; waiting for vmauth to report a reload after the Secret changed (${new Date(since).toISOString()}), at most ${Math.round(input.fallbackWaitMs / 1000)} s`;
