@@ -32,8 +32,9 @@ export function createLogger(level: LogLevel = 'info', sink: (line: string) => v
   const min = ORDER[level];
   const write = (lvl: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[lvl] < min) return;
-    const rec: LogFields = { time: new Date().toISOString(), level: lvl, msg, ...base };
-    for (const [k, v] of Object.entries(fields ?? {})) rec[k] = serializable(v);
+    // Spread, not rec[k] =: a field named `__proto__` stays a field (JSON.stringify writes it).
+    const given = Object.fromEntries(Object.entries(fields ?? {}).map(([k, v]) => [k, serializable(v)]));
+    const rec: LogFields = { time: new Date().toISOString(), level: lvl, msg, ...base, ...given };
     let line: string;
     try {
       line = JSON.stringify(rec);

@@ -2,6 +2,7 @@
 // route objects (which are the truth about who is out), and each switch is awaited until every
 // vmauth pod serves it.
 import { isCancellation, log } from '@temporalio/workflow';
+import { ownValue } from '../api/data-object';
 import type { RecordedZone, RouteRemoval } from '../api/route-records';
 import type { RolloutActivities, SwitchConfirmed, SwitchInput } from './activity-types';
 import { recordOwner, type RunContext } from './run-context';
@@ -71,7 +72,11 @@ export class ReadSwitch {
     const { ctx } = this;
     const routes = [
       { kind: 'VMAuth' as const, name: ctx.spec.vmauth.name, generation: edited.vmauthGeneration },
-      ...editedUsers(removals).map((name) => ({ kind: 'VMUser' as const, name, generation: edited.vmuserGenerations?.[name] })),
+      ...editedUsers(removals).map((name) => ({
+        kind: 'VMUser' as const,
+        name,
+        generation: edited.vmuserGenerations && ownValue(edited.vmuserGenerations, name),
+      })),
     ];
     const confirm = await this.announce(z, removals, expect);
     const r = await ctx.acts.wait.awaitSwitch({ namespace: ctx.ns, routes, pollIntervalMs: ctx.st.pollIntervalMs, confirm });

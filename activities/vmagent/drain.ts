@@ -1,6 +1,7 @@
 // waitQueueDrained: poll inside one heartbeating activity until the zone's queues have been empty
 // for queueDrainedForMs without a break. Heartbeat details { last, emptySince } let a retried attempt
 // (worker crash, heartbeat timeout) resume the streak instead of starting over.
+import { ownValue } from '../../api/data-object';
 import type { DrainHeartbeat, QueueSample } from '../../api/rollout-contract';
 import type { QueueTarget } from '../../workflows/activity-types';
 import { sleepHeartbeating, type PollContext } from '../activity-context';
@@ -28,9 +29,13 @@ export function resumeStreak(details: unknown, nowMs: number, pollIntervalMs: nu
 
 /** Pods whose send-retry counter for the zone grew between two samples (a block in flight kept failing). */
 export function podsRetriedSince(prev: QueueSample | undefined, sample: QueueSample): string[] {
-  const before = prev?.sendRetries ?? {};
+  const before = prev?.sendRetries;
   return Object.entries(sample.sendRetries ?? {})
-    .filter(([pod, n]) => before[pod] !== undefined && n > before[pod]!)
+    .filter(([pod, n]) => {
+      // Keyed by pod name (`constructor` is one): only a count the previous sample holds.
+      const was = before && ownValue(before, pod);
+      return was !== undefined && n > was;
+    })
     .map(([pod]) => pod);
 }
 
