@@ -1,5 +1,6 @@
 // `-o json`: the view as a document for scripts. Stable: every key always present (null when
 // unknown), in a fixed order, times as ISO strings and durations in whole seconds.
+import { printableJson } from './printable';
 import type { QueueView, RolloutView, ZoneView } from './view';
 
 /** Bumped only when a key changes meaning or goes away (new keys may be added). */
@@ -69,4 +70,4 @@ export function viewDocument(v: RolloutView, now: Date) {
   };
 }
 
-export const renderJson = (v: RolloutView, now: Date): string => JSON.stringify(viewDocument(v, now), null, 2);
+export const renderJson = (v: RolloutView, now: Date): string => printableJson(viewDocument(v, now), 2);

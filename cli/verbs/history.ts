@@ -4,6 +4,7 @@ import type { Command } from '../args';
 import { EXIT } from '../exit-codes';
 import type { Io } from '../io';
 import { getVmdc, loadKube, NotFound } from '../kube';
+import { printableJson } from '../printable';
 import { historyDocument, historyRows, renderHistory } from '../render-history';
 import { listRollouts, readResult } from '../temporal';
 import { requireTemporal } from './workflow-source';
@@ -24,7 +25,7 @@ export async function history(cmd: HistoryCommand, io: Io): Promise<number> {
       if (phase) r.resultPhase = phase;
     }
     const rows = historyRows(records, new Date(), { workflowId: obj?.status?.workflow?.id, phase: obj?.status?.phase });
-    if (cmd.output === 'json') io.print(JSON.stringify(historyDocument(rows), null, 2));
+    if (cmd.output === 'json') io.print(printableJson(historyDocument(rows), 2));
     else if (rows.length === 0) io.print(`no rollout of VMDistributedCluster ${kube.namespace}/${cmd.name} in Temporal namespace ${t.namespace}`);
     else for (const line of renderHistory(rows)) io.print(line);
     return EXIT.ok;
