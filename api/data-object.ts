@@ -5,7 +5,7 @@
 // write through it reaches every object of the process), `o["constructor"]` reads a function that
 // was never stored. A null-prototype object has none of that: every key is a plain own data
 // property, and JSON.stringify writes it as it would a plain object's. Keys are read with ownValue.
-// Pure: workflow code imports it too. `make lint` (eslint-rules/data-objects.mjs) finds the plain
+// Pure: workflow code imports it too. `make lint` (eslint-rules/plain-object-maps.mjs) finds the plain
 // object maps this rules out.
 import type { JsonValue } from './types';
 
