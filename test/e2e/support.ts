@@ -274,7 +274,9 @@ export function startTraffic(opts: TrafficOptions) {
           try {
             const r = await httpRequest('GET', `${base}${readPath}?query=${encodeURIComponent(`max(${series})`)}`, {
               headers: route.headers,
-              timeoutMs: 3000,
+              // A read routed to a zone that is down fails at once (vmauth answers 502: connection
+              // refused); a slow answer is a CPU-starved test machine (suites run side by side).
+              timeoutMs: 10_000,
             });
             const latencyMs = Date.now() - at;
             if (r.status !== 200) reads.push({ at, route: route.name, status: r.status, latencyMs, error: r.body.slice(0, 300) });

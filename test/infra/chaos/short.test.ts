@@ -10,8 +10,8 @@
  * the campaign's own looks at vmagent's queues, the configs rendered for vmauth, the zone restarts
  * and the readers (test/infra/chaos/oracle.ts, whose unit tests hold a negative control per check).
  * About behaviour only: how fast things recover is measured by `make chaos` and reported in
- * docs/reliability.md. It runs alone (jest project `chaos`, after the e2e files, which run two at a
- * time): the stack takes the machine. Replay a failure: CHAOS_SEED=<seed printed> make test-chaos.
+ * docs/reliability.md. Jest project `chaos`, beside the e2e files in `make test` (it judges what
+ * happened, not how fast). Replay a failure: CHAOS_SEED=<seed printed> make test-chaos.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
