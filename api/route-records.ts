@@ -2,6 +2,7 @@
 // in one annotation, written by the same API call that removes the entries and deleted by the
 // call that puts them back. It outlives every workflow: any generation's workflow, the trigger
 // (finalizer) and a person (kubectl) read it. Pure: parsing and formatting only.
+import { dataObject } from './data-object';
 import type { JsonObject } from './types';
 
 export const OUT_OF_ROTATION_ANNOTATION = 'vmrollout.io/out-of-rotation';
@@ -136,7 +137,7 @@ export function parseRecords(value: string | undefined, uid?: string): RouteReco
     throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} is not JSON`);
   }
   if (!isObject(parsed)) throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} must be a JSON object keyed by <uid>/<zone>`);
-  const out: RouteRecords = {};
+  const out: RouteRecords = dataObject();
   for (const [k, v] of Object.entries(parsed)) {
     const owner = keyUid(k);
     if (uid !== undefined && owner !== undefined && owner !== uid) continue;

@@ -6,6 +6,7 @@
 // The route objects of one call are independent objects (each its own read-modify-write under its
 // own resourceVersion): they are edited at once (settleAll), and every read around the edits is made
 // at once too.
+import { dataObject } from '../../api/data-object';
 import { applyRemoval } from '../../api/route-edits';
 import {
   formatRecords,
@@ -143,7 +144,7 @@ async function generations(
     (route) => generationOf(route, route.kind === 'VMUser' && opts.skipMissingVMUsers ? 'skip' : undefined),
     { failureOrder: (i) => (i === 0 ? Number.MAX_SAFE_INTEGER : i) },
   );
-  const vmuserGenerations: Record<string, number> = {};
+  const vmuserGenerations = dataObject<number>();
   users.forEach((name, i) => {
     const g = userGenerations[i];
     if (g !== undefined) vmuserGenerations[name] = g;
