@@ -4,7 +4,7 @@
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { KubeConfig } from '@kubernetes/client-node';
+import { unreachableKubeConfig } from '../infra/harness/kube';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { ConfigUnreadableError, contentHash, decodeConfig } from '../../activities/vmauth/config';
@@ -34,14 +34,7 @@ async function checkSwitch(gzipped: Buffer, pages: { reloader: string; vmauth: s
     scrape: async (_pod: unknown, opts: { port?: number } = {}) => (opts.port === undefined ? pages.vmauth : pages.reloader),
     describeScrapeError: (e: unknown) => String(e),
   } as unknown as ServicePods;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const checker = new SwitchChecker({ kube: {} as KubeObjects, kubeConfig: kc, pods, now: () => NOW_MS });
+  const checker = new SwitchChecker({ kube: {} as KubeObjects, kubeConfig: unreachableKubeConfig(), pods, now: () => NOW_MS });
   (checker as unknown as { core: unknown }).core = {
     readNamespacedSecret: async () => ({
       metadata: { creationTimestamp: new Date(NOW_MS - 2_000) },
