@@ -199,8 +199,10 @@ async function serviceWithPod(admin: k8s.KubeConfig, ns: string, name: string, i
 
 /** The operator's config Secret of VMAuth vm-global: reads of the VMAuth and of VMUser w-a (username ua) go to both zones' vmselect. */
 function vmauthConfig(ns: string): Buffer {
-  const both = [vmselectURL(ns, 'w-a'), vmselectURL(ns, 'w-b')];
-  return gzipSync(Buffer.from(toYaml({ unauthorized_user: { url_prefix: both }, users: [{ username: 'ua', url_prefix: both }] })));
+  // Two arrays, not one twice: the yaml library writes a reused object as an anchor and an alias,
+  // which the operator (Go's yaml) never does and the worker refuses to resolve.
+  const both = () => [vmselectURL(ns, 'w-a'), vmselectURL(ns, 'w-b')];
+  return gzipSync(Buffer.from(toYaml({ unauthorized_user: { url_prefix: both() }, users: [{ username: 'ua', url_prefix: both() }] })));
 }
 
 interface WorkerFixtures {
