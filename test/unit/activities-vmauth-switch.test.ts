@@ -16,9 +16,7 @@ import {
   vmselectHosts,
   type ManagedRoute,
 } from '../../activities/vmauth/config';
-import { KubeConfig } from '@kubernetes/client-node';
-import { SwitchChecker, confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth/switch';
-import type { KubeObjects } from '../../kube/custom-objects';
+import { confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth/switch';
 import type { SwitchInput } from '../../workflows/activity-types';
 import { selectRequests, waitReadsDrained } from '../../activities/reads/drain';
 import type { PollContext } from '../../activities/activity-context';
@@ -26,6 +24,7 @@ import type { ServicePods } from '../../activities/pods/service-pods';
 import { carrierProblem } from '../../activities/reads/carriers';
 import { queueProgressMessage } from '../../workflows/status';
 import { readQuietMs } from '../../workflows/zone-steps';
+import { testSwitchChecker } from '../support/switch-checker';
 
 const NS = 'monitoring';
 const A = 'http://vmselect-vm-az-a.monitoring.svc:8481';
@@ -275,20 +274,14 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
       },
       describeScrapeError: (e: unknown) => String(e),
     } as unknown as ServicePods;
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: 'http://127.0.0.1:1' }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const checker = new SwitchChecker({ kube: {} as KubeObjects, kubeConfig: kc, pods, now: () => T0 + t });
-    (checker as unknown as { core: unknown }).core = {
-      readNamespacedSecret: async () => {
+    const checker = testSwitchChecker({
+      pods,
+      now: () => T0 + t,
+      readSecret: async () => {
         counts.secretReads++;
         return { metadata: { creationTimestamp: new Date(T0) }, data: { 'config.yaml.gz': secretAt(t).toString('base64') } };
       },
-    };
+    });
     const input: SwitchInput = {
       namespace: NS,
       vmauthName: 'global',

@@ -4,21 +4,20 @@
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { unreachableKubeConfig } from '../infra/harness/kube';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { ConfigUnreadableError, contentHash, decodeConfig } from '../../activities/vmauth/config';
-import { CLOCK_SKEW_MS, SwitchChecker, lastReloadAt, reportedHash, type SwitchCheck } from '../../activities/vmauth/switch';
+import { CLOCK_SKEW_MS, lastReloadAt, reportedHash, type SwitchCheck } from '../../activities/vmauth/switch';
 import { selectRequests } from '../../activities/reads/drain';
 import { MetricsPageError } from '../../activities/pods/prometheus-text';
 import { readZoneQueues } from '../../activities/vmagent/match';
 import type { ServicePods } from '../../activities/pods/service-pods';
-import type { KubeObjects } from '../../kube/custom-objects';
 import type { SwitchInput } from '../../workflows/activity-types';
 import { MAX_BODY_BYTES, startCodecServer, type CodecServer } from '../../process/codec-server';
 import { parsePayloadKeys } from '../../process/payload-codec';
 import { CASES, CODEC_CASES, CONFIG_CASES, NOW_MS, PAGE_CASES, type PageCase } from '../fixtures/hostile/caps';
 import { assertProperty } from '../support/property';
+import { testSwitchChecker } from '../support/switch-checker';
 
 const NS = 'monitoring';
 const A = 'http://vmselect-vm-az-a.monitoring.svc:8481';
@@ -34,13 +33,14 @@ async function checkSwitch(gzipped: Buffer, pages: { reloader: string; vmauth: s
     scrape: async (_pod: unknown, opts: { port?: number } = {}) => (opts.port === undefined ? pages.vmauth : pages.reloader),
     describeScrapeError: (e: unknown) => String(e),
   } as unknown as ServicePods;
-  const checker = new SwitchChecker({ kube: {} as KubeObjects, kubeConfig: unreachableKubeConfig(), pods, now: () => NOW_MS });
-  (checker as unknown as { core: unknown }).core = {
-    readNamespacedSecret: async () => ({
+  const checker = testSwitchChecker({
+    pods,
+    now: () => NOW_MS,
+    readSecret: async () => ({
       metadata: { creationTimestamp: new Date(NOW_MS - 2_000) },
       data: { 'config.yaml.gz': gzipped.toString('base64') },
     }),
-  };
+  });
   const input: SwitchInput = {
     namespace: NS,
     vmauthName: 'global',
