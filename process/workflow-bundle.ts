@@ -19,6 +19,7 @@ export const PRELOAD_MODULES: readonly string[] = [
   '../api/rollout-contract',
   '../api/route-edits',
   '../api/route-records',
+  '../api/route-targets',
   '../api/types',
   '../api/url',
   '../workflows/activity-types',

@@ -1,16 +1,11 @@
-// Read-route planning: which targetRefs take a zone out of reads (the edits themselves:
-// api/route-edits.ts). Pure: the workflow computes removals with it, and the activities check
-// hasReadBackend before an edit.
-import { applyRemoval, asObject, clone, crdOf, isVmselect, objectsOf } from '../api/route-edits';
-import type { JsonObject, JsonValue } from '../api/types';
-import type { RemovedRef, RouteRef, RouteRemoval } from '../api/route-records';
+// Read-route planning: the removals that take a zone out of every route, refused when a route would
+// be left with no backend (what one route's removal is: api/route-targets.ts; the edits themselves:
+// api/route-edits.ts). Pure: the workflow computes removals with it.
+import { applyRemoval } from '../api/route-edits';
+import type { RouteRef, RouteRemoval } from '../api/route-records';
+import { computeRemoval, hasReadBackend, type VMClusterRef } from '../api/route-targets';
 import type { RouteSnapshot } from './activity-types';
 import { FailureType } from './failures';
-
-export interface VMClusterRef {
-  name: string;
-  namespace: string;
-}
 
 /** The zone cannot be taken out of reads as the routes are: nothing may be edited. */
 export abstract class RoutePlanError extends Error {
@@ -31,86 +26,6 @@ export class EmptyRouteError extends RoutePlanError {
         ' with no backend',
     );
   }
-}
-
-// What a targetRef routes to, by the VictoriaMetrics operator's rules (v0.74.1,
-// vmauth/vmusers_config.go updateCRDObjURLs): crd.name routes to a cluster only when crd.name and
-// crd.namespace are both non-empty, and a crd.objects entry only by its exact name and namespace (an
-// empty namespace finds nothing). Taking a zone named in crd.name out of a targetRef that also lists
-// others in crd.objects empties crd.name and crd.namespace (a `crdName` removal).
-const nonEmpty = (v: JsonValue | undefined): v is string => typeof v === 'string' && v !== '';
-
-/** Operator rule: crd.name names this VMCluster only with crd.namespace, both non-empty and equal to the cluster's. */
-export function crdNameNamesCluster(crd: JsonObject | undefined, vmc: VMClusterRef): boolean {
-  return !!crd && nonEmpty(crd.name) && nonEmpty(crd.namespace) && crd.name === vmc.name && crd.namespace === vmc.namespace;
-}
-
-/** Operator rule: a crd.objects entry names this VMCluster only by its exact name and namespace. */
-export function objectNamesCluster(entry: JsonObject | undefined, vmc: VMClusterRef): boolean {
-  return !!entry && nonEmpty(entry.name) && nonEmpty(entry.namespace) && entry.name === vmc.name && entry.namespace === vmc.namespace;
-}
-
-/** True when some VMCluster/vmselect targetRef still sends reads to this VMCluster. */
-export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef): boolean {
-  return targetRefs.some((tr) => {
-    if (!isVmselect(tr)) return false;
-    const crd = crdOf(tr)!;
-    if (crdNameNamesCluster(crd, vmc)) return true;
-    return (objectsOf(tr) ?? []).some((o) => objectNamesCluster(asObject(o), vmc));
-  });
-}
-
-// An array, not a Set: this module is shared frozen between workflows (process/workflow-bundle.ts).
-const NON_READ_KINDS: readonly string[] = ['VMCluster/vminsert', 'VMAgent'];
-
-/** Whether crd.name (with crd.namespace) routes anywhere. */
-const nameRoutes = (crd: JsonObject): boolean => nonEmpty(crd.name) && nonEmpty(crd.namespace);
-
-/**
- * Whether a route still has at least one backend that can serve reads: a crd counts only with a
- * routing crd.name (name and namespace non-empty) or a non-empty crd.objects.
- */
-export function hasReadBackend(targetRefs: readonly JsonObject[]): boolean {
-  return targetRefs.some((tr) => {
-    const st = asObject(tr.static);
-    if (st) {
-      const urls = st.urls;
-      return (typeof st.url === 'string' && st.url !== '') || (Array.isArray(urls) && urls.length > 0);
-    }
-    const crd = crdOf(tr);
-    if (!crd) return false;
-    if (typeof crd.kind !== 'string' || NON_READ_KINDS.includes(crd.kind)) return false;
-    return nameRoutes(crd) || (objectsOf(tr)?.length ?? 0) > 0;
-  });
-}
-
-/**
- * What taking `vmc` out of one route removes: every VMCluster/vmselect targetRef naming only this
- * cluster (crd.name, or crd.objects whose entries all name it) as a whole, and this cluster's
- * entries of crd.objects of the others. A crd.name naming this cluster in a targetRef that routes
- * elsewhere too is emptied (a `crdName` entry). Does not check emptiness (see computeRemovals).
- */
-export function computeRemoval(snapshot: RouteSnapshot, vmc: VMClusterRef): RouteRemoval {
-  const removed: RemovedRef[] = [];
-  snapshot.targetRefs.forEach((tr, index) => {
-    if (!isVmselect(tr)) return;
-    const crd = crdOf(tr)!;
-    const nameIsZone = crdNameNamesCluster(crd, vmc);
-    const objects = objectsOf(tr) ?? [];
-    const hits = objects.map((o, j) => (objectNamesCluster(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
-    const onlyZone = (nameIsZone || !nameRoutes(crd)) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
-    if (onlyZone) {
-      removed.push({ type: 'targetRef', index, targetRef: clone(tr) });
-      return;
-    }
-    if (nameIsZone) {
-      removed.push({ type: 'crdName', index, name: crd.name as string, namespace: crd.namespace as string, targetRef: clone(tr) });
-    }
-    for (const objectIndex of hits) {
-      removed.push({ type: 'object', index, objectIndex, object: clone(objects[objectIndex]!), targetRef: clone(tr) });
-    }
-  });
-  return { route: snapshot.route, vmcluster: { ...vmc }, removed };
 }
 
 /**

@@ -35,7 +35,7 @@ import {
 import { listRouteRecords, recordedZones } from '../../kube/route-records';
 import type { RouteSnapshot } from '../../workflows/activity-types';
 import { FailureType } from '../../workflows/failures';
-import { computeRemoval, hasReadBackend } from '../../workflows/routes';
+import { computeRemoval, hasReadBackend } from '../../api/route-targets';
 import { nonRetryable } from '../errors';
 
 /** A route kept changing under every attempt: retryable (Temporal retries the whole activity with backoff). */

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { OUT_OF_ROTATION_ANNOTATION, formatRecords, recordKey, type OutOfRotationRecord, type RouteRecords, type RouteRef } from '../../api/route-records';
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../api/types';
 import { appliedRecord } from '../../kube/applied-fields';
-import { computeRemoval } from '../../workflows/routes';
+import { computeRemoval } from '../../api/route-targets';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
 import { followAuditLog, parseAuditLine, readAuditLog, type AuditEvent } from '../infra/chaos/audit-log';
 import { crossCheck, judge, seenDrainedFor, type Breach, type CheckId, type JudgeInput } from '../infra/chaos/oracle';

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { assertProperty } from '../support/property';
 import type { JsonObject } from '../../api/types';
 import type { RouteSnapshot } from '../../workflows/activity-types';
-import { EmptyRouteError, computeRemoval, computeRemovals, hasReadBackend, routeReferencesCluster } from '../../workflows/routes';
+import { EmptyRouteError, computeRemovals } from '../../workflows/routes';
+import { computeRemoval, hasReadBackend, routeReferencesCluster } from '../../api/route-targets';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
 
 const NS = 'ns';

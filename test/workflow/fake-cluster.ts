@@ -14,7 +14,7 @@ import { awaitSwitch } from '../../activities/reads/await-switch';
 import { queueReporter } from '../../activities/vmagent/queue-report';
 import { applyPatch } from '../../workflows/merge';
 import { jsonEqual } from '../../api/json-value';
-import { computeRemoval, hasReadBackend, routeReferencesCluster } from '../../workflows/routes';
+import { computeRemoval, hasReadBackend, routeReferencesCluster } from '../../api/route-targets';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
 
 export type PatchBehaviour = 'operational' | 'failed' | 'hang';

@@ -43,7 +43,7 @@ import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../..
 import { routeTargetRefs } from '../../../kube/route-objects';
 import type { KubeObject } from '../../../kube/custom-objects';
 import { jsonEqual } from '../../../api/json-value';
-import { routeReferencesCluster } from '../../../workflows/routes';
+import { routeReferencesCluster } from '../../../api/route-targets';
 import { undoRemoval } from '../../../api/route-edits';
 import { checkInvariants, type Action, type Breach as InvariantBreach, type InvariantOptions } from '../oracle/invariants';
 import { isWrite, responseGeneration, succeeded, type AuditEvent } from './audit-log';

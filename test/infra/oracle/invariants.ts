@@ -3,7 +3,7 @@
 import type { JsonObject, VMDistributedClusterStatus } from '../../../api/types';
 import type { RouteRemoval } from '../../../api/route-records';
 import { jsonEqual } from '../../../api/json-value';
-import { routeReferencesCluster } from '../../../workflows/routes';
+import { routeReferencesCluster } from '../../../api/route-targets';
 import { undoRemoval } from '../../../api/route-edits';
 
 interface Base {

@@ -1,0 +1,92 @@
+// What a read route's targetRefs route to, by the VictoriaMetrics operator's rules, and what taking
+// one VMCluster out of a route removes. Pure: the workflow plans removals with it, the activities
+// check a route keeps a backend, and a route record is verified against the live route with it
+// (api/record-verification.ts).
+import { asObject, clone, crdOf, isVmselect, objectsOf } from './route-edits';
+import type { JsonObject, JsonValue } from './types';
+import type { RemovedRef, RouteRef, RouteRemoval } from './route-records';
+
+export interface VMClusterRef {
+  name: string;
+  namespace: string;
+}
+
+// What a targetRef routes to, by the VictoriaMetrics operator's rules (v0.74.1,
+// vmauth/vmusers_config.go updateCRDObjURLs): crd.name routes to a cluster only when crd.name and
+// crd.namespace are both non-empty, and a crd.objects entry only by its exact name and namespace (an
+// empty namespace finds nothing). Taking a zone named in crd.name out of a targetRef that also lists
+// others in crd.objects empties crd.name and crd.namespace (a `crdName` removal).
+const nonEmpty = (v: JsonValue | undefined): v is string => typeof v === 'string' && v !== '';
+
+/** Operator rule: crd.name names this VMCluster only with crd.namespace, both non-empty and equal to the cluster's. */
+export function crdNameNamesCluster(crd: JsonObject | undefined, vmc: VMClusterRef): boolean {
+  return !!crd && nonEmpty(crd.name) && nonEmpty(crd.namespace) && crd.name === vmc.name && crd.namespace === vmc.namespace;
+}
+
+/** Operator rule: a crd.objects entry names this VMCluster only by its exact name and namespace. */
+export function objectNamesCluster(entry: JsonObject | undefined, vmc: VMClusterRef): boolean {
+  return !!entry && nonEmpty(entry.name) && nonEmpty(entry.namespace) && entry.name === vmc.name && entry.namespace === vmc.namespace;
+}
+
+/** True when some VMCluster/vmselect targetRef still sends reads to this VMCluster. */
+export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef): boolean {
+  return targetRefs.some((tr) => {
+    if (!isVmselect(tr)) return false;
+    const crd = crdOf(tr)!;
+    if (crdNameNamesCluster(crd, vmc)) return true;
+    return (objectsOf(tr) ?? []).some((o) => objectNamesCluster(asObject(o), vmc));
+  });
+}
+
+// An array, not a Set: this module is shared frozen between workflows (process/workflow-bundle.ts).
+const NON_READ_KINDS: readonly string[] = ['VMCluster/vminsert', 'VMAgent'];
+
+/** Whether crd.name (with crd.namespace) routes anywhere. */
+const nameRoutes = (crd: JsonObject): boolean => nonEmpty(crd.name) && nonEmpty(crd.namespace);
+
+/**
+ * Whether a route still has at least one backend that can serve reads: a crd counts only with a
+ * routing crd.name (name and namespace non-empty) or a non-empty crd.objects.
+ */
+export function hasReadBackend(targetRefs: readonly JsonObject[]): boolean {
+  return targetRefs.some((tr) => {
+    const st = asObject(tr.static);
+    if (st) {
+      const urls = st.urls;
+      return (typeof st.url === 'string' && st.url !== '') || (Array.isArray(urls) && urls.length > 0);
+    }
+    const crd = crdOf(tr);
+    if (!crd) return false;
+    if (typeof crd.kind !== 'string' || NON_READ_KINDS.includes(crd.kind)) return false;
+    return nameRoutes(crd) || (objectsOf(tr)?.length ?? 0) > 0;
+  });
+}
+
+/**
+ * What taking `vmc` out of one route removes: every VMCluster/vmselect targetRef naming only this
+ * cluster (crd.name, or crd.objects whose entries all name it) as a whole, and this cluster's
+ * entries of crd.objects of the others. A crd.name naming this cluster in a targetRef that routes
+ * elsewhere too is emptied (a `crdName` entry). Does not check emptiness (see computeRemovals).
+ */
+export function computeRemoval(snapshot: { route: RouteRef; targetRefs: readonly JsonObject[] }, vmc: VMClusterRef): RouteRemoval {
+  const removed: RemovedRef[] = [];
+  snapshot.targetRefs.forEach((tr, index) => {
+    if (!isVmselect(tr)) return;
+    const crd = crdOf(tr)!;
+    const nameIsZone = crdNameNamesCluster(crd, vmc);
+    const objects = objectsOf(tr) ?? [];
+    const hits = objects.map((o, j) => (objectNamesCluster(asObject(o), vmc) ? j : -1)).filter((j) => j >= 0);
+    const onlyZone = (nameIsZone || !nameRoutes(crd)) && (objects.length === 0 ? nameIsZone : hits.length === objects.length);
+    if (onlyZone) {
+      removed.push({ type: 'targetRef', index, targetRef: clone(tr) });
+      return;
+    }
+    if (nameIsZone) {
+      removed.push({ type: 'crdName', index, name: crd.name as string, namespace: crd.namespace as string, targetRef: clone(tr) });
+    }
+    for (const objectIndex of hits) {
+      removed.push({ type: 'object', index, objectIndex, object: clone(objects[objectIndex]!), targetRef: clone(tr) });
+    }
+  });
+  return { route: snapshot.route, vmcluster: { ...vmc }, removed };
+}
