@@ -64,6 +64,12 @@ export interface ActivityDeps {
    * test/integration/write-guard.test.ts. Never set in the worker's configuration.
    */
   bindWrites?: boolean;
+  /**
+   * TEST-ONLY knob, default true. false: the pods of vmagent, vmauth and vmselect Services are
+   * whatever their EndpointSlices list, unverified (activities/pods/service-pods.ts): the negative
+   * control of test/integration/pod-identity.test.ts. Never set in the worker's configuration.
+   */
+  verifyPods?: boolean;
 }
 
 export type { ActivityMetrics } from './metrics';
@@ -88,7 +94,14 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const kube = new KubeObjects(deps.kubeConfig);
   const metrics = deps.metrics ?? noopMetrics;
   const auth = deps.vmagentAuth ? new VmagentAuth(deps.kubeConfig, deps.vmagentAuth) : undefined;
-  const queues = new QueueReader({ kube, kubeConfig: deps.kubeConfig, fetch: deps.fetch, auth, scrapeTimeoutMs: deps.scrapeTimeoutMs });
+  const queues = new QueueReader({
+    kube,
+    kubeConfig: deps.kubeConfig,
+    fetch: deps.fetch,
+    auth,
+    scrapeTimeoutMs: deps.scrapeTimeoutMs,
+    verifyPods: deps.verifyPods,
+  });
   const stepTimer = new StepTimer();
   const switches = new SwitchChecker({ kube, kubeConfig: deps.kubeConfig, pods: queues.pods });
   const vmdcStatus = statusClient(deps.kubeConfig);

@@ -8,7 +8,9 @@
 // endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io, a controller
 // ownerReference {apiVersion: v1, kind: Service, name: <service>}, and per endpoint a targetRef
 // {kind: Pod, namespace: <the Service's namespace>, name, uid}. Mirrored slices (of a selectorless
-// Service's Endpoints) are owned by the Endpoints object and managed by another controller.
+// Service's Endpoints) are owned by the Endpoints object and managed by another controller. The
+// owner is matched by the Service's uid, not only its name: labels and ownerReferences are written
+// by whoever writes the slice, and only the uid names this Service (not a deleted namesake).
 import type { V1Endpoint, V1EndpointSlice } from '@kubernetes/client-node';
 
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -18,6 +20,8 @@ export const ENDPOINTSLICE_CONTROLLER = 'endpointslice-controller.k8s.io';
 export interface ServiceRef {
   namespace: string;
   service: string;
+  /** The Service's metadata.uid, as read. */
+  uid: string;
 }
 
 /** Why the slice is not one the EndpointSlice controller wrote for `ref`'s Service (undefined: it is). */
@@ -31,9 +35,9 @@ export function sliceOwnerProblem(slice: V1EndpointSlice, ref: ServiceRef): stri
     return `${name} is managed by ${managedBy === undefined ? 'no controller' : JSON.stringify(managedBy)}, not ${ENDPOINTSLICE_CONTROLLER}`;
   // The API server allows at most one controller reference per object.
   const owner = meta.ownerReferences?.find((o) => o.controller === true);
-  if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Service' || owner.name !== ref.service) {
-    const was = owner ? `${owner.kind} ${owner.name} (${owner.apiVersion})` : 'nothing';
-    return `${name} is controlled by ${was}, not Service ${ref.service}`;
+  if (!owner || owner.apiVersion !== 'v1' || owner.kind !== 'Service' || owner.name !== ref.service || owner.uid !== ref.uid) {
+    const was = owner ? `${owner.kind} ${owner.name} (${owner.apiVersion}, uid ${owner.uid})` : 'nothing';
+    return `${name} is controlled by ${was}, not Service ${ref.service} (uid ${ref.uid})`;
   }
   return undefined;
 }

@@ -1,10 +1,12 @@
 // The pods behind a Kubernetes service (its EndpointSlices) and their /metrics pages: how vmrollout
 // looks at vmagent, vmauth (and its config-reloader) and vmselect pods. Reading never trusts a page:
 // size-capped, time-bounded, never redirected, and any problem is reported, never guessed around.
-import { DiscoveryV1Api, type KubeConfig, type V1EndpointSlice } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig, type V1Endpoint, type V1EndpointSlice, type V1Pod, type V1Service } from '@kubernetes/client-node';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
-import { describeError } from '../../kube/errors';
-import { SERVICE_NAME_LABEL, sliceOwnerProblem, targetRefProblem, type ServiceRef } from './service-ownership';
+import { describeError, statusCode } from '../../kube/errors';
+import { SERVICE_NAME_LABEL, sliceOwnerProblem, targetRefProblem } from './service-ownership';
+import { podAddressProblem } from './pod-address';
+import { podIdentityProblem, type Workload } from './pod-identity';
 import { formatBytes } from '../vmagent/match';
 import type { Scheme } from '../vmagent/service';
 
@@ -76,31 +78,67 @@ export interface ServicePod {
   ready: boolean;
   /** Why the pod cannot be scraped, when it cannot. */
   problem?: string;
+  /**
+   * A ready endpoint that is not verified as one of the workload's pods (the problem says why):
+   * something claims to serve there. It is never scraped nor counted; callers wait on it.
+   */
+  unverified?: true;
+}
+
+/** What the endpoints are checked against: what the API server says of the Service and its pods. */
+export interface PodEvidence {
+  /** The Service the slices are labelled for; undefined when there is none. */
+  service: V1Service | undefined;
+  /** The pods the Service's selector selects, by name. */
+  pods: ReadonlyMap<string, V1Pod>;
+  /** The workloads whose pods the Service may list. */
+  workloads: readonly Workload[];
+}
+
+/** Why an endpoint of `slice` is not one of the evidence's workload's pods at `address` (undefined: it is). */
+function endpointProblem(slice: V1EndpointSlice, ep: V1Endpoint, address: string, namespace: string, evidence: PodEvidence): string | undefined {
+  const addressProblem = podAddressProblem(address, slice.addressType);
+  if (addressProblem) return addressProblem;
+  const { service } = evidence;
+  const uid = service?.metadata?.uid;
+  const serviceName = slice.metadata?.labels?.[SERVICE_NAME_LABEL] ?? '?';
+  if (!service || !uid) return `Service ${namespace}/${serviceName} not found`;
+  const owner = sliceOwnerProblem(slice, { namespace, service: service.metadata!.name!, uid });
+  if (owner) return owner;
+  const target = targetRefProblem(ep, namespace);
+  if (target) return target;
+  return podIdentityProblem(evidence.pods.get(ep.targetRef!.name!), ep, address, evidence.workloads);
 }
 
 /**
  * Pure: the pods listed by a service's EndpointSlices. An endpoint is one pod (deduplicated
  * across slices, e.g. dual-stack, by targetRef uid/name, preferring IPv4); `conditions.ready === false`
- * or a slice without a port named `http` makes it unscrapeable. With `owner` (the pods are to get
- * credentials), so does an endpoint that is not a Pod of `owner`'s namespace listed by the
- * EndpointSlice controller for `owner`'s Service (./service-ownership.ts).
+ * or a slice without a port named `http` makes it unscrapeable. With `evidence`, a ready endpoint
+ * is scrapeable only when it is verified: an IPv4/IPv6 address no pod can lack a reason to have
+ * (./pod-address.ts), in a slice the EndpointSlice controller wrote for the Service (by uid,
+ * ./service-ownership.ts), naming a Pod of the namespace the Service selects, with that address in
+ * its status.podIPs, not being deleted, controlled by one of the workloads (./pod-identity.ts).
+ * Without `evidence` nothing is verified: only the test switch `verifyPods: false` does that.
  */
-export function podsFromEndpointSlices(slices: V1EndpointSlice[], owner?: ServiceRef): ServicePod[] {
+export function podsFromEndpointSlices(slices: V1EndpointSlice[], namespace: string, evidence?: PodEvidence): ServicePod[] {
   const byKey = new Map<string, ServicePod & { ipv4: boolean }>();
   for (const slice of slices) {
     const port = slice.ports?.find((p) => p.name === HTTP_PORT_NAME)?.port;
     const ipv4 = slice.addressType === 'IPv4';
-    const sliceProblem = owner && sliceOwnerProblem(slice, owner);
     for (const ep of slice.endpoints ?? []) {
       const address = ep.addresses?.[0];
       const name = ep.targetRef?.name ?? address ?? '?';
       const key = ep.targetRef?.uid ?? ep.targetRef?.name ?? address ?? `${slice.metadata?.name}/${byKey.size}`;
       const pod: ServicePod & { ipv4: boolean } = { name, address, port, ready: ep.conditions?.ready !== false, ipv4 };
-      const ownerProblem = owner && (sliceProblem ?? targetRefProblem(ep, owner.namespace));
+      // A not-ready endpoint is never scraped nor counted: checking it would only report, e.g., a
+      // terminating pod of a rolling restart as a forgery.
+      const unverified = evidence && address && pod.ready ? endpointProblem(slice, ep, address, namespace, evidence) : undefined;
       if (!address) pod.problem = 'endpoint has no address';
-      else if (ownerProblem) pod.problem = `credentials withheld: ${ownerProblem}`;
-      else if (port === undefined) pod.problem = `EndpointSlice ${slice.metadata?.name ?? ''} has no port named ${HTTP_PORT_NAME}`;
       else if (!pod.ready) pod.problem = 'endpoint not ready';
+      else if (unverified) {
+        pod.problem = `not verified as the workload's pod, not scraped: ${unverified}`;
+        pod.unverified = true;
+      } else if (port === undefined) pod.problem = `EndpointSlice ${slice.metadata?.name ?? ''} has no port named ${HTTP_PORT_NAME}`;
       const prev = byKey.get(key);
       // One pod in several slices (dual-stack): prefer a scrapeable view, then the IPv4 one. A
       // foreign slice naming a Service's pod thus never displaces the controller's own view of it.
@@ -109,6 +147,20 @@ export function podsFromEndpointSlices(slices: V1EndpointSlice[], owner?: Servic
     }
   }
   return [...byKey.values()].map(({ ipv4: _ipv4, ...p }) => p);
+}
+
+/** The unverified endpoints among `pods`, described (at most 3 of them); undefined when there is none. */
+export function unverifiedPods(pods: readonly ServicePod[]): string | undefined {
+  const bad = pods.filter((p) => p.unverified);
+  if (bad.length === 0) return undefined;
+  const shown = bad.slice(0, 3).map((p) => `${p.name}: ${p.problem}`);
+  return `${bad.length} endpoint${bad.length === 1 ? '' : 's'} not verified as the workload's pod${bad.length === 1 ? '' : 's'}: ${shown.join('; ')}`;
+}
+
+/** The label selector of a Service's `spec.selector` (keys and values are validated label text). */
+export function selectorOf(service: V1Service): string | undefined {
+  const entries = Object.entries(service.spec?.selector ?? {});
+  return entries.length === 0 ? undefined : entries.map(([k, v]) => `${k}=${v}`).join(',');
 }
 
 /** The pod's /metrics URL, on its `http` port or on `port` (a sidecar's). */
@@ -124,27 +176,53 @@ export interface ServicePodsDeps {
   scrapeTimeoutMs?: number;
   /** Default MAX_METRICS_PAGE_BYTES; tests lower it. */
   maxPageBytes?: number;
+  /** TEST-ONLY, default true; false: endpoints are not verified (ActivityDeps.verifyPods). */
+  verifyPods?: boolean;
 }
 
 export class ServicePods {
   private readonly discovery: DiscoveryV1Api;
+  private readonly core: CoreV1Api;
   private readonly fetchFn: typeof fetch;
 
   constructor(private readonly deps: ServicePodsDeps) {
     this.discovery = deps.kubeConfig.makeApiClient(DiscoveryV1Api);
+    this.core = deps.kubeConfig.makeApiClient(CoreV1Api);
     this.fetchFn = deps.fetch ?? fetch;
   }
 
   /**
-   * The pods of service `service` (by its EndpointSlices' service-name label); with `verifyOwner`
-   * (the pods are to get credentials) only the Service's own pods are scrapeable.
+   * The pods of service `service` (by its EndpointSlices' service-name label) that are verified as
+   * pods of `workloads` (podsFromEndpointSlices). The Service is read, then its EndpointSlices and
+   * the pods its selector selects, in one list: the pods the EndpointSlice controller itself
+   * considers, one request however many endpoints there are (a get per endpoint would cost one
+   * request per pod on every sample).
    */
-  async list(namespace: string, service: string, opts: { verifyOwner?: boolean } = {}): Promise<ServicePod[]> {
-    const list = await this.discovery.listNamespacedEndpointSlice(
+  async list(namespace: string, service: string, workloads: readonly Workload[]): Promise<ServicePod[]> {
+    const slicesRead = this.discovery.listNamespacedEndpointSlice(
       { namespace, labelSelector: `${SERVICE_NAME_LABEL}=${service}` },
       withRequestTimeout(REQUEST_TIMEOUT_MS),
     );
-    return podsFromEndpointSlices(list.items, opts.verifyOwner ? { namespace, service } : undefined);
+    if (this.deps.verifyPods === false) return podsFromEndpointSlices((await slicesRead).items, namespace);
+    const [slices, evidence] = await Promise.all([slicesRead, this.evidence(namespace, service, workloads)]);
+    return podsFromEndpointSlices(slices.items, namespace, evidence);
+  }
+
+  private async evidence(namespace: string, name: string, workloads: readonly Workload[]): Promise<PodEvidence> {
+    let service: V1Service | undefined;
+    try {
+      service = await this.core.readNamespacedService({ namespace, name }, withRequestTimeout(REQUEST_TIMEOUT_MS));
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    const pods = new Map<string, V1Pod>();
+    const selector = service && selectorOf(service);
+    // A Service without a selector has no slices of the EndpointSlice controller: nothing to verify against.
+    if (selector) {
+      const list = await this.core.listNamespacedPod({ namespace, labelSelector: selector }, withRequestTimeout(REQUEST_TIMEOUT_MS));
+      for (const p of list.items) if (p.metadata?.name) pods.set(p.metadata.name, p);
+    }
+    return { service, pods, workloads };
   }
 
   /**

@@ -5,9 +5,9 @@
 import type { ReadsDrained, ReadsDrainInput } from '../../workflows/activity-types';
 import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
-import { vmselectServiceName } from '../vmauth/config';
+import { vmselectServiceName, vmselectWorkloads } from '../vmauth/config';
 import { nonNegative, parseSeries } from '../pods/prometheus-text';
-import type { ServicePods } from '../pods/service-pods';
+import { unverifiedPods, type ServicePods } from '../pods/service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
 const REQUESTS_METRIC = 'vm_http_requests_total';
@@ -25,11 +25,15 @@ async function readCounts(pods: ServicePods, input: ReadsDrainInput, signal: Abo
   const service = vmselectServiceName(input.vmcluster);
   let list;
   try {
-    list = (await pods.list(input.namespace, service)).filter((p) => !p.problem);
+    list = await pods.list(input.namespace, service, vmselectWorkloads(input.vmcluster));
   } catch (err) {
     if (signal.aborted) throw err;
     return `cannot list the pods of service ${service}: ${pods.describeScrapeError(err)}`;
   }
+  // A pod that is not verified may be one still sent reads: never counted as quiet.
+  const unverified = unverifiedPods(list);
+  if (unverified) return `service ${service}: ${unverified}`;
+  list = list.filter((p) => !p.problem);
   if (list.length === 0) return `no ready vmselect pod (EndpointSlices of service ${service})`;
   const counts = new Map<string, number>();
   for (const pod of list) {

@@ -1,7 +1,8 @@
 // One queue sample: the VMAgent's remoteWrite list → the zone's queues; its Service's EndpointSlices
 // → the pods; each pod's /metrics (https when the VMAgent serves TLS) → pending bytes. Anything
-// unknown or unreadable is "not drained". Credentials, when configured, go only to the pods the
-// EndpointSlice controller lists for the VMAgent's own Service (../pods/service-ownership.ts).
+// unknown or unreadable is "not drained". Only pods verified as the VMAgent's own are scraped (and
+// get the credentials, when configured); an endpoint that is not is a not-drained reading
+// (../pods/service-pods.ts).
 import type { QueueSample } from '../../api/rollout-contract';
 import type { QueueTarget } from '../../workflows/activity-types';
 import { describeError } from '../../kube/errors';
@@ -11,7 +12,7 @@ import { buildQueueSample, readZoneQueues, type PodReading } from './match';
 import { findZoneQueues, type RemoteWriteQueue } from './url';
 import { later, settled } from '../../kube/at-once';
 import type { VmagentAuth } from './auth';
-import { vmagentScheme, vmagentServiceName, type Scheme } from './service';
+import { vmagentScheme, vmagentServiceName, vmagentWorkloads, type Scheme } from './service';
 
 export interface QueueReaderDeps extends ServicePodsDeps {
   kube: KubeObjects;
@@ -26,9 +27,9 @@ export class QueueReader {
     this.pods = new ServicePods(deps);
   }
 
-  /** The VMAgent's pods; with `verifyOwner` (credentials go to them) only its own Service's are scrapeable. */
-  listPods(namespace: string, vmagentName: string, verifyOwner = false): Promise<ServicePod[]> {
-    return this.pods.list(namespace, vmagentServiceName(vmagentName), { verifyOwner });
+  /** The VMAgent's pods; only those verified as its own are scrapeable. */
+  listPods(namespace: string, vmagentName: string): Promise<ServicePod[]> {
+    return this.pods.list(namespace, vmagentServiceName(vmagentName), vmagentWorkloads(vmagentName));
   }
 
   /** Never throws for a read problem (it becomes a not-drained sample); rethrows only an abort by `signal`. */
@@ -52,7 +53,7 @@ export class QueueReader {
     const { auth } = this.deps;
     const [vmagentRead, podsRead, headersRead] = await Promise.allSettled([
       later(() => this.deps.kube.get(vmKind('VMAgent'), target.namespace, target.vmagentName)),
-      later(() => this.listPods(target.namespace, target.vmagentName, auth !== undefined)),
+      later(() => this.listPods(target.namespace, target.vmagentName)),
       later(async () => (auth ? auth.headers(target.namespace) : headers)),
     ]);
     try {

@@ -10,10 +10,26 @@
 // The operator uses that scheme for the VMAgent's URL, probes and VMServiceScrape endpoints
 // (internal/controller/operator/factory/build/vmscrape.go).
 
+import type { Workload } from '../pods/pod-identity';
+
 export type Scheme = 'http' | 'https';
 
 export function vmagentServiceName(vmagentName: string): string {
   return `vmagent-${vmagentName}`;
+}
+
+/**
+ * The workloads whose pods a VMAgent's Service lists: PrefixedName() as a Deployment, a
+ * StatefulSet (spec.statefulMode) or a DaemonSet (spec.daemonSetMode), shards named
+ * `<PrefixedName()>-<n>` (spec.shardCount, factory/build/shard.go).
+ */
+export function vmagentWorkloads(vmagentName: string): Workload[] {
+  const name = vmagentServiceName(vmagentName);
+  return [
+    { kind: 'Deployment', name, sharded: true },
+    { kind: 'StatefulSet', name, sharded: true },
+    { kind: 'DaemonSet', name },
+  ];
 }
 
 // vmagent parses -tls with Go's strconv.ParseBool (one value per -httpListenAddr): these are the

@@ -17,6 +17,7 @@ import { parse as parseYaml } from 'yaml';
 import { redactSecrets } from '../../api/redact';
 import type { RouteRef } from '../../api/route-records';
 import type { JsonObject } from '../../api/types';
+import type { Workload } from '../pods/pod-identity';
 
 export const VMAUTH_CONFIG_KEY = 'config.yaml.gz';
 /** The operator's build.ConfigReloaderDefaultPort: the config-reloader sidecar's /metrics. */
@@ -28,6 +29,10 @@ export const RELOAD_TIME_METRIC = 'vmauth_config_last_reload_success_timestamp_s
 export const configSecretName = (vmauth: string): string => `vmauth-config-${vmauth}`;
 export const vmauthServiceName = (vmauth: string): string => `vmauth-${vmauth}`;
 export const vmselectServiceName = (vmcluster: string): string => `vmselect-${vmcluster}`;
+/** The operator's Deployment of a VMAuth (factory/vmauth/vmauth.go: PrefixedName()). */
+export const vmauthWorkloads = (vmauth: string): Workload[] => [{ kind: 'Deployment', name: vmauthServiceName(vmauth) }];
+/** The operator's StatefulSet of a VMCluster's vmselect (factory/vmcluster: PrefixedName(ClusterComponentSelect)). */
+export const vmselectWorkloads = (vmcluster: string): Workload[] => [{ kind: 'StatefulSet', name: vmselectServiceName(vmcluster) }];
 
 /** The hash a config-reloader reports for this Secret content (CRC32 IEEE of the gzipped bytes). */
 export const contentHash = (gzipped: Uint8Array): number => crc32(gzipped);

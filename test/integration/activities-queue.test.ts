@@ -1,7 +1,7 @@
 /**
  * Queue reading against real parts: a real vmagent remote-writing to two real VictoriaMetrics
- * single-node backends (two "zones"), a real kube-apiserver holding the VMAgent object and the
- * EndpointSlice of its service (pointing at the vmagent on 127.0.0.1). Backend B is stopped:
+ * single-node backends (two "zones"), a real kube-apiserver holding the VMAgent object, its
+ * Service, pod and EndpointSlice (the pod at POD_IP, mapped to the vmagent on 127.0.0.1). Backend B is stopped:
  * pending bytes are attributed to zone B only, waitQueueDrained(B) does not return until B is back
  * and its backlog is gone. A third vmagent holds a block in a send-retry backoff longer than
  * queueDrainedFor, its pending bytes 0: the wait ends only after the block was delivered.
@@ -18,6 +18,8 @@ import { VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { QueueTarget, RolloutActivities } from '../../workflows/activity-types';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 import { POD_IP, podNetworkFetch } from '../infra/harness/pod-network';
+import { publishServicePods } from '../infra/harness/service-pods';
+import { vmagentWorkloads } from '../../activities/vmagent/service';
 import { freePort } from '../infra/harness/ports';
 import { waitFor } from '../infra/harness/processes';
 import { httpPost, startVictoriaMetrics, startVmagent, vmQuery, type VmagentHandle, type VmProcessHandle } from '../infra/harness/vm';
@@ -62,19 +64,21 @@ async function createVMAgent(name: string, urls: string[]) {
 // activities' fetch maps it to 127.0.0.1, where the real vmagents listen (test/infra/harness/pod-network.ts).
 const loopbackFetch = podNetworkFetch;
 
+/**
+ * Pods of VMAgent `vmagentName` as the cluster has them (its Service, Deployment → ReplicaSet →
+ * Pod at POD_IP, ../infra/harness/service-pods.ts), each listed in an EndpointSlice of its own
+ * (`vmagent-<name>-<suffix>-<i>`) with its port, as the EndpointSlice controller writes one.
+ */
 async function createEndpointSlice(vmagentName: string, endpoints: Array<{ pod: string; port: number; ready?: boolean }>, suffix = 'x1') {
-  // One slice per port (as the EndpointSlice controller does); here each endpoint gets its own.
   for (const [i, ep] of endpoints.entries()) {
-    await discovery.createNamespacedEndpointSlice({
+    await publishServicePods(kube.kubeConfig, {
       namespace: NS,
-      body: {
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        addressType: 'IPv4',
-        metadata: { name: `vmagent-${vmagentName}-${suffix}-${i}`, labels: { 'kubernetes.io/service-name': `vmagent-${vmagentName}` } },
-        ports: [{ name: 'http', port: ep.port, protocol: 'TCP' }],
-        endpoints: [{ addresses: [POD_IP], conditions: { ready: ep.ready ?? true }, targetRef: { kind: 'Pod', name: ep.pod, namespace: NS } }],
-      },
+      component: 'vmagent',
+      instance: vmagentName,
+      port: ep.port,
+      workload: vmagentWorkloads(vmagentName)[0]!,
+      pods: [{ name: ep.pod, ip: POD_IP, ready: ep.ready }],
+      sliceName: `vmagent-${vmagentName}-${suffix}-${i}`,
     });
   }
 }

@@ -307,7 +307,7 @@ describe('helm chart', () => {
     expect(await trigger({ group: '', resource: 'events', verb: 'patch' })).toBe(false);
 
     // The worker: the object by name and its status, the VM objects (get + patch; list of the
-    // route objects for the records), EndpointSlices, the configured Secrets by name.
+    // route objects for the records), EndpointSlices, Services and pods, the configured Secrets by name.
     expect(await worker({ ...vmdc, verb: 'get' })).toBe(true);
     for (const verb of ['list', 'watch', 'patch', 'update', 'create', 'delete']) expect(await worker({ ...vmdc, verb })).toBe(false);
     expect(await worker({ ...status, verb: 'patch' })).toBe(true);
@@ -334,8 +334,11 @@ describe('helm chart', () => {
     expect(await worker({ group: '', resource: 'secrets', verb: 'watch', name: 'vmauth-config-vm-global' })).toBe(false);
     expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmagent-auth', namespace: ns })).toBe(true);
     expect(await worker({ group: '', resource: 'secrets', verb: 'get', name: 'vmagent-auth' })).toBe(false);
-    expect(await worker({ group: '', resource: 'pods', verb: 'list' })).toBe(false);
-    expect(await worker({ group: '', resource: 'services', verb: 'list' })).toBe(false);
+    // Each endpoint verified: its Service read by name, the pods its selector selects listed (docs/security.md#pods-are-identified-not-listed).
+    expect(await worker({ group: '', resource: 'services', verb: 'get' })).toBe(true);
+    expect(await worker({ group: '', resource: 'pods', verb: 'list' })).toBe(true);
+    for (const verb of ['list', 'watch', 'patch', 'update', 'create', 'delete']) expect(await worker({ group: '', resource: 'services', verb })).toBe(false);
+    for (const verb of ['get', 'watch', 'patch', 'update', 'create', 'delete']) expect(await worker({ group: '', resource: 'pods', verb })).toBe(false);
 
     // The same with the ServiceAccounts' own tokens against the API server.
     const admin = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);

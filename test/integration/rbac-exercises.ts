@@ -14,13 +14,16 @@ import { stringify as toYaml } from 'yaml';
 import { createActivities } from '../../activities';
 import { API_VERSION, GROUP, KIND, PLURAL, ROUTE_RECORDS_FINALIZER, VERSION, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../../api/constants';
 import { workflowIdFor } from '../../api/rollout-contract';
-import { validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
+import { STRICT_TRUST_POLICY, validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import { APPLIED_ANNOTATION, appliedRecord } from '../../kube/applied-fields';
 import { createLogger } from '../../trigger/log';
 import { startTrigger } from '../../trigger/main';
 import type { ApplyObjectInput, ManagedBy, RolloutActivities } from '../../workflows/activity-types';
 import { computeRemovals } from '../../workflows/routes';
+import { vmagentWorkloads } from '../../activities/vmagent/service';
+import { vmauthWorkloads } from '../../activities/vmauth/config';
+import { publishServicePods } from '../infra/harness/service-pods';
 
 export const VMAUTH = 'vm-global';
 export const VMAGENT_AUTH_SECRET = 'vmagent-auth';
@@ -51,7 +54,7 @@ export interface ExerciseContext {
 /** The steps that failed, `step: why`. */
 export type Failures = string[];
 
-export const policyFor = (ns: string): TrustPolicy => ({ createNamespaces: [ns], crossNamespaceTargetRefs: false });
+export const policyFor = (ns: string): TrustPolicy => ({ ...STRICT_TRUST_POLICY, createNamespaces: [ns] });
 
 const mergePatch = () => k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);
 
@@ -165,36 +168,6 @@ export async function createVmagentAuthSecret(admin: k8s.KubeConfig, releaseName
   });
 }
 
-/**
- * Service `name` and its EndpointSlice as the EndpointSlice controller writes them (labels
- * service-name + managed-by, the Service as controller owner, each endpoint's targetRef a Pod of
- * the namespace): the only slices the worker sends vmagent credentials to.
- */
-async function serviceWithPod(admin: k8s.KubeConfig, ns: string, name: string, ip: string, port: number): Promise<void> {
-  const core = admin.makeApiClient(k8s.CoreV1Api);
-  const svc = await core.createNamespacedService({
-    namespace: ns,
-    body: { metadata: { name }, spec: { selector: { app: name }, ports: [{ name: 'http', port, protocol: 'TCP' }] } },
-  });
-  await admin.makeApiClient(k8s.DiscoveryV1Api).createNamespacedEndpointSlice({
-    namespace: ns,
-    body: {
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      addressType: 'IPv4',
-      metadata: {
-        name: `${name}-x1`,
-        labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid: svc.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
-      },
-      ports: [{ name: 'http', port, protocol: 'TCP' }],
-      endpoints: [
-        { addresses: [ip], conditions: { ready: true, serving: true, terminating: false }, targetRef: { kind: 'Pod', name: `${name}-0`, namespace: ns } },
-      ],
-    },
-  });
-}
-
 // ---- the worker -----------------------------------------------------------------------------
 
 /** The operator's config Secret of VMAuth vm-global: reads of the VMAuth and of VMUser w-a (username ua) go to both zones' vmselect. */
@@ -219,8 +192,24 @@ async function workerFixtures(ctx: ExerciseContext): Promise<WorkerFixtures> {
   await createVm(admin, ns, 'VMAuth', VMAUTH, { unauthorizedUserAccessSpec: { targetRefs: [vmselects(ns, 'w-a', 'w-b')] } });
   await createVm(admin, ns, 'VMUser', 'w-a', { username: 'ua', targetRefs: [vmselects(ns, 'w-a', 'w-b')] });
   await createVm(admin, ns, 'VMUser', 'w-b', { username: 'ub', targetRefs: [vmselects(ns, 'w-a', 'w-b')] });
-  await serviceWithPod(admin, ns, 'vmagent-w', VMAGENT_POD_IP, VMAGENT_PORT);
-  await serviceWithPod(admin, ns, `vmauth-${VMAUTH}`, VMAUTH_POD_IP, VMAUTH_PORT);
+  // Each Service with its pod (the operator's Deployment → ReplicaSet → Pod, status.podIPs) and the
+  // EndpointSlice controller's slice: the pods the worker verifies (services get, pods list).
+  await publishServicePods(admin, {
+    namespace: ns,
+    component: 'vmagent',
+    instance: 'w',
+    port: VMAGENT_PORT,
+    workload: vmagentWorkloads('w')[0]!,
+    pods: [{ name: 'vmagent-w-0', ip: VMAGENT_POD_IP }],
+  });
+  await publishServicePods(admin, {
+    namespace: ns,
+    component: 'vmauth',
+    instance: VMAUTH,
+    port: VMAUTH_PORT,
+    workload: vmauthWorkloads(VMAUTH)[0]!,
+    pods: [{ name: `vmauth-${VMAUTH}-0`, ip: VMAUTH_POD_IP }],
+  });
   const gz = vmauthConfig(ns);
   await admin.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({
     namespace: ns,
@@ -391,7 +380,7 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
     expectThat(back.recorded?.length === 0, `restore: ${JSON.stringify(back)}`);
   });
 
-  await step('sampleQueue (get VMAgent, list EndpointSlices, get the credentials Secret)', async () => {
+  await step('sampleQueue (get VMAgent, list EndpointSlices, get Service, list pods, get the credentials Secret)', async () => {
     const s = await run('sampleQueue', { namespace: ns, vmagentName: 'w', vmclusterName: 'w-a', remoteWriteURL: rwURL(ns, 'w-a'), queueEmptyBytes: 0 });
     // A refused request is no error here: it is a sample with a problem. The pod must have been listed and read with the credentials.
     expectThat(
@@ -404,7 +393,7 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
     );
   });
 
-  await step(`confirmSwitch (get Secret vmauth-config-${VMAUTH}, get VMUser, list EndpointSlices)`, async () => {
+  await step(`confirmSwitch (get Secret vmauth-config-${VMAUTH}, get VMUser, list EndpointSlices, get Service, list pods)`, async () => {
     const c = await run('confirmSwitch', {
       namespace: ns,
       vmauthName: VMAUTH,

@@ -24,11 +24,14 @@ import { createActivities } from '../../activities';
 import { GROUP, PLURAL, VERSION, API_VERSION, KIND, OPERATIONAL, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../../api/constants';
 import { QUERY_PROGRESS, workflowIdFor, type Progress, type RolloutResult } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
+import { STRICT_TRUST_POLICY } from '../../api/trust-policy';
 import type { TriggerConfig } from '../../trigger/config';
 import { createLogger } from '../../trigger/log';
 import { startTrigger, type TriggerHandle, type TriggerDeps } from '../../trigger/main';
 import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 import { allocatePodIP, podNetworkFetch, registerPodPort } from '../infra/harness/pod-network';
+import { publishServicePods } from '../infra/harness/service-pods';
+import { vmagentWorkloads } from '../../activities/vmagent/service';
 import { harnessTempDir, waitFor } from '../infra/harness/processes';
 import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../infra/harness/vm';
@@ -97,7 +100,6 @@ export function triggerEnv(opts: TriggerEnvOptions) {
   let workerRun: Promise<void> | undefined;
   let custom!: k8s.CustomObjectsApi;
   let core!: k8s.CoreV1Api;
-  let discovery!: k8s.DiscoveryV1Api;
   let vm: VmProcessHandle | undefined;
   let agent: VmagentHandle | undefined;
   let urls: Record<Zone, string> | undefined;
@@ -114,7 +116,6 @@ export function triggerEnv(opts: TriggerEnvOptions) {
     agent = await startVmagent({ name: `${opts.name}-vmagent`, remoteWriteUrls: ZONES.map((z) => urls![z]), extraArgs: ['-remoteWrite.flushInterval=100ms'] });
     custom = kube.kubeConfig.makeApiClient(k8s.CustomObjectsApi);
     core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
-    discovery = kube.kubeConfig.makeApiClient(k8s.DiscoveryV1Api);
     await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS, CRD_FILE]);
     for (const name of opts.namespaces) await core.createNamespace({ body: { metadata: { name } } });
     env = await startTemporalDevEnv();
@@ -171,7 +172,7 @@ export function triggerEnv(opts: TriggerEnvOptions) {
       temporal: { address: 'unused:7233', namespace: 'default' },
       taskQueue,
       watchNamespaces: namespaces,
-      policy: { createNamespaces: namespaces, crossNamespaceTargetRefs: false },
+      policy: { ...STRICT_TRUST_POLICY, createNamespaces: namespaces },
       metricsPort: 0,
       logLevel: 'debug',
       relistIntervalMs: 120_000,
@@ -303,22 +304,21 @@ export function triggerEnv(opts: TriggerEnvOptions) {
   }
 
   /**
-   * The pod of VMAgent `name`: an EndpointSlice of service `vmagent-<name>` with one ready endpoint,
-   * its own TEST-NET-2 address on port 8429 (`http`), mapped to the environment's real vmagent.
+   * The pod of VMAgent `name`: its Service, Deployment → ReplicaSet → Pod `vmagent-<name>-0` at its
+   * own TEST-NET-2 address, and the EndpointSlice listing it ready on port 8429 (`http`), as the
+   * cluster has them (../infra/harness/service-pods.ts); the address is mapped to the environment's real vmagent.
    */
   async function vmagentPod(name: string, namespace = NS): Promise<void> {
     const podIP = allocatePodIP();
     unregister.push(registerPodPort(podIP, VMAGENT_POD_PORT, agent!.port));
-    await discovery.createNamespacedEndpointSlice({
+    await publishServicePods(kube!.kubeConfig, {
       namespace,
-      body: {
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        addressType: 'IPv4',
-        metadata: { name: `vmagent-${name}-x1`, labels: { 'kubernetes.io/service-name': `vmagent-${name}` } },
-        ports: [{ name: 'http', port: VMAGENT_POD_PORT, protocol: 'TCP' }],
-        endpoints: [{ addresses: [podIP], conditions: { ready: true }, targetRef: { kind: 'Pod', name: `vmagent-${name}-0`, namespace } }],
-      },
+      component: 'vmagent',
+      instance: name,
+      port: VMAGENT_POD_PORT,
+      workload: vmagentWorkloads(name)[0]!,
+      pods: [{ name: `vmagent-${name}-0`, ip: podIP }],
+      sliceName: `vmagent-${name}-x1`,
     });
   }
 

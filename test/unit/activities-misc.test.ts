@@ -135,22 +135,27 @@ describe('take-over', () => {
 
 describe('podsFromEndpointSlices', () => {
   const slice = (s: Partial<V1EndpointSlice> & { addressType?: string }): V1EndpointSlice => ({ addressType: 'IPv4', endpoints: [], ...s }) as V1EndpointSlice;
+  // Unverified (no evidence): what the test switch verifyPods: false lists; verification is
+  // test/unit/activities-vmagent-credentials.test.ts and test/unit/hostile-endpoint-slices.test.ts.
   it('lists pods with the http port; not-ready and port-less endpoints carry a problem', () => {
-    const pods = podsFromEndpointSlices([
-      slice({
-        metadata: { name: 's1' },
-        ports: [
-          { name: 'metrics', port: 1 },
-          { name: 'http', port: 8429 },
-        ],
-        endpoints: [
-          { addresses: ['10.0.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'vmagent-0', uid: 'u0' } },
-          { addresses: ['10.0.0.2'], conditions: { ready: false }, targetRef: { kind: 'Pod', name: 'vmagent-1', uid: 'u1' } },
-          { addresses: ['10.0.0.3'], targetRef: { kind: 'Pod', name: 'vmagent-2', uid: 'u2' } },
-        ],
-      }),
-      slice({ metadata: { name: 's2' }, ports: [{ name: 'other', port: 1 }], endpoints: [{ addresses: ['10.0.0.9'] }] }),
-    ]);
+    const pods = podsFromEndpointSlices(
+      [
+        slice({
+          metadata: { name: 's1' },
+          ports: [
+            { name: 'metrics', port: 1 },
+            { name: 'http', port: 8429 },
+          ],
+          endpoints: [
+            { addresses: ['10.0.0.1'], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'vmagent-0', uid: 'u0' } },
+            { addresses: ['10.0.0.2'], conditions: { ready: false }, targetRef: { kind: 'Pod', name: 'vmagent-1', uid: 'u1' } },
+            { addresses: ['10.0.0.3'], targetRef: { kind: 'Pod', name: 'vmagent-2', uid: 'u2' } },
+          ],
+        }),
+        slice({ metadata: { name: 's2' }, ports: [{ name: 'other', port: 1 }], endpoints: [{ addresses: ['10.0.0.9'] }] }),
+      ],
+      'ns',
+    );
     expect(pods).toEqual([
       { name: 'vmagent-0', address: '10.0.0.1', port: 8429, ready: true },
       { name: 'vmagent-1', address: '10.0.0.2', port: 8429, ready: false, problem: 'endpoint not ready' },
@@ -162,10 +167,13 @@ describe('podsFromEndpointSlices', () => {
   });
   it('deduplicates a dual-stack pod, preferring IPv4', () => {
     const ep = (a: string) => ({ addresses: [a], conditions: { ready: true }, targetRef: { kind: 'Pod', name: 'vmagent-0', uid: 'u0' } });
-    const pods = podsFromEndpointSlices([
-      slice({ addressType: 'IPv6', ports: [{ name: 'http', port: 8429 }], endpoints: [ep('fd00::1')] }),
-      slice({ addressType: 'IPv4', ports: [{ name: 'http', port: 8429 }], endpoints: [ep('10.0.0.1')] }),
-    ]);
+    const pods = podsFromEndpointSlices(
+      [
+        slice({ addressType: 'IPv6', ports: [{ name: 'http', port: 8429 }], endpoints: [ep('fd00::1')] }),
+        slice({ addressType: 'IPv4', ports: [{ name: 'http', port: 8429 }], endpoints: [ep('10.0.0.1')] }),
+      ],
+      'ns',
+    );
     expect(pods).toEqual([{ name: 'vmagent-0', address: '10.0.0.1', port: 8429, ready: true }]);
   });
 });

@@ -159,6 +159,8 @@ worker (activities/*.ts, kube/status-writer.ts, kube/route-records.ts):
   vmclusters, vmauths, vmusers, vmagents get + patch (reads, server-side apply, route merge patches);
   vmauths, vmusers list (readRecords and a zone's restore list the route records of the namespace);
   endpointslices list (the pods behind the vmagent, vmauth and vmselect services);
+  services get, pods list (each endpoint verified against its Service's uid and the Pod it names:
+  the pods the Service's selector selects, activities/pods/service-pods.ts);
   events create (a status write's Events: zone transitions, kube/events.ts).
 Granted separately: create of VM objects (createNamespaces), the VMAuth config Secrets (vmauths)
 and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in one namespace.
@@ -193,6 +195,12 @@ and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in o
   verbs: ["get", "list", "patch"]
 - apiGroups: ["discovery.k8s.io"]
   resources: ["endpointslices"]
+  verbs: ["list"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get"]
+- apiGroups: [""]
+  resources: ["pods"]
   verbs: ["list"]
 - apiGroups: [""]
   resources: ["events"]

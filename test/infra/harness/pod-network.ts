@@ -8,7 +8,7 @@
  * 127.0.0.1, where the real process listens. Discovery, ports, readiness, scrape and parsing stay
  * real; only the address is mapped. No request ever leaves loopback.
  *
- * Two ways a pod address is mapped:
+ * Two ways a pod address is mapped (http or https; a certificate is then checked against 127.0.0.1):
  *  - POD_IP (198.51.100.10), the legacy shared address: `http://POD_IP:<port>` → `http://127.0.0.1:<port>`
  *    (the EndpointSlice carries the real loopback port; used for the vmagent pod).
  *  - the POD REGISTRY: allocatePodIP() hands out a distinct address per pod (198.51.100.11 ...),
@@ -78,7 +78,7 @@ export function podToLoopback(url: string): string {
   } catch {
     return url;
   }
-  if (u.protocol !== 'http:' || !u.hostname.startsWith(POD_NET_PREFIX)) return url;
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname.startsWith(POD_NET_PREFIX)) return url;
   const port = Number(u.port || 80);
   const mapped = lookupPodPort(u.hostname, port);
   if (mapped !== undefined) {

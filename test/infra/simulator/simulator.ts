@@ -78,7 +78,12 @@
  *    endpointslice-controller.k8s.io, the Service as controller owner, each endpoint's targetRef
  *    a Pod of the namespace. No EndpointSlice controller runs: the simulator writes them.
  *
- * Not modelled: the Deployments and Pods themselves (the EndpointSlices stand for them), user
+ *  - The workloads and Pods behind the Services (../harness/service-pods.ts): Deployments
+ *    `vmagent-<name>` and `vmauth-<vmauth>` (a ReplicaSet owning their pods), StatefulSets
+ *    `vmselect-<vmc>`, each Pod with the selector labels, its controller owner and status.podIPs.
+ *    Nothing runs them: a pod's readiness is its endpoint's.
+ *
+ * Not modelled: pods coming and going (each keeps its name, uid and address), user
  * selection across namespaces, the status TTL refresh (60 min), HPA, TLS assets.
  *
  * Against the REAL operator (test/infra/harness/operator-bed/; test/operator/simulator-parity.test.ts
@@ -98,6 +103,11 @@ import { EventEmitter } from 'node:events';
 import * as k8s from '@kubernetes/client-node';
 import { FAILED, OPERATIONAL, VM_GROUP, VM_KINDS, VM_VERSION, type VMKind } from '../../../api/constants';
 import { podNetworkFetch } from '../harness/pod-network';
+import { ensureService, ensureWorkloadPods } from '../harness/service-pods';
+import { controllerSlice, podEndpoint } from '../../fixtures/pod-objects';
+import type { Workload } from '../../../activities/pods/pod-identity';
+import { vmagentWorkloads } from '../../../activities/vmagent/service';
+import { vmauthWorkloads, vmselectWorkloads } from '../../../activities/vmauth/config';
 import {
   configHash,
   gzipConfig,
@@ -314,6 +324,8 @@ export class ZoneSimulator extends EventEmitter {
   private vmauthSliceReady = 0;
   /** Service name → its uid (the owner its EndpointSlice names). */
   private readonly serviceUids = new Map<string, string>();
+  /** Pod name → its uid (the targetRef of its endpoint). */
+  private readonly podUids = new Map<string, string>();
   private readonly sliceWrites = new Map<string, Promise<void>>();
   readonly restarts: RestartRecord[] = [];
   readonly statuses: StatusRecord[] = [];
@@ -538,41 +550,45 @@ export class ZoneSimulator extends EventEmitter {
 
   /**
    * The Services the operator creates for the vmagent, the VMAuth and each zone's vmselect
-   * (factory/build/service.go Service: PrefixedName(), port `http`, selector SelectorLabels()).
-   * Unlike the operator's, they have no owner: the simulator starts before the CRs exist.
+   * (factory/build/service.go Service: PrefixedName(), port `http`, selector SelectorLabels()), and
+   * the pods behind them as the operator's workloads, their controllers and kubelet make them
+   * (../harness/service-pods.ts): vmagent and vmauth Deployments (pods owned by a ReplicaSet),
+   * vmselect StatefulSets, each Pod at its address. Unlike the operator's, they have no owner: the
+   * simulator starts before the CRs exist.
    */
   private async ensureServices(): Promise<void> {
-    const services: Array<[component: string, instance: string, port: number]> = Object.keys(this.opts.vmselectPods).map((zone) => [
-      'vmselect',
-      zone,
-      VMSELECT_POD_PORT,
-    ]);
-    services.push(['vmauth', this.opts.vmauthName ?? 'vmauth', VMAUTH_POD_PORT]);
-    if (this.opts.vmagentEndpoint) services.push(['vmagent', this.opts.vmagentEndpoint.vmagentName, this.opts.vmagentEndpoint.port]);
-    for (const [component, instance, port] of services) {
-      const name = `${component}-${instance}`;
-      const body: k8s.V1Service = {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name, namespace: this.opts.namespace },
-        spec: {
-          selector: {
-            'app.kubernetes.io/name': component,
-            'app.kubernetes.io/instance': instance,
-            'app.kubernetes.io/component': 'monitoring',
-            'managed-by': 'vm-operator',
-          },
-          ports: [{ name: 'http', port, protocol: 'TCP' }],
-        },
-      };
-      let svc: k8s.V1Service;
-      try {
-        svc = await this.core.createNamespacedService({ namespace: this.opts.namespace, body });
-      } catch (err) {
-        if (httpCode(err) !== 409) throw err;
-        svc = await this.core.readNamespacedService({ name, namespace: this.opts.namespace });
-      }
-      this.serviceUids.set(name, svc.metadata!.uid!);
+    const { namespace } = this.opts;
+    const components: Array<{ component: string; instance: string; port: number; workload: Workload; pods: Array<{ name: string; ip: string }> }> = [];
+    for (const [zone, pod] of Object.entries(this.opts.vmselectPods)) {
+      components.push({
+        component: 'vmselect',
+        instance: zone,
+        port: VMSELECT_POD_PORT,
+        workload: vmselectWorkloads(zone)[0]!,
+        pods: [{ name: `vmselect-${zone}-0`, ip: pod.podIP }],
+      });
+    }
+    const vmauth = this.opts.vmauthName ?? 'vmauth';
+    components.push({
+      component: 'vmauth',
+      instance: vmauth,
+      port: VMAUTH_POD_PORT,
+      workload: vmauthWorkloads(vmauth)[0]!,
+      pods: this.opts.vmauthPods.map((p) => ({ name: p.name, ip: p.podIP })),
+    });
+    const ep = this.opts.vmagentEndpoint;
+    if (ep) {
+      components.push({
+        component: 'vmagent',
+        instance: ep.vmagentName,
+        port: ep.port,
+        workload: vmagentWorkloads(ep.vmagentName)[0]!,
+        pods: [{ name: `vmagent-${ep.vmagentName}-0`, ip: ep.ip }],
+      });
+    }
+    for (const c of components) {
+      this.serviceUids.set(`${c.component}-${c.instance}`, await ensureService(this.opts.kubeConfig, { namespace, ...c }));
+      for (const [pod, uid] of await ensureWorkloadPods(this.opts.kubeConfig, { namespace, ...c })) this.podUids.set(pod, uid);
     }
   }
 
@@ -580,23 +596,15 @@ export class ZoneSimulator extends EventEmitter {
   private endpointSliceBody(name: string, port: number, endpoints: Array<{ ip: string; ready: boolean; pod: string }>): k8s.V1EndpointSlice {
     const uid = this.serviceUids.get(name);
     if (!uid) throw new Error(`zone simulator: no Service ${name} for its EndpointSlice`);
-    return {
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: {
-        name,
-        namespace: this.opts.namespace,
-        labels: { 'kubernetes.io/service-name': name, 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Service', name, uid, controller: true, blockOwnerDeletion: true }],
-      },
-      addressType: 'IPv4',
-      ports: [{ name: 'http', port, protocol: 'TCP' }],
-      endpoints: endpoints.map((e) => ({
-        addresses: [e.ip],
-        conditions: { ready: e.ready, serving: e.ready, terminating: false },
-        targetRef: { kind: 'Pod', name: e.pod, namespace: this.opts.namespace },
-      })),
-    };
+    const { namespace } = this.opts;
+    return controllerSlice({
+      namespace,
+      name,
+      service: name,
+      serviceUid: uid,
+      port,
+      endpoints: endpoints.map((e) => podEndpoint({ pod: e.pod, ip: e.ip, uid: this.podUids.get(e.pod), ready: e.ready }, namespace)),
+    });
   }
 
   /**
