@@ -73,3 +73,12 @@ export async function sleepHeartbeating(ctx: PollContext, ms: number, details: u
     if (left > 0) ctx.heartbeat(details);
   }
 }
+
+/** The workflow whose activity this is; outside an activity none (nothing is bound to it, nothing is written). */
+export function callingWorkflowId(): string {
+  try {
+    return Context.current().info.workflowExecution?.workflowId ?? '';
+  } catch {
+    return '';
+  }
+}

@@ -5,7 +5,9 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { UnreadableRecordsError } from '../api/route-records';
+import { describeUnverified, recordExpectation } from '../api/record-verification';
+import { parseWorkflowId } from '../api/rollout-contract';
+import { recordedZones } from '../kube/route-records';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import { describeError, refusedForGood } from '../kube/errors';
 import { eventCreator } from '../kube/events';
@@ -14,7 +16,7 @@ import type { QueueSample } from '../api/rollout-contract';
 import type { InputVerdict, QueueTarget, RolloutActivities } from '../workflows/activity-types';
 import { FailureType } from '../workflows/failures';
 import { STRICT_TRUST_POLICY, type TrustPolicy } from '../api/trust-policy';
-import { activityAttempt, activityLog, activityPollContext } from './activity-context';
+import { activityAttempt, activityLog, activityPollContext, callingWorkflowId } from './activity-context';
 import { applyObject } from './objects/apply-object';
 import { nonRetryable } from './errors';
 import { KubeObjects, vmKind } from '../kube/custom-objects';
@@ -116,25 +118,31 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const sampling = <T>(run: (sample: QueueSampler) => Promise<T>): Promise<T> => reportingQueues(metrics, sample, run);
 
   /**
-   * The zones out of reads are what the route records say, whatever the workflow remembers; an
-   * annotation that cannot be read leaves the workflow's own account (readRecords reports it).
+   * The records of one object, verified (api/record-verification.ts); those that are not are
+   * reported (log, metric; the status condition and its Event where a status is written), never
+   * acted on. The object's name, when not given, is the calling workflow's.
    */
-  const statusFromRecords = async (object: ObjectGeneration, status: VMDistributedClusterStatus): Promise<VMDistributedClusterStatus> => {
-    try {
-      return withRecordedZones(
-        status,
-        (await readRecords(kube, { namespace: object.namespace, uid: object.uid })).map((z) => z.zone),
-      );
-    } catch (err) {
-      if (err instanceof UnreadableRecordsError) return status;
-      throw err;
-    }
+  const expectationOf = async (o: { namespace: string; uid: string; name?: string }) =>
+    recordExpectation(o.namespace, o.uid, o.name ? await vmdcStatus.get(o.namespace, o.name) : undefined);
+  const verifiedRecords = async (object: { namespace: string; uid: string; name?: string }) => {
+    const name = object.name ?? parseWorkflowId(callingWorkflowId())?.name;
+    const listing = await readRecords(kube, await expectationOf({ ...object, name }));
+    const unverified = listing.unverified.map(describeUnverified);
+    if (name) metrics.unverifiedRecords({ namespace: object.namespace, name }, unverified.length);
+    if (unverified.length > 0)
+      activityLog('warn', `route records not acted on: ${unverified.join('; ')}`, { namespace: object.namespace, name, uid: object.uid });
+    return { zones: recordedZones(listing.verified), unverified };
   };
 
+  /** The zones out of reads are what the verified route records say, whatever the workflow remembers. */
   const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }) => {
     await bound({ kind: 'status', object: input.object });
-    const status = await statusFromRecords(input.object, input.status);
-    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent });
+    const records = await verifiedRecords(input.object);
+    const status = withRecordedZones(
+      input.status,
+      records.zones.map((z) => z.zone),
+    );
+    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent, unverifiedRecords: records.unverified });
   };
 
   const activities: RolloutActivities = {
@@ -142,7 +150,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       const { namespace, name } = input.object;
       let v: InputVerdict;
       try {
-        v = decideInput(input, Context.current().info.workflowExecution?.workflowId ?? '', await vmdcStatus.get(namespace, name), policy);
+        v = decideInput(input, callingWorkflowId(), await vmdcStatus.get(namespace, name), policy);
       } catch (err) {
         if (!refusedForGood(err, activityAttempt())) throw err;
         v = { verdict: 'refused', message: `workflow input refused, nothing done: cannot read ${namespace}/${name} to check it: ${describeError(err)}` };
@@ -171,11 +179,12 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     async editRoutes(input) {
       await bound({ kind: 'routes', input });
       const ctx = activityPollContext();
-      const r = await withReadableRecords(() => editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) }));
+      const spec = (await expectationOf(input.record.vmdc)).spec;
+      const r = await withReadableRecords(() => editRoutes(kube, input, { onAttempt: (route, attempt) => ctx.heartbeat({ route, attempt }) }, spec));
       return { vmauthGeneration: r.vmauthGeneration, vmuserGenerations: r.vmuserGenerations, recorded: r.recorded };
     },
 
-    readRecords: (input) => withReadableRecords(() => readRecords(kube, input)),
+    readRecords: async (input) => (await verifiedRecords(input)).zones,
 
     waitQueueDrained: (input) => sampling((sample) => waitQueueDrained(activityPollContext(), sample, input)),
 

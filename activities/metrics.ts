@@ -19,6 +19,8 @@ export interface ActivityMetrics {
   activityError(activity: string, type: string): void;
   /** A zone spent `seconds` in `step` (a zone phase) before moving on. */
   zoneStepDuration(step: ZonePhase, seconds: number): void;
+  /** The route records of one VMDistributedCluster not acted on, as counted by the last read of them. */
+  unverifiedRecords(labels: { namespace: string; name: string }, count: number): void;
 }
 
 export const noopMetrics: ActivityMetrics = {
@@ -26,6 +28,7 @@ export const noopMetrics: ActivityMetrics = {
   queueWatchEnded() {},
   activityError() {},
   zoneStepDuration() {},
+  unverifiedRecords() {},
 };
 
 export type QueueSampler = (target: QueueTarget) => Promise<QueueSample>;

@@ -5,7 +5,7 @@
 import type { Condition } from './types';
 
 /** The order the workflow writes its conditions in (order: 'canonical'). */
-export const CONDITION_ORDER: ReadonlyArray<Condition['type']> = ['Ready', 'Progressing', 'Paused', 'Valid', 'Drifted'];
+export const CONDITION_ORDER: ReadonlyArray<Condition['type']> = ['Ready', 'Progressing', 'Paused', 'Valid', 'Drifted', 'RecordsVerified'];
 
 /** A condition to set; one that carries no lastTransitionTime gets it from the merge. */
 export type ConditionUpdate = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string };

@@ -1,7 +1,8 @@
 // What the status says of the zones out of reads: what the records on the route objects say
 // (api/route-records.ts), whoever writes the status (the rollout's status writes, and
 // `kubectl vmdc release-zone` after a person's release). Pure.
-import type { VMDistributedClusterStatus } from './types';
+import type { ConditionUpdate } from './conditions';
+import type { Condition, VMDistributedClusterStatus } from './types';
 
 /** A zone's status message when a person released it (the records gone, the workflow did not put it back). */
 export const RELEASED_BY_HAND = 'back in read rotation: released by hand';
@@ -24,4 +25,26 @@ export function withRecordedZones(status: VMDistributedClusterStatus, recorded: 
     return z;
   });
   return { ...status, zonesOutOfRotation, ...(zones ? { zones } : {}) };
+}
+
+/** The condition that reports route records vmrollout does not act on (api/record-verification.ts). */
+export const RECORDS_VERIFIED = 'RecordsVerified' as const;
+
+/**
+ * Pure: the RecordsVerified condition to write, given the records of this object that were not
+ * verified (each described in one line) and the conditions now on the object: False naming them
+ * while there are any; True once they are gone (only when the condition is there: an object that
+ * never had one gets none).
+ */
+export function recordsCondition(unverified: readonly string[], current: readonly Condition[] | undefined): ConditionUpdate | undefined {
+  if (unverified.length > 0) {
+    return {
+      type: RECORDS_VERIFIED,
+      status: 'False',
+      reason: 'UnverifiedRecords',
+      message: `route records not acted on (docs/security.md#route-records-are-claims): ${unverified.join('; ')}`,
+    };
+  }
+  if (!current?.some((c) => c.type === RECORDS_VERIFIED && c.status !== 'True')) return undefined;
+  return { type: RECORDS_VERIFIED, status: 'True', reason: 'Verified', message: 'every route record of this object is verified' };
 }

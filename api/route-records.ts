@@ -55,8 +55,16 @@ export interface RecordOwner {
   generation: number;
 }
 
+/** The route object a record is written on: a record copied to another object (or a re-created one) is not its. */
+export interface RecordCarrier {
+  kind: RouteRef['kind'];
+  name: string;
+  uid: string;
+}
+
 /** One record: exactly what was removed from the route object that carries it. */
 export interface OutOfRotationRecord extends RecordOwner {
+  route: RecordCarrier;
   vmcluster: { name: string; namespace: string };
   removed: RemovedRef[];
   /** When the entries were removed (ISO time). */
@@ -65,6 +73,12 @@ export interface OutOfRotationRecord extends RecordOwner {
 
 /** The annotation's value: records keyed by `<VMDistributedCluster uid>/<zone>`. */
 export type RouteRecords = Record<string, OutOfRotationRecord>;
+
+/** One record and the route object that carries it. */
+export interface RecordedRoute {
+  route: RouteRef;
+  record: OutOfRotationRecord;
+}
 
 /** A zone of this VMDistributedCluster that the records on the route objects show out of reads. */
 export interface RecordedZone {
@@ -81,12 +95,22 @@ export function recordKey(uid: string, zone: string): string {
   return `${uid}/${zone}`;
 }
 
+/**
+ * The longest annotation value read (characters), and the most records in it. vmrollout writes one record per
+ * zone out of reads of each VMDistributedCluster sharing the route (a few hundred bytes each);
+ * anything larger is not parsed at all (a 250 KiB value once cost seconds of CPU per attempt).
+ */
+export const MAX_RECORDS_LENGTH = 64 * 1024;
+export const MAX_RECORDS_PER_ROUTE = 64;
+
 /** The annotation holds something vmrollout did not write: it is never guessed at or overwritten. */
 export class UnreadableRecordsError extends Error {
   override readonly name = 'UnreadableRecordsError';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+const isName = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
 const isIndex = (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
@@ -104,13 +128,16 @@ function checkRecord(key: string, v: unknown): OutOfRotationRecord {
   const bad = (why: string) => new UnreadableRecordsError(`record ${JSON.stringify(key)}: ${why}`);
   if (!isObject(v)) throw bad('not an object');
   const vmdc = v.vmdc;
-  if (!isObject(vmdc) || typeof vmdc.uid !== 'string' || typeof vmdc.name !== 'string' || typeof vmdc.namespace !== 'string')
-    throw bad('vmdc must name namespace, name and uid');
-  if (typeof v.zone !== 'string' || key !== recordKey(vmdc.uid, v.zone)) throw bad('the key must be <uid>/<zone> of the record');
+  // An empty uid or zone would make a record anyone's: each part is required.
+  if (!isObject(vmdc) || !isName(vmdc.uid) || !isName(vmdc.name) || !isName(vmdc.namespace)) throw bad('vmdc must name namespace, name and uid');
+  if (!isName(v.zone) || key !== recordKey(vmdc.uid, v.zone)) throw bad('the key must be <uid>/<zone> of the record');
+  const route = v.route;
+  if (!isObject(route) || (route.kind !== 'VMAuth' && route.kind !== 'VMUser') || !isName(route.name) || !isName(route.uid))
+    throw bad('route must name the kind, name and uid of the object carrying the record');
   const vmc = v.vmcluster;
-  if (!isObject(vmc) || typeof vmc.name !== 'string' || typeof vmc.namespace !== 'string') throw bad('vmcluster must name namespace and name');
-  if (!Array.isArray(v.removed) || !v.removed.every(isRemovedRef)) {
-    throw bad('removed must be a list of removed targetRefs, crd.objects entries or crd.name references');
+  if (!isObject(vmc) || !isName(vmc.name) || !isName(vmc.namespace)) throw bad('vmcluster must name namespace and name');
+  if (!Array.isArray(v.removed) || v.removed.length === 0 || !v.removed.every(isRemovedRef)) {
+    throw bad('removed must be a non-empty list of removed targetRefs, crd.objects entries or crd.name references');
   }
   if (typeof v.workflowId !== 'string' || typeof v.generation !== 'number' || typeof v.since !== 'string')
     throw bad('workflowId, generation and since are required');
@@ -129,7 +156,8 @@ function keyUid(key: string): string | undefined {
  * none of its business and is not checked; one whose key might be this uid's is.
  */
 export function parseRecords(value: string | undefined, uid?: string): RouteRecords {
-  if (value === undefined || value === '') return {};
+  if (value === undefined || value === '') return dataObject();
+  if (value.length > MAX_RECORDS_LENGTH) throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} is longer than ${MAX_RECORDS_LENGTH} characters`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(value);
@@ -137,8 +165,11 @@ export function parseRecords(value: string | undefined, uid?: string): RouteReco
     throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} is not JSON`);
   }
   if (!isObject(parsed)) throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} must be a JSON object keyed by <uid>/<zone>`);
+  const entries = Object.entries(parsed);
+  if (entries.length > MAX_RECORDS_PER_ROUTE)
+    throw new UnreadableRecordsError(`${OUT_OF_ROTATION_ANNOTATION} holds more than ${MAX_RECORDS_PER_ROUTE} records`);
   const out: RouteRecords = dataObject();
-  for (const [k, v] of Object.entries(parsed)) {
+  for (const [k, v] of entries) {
     const owner = keyUid(k);
     if (uid !== undefined && owner !== undefined && owner !== uid) continue;
     out[k] = checkRecord(k, v);
@@ -151,9 +182,4 @@ export function formatRecords(records: RouteRecords): string | null {
   const keys = Object.keys(records).sort();
   if (keys.length === 0) return null;
   return JSON.stringify(Object.fromEntries(keys.map((k) => [k, records[k]])));
-}
-
-/** The records of one VMDistributedCluster (by uid). */
-export function recordsOf(records: RouteRecords, uid: string): OutOfRotationRecord[] {
-  return Object.values(records).filter((r) => r.vmdc.uid === uid);
 }

@@ -3,7 +3,7 @@
 // check a route keeps a backend, and a route record is verified against the live route with it
 // (api/record-verification.ts).
 import { asObject, clone, crdOf, isVmselect, objectsOf } from './route-edits';
-import type { JsonObject, JsonValue } from './types';
+import type { JsonObject, JsonValue, NormalizedSpec } from './types';
 import type { RemovedRef, RouteRef, RouteRemoval } from './route-records';
 
 export interface VMClusterRef {
@@ -89,4 +89,20 @@ export function computeRemoval(snapshot: { route: RouteRef; targetRefs: readonly
     }
   });
   return { route: snapshot.route, vmcluster: { ...vmc }, removed };
+}
+
+/** The targetRefs of a route object (missing → []): the VMAuth's unauthorizedUserAccessSpec's, a VMUser's spec's. */
+export function routeTargetRefs(kind: RouteRef['kind'], obj: Readonly<Record<string, unknown>>): JsonObject[] {
+  const spec = asObject(obj.spec as JsonValue | undefined);
+  const holder = kind === 'VMAuth' ? asObject(spec?.unauthorizedUserAccessSpec) : spec;
+  const refs = holder?.targetRefs;
+  return Array.isArray(refs) ? (refs.filter((r) => asObject(r) !== undefined) as JsonObject[]) : [];
+}
+
+/** The read routes the spec manages: the VMAuth and every VMUser named in the spec, each once. */
+export function managedRoutes(spec: NormalizedSpec): RouteRef[] {
+  return [
+    { kind: 'VMAuth' as const, name: spec.vmauth.name },
+    ...spec.zones.filter((z) => z.vmuser).map((z) => ({ kind: 'VMUser' as const, name: z.vmuser!.name })),
+  ].filter((r, i, all) => all.findIndex((x) => x.kind === r.kind && x.name === r.name) === i);
 }

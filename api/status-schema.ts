@@ -7,7 +7,7 @@ const timestamp = (description: string) => z.string().meta({ format: 'date-time'
 const generation = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
 
 export const conditionSchema = z.object({
-  type: z.enum(['Ready', 'Progressing', 'Paused', 'Valid', 'Drifted']).describe('Condition type.'),
+  type: z.enum(['Ready', 'Progressing', 'Paused', 'Valid', 'Drifted', 'RecordsVerified']).describe('Condition type.'),
   status: z.enum(['True', 'False', 'Unknown']),
   reason: z.string().max(1024).describe('CamelCase reason.'),
   message: z.string().max(32768),

@@ -80,7 +80,7 @@ export interface ZoneStatus {
 
 /** metav1.Condition */
 export interface Condition {
-  type: 'Ready' | 'Progressing' | 'Paused' | 'Valid' | 'Drifted';
+  type: 'Ready' | 'Progressing' | 'Paused' | 'Valid' | 'Drifted' | 'RecordsVerified';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;

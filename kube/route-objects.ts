@@ -7,28 +7,27 @@
 // and a person's release (`kubectl vmdc release-zone`).
 import { jsonEqual } from '../api/json-value';
 import { undoRemoval } from '../api/route-edits';
-import { formatRecords, recordKey, OUT_OF_ROTATION_ANNOTATION, type OutOfRotationRecord, type RemovedRef, type RouteRef } from '../api/route-records';
-import type { JsonObject, JsonValue } from '../api/types';
+import {
+  formatRecords,
+  parseRecords,
+  recordKey,
+  OUT_OF_ROTATION_ANNOTATION,
+  UnreadableRecordsError,
+  type OutOfRotationRecord,
+  type RemovedRef,
+  type RouteRef,
+} from '../api/route-records';
+import { restoreIssue, type RecordExpectation } from '../api/record-verification';
+import { routeTargetRefs } from '../api/route-targets';
+import type { JsonObject } from '../api/types';
 import { settleAll } from './at-once';
 import { vmKind, type KubeObject, type KubeObjects } from './custom-objects';
 import { routeFieldManager } from './field-managers';
 import { readModifyWrite } from './read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from './request-timeout';
-import { listRouteRecords, routeObjectRecords, type ListOptions } from './route-records';
+import { listRouteViews, routeObjectRecords, type ListOptions } from './route-records';
 
 export const MAX_CONFLICT_RETRIES = 10;
-
-function asObject(v: JsonValue | undefined): JsonObject | undefined {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
-}
-
-/** The targetRefs of a route object (missing → []). */
-export function routeTargetRefs(kind: RouteRef['kind'], obj: KubeObject): JsonObject[] {
-  const spec = asObject(obj.spec);
-  const holder = kind === 'VMAuth' ? asObject(spec?.unauthorizedUserAccessSpec) : spec;
-  const refs = holder?.targetRefs;
-  return Array.isArray(refs) ? (refs.filter((r) => asObject(r) !== undefined) as JsonObject[]) : [];
-}
 
 /** A merge patch that sets the route's targetRefs (lists replace) under a resourceVersion precondition. */
 export function routePatch(kind: RouteRef['kind'], resourceVersion: string | undefined, targetRefs: JsonObject[]): JsonObject {
@@ -116,10 +115,13 @@ export interface RestoredRoute {
   record?: OutOfRotationRecord;
   /** Whether the targetRefs changed (false: everything recorded was already there; the record was still deleted). */
   changed: boolean;
+  /** Why its record was not restored (api/record-verification.ts restoreIssue): nothing was written. */
+  refused?: string;
 }
 
 /** Puts back what the route's record of (uid, zone) says and deletes the record, in one patch. */
-function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, uid: string, zone: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
+function restoreRecorded(kube: KubeObjects, route: RouteRef, expect: RecordExpectation, zone: string, hooks: EditRoutesHooks): Promise<RestoredRoute> {
+  const { namespace, uid } = expect;
   const untouched: RestoredRoute = { route, changed: false };
   const key = recordKey(uid, zone);
   return rewriteRoute<RestoredRoute>(kube, namespace, route, uid, hooks, (obj) => {
@@ -127,6 +129,8 @@ function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, 
     const records = recordsOn(route, namespace, obj);
     const record = records[key];
     if (!record) return { done: untouched }; // restored before
+    const refused = restoreIssue(record, { route, uid: obj.metadata.uid ?? '', namespace }, expect);
+    if (refused) return { done: { ...untouched, refused: `record of zone ${zone} ${refused}` } };
     const current = routeTargetRefs(route.kind, obj);
     const desired = undoRemoval(current, { removed: record.removed });
     const changed = !jsonEqual(desired, current);
@@ -140,20 +144,26 @@ function restoreRecorded(kube: KubeObjects, namespace: string, route: RouteRef, 
   });
 }
 
+/** Whether the annotation holds a record of (uid, zone); an unreadable one holds none that can be restored. */
+function carries(annotation: string | undefined, uid: string, zone: string): boolean {
+  try {
+    return recordKey(uid, zone) in parseRecords(annotation, uid);
+  } catch (err) {
+    if (err instanceof UnreadableRecordsError) return false;
+    throw err;
+  }
+}
+
 /**
  * Puts a zone of one VMDistributedCluster (by uid) back into every route of the namespace that
  * carries its record, exactly as the records say, deleting each record in the same patch. No
- * safety check: the caller decided (the workflow's rejoin, or a person's release). Throws
- * UnreadableRecordsError naming the object when an annotation cannot be read.
+ * safety check of the reads: the caller decided (the workflow's rejoin, or a person's release).
+ * A record that is not the uid's to restore (restoreIssue) is left as it is, reported in `refused`.
  */
-export async function restoreRecordedZone(
-  kube: KubeObjects,
-  input: { namespace: string; uid: string; zone: string },
-  hooks: EditRoutesHooks = {},
-): Promise<RestoredRoute[]> {
-  const carrying = (await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT)).filter((r) => r.record.zone === input.zone);
+export async function restoreRecordedZone(kube: KubeObjects, expect: RecordExpectation, zone: string, hooks: EditRoutesHooks = {}): Promise<RestoredRoute[]> {
+  const carrying = (await listRouteViews(kube.api, expect.namespace, LIST_TIMEOUT)).filter((v) => carries(v.annotation, expect.uid, zone));
   // Each route object at once; results in the listing's order.
-  return settleAll(carrying, ({ route }) => restoreRecorded(kube, input.namespace, route, input.uid, input.zone, hooks));
+  return settleAll(carrying, ({ route }) => restoreRecorded(kube, route, expect, zone, hooks));
 }
 
 /** One line per removed entry: where it was and what it is. */

@@ -1,23 +1,21 @@
 // The out-of-rotation records (api/route-records.ts) as they are on the route objects of a
-// namespace: every VMAuth and VMUser is listed and its annotation read. Shared by the activities
-// (readRecords, editRoutes' restore), the trigger and `kubectl vmdc release-zone`.
+// namespace: every VMAuth and VMUser is listed, its annotation read and each record verified
+// against the route (api/record-verification.ts). Shared by the activities (readRecords,
+// editRoutes' restore), the trigger and `kubectl vmdc release-zone`.
 import type { CustomObjectsApi } from '@kubernetes/client-node';
 import { VM_GROUP, VM_KINDS, VM_VERSION } from '../api/constants';
+import { verifyRecords, type RecordExpectation, type RecordListing, type RouteObjectView } from '../api/record-verification';
 import {
   OUT_OF_ROTATION_ANNOTATION,
   parseRecords,
   UnreadableRecordsError,
-  type OutOfRotationRecord,
+  type RecordedRoute,
   type RecordedZone,
   type RouteRecords,
   type RouteRef,
 } from '../api/route-records';
-
-/** One record and the route object that carries it. */
-export interface RecordedRoute {
-  route: RouteRef;
-  record: OutOfRotationRecord;
-}
+import type { JsonObject } from '../api/types';
+import { routeTargetRefs } from '../api/route-targets';
 
 /** Request options of every list call (e.g. a timeout from kube/request-timeout.ts). */
 export type ListOptions = Parameters<CustomObjectsApi['listNamespacedCustomObject']>[1];
@@ -26,7 +24,8 @@ export type ListOptions = Parameters<CustomObjectsApi['listNamespacedCustomObjec
 export const ROUTE_KINDS: ReadonlyArray<RouteRef['kind']> = ['VMAuth', 'VMUser'];
 
 interface ListedObject {
-  metadata?: { name?: string; annotations?: Record<string, string> };
+  metadata?: { name?: string; uid?: string; annotations?: Record<string, string> };
+  spec?: JsonObject;
 }
 
 const PAGE = 500;
@@ -66,31 +65,36 @@ function compareRoutes(a: RouteRef, b: RouteRef): number {
   return ROUTE_KINDS.indexOf(a.kind) - ROUTE_KINDS.indexOf(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
-async function scan(api: CustomObjectsApi, namespace: string, uid: string | undefined, options?: ListOptions): Promise<RecordedRoute[]> {
-  const out: RecordedRoute[] = [];
+/** Every VMAuth and VMUser of `namespace` as read now (the VMAuths first, then by name). */
+export async function listRouteViews(api: CustomObjectsApi, namespace: string, options?: ListOptions): Promise<RouteObjectView[]> {
+  const out: RouteObjectView[] = [];
   for (const kind of ROUTE_KINDS) {
     for (const obj of await listAll(api, namespace, kind, options)) {
       const name = obj.metadata?.name;
       if (!name) continue;
-      const route: RouteRef = { kind, name };
-      for (const record of Object.values(routeObjectRecords(route, namespace, obj.metadata?.annotations, uid))) out.push({ route, record });
+      out.push({
+        route: { kind, name },
+        uid: obj.metadata?.uid ?? '',
+        namespace,
+        targetRefs: routeTargetRefs(kind, { spec: obj.spec }),
+        annotation: obj.metadata?.annotations?.[OUT_OF_ROTATION_ANNOTATION],
+      });
     }
   }
-  return out.sort((a, b) => compareRoutes(a.route, b.route) || (a.record.zone < b.record.zone ? -1 : a.record.zone > b.record.zone ? 1 : 0));
+  return out.sort((a, b) => compareRoutes(a.route, b.route));
 }
+
+const byZone = (a: RecordedRoute, b: RecordedRoute) =>
+  compareRoutes(a.route, b.route) || (a.record.zone < b.record.zone ? -1 : a.record.zone > b.record.zone ? 1 : 0);
 
 /**
- * The records of one VMDistributedCluster (by uid) on the VMAuths and VMUsers of `namespace`, the
- * VMAuths first, then by name. Throws UnreadableRecordsError naming the object (`VMAuth ns/name:
- * ...`) when an annotation that could hold a record of this uid cannot be read.
+ * The records of one VMDistributedCluster (`expect.uid`) on the VMAuths and VMUsers of
+ * `namespace`, verified against the routes as they are (api/record-verification.ts): those that
+ * may be acted on, the VMAuths first, then by name; and those that may not, with the reason.
  */
-export async function listRouteRecords(api: CustomObjectsApi, namespace: string, uid: string, options?: ListOptions): Promise<RecordedRoute[]> {
-  return scan(api, namespace, uid, options);
-}
-
-/** Every record on the namespace's VMAuths and VMUsers, whatever its uid (strict: any unreadable annotation throws). */
-export async function listAllRouteRecords(api: CustomObjectsApi, namespace: string, options?: ListOptions): Promise<RecordedRoute[]> {
-  return scan(api, namespace, undefined, options);
+export async function listRouteRecords(api: CustomObjectsApi, namespace: string, expect: RecordExpectation, options?: ListOptions): Promise<RecordListing> {
+  const listing = verifyRecords(await listRouteViews(api, namespace, options), expect);
+  return { verified: listing.verified.sort(byZone), unverified: listing.unverified };
 }
 
 /**

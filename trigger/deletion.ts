@@ -1,31 +1,33 @@
-// An object being deleted, once no workflow of it runs: what holds the finalizer (its route
-// records, or records that cannot be read), the status that says so, and releasing the finalizer.
+// An object being deleted, once no workflow of it runs: what holds the finalizer (its verified
+// route records), the status that says so, and releasing the finalizer. A record that is not
+// verified (api/record-verification.ts) is reported and holds nothing: a forged or garbled
+// annotation cannot keep an object from being deleted.
 import { ROUTE_RECORDS_FINALIZER } from '../api/constants';
-import { OUT_OF_ROTATION_ANNOTATION, RELEASE_COMMAND, UnreadableRecordsError } from '../api/route-records';
+import { describeUnverified, recordExpectation, type UnverifiedRecord } from '../api/record-verification';
+import { OUT_OF_ROTATION_ANNOTATION, RELEASE_COMMAND, type RecordedRoute } from '../api/route-records';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
-import { recordedZones, type RecordedRoute } from '../kube/route-records';
+import { recordedZones } from '../kube/route-records';
 import type { VmdcObject } from '../kube/vmdc-object';
 import { tryCreateEvent, type KubeOps } from './kube';
 import type { Logger } from './log';
 
-/** What keeps a deleted object's finalizer, once no workflow of it runs. */
-export type DeletionBlock = { type: 'records'; routes: ReadonlyArray<RecordedRoute> } | { type: 'unreadable'; reason: string };
+/** What keeps a deleted object's finalizer, once no workflow of it runs, and the records that were not verified. */
+export interface DeletionBlock {
+  routes: ReadonlyArray<RecordedRoute>;
+  unverified: ReadonlyArray<UnverifiedRecord>;
+}
 
 /**
  * Pure: the status the trigger writes while a deleted object is held by its finalizer — the zones
  * the route records show out of reads (`zonesOutOfRotation`, [I5]) and, in
- * `message`, on which routes and how to release them; or why the records cannot be read.
+ * `message`, on which routes and how to release them, and which records are not acted on.
  */
 export function deletionBlockedStatus(
   og: Pick<ObjectGeneration, 'namespace' | 'uid'>,
   block: DeletionBlock,
 ): Pick<VMDistributedClusterStatus, 'message' | 'zonesOutOfRotation'> {
   const held = `being deleted, held by finalizer ${ROUTE_RECORDS_FINALIZER}`;
-  if (block.type === 'unreadable') {
-    return {
-      message: `${held}: its ${OUT_OF_ROTATION_ANNOTATION} records cannot be read (${block.reason}); restore the routes they describe and fix or remove that annotation by hand`,
-    };
-  }
+  const notActedOn = block.unverified.length > 0 ? `; not acted on (unverified): ${block.unverified.map(describeUnverified).join('; ')}` : '';
   const zones = recordedZones(block.routes);
   const list = zones.map((z) => `${z.zone} (${z.removals.map((r) => `${r.route.kind} ${r.route.name}`).join(', ')})`).join(', ');
   const zone = zones.length === 1 ? zones[0]!.zone : '<zone>';
@@ -33,7 +35,7 @@ export function deletionBlockedStatus(
     message:
       `${held}: ${zones.length === 1 ? 'zone' : 'zones'} out of read rotation: ${list}; ` +
       `release ${zones.length === 1 ? 'it' : 'each'} with \`${RELEASE_COMMAND} --namespace ${og.namespace} --uid ${og.uid} --zone ${zone}\`, ` +
-      `or restore those routes and remove their ${OUT_OF_ROTATION_ANNOTATION} records by hand`,
+      `or restore those routes and remove their ${OUT_OF_ROTATION_ANNOTATION} records by hand${notActedOn}`,
     zonesOutOfRotation: zones.map((z) => z.zone),
   };
 }
@@ -44,18 +46,17 @@ export function deletionBlockedStatus(
  * Warning Event, once per state) and the finalizer stays.
  */
 export async function releaseOrHold(kube: KubeOps, og: ObjectGeneration, obj: VmdcObject, log: Logger): Promise<'released' | 'held'> {
-  let block: DeletionBlock;
-  try {
-    const routes = await kube.listRouteRecords(og.namespace, og.uid);
-    if (routes.length === 0) {
-      const r = await kube.removeFinalizer(og, ROUTE_RECORDS_FINALIZER);
-      log.info('being deleted: no workflow runs and no zone is out of read rotation; finalizer removed', { result: r });
-      return 'released';
+  const listing = await kube.listRouteRecords(og.namespace, recordExpectation(og.namespace, og.uid, obj));
+  const block: DeletionBlock = { routes: listing.verified, unverified: listing.unverified };
+  if (block.routes.length === 0) {
+    if (block.unverified.length > 0) {
+      const message = `route records not acted on, holding nothing (docs/security.md#route-records-are-claims): ${block.unverified.map(describeUnverified).join('; ')}`;
+      log.warn(message);
+      await tryCreateEvent(kube, obj, 'Warning', 'RouteRecordsUnverified', message, log);
     }
-    block = { type: 'records', routes };
-  } catch (err) {
-    if (!(err instanceof UnreadableRecordsError)) throw err;
-    block = { type: 'unreadable', reason: err.message };
+    const r = await kube.removeFinalizer(og, ROUTE_RECORDS_FINALIZER);
+    log.info('being deleted: no workflow runs and no zone is out of read rotation; finalizer removed', { result: r });
+    return 'released';
   }
   const patch = deletionBlockedStatus(og, block);
   const written = await kube.patchStatus(

@@ -11,7 +11,8 @@ import { listCollection, VMDC_COLLECTION, vmCollection } from '../kube/collectio
 import { eventCreator, type EventType } from '../kube/events';
 import { readModifyWrite } from '../kube/read-modify-write';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
-import { listRouteRecords, type RecordedRoute } from '../kube/route-records';
+import { listRouteRecords } from '../kube/route-records';
+import type { RecordExpectation, RecordListing } from '../api/record-verification';
 import { STATUS_CONFLICT_RETRIES, vmdcStatusClient, writeVmdcStatus } from '../kube/status-writer';
 import type { Logger } from './log';
 import type { VmdcList, VmdcObject } from '../kube/vmdc-object';
@@ -37,8 +38,8 @@ export interface KubeOps {
   addFinalizer(ref: ObjectRef, finalizer: string): Promise<'added' | 'present' | 'deleting' | 'gone'>;
   /** Removes `finalizer` (and nothing else) the same way. */
   removeFinalizer(ref: ObjectRef, finalizer: string): Promise<'removed' | 'absent' | 'gone'>;
-  /** The route records of this uid on the namespace's VMAuths and VMUsers (throws UnreadableRecordsError). */
-  listRouteRecords(namespace: string, uid: string): Promise<RecordedRoute[]>;
+  /** The route records of a uid on the namespace's VMAuths and VMUsers, verified (api/record-verification.ts). */
+  listRouteRecords(namespace: string, expect: RecordExpectation): Promise<RecordListing>;
   createEvent(obj: VmdcObject, type: EventType, reason: string, message: string): Promise<void>;
 }
 
@@ -133,7 +134,7 @@ export function createKubeOps(kc: k8s.KubeConfig, instance = os.hostname(), requ
       editFinalizers(ref, (_fresh, list) =>
         list.includes(finalizer) ? { write: list.filter((f) => f !== finalizer), result: 'removed' as const } : ('absent' as const),
       ),
-    listRouteRecords: (namespace, uid) => listRouteRecords(custom, namespace, uid, timeout),
+    listRouteRecords: (namespace, expect) => listRouteRecords(custom, namespace, expect, timeout),
     createEvent,
   };
 }

@@ -33,12 +33,20 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): Wo
     registers: [registry],
   });
 
+  const unverified = new Gauge({
+    name: 'vmrollout_route_records_unverified',
+    help: "Route records of a VMDistributedCluster that vmrollout does not act on (docs/security.md#route-records-are-claims), as counted by this worker's last read of them",
+    labelNames: ['namespace', 'name'],
+    registers: [registry],
+  });
+
   return {
     registry,
     queuePendingBytes: (l, bytes) => pending.set({ namespace: l.namespace, name: l.name, zone: l.zone }, bytes),
     queueWatchEnded: (l) => pending.remove({ namespace: l.namespace, name: l.name, zone: l.zone }),
     activityError: (activity, type) => errors.inc({ activity, type }),
     zoneStepDuration: (step: ZonePhase, seconds) => stepDuration.observe({ step }, seconds),
+    unverifiedRecords: (l, count) => unverified.set({ namespace: l.namespace, name: l.name }, count),
   };
 }
 

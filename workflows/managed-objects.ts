@@ -2,7 +2,6 @@
 // the read routes it manages. Pure: the workflow applies and edits exactly these, and the write
 // guard (activities/guard/) accepts nothing else.
 import type { VMKind } from '../api/constants';
-import type { RouteRef } from '../api/route-records';
 import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, ZoneSpec } from '../api/types';
 import type { ApplyObjectInput } from './activity-types';
 import { composePatches, createsObject, desiredClusterPatch } from './merge';
@@ -47,12 +46,4 @@ export function specApplies(object: ObjectGeneration, spec: NormalizedSpec): App
     objectApplyFor(object, spec, 'VMAuth', spec.vmauth, 'vmauth'),
     objectApplyFor(object, spec, 'VMAgent', spec.vmagent, 'vmagent'),
   ].filter((a): a is ApplyObjectInput => a !== undefined);
-}
-
-/** The read routes the spec manages: the VMAuth and every VMUser named in the spec, each once. */
-export function managedRoutes(spec: NormalizedSpec): RouteRef[] {
-  return [
-    { kind: 'VMAuth' as const, name: spec.vmauth.name },
-    ...spec.zones.filter((z) => z.vmuser).map((z) => ({ kind: 'VMUser' as const, name: z.vmuser!.name })),
-  ].filter((r, i, all) => all.findIndex((x) => x.kind === r.kind && x.name === r.name) === i);
 }

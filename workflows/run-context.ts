@@ -4,7 +4,7 @@ import type { RecordOwner, RouteRef } from '../api/route-records';
 import type { NormalizedSpec, ObjectGeneration, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
 import type { QueueTarget } from './activity-types';
-import { managedRoutes } from './managed-objects';
+import { managedRoutes } from '../api/route-targets';
 
 export interface RunContext {
   readonly object: ObjectGeneration;

@@ -20,7 +20,8 @@ import { trustIssues, type TrustPolicy } from '../../api/trust-policy';
 import type { NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { formatIssues, validateSpec } from '../../api/validate';
 import type { ApplyObjectInput, RolloutActivities } from '../../workflows/activity-types';
-import { managedRoutes, specApplies } from '../../workflows/managed-objects';
+import { managedRoutes } from '../../api/route-targets';
+import { specApplies } from '../../workflows/managed-objects';
 
 /** What editRoutes is asked to do. */
 export type RouteEdit = Parameters<RolloutActivities['editRoutes']>[0];

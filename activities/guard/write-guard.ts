@@ -2,25 +2,15 @@
 // and the queue wait's status reports): the write must belong to the calling workflow's
 // VMDistributedCluster, as write-binding.ts decides against the object read now. A refusal is the
 // non-retryable InputRefused failure, before anything is written.
-import { Context } from '@temporalio/activity';
 import type { TrustPolicy } from '../../api/trust-policy';
 import { FailureType } from '../../workflows/failures';
-import { activityLog } from '../activity-context';
+import { activityLog, callingWorkflowId } from '../activity-context';
 import { nonRetryable } from '../errors';
 import { claimedObject, decideWrite, needsLiveObject, type LiveVmdc, type Write } from './write-binding';
 
 export interface WriteGuard {
   /** Resolves when `write` is the calling workflow's to make; throws the refusal otherwise. */
   check(write: Write): Promise<void>;
-}
-
-/** The workflow whose activity this is; outside an activity none (nothing is bound to it, nothing is written). */
-function callingWorkflowId(): string {
-  try {
-    return Context.current().info.workflowExecution?.workflowId ?? '';
-  } catch {
-    return '';
-  }
 }
 
 export function writeGuard(deps: { vmdcs: { get(namespace: string, name: string): Promise<LiveVmdc | undefined> }; policy: TrustPolicy }): WriteGuard {

@@ -7,6 +7,7 @@
 // own resourceVersion): they are edited at once (settleAll), and every read around the edits is made
 // at once too.
 import { dataObject } from '../../api/data-object';
+import type { RecordExpectation, RecordListing, RecordSpec } from '../../api/record-verification';
 import { applyRemoval } from '../../api/route-edits';
 import {
   formatRecords,
@@ -22,20 +23,12 @@ import {
 import type { JsonObject } from '../../api/types';
 import { settleAll, settled } from '../../kube/at-once';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';
-import {
-  LIST_TIMEOUT,
-  recordedPatch,
-  recordsOn,
-  restoreRecordedZone,
-  rewriteRoute,
-  routeLabel,
-  routeTargetRefs,
-  type EditRoutesHooks,
-} from '../../kube/route-objects';
+import { LIST_TIMEOUT, recordedPatch, recordsOn, restoreRecordedZone, rewriteRoute, routeLabel, type EditRoutesHooks } from '../../kube/route-objects';
 import { listRouteRecords, recordedZones } from '../../kube/route-records';
 import type { RouteSnapshot } from '../../workflows/activity-types';
 import { FailureType } from '../../workflows/failures';
-import { computeRemoval, hasReadBackend } from '../../api/route-targets';
+import { computeRemoval, hasReadBackend, routeTargetRefs } from '../../api/route-targets';
+import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
 
 /** A route kept changing under every attempt: retryable (Temporal retries the whole activity with backoff). */
@@ -73,6 +66,7 @@ export async function editRoutes(
   kube: KubeObjects,
   input: { namespace: string; vmauthName: string; removals: RouteRemoval[]; direction: 'remove' | 'restore'; record: RecordOwner },
   callerHooks: EditRoutesHooks = {},
+  spec?: RecordSpec,
 ): Promise<EditRoutesResult> {
   const hooks: EditRoutesHooks = { ...callerHooks, conflict: routeConflict };
   const { namespace, record: owner } = input;
@@ -80,12 +74,11 @@ export async function editRoutes(
   let edited: RouteRef[];
   if (input.direction === 'remove') {
     const routes = removalRoutes(input.removals);
-    const key = recordKey(owner.vmdc.uid, owner.zone);
     // Refuse before touching anything: check every route first against a fresh read (read at once).
     await settleAll(routes, async ({ route, vmcluster }) => {
       const obj = await kube.get(vmKind(route.kind), namespace, route.name);
       if (!obj) throw notFound(namespace, route);
-      if (recordsOn(route, namespace, obj)[key]) return;
+      recordsOn(route, namespace, obj); // an annotation that cannot be read is refused here, before any edit
       const current = routeTargetRefs(route.kind, obj);
       const removal = freshRemoval(route, current, vmcluster);
       if (removal.removed.length > 0 && !hasReadBackend(applyRemoval(current, removal))) throw emptyRoute(route, vmcluster);
@@ -99,16 +92,17 @@ export async function editRoutes(
   } else {
     // What is put back comes from the records alone; `removals` only add VMUsers to report (a
     // retried restore whose first attempt already deleted the records finds none of them).
-    const restored = await restoreRecordedZone(kube, { namespace, uid: owner.vmdc.uid, zone: owner.zone }, hooks);
+    const restored = await restoreRecordedZone(kube, { namespace, uid: owner.vmdc.uid, spec }, owner.zone, hooks);
     for (const r of restored) if (r.record) written.push(r.route);
+    for (const r of restored) if (r.refused) activityLog('warn', `not restored: ${routeLabel(r.route)}: ${r.refused}`, { namespace, zone: owner.zone });
     edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
   }
   // Both read after every edit settled, at once; an unreadable record is reported before a missing route.
   const [recordedRead, gensRead] = await Promise.allSettled([
-    readRecords(kube, { namespace, uid: owner.vmdc.uid }),
+    readRecords(kube, { namespace, uid: owner.vmdc.uid, spec }),
     generations(kube, namespace, input.vmauthName, edited, { skipMissingVMUsers: input.direction === 'restore' }),
   ]);
-  const recorded = settled(recordedRead);
+  const recorded = recordedZones(settled(recordedRead).verified);
   return { ...settled(gensRead), written, recorded };
 }
 
@@ -191,8 +185,10 @@ function removalRoutes(removals: RouteRemoval[]): Array<{ route: RouteRef; vmclu
 
 /**
  * Takes `vmcluster` out of one route and writes the record of exactly what was taken, in one patch.
- * A route already carrying the zone's record is left alone; one where nothing is left to remove is
- * not written. Returns whether it wrote.
+ * A route where nothing is left to remove is not written (the removal landed before). A record of
+ * the zone already there while the route still sends the cluster reads claims what is not so
+ * (forged, or the zone put back by hand): it is replaced by the record of this removal. Returns
+ * whether it wrote.
  */
 function removeRecorded(
   kube: KubeObjects,
@@ -206,7 +202,6 @@ function removeRecorded(
   return rewriteRoute<boolean>(kube, namespace, route, owner.vmdc.uid, hooks, (obj) => {
     if (!obj) throw notFound(namespace, route);
     const records = recordsOn(route, namespace, obj);
-    if (records[key]) return { done: false }; // the removal landed before
     const current = routeTargetRefs(route.kind, obj);
     const removal = freshRemoval(route, current, vmcluster);
     if (removal.removed.length === 0) return { done: false };
@@ -214,6 +209,7 @@ function removeRecorded(
     if (!hasReadBackend(desired)) throw emptyRoute(route, vmcluster);
     const record: OutOfRotationRecord = {
       vmdc: { namespace: owner.vmdc.namespace, name: owner.vmdc.name, uid: owner.vmdc.uid },
+      route: { kind: route.kind, name: route.name, uid: obj.metadata.uid ?? '' },
       zone: owner.zone,
       workflowId: owner.workflowId,
       generation: owner.generation,
@@ -225,7 +221,7 @@ function removeRecorded(
   });
 }
 
-/** The zones of one VMDistributedCluster recorded out of reads on the namespace's routes. */
-export async function readRecords(kube: KubeObjects, input: { namespace: string; uid: string }): Promise<RecordedZone[]> {
-  return recordedZones(await listRouteRecords(kube.api, input.namespace, input.uid, LIST_TIMEOUT));
+/** The records of one VMDistributedCluster on the namespace's routes: verified, and not (api/record-verification.ts). */
+export function readRecords(kube: KubeObjects, expect: RecordExpectation): Promise<RecordListing> {
+  return listRouteRecords(kube.api, expect.namespace, expect, LIST_TIMEOUT);
 }

@@ -5,7 +5,7 @@
 // docs/operations.md#events.
 import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../../api/types';
 import type { EventType } from '../../kube/events';
-import { RELEASED_BY_HAND } from '../../api/recorded-status';
+import { RECORDS_VERIFIED, RELEASED_BY_HAND } from '../../api/recorded-status';
 
 export interface StatusEvent {
   type: EventType;
@@ -61,6 +61,11 @@ export function statusEvents(before: VMDistributedClusterStatus | undefined, aft
           : { type: 'Normal', reason: 'ZoneRejoined', message: `zone ${name} back in read rotation` },
       );
     }
+  }
+  const records = (s: VMDistributedClusterStatus | undefined) => s?.conditions?.find((c) => c.type === RECORDS_VERIFIED);
+  const unverified = records(after);
+  if (unverified?.status === 'False' && records(before)?.message !== unverified.message) {
+    events.push({ type: 'Warning', reason: 'RouteRecordsUnverified', message: unverified.message });
   }
   const told = after.phase && ROLLOUT_PHASES_TOLD[after.phase];
   if (told && before?.phase !== after.phase) events.push({ type: told, reason: `Rollout${after.phase}`, message: after.message ?? `rollout ${after.phase}` });

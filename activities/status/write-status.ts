@@ -5,6 +5,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Context } from '@temporalio/activity';
 import { mergeConditions } from '../../api/conditions';
+import { recordsCondition } from '../../api/recorded-status';
 import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatus, ZonePhase } from '../../api/types';
 import { describeError, isNotFound, refusedForGood, statusCode } from '../../kube/errors';
 import type { CreateEvent } from '../../kube/events';
@@ -116,11 +117,12 @@ async function writeOrReject(
 export async function writeStatus(
   client: VmdcStatusClient<CurrentObject>,
   input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
-  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; createEvent?: CreateEvent } = {},
+  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; createEvent?: CreateEvent; unverifiedRecords?: readonly string[] } = {},
 ): Promise<{ written: boolean }> {
   const { object } = input;
   const workflowId = callerWorkflowId(input.status);
   let before: VMDistributedClusterStatus | undefined;
+  let after = input.status;
   const written = await writeOrReject(client, object, (current) => {
     if (!mayWriteStatus(current, object, workflowId)) return undefined;
     before = current.status as VMDistributedClusterStatus | undefined;
@@ -131,11 +133,16 @@ export async function writeStatus(
       const { observedGeneration: _g, workflow: _w, ...rest } = input.status;
       status = rest;
     }
-    return statusPatch(status, (current.status as VMDistributedClusterStatus | undefined)?.conditions);
+    const currentConditions = before?.conditions;
+    // The records' condition is the activity's own (read now), not the workflow's: merged here.
+    const records = recordsCondition(opts.unverifiedRecords ?? [], currentConditions);
+    if (records) status = { ...status, conditions: mergeConditions(status.conditions ?? currentConditions, [records], { now: new Date().toISOString() }) };
+    after = status;
+    return statusPatch(status, currentConditions);
   });
   if (!written) return { written: false };
   opts.stepTimer?.observe(object, input.status, Date.now(), opts.metrics ?? noopMetrics);
-  if (opts.createEvent) await raiseEvents(opts.createEvent, object, statusEvents(before, input.status));
+  if (opts.createEvent) await raiseEvents(opts.createEvent, object, statusEvents(before, after));
   return { written: true };
 }
 

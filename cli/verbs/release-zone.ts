@@ -3,8 +3,10 @@
  * rotation: puts back exactly what the records on the route objects (annotation
  * `vmrollout.io/out-of-rotation` on the VMAuth / VMUsers) say was removed, and deletes those
  * records — the same restore code as the workflow's rejoin (activities/routes/edit-routes.ts), with NO safety
- * check: whether the zone's VMCluster is fit to serve reads is the person's decision. With a name
- * (--vmdc), the object's status then reports what the records say.
+ * check of the reads: whether the zone's VMCluster is fit to serve reads is the person's decision.
+ * A record is a claim (docs/security.md#route-records-are-claims): one not bound to that uid and
+ * the object carrying it, or holding anything but its own VMCluster, is listed and never restored.
+ * With a name (--vmdc), the object's status then reports what the records say.
  *
  *   kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE
  *   kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --list
@@ -19,7 +21,16 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeObjects } from '../../kube/custom-objects';
 import { describeRemoved, restoreRecordedZone } from '../../kube/route-objects';
 import { withRecordedZones } from '../../api/recorded-status';
-import { listAllRouteRecords, listRouteRecords, recordedZones, routeObjectLabel, type RecordedRoute } from '../../kube/route-records';
+import {
+  adoptionIssue,
+  describeUnverified,
+  recordExpectation,
+  type RecordExpectation,
+  type RecordListing,
+  type RouteObjectView,
+} from '../../api/record-verification';
+import { parseRecords, UnreadableRecordsError, type RecordedRoute } from '../../api/route-records';
+import { listRouteRecords, listRouteViews, recordedZones, routeObjectLabel } from '../../kube/route-records';
 import { eventCreator, type InvolvedVmdc } from '../../kube/events';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
 import { vmdcStatusClient, writeVmdcStatus } from '../../kube/status-writer';
@@ -33,7 +44,8 @@ type ReleaseZoneCommand = Extract<Command, { verb: 'release-zone' }>;
 
 const timeout = withRequestTimeout(REQUEST_TIMEOUT_MS);
 
-async function vmdcUid(kube: Kube, name: string): Promise<string> {
+/** The object's uid and what its records are verified against (its spec, read now). */
+async function vmdcExpectation(kube: Kube, name: string): Promise<RecordExpectation> {
   let obj: VmdcObject;
   try {
     obj = await getVmdc(kube, name);
@@ -44,7 +56,25 @@ async function vmdcUid(kube: Kube, name: string): Promise<string> {
     throw err;
   }
   if (!obj.metadata?.uid) throw new Refused(`VMDistributedCluster ${kube.namespace}/${name} has no uid`);
-  return obj.metadata.uid;
+  return recordExpectation(kube.namespace, obj.metadata.uid, obj);
+}
+
+/** Every record of the namespace, any uid, each checked against its own uid and route (no spec). */
+function allRecords(views: readonly RouteObjectView[]): RecordListing {
+  const out: RecordListing = { verified: [], unverified: [] };
+  for (const view of views) {
+    try {
+      for (const record of Object.values(parseRecords(view.annotation))) {
+        const issue = adoptionIssue(record, view, { namespace: view.namespace, uid: record.vmdc.uid });
+        if (issue) out.unverified.push({ route: view.route, zone: record.zone, reason: `record of zone ${record.zone} ${issue}` });
+        else out.verified.push({ route: view.route, record });
+      }
+    } catch (err) {
+      if (!(err instanceof UnreadableRecordsError)) throw err;
+      out.unverified.push({ route: view.route, reason: err.message });
+    }
+  }
+  return out;
 }
 
 function printList(io: Io, records: RecordedRoute[], namespace: string, withOwner: boolean): void {
@@ -68,11 +98,16 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   const kube = loadKube({ ...cmd.kube, namespace: cmd.namespace }, cmd.verb);
   const objects = new KubeObjects(kube.kc);
   const { namespace } = cmd;
-  const uid = cmd.uid ?? (cmd.vmdc ? await vmdcUid(kube, cmd.vmdc) : undefined);
+  const expect: RecordExpectation | undefined = cmd.vmdc ? await vmdcExpectation(kube, cmd.vmdc) : cmd.uid ? { namespace, uid: cmd.uid } : undefined;
+  const uid = expect?.uid;
   const who = cmd.vmdc ? `VMDistributedCluster ${namespace}/${cmd.vmdc} (uid ${uid})` : `uid ${uid}`;
 
   if (cmd.list) {
-    const records = uid ? await listRouteRecords(objects.api, namespace, uid, timeout) : await listAllRouteRecords(objects.api, namespace, timeout);
+    const listing = expect
+      ? await listRouteRecords(objects.api, namespace, expect, timeout)
+      : allRecords(await listRouteViews(objects.api, namespace, timeout));
+    const records = listing.verified;
+    for (const u of listing.unverified) io.print(`not acted on: ${describeUnverified(u)}`);
     if (records.length === 0) {
       io.print(
         uid
@@ -86,15 +121,20 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   }
 
   const zone = cmd.zone!;
-  const recorded = (await listRouteRecords(objects.api, namespace, uid!, timeout)).filter((r) => r.record.zone === zone);
-  if (recorded.length === 0) throw new Refused(`nothing recorded out of reads for zone ${zone} of ${who} in namespace ${namespace}`);
-  const vmclusters = [...new Set(recorded.map((r) => `${r.record.vmcluster.namespace}/${r.record.vmcluster.name}`))];
-  io.print(
-    `warning: VMCluster ${vmclusters.join(', ')} of zone ${zone} was not checked (operational? write backlog drained?): its reads come back now, on your decision`,
-  );
-  const restored = await restoreRecordedZone(objects, { namespace, uid: uid!, zone });
+  const restored = await restoreRecordedZone(objects, expect!, zone);
+  if (restored.length === 0) throw new Refused(`nothing recorded out of reads for zone ${zone} of ${who} in namespace ${namespace}`);
+  const vmclusters = [...new Set(restored.flatMap((r) => (r.record ? [`${r.record.vmcluster.namespace}/${r.record.vmcluster.name}`] : [])))];
+  if (vmclusters.length > 0) {
+    io.print(
+      `warning: VMCluster ${vmclusters.join(', ')} of zone ${zone} was not checked (operational? write backlog drained?): its reads came back on your decision`,
+    );
+  }
   for (const r of restored) {
     const label = routeObjectLabel(r.route, namespace);
+    if (r.refused) {
+      io.print(`${label}: not restored, nothing written: ${r.refused}`);
+      continue;
+    }
     if (!r.record) {
       io.print(`${label}: no longer carries the record (restored meanwhile, or deleted): nothing written`);
       continue;
@@ -105,9 +145,12 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
     );
     for (const w of what) io.print(`  ${w}`);
   }
+  const refused = restored.filter((r) => r.refused).length;
   io.print(`zone ${zone} of ${who} is back in read rotation on ${restored.filter((r) => r.record).length} route(s)`);
   if (cmd.vmdc) await tellReleased(kube.kc, { metadata: { namespace, name: cmd.vmdc, uid } }, zone, io);
-  if (cmd.vmdc && (await reportInStatus(kube.kc, namespace, cmd.vmdc, uid!, objects))) io.print(`status.zonesOutOfRotation of ${who} updated from the records`);
+  if (cmd.vmdc && expect && (await reportInStatus(kube.kc, namespace, cmd.vmdc, expect, objects)))
+    io.print(`status.zonesOutOfRotation of ${who} updated from the records`);
+  if (refused > 0) throw new Refused(`${refused} record(s) of zone ${zone} not restored (above): fix or remove them by hand`);
   return RELEASE_ZONE_EXIT.ok;
 }
 
@@ -126,8 +169,9 @@ async function tellReleased(kc: KubeConfig, obj: InvolvedVmdc, zone: string, io:
  * The status says what the records say (a workflow that is still running would write the same at
  * its next status write; one that has ended never writes again).
  */
-async function reportInStatus(kc: KubeConfig, namespace: string, name: string, uid: string, objects: KubeObjects): Promise<boolean> {
-  const recorded = recordedZones(await listRouteRecords(objects.api, namespace, uid, timeout)).map((z) => z.zone);
+async function reportInStatus(kc: KubeConfig, namespace: string, name: string, expect: RecordExpectation, objects: KubeObjects): Promise<boolean> {
+  const { uid } = expect;
+  const recorded = recordedZones((await listRouteRecords(objects.api, namespace, expect, timeout)).verified).map((z) => z.zone);
   return writeVmdcStatus(vmdcStatusClient<VmdcObject>(kc), { namespace, name }, (fresh) => {
     if (fresh.metadata?.uid !== uid || !fresh.status) return undefined;
     const { zonesOutOfRotation, zones } = withRecordedZones(fresh.status, recorded);

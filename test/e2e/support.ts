@@ -17,12 +17,13 @@ import { GROUP, OPERATIONAL, PLURAL, VERSION, VM_GROUP, VM_KINDS, VM_VERSION } f
 import { OUT_OF_ROTATION_ANNOTATION } from '../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import type { TrustPolicy } from '../../api/trust-policy';
+import { STRICT_TRUST_POLICY, type TrustPolicy } from '../../api/trust-policy';
 import { parsePayloadKeys, payloadDataConverter, type PayloadKeys } from '../../process/payload-codec';
 import type { Worker } from '@temporalio/worker';
 import type { TriggerHandle } from '../../trigger/main';
 import { installChartIdentities } from '../infra/harness/chart-identities';
-import { NO_METRICS, startInProcessTrigger, startInProcessWorker } from '../infra/harness/in-process-control';
+import { startInProcessTrigger, startInProcessWorker } from '../infra/harness/in-process-control';
+import { noopMetrics } from '../../activities/metrics';
 import { startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 import { podNetworkFetch } from '../infra/harness/pod-network';
 import { httpRequest, waitFor } from '../infra/harness/processes';
@@ -696,7 +697,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const knobs = (parts.knobs = { confirmSwitchInPods: opts.confirmSwitchInPods ?? true });
     const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
     // As the chart would be configured for this namespace: full specs may create objects here.
-    const policy: TrustPolicy = { createNamespaces: [opts.namespace], crossNamespaceTargetRefs: false };
+    const policy: TrustPolicy = { ...STRICT_TRUST_POLICY, createNamespaces: [opts.namespace] };
     if (opts.controlProcesses) {
       const outside = await opts.controlProcesses({
         temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },
@@ -717,7 +718,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       // config-reloaders) and vmselect fronts listen.
       fetch: podNetworkFetch,
       metrics: {
-        ...NO_METRICS,
+        ...noopMetrics,
         queuePendingBytes: (l, bytes) => {
           queueSamples.push({ at: Date.now(), zone: l.zone, bytes });
           log(`worker queue sample ${l.zone}: ${bytes} bytes`);

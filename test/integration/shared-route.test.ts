@@ -152,13 +152,14 @@ describe('a VMAuth shared by two VMDistributedClusters, one of them mid-zone', (
     const ns = await newNamespace();
     await applyA(ns, authSpec(ns));
     // B's zone out, written as unreleased builds before 1.0.0-rc.1 wrote it: manager `vmrollout`, operation Update.
+    const live = await getAuth(ns);
     const record: OutOfRotationRecord = {
       ...ownerB(ns),
+      route: { kind: 'VMAuth', name: 'shared', uid: live.metadata.uid! },
       vmcluster: { name: 'vm-b1', namespace: ns },
       removed: [{ type: 'object', index: 0, objectIndex: 2, object: { name: 'vm-b1', namespace: ns } }],
       since: new Date().toISOString(),
     };
-    const live = await getAuth(ns);
     await custom.patchNamespacedCustomObject(
       {
         group: VM_GROUP,

@@ -130,6 +130,7 @@ describe('drift (real kube-apiserver, real trigger)', () => {
     // A zone out of reads: its record on the route, the zone gone from targetRefs (on purpose).
     const record = {
       vmdc: { namespace: NS, name: 'd2', uid: o.metadata.uid },
+      route: { kind: 'VMUser' as const, name: 'd2-u', uid: 'the-uid-of-d2-u' },
       zone: 'az-a',
       workflowId: E.idOf(o),
       generation: o.metadata.generation,

@@ -10,6 +10,7 @@ const ROUTES = '.spec.unauthorizedUserAccessSpec.targetRefs';
 
 const recordOf = (uid: string, zone: string): OutOfRotationRecord => ({
   vmdc: { namespace: 'ns', name: uid === A ? 'a' : 'b', uid },
+  route: { kind: 'VMAuth', name: 'global', uid: 'uid-global' },
   zone,
   workflowId: `wf-${zone}`,
   generation: 1,

@@ -7,9 +7,13 @@ import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type RecordOwner }
 import type { KindRef, KubeObject, KubeObjects } from '../../kube/custom-objects';
 import { editRoutes, readRecords, readRoutes } from '../../activities/routes/edit-routes';
 import { settleAll } from '../../kube/at-once';
+import { recordedZones } from '../../kube/route-records';
 import { computeRemovals } from '../../workflows/routes';
 
 const NS = 'ns';
+/** The zones of uid-1 the verified records show out (what the workflow reads next). */
+const recordedIn = async (kube: KubeObjects) => recordedZones((await readRecords(kube, { namespace: NS, uid: 'uid-1' })).verified);
+
 const OWNER: RecordOwner = { vmdc: { namespace: NS, name: 'dc', uid: 'uid-1' }, zone: 'az-a', workflowId: 'wf', generation: 3 };
 const single = (name: string): JsonObject => ({ crd: { kind: 'VMCluster/vmselect', name, namespace: NS }, paths: ['/select/.*'] });
 
@@ -57,7 +61,10 @@ function fakeCluster(gate: (call: Call) => Promise<void> | void = () => {}) {
     },
   } as unknown as KubeObjects;
   const put = (plural: string, name: string, spec: JsonObject) =>
-    store.set(key(plural, name), { metadata: { name, namespace: NS, resourceVersion: String(++rv), generation: 1 }, spec } as unknown as KubeObject);
+    store.set(key(plural, name), {
+      metadata: { name, namespace: NS, uid: `uid-${plural}-${name}`, resourceVersion: String(++rv), generation: 1 },
+      spec,
+    } as unknown as KubeObject);
   const records = (plural: string, name: string) =>
     parseRecords((store.get(key(plural, name))!.metadata.annotations as Record<string, string> | undefined)?.[OUT_OF_ROTATION_ANNOTATION]);
   return { kube, put, records, store };
@@ -180,7 +187,7 @@ describe('editRoutes with a record owner: the route objects at once', () => {
     // The slow VMAuth write had landed when the failure was reported.
     expect(order).toContain('patch ga');
     // What the workflow reads next (resyncRecorded): the VMAuth's and u2's records, not u1's.
-    const zones = await readRecords(c.kube, { namespace: NS, uid: 'uid-1' });
+    const zones = await recordedIn(c.kube);
     expect(zones).toHaveLength(1);
     expect(zones[0]!.removals.map((r) => r.route)).toEqual([
       { kind: 'VMAuth', name: 'ga' },
@@ -201,7 +208,7 @@ describe('editRoutes with a record owner: the route objects at once', () => {
     });
     await expect(editRoutes(c.kube, { namespace: NS, vmauthName: 'ga', removals: c.removals, direction: 'remove', record: OWNER })).rejects.toThrow('ga: 500');
     // u1 landed, and says so.
-    expect((await readRecords(c.kube, { namespace: NS, uid: 'uid-1' }))[0]!.removals.map((r) => r.route.name)).toEqual(['u1']);
+    expect((await recordedIn(c.kube))[0]!.removals.map((r) => r.route.name)).toEqual(['u1']);
   });
 });
 

@@ -6,16 +6,17 @@ import {
   OUT_OF_ROTATION_ANNOTATION,
   parseRecords,
   recordKey,
-  recordsOf,
   UnreadableRecordsError,
   type OutOfRotationRecord,
   type RouteRecords,
 } from '../../api/route-records';
-import { listAllRouteRecords, listRouteRecords, recordedZones, type RecordedRoute } from '../../kube/route-records';
+import type { RecordedRoute } from '../../api/route-records';
+import { listRouteRecords, recordedZones } from '../../kube/route-records';
 
 const NS = 'ns';
 const rec = (uid: string, zone: string, over: Partial<OutOfRotationRecord> = {}): OutOfRotationRecord => ({
   vmdc: { namespace: NS, name: `vmdc-${uid}`, uid },
+  route: { kind: 'VMAuth', name: 'g', uid: 'uid-g' },
   zone,
   workflowId: `vmdc/${NS}/vmdc-${uid}/g3-${uid}`,
   generation: 3,
@@ -65,19 +66,6 @@ describe('parseRecords / formatRecords', () => {
     expect(parseRecords(text)['u1/az-a']!.removed[1]).toEqual(crdName);
   });
 
-  it('old records still parse: object entries without their targetRef, records with no crdName entries', () => {
-    const old = {
-      'u1/az-a': {
-        ...rec('u1', 'az-a'),
-        removed: [
-          { type: 'object', index: 0, objectIndex: 1, object: { name: 'vm-az-a', namespace: NS } },
-          { type: 'targetRef', index: 1, targetRef: { crd: { kind: 'VMCluster/vmselect', name: 'vm-az-a', namespace: NS } } },
-        ],
-      },
-    };
-    expect(parseRecords(JSON.stringify(old))).toEqual(old);
-  });
-
   it('absent or empty annotation: no records; no records: null (the merge patch deletes the annotation)', () => {
     expect(parseRecords(undefined)).toEqual({});
     expect(parseRecords('')).toEqual({});
@@ -98,6 +86,12 @@ describe('parseRecords / formatRecords', () => {
   it.each<[string, Record<string, unknown>]>([
     ['a key that is not <uid>/<zone>', { 'u1/az-b': good }],
     ['no vmdc uid', { 'u1/az-a': { ...good, vmdc: { namespace: NS, name: 'x' } } }],
+    ["an empty vmdc uid (it would be anyone's)", { '/az-a': { ...good, vmdc: { namespace: NS, name: 'x', uid: '' } } }],
+    ['an empty zone', { 'u1/': { ...good, zone: '' } }],
+    ['no route binding (a record written before records were bound to their object)', { 'u1/az-a': { ...good, route: undefined } }],
+    ['a route binding without the uid', { 'u1/az-a': { ...good, route: { kind: 'VMAuth', name: 'g', uid: '' } } }],
+    ['a route binding of another kind', { 'u1/az-a': { ...good, route: { kind: 'VMCluster', name: 'g', uid: 'x' } } }],
+    ['nothing removed', { 'u1/az-a': { ...good, removed: [] } }],
     ['no vmcluster', { 'u1/az-a': { ...good, vmcluster: undefined } }],
     ['removed not a list', { 'u1/az-a': { ...good, removed: {} } }],
     ['a removed entry of an unknown type', { 'u1/az-a': { ...good, removed: [{ type: 'x', index: 0 }] } }],
@@ -130,16 +124,6 @@ describe('parseRecords / formatRecords', () => {
     // A record under a proper key next to them does not make them acceptable.
     expect(() => parseRecords(`{"u1/az-a":${JSON.stringify(good)},"__proto__":${JSON.stringify(good)}}`)).toThrow(UnreadableRecordsError);
   });
-
-  it('recordsOf picks one VMDistributedCluster by uid', () => {
-    const records = keyed(rec('u1', 'az-a'), rec('u2', 'az-a'), rec('u1', 'az-b'));
-    expect(
-      recordsOf(records, 'u1')
-        .map((r) => r.zone)
-        .sort(),
-    ).toEqual(['az-a', 'az-b']);
-    expect(recordsOf(records, 'u3')).toEqual([]);
-  });
 });
 
 describe('recordedZones', () => {
@@ -163,7 +147,7 @@ describe('recordedZones', () => {
 });
 
 describe('listRouteRecords (fake list call)', () => {
-  type Item = { metadata: { name: string; annotations?: Record<string, string> } };
+  type Item = { metadata: { name: string; uid: string; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
   function fakeApi(items: { vmauths?: Item[]; vmusers?: Item[] }, pageSize = 1000) {
     const calls: Array<{ plural: string; cont?: string }> = [];
     const api = {
@@ -178,37 +162,42 @@ describe('listRouteRecords (fake list call)', () => {
     return { api, calls };
   }
   const ann = (records: RouteRecords | string) => ({ [OUT_OF_ROTATION_ANNOTATION]: typeof records === 'string' ? records : formatRecords(records)! });
+  const onUser = (uid: string, zone: string) => rec(uid, zone, { route: { kind: 'VMUser', name: 'r', uid: 'uid-r' } });
 
-  it("returns this uid's records from VMAuths then VMUsers, following continue tokens", async () => {
+  it("returns this uid's verified records from VMAuths then VMUsers, following continue tokens", async () => {
     const { api, calls } = fakeApi(
       {
-        vmauths: [{ metadata: { name: 'g', annotations: ann(keyed(rec('u1', 'az-a'), rec('u2', 'az-a'))) } }, { metadata: { name: 'plain' } }],
-        vmusers: [{ metadata: { name: 'x' } }, { metadata: { name: 'r', annotations: ann(keyed(rec('u1', 'az-a'))) } }],
+        vmauths: [
+          { metadata: { name: 'g', uid: 'uid-g', annotations: ann(keyed(rec('u1', 'az-a'), rec('u2', 'az-a'))) } },
+          { metadata: { name: 'plain', uid: 'p' } },
+        ],
+        vmusers: [{ metadata: { name: 'x', uid: 'uid-x' } }, { metadata: { name: 'r', uid: 'uid-r', annotations: ann(keyed(onUser('u1', 'az-a'))) } }],
       },
       1,
     );
-    const got = await listRouteRecords(api, NS, 'u1');
-    expect(got.map((r) => [r.route.kind, r.route.name, r.record.vmdc.uid])).toEqual([
+    const got = await listRouteRecords(api, NS, { namespace: NS, uid: 'u1' });
+    expect(got.unverified).toEqual([]);
+    expect(got.verified.map((r) => [r.route.kind, r.route.name, r.record.vmdc.uid])).toEqual([
       ['VMAuth', 'g', 'u1'],
       ['VMUser', 'r', 'u1'],
     ]);
     expect(calls.filter((c) => c.plural === 'vmusers').length).toBe(2);
-    expect(await listRouteRecords(api, NS, 'u9')).toEqual([]);
-    expect((await listAllRouteRecords(api, NS)).map((r) => r.record.vmdc.uid)).toEqual(['u1', 'u2', 'u1']);
+    expect(await listRouteRecords(api, NS, { namespace: NS, uid: 'u9' })).toEqual({ verified: [], unverified: [] });
   });
 
-  it('an unparseable annotation throws, naming the object; a bad entry of ANOTHER uid does not concern this one', async () => {
-    const broken = fakeApi({ vmusers: [{ metadata: { name: 'bad', annotations: ann('{nope') } }] });
-    await expect(listRouteRecords(broken.api, NS, 'u1')).rejects.toThrow(UnreadableRecordsError);
-    await expect(listRouteRecords(broken.api, NS, 'u1')).rejects.toThrow(`VMUser ${NS}/bad: ${OUT_OF_ROTATION_ANNOTATION} is not JSON`);
+  it('an unparseable annotation is reported, naming the object, and fails nothing; a bad entry of ANOTHER uid does not concern this one', async () => {
+    const broken = fakeApi({ vmusers: [{ metadata: { name: 'bad', uid: 'b', annotations: ann('{nope') } }] });
+    expect(await listRouteRecords(broken.api, NS, { namespace: NS, uid: 'u1' })).toEqual({
+      verified: [],
+      unverified: [{ route: { kind: 'VMUser', name: 'bad' }, reason: `${OUT_OF_ROTATION_ANNOTATION} is not JSON` }],
+    });
 
     const value = JSON.stringify({ 'u2/az-a': { zone: 'garbage' }, ...keyed(rec('u1', 'az-a')) });
-    const mixed = fakeApi({ vmauths: [{ metadata: { name: 'g', annotations: ann(value) } }] });
-    expect((await listRouteRecords(mixed.api, NS, 'u1')).map((r) => r.record.zone)).toEqual(['az-a']);
-    await expect(listRouteRecords(mixed.api, NS, 'u2')).rejects.toThrow(`VMAuth ${NS}/g: record "u2/az-a"`);
-    await expect(listAllRouteRecords(mixed.api, NS)).rejects.toThrow(UnreadableRecordsError);
+    const mixed = fakeApi({ vmauths: [{ metadata: { name: 'g', uid: 'uid-g', annotations: ann(value) } }] });
+    expect((await listRouteRecords(mixed.api, NS, { namespace: NS, uid: 'u1' })).verified.map((r) => r.record.zone)).toEqual(['az-a']);
+    expect((await listRouteRecords(mixed.api, NS, { namespace: NS, uid: 'u2' })).unverified[0]!.reason).toMatch(/^record "u2\/az-a"/);
     // A key that names no uid could be anyone's: it concerns every uid.
-    const anon = fakeApi({ vmauths: [{ metadata: { name: 'g', annotations: ann(JSON.stringify({ junk: 1 })) } }] });
-    await expect(listRouteRecords(anon.api, NS, 'u1')).rejects.toThrow(`VMAuth ${NS}/g: record "junk"`);
+    const anon = fakeApi({ vmauths: [{ metadata: { name: 'g', uid: 'uid-g', annotations: ann(JSON.stringify({ junk: 1 })) } }] });
+    expect((await listRouteRecords(anon.api, NS, { namespace: NS, uid: 'u1' })).unverified[0]!.reason).toMatch(/^record "junk"/);
   });
 });

@@ -96,6 +96,7 @@ class Scenario {
       const removal = computeRemoval({ route: r, targetRefs: this.routes[rkey(r)]! }, { name: cluster, namespace: NS });
       const record: OutOfRotationRecord = {
         vmdc: { namespace: NS, name: 'dc', uid: UID },
+        route: { ...r, uid: `uid-${rkey(r)}` },
         zone: ZONE_OF[cluster]!,
         workflowId: wfId(generation),
         generation,

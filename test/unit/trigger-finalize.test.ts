@@ -4,10 +4,10 @@
 // The same on the real API server and Temporal: test/integration/trigger-finalizer.test.ts.
 import type { Client } from '@temporalio/client';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
-import { UnreadableRecordsError, type OutOfRotationRecord } from '../../api/route-records';
+import type { OutOfRotationRecord, RecordedRoute } from '../../api/route-records';
+import type { RecordExpectation, RecordListing, UnverifiedRecord } from '../../api/record-verification';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
-import type { RecordedRoute } from '../../kube/route-records';
 import { statusGuard, type KubeOps, type ObjectRef } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
@@ -21,6 +21,7 @@ const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID,
 function record(zone: string, route: RecordedRoute['route']): RecordedRoute {
   const r: OutOfRotationRecord = {
     vmdc: { namespace: 'ns', name: 'c1', uid: UID },
+    route: { ...route, uid: `uid-${route.name}` },
     zone,
     workflowId: id(2),
     generation: 2,
@@ -74,6 +75,8 @@ class FakeTemporal {
 /** The trigger's Kubernetes I/O over one in-memory object. */
 class FakeKube implements KubeOps {
   records: RecordedRoute[] | Error = [];
+  unverified: UnverifiedRecord[] = [];
+  readonly expectations: RecordExpectation[] = [];
   readonly events: Array<{ type: string; reason: string; message: string }> = [];
   readonly finalizerCalls: string[] = [];
   statusWrites = 0;
@@ -111,9 +114,10 @@ class FakeKube implements KubeOps {
     md.finalizers = md.finalizers.filter((x) => x !== f);
     return 'removed' as const;
   }
-  async listRouteRecords() {
+  async listRouteRecords(_namespace: string, expect: RecordExpectation): Promise<RecordListing> {
+    this.expectations.push(expect);
     if (this.records instanceof Error) throw this.records;
-    return this.records;
+    return { verified: this.records, unverified: this.unverified };
   }
   async createEvent(_o: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string) {
     this.events.push({ type, reason, message });
@@ -207,16 +211,34 @@ describe('Reconciler: finalizer on objects being deleted', () => {
     expect(kube.obj?.metadata?.finalizers).toEqual(['example.com/other']);
   });
 
-  it('unreadable records → finalizer kept, status message and Warning Event say so', async () => {
+  it('unverified records hold nothing (a forged or garbled annotation cannot block a deletion): finalizer removed, a Warning Event says what was not acted on', async () => {
     const { temporal, kube, reconciler } = setup(deletingObject());
     temporal.status.set(id(2), 'COMPLETED');
-    kube.records = new UnreadableRecordsError('VMAuth ns/vm-global: vmrollout.io/out-of-rotation is not JSON');
+    kube.unverified = [{ route: { kind: 'VMAuth', name: 'vm-global' }, reason: 'vmrollout.io/out-of-rotation is not JSON' }];
+    expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: false, running: [] });
+    expect(kube.obj?.metadata?.finalizers).toEqual(['example.com/other']);
+    expect(kube.events).toEqual([
+      { type: 'Warning', reason: 'RouteRecordsUnverified', message: expect.stringContaining('VMAuth vm-global: vmrollout.io/out-of-rotation is not JSON') },
+    ]);
+    // The records were verified against the object's own spec (its zones and routes).
+    expect(kube.expectations.at(-1)).toMatchObject({
+      namespace: 'ns',
+      uid: UID,
+      spec: { routes: expect.arrayContaining([{ kind: 'VMAuth', name: expect.any(String) }]) },
+    });
+  });
+
+  it('verified records hold the finalizer; the unverified ones beside them are named in the status', async () => {
+    const { temporal, kube, reconciler } = setup(deletingObject());
+    temporal.status.set(id(2), 'COMPLETED');
+    kube.records = [record('az-b', { kind: 'VMAuth', name: 'vm-global' })];
+    kube.unverified = [
+      { route: { kind: 'VMUser', name: 'x' }, zone: 'az-c', reason: 'record of zone az-c is on a route its VMDistributedCluster does not manage' },
+    ];
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: true, running: [] });
     expect(kube.finalizerCalls).toEqual([]);
-    expect(kube.obj?.status?.message).toMatch(
-      /^being deleted, held by finalizer vmrollout\.io\/route-records: its vmrollout\.io\/out-of-rotation records cannot be read \(VMAuth ns\/vm-global: .* is not JSON\)/,
-    );
-    expect(kube.events).toEqual([{ type: 'Warning', reason: 'ZoneOutOfRotation', message: kube.obj?.status?.message }]);
+    expect(kube.obj?.status?.zonesOutOfRotation).toEqual(['az-b']);
+    expect(kube.obj?.status?.message).toContain('; not acted on (unverified): VMUser x: record of zone az-c is on a route');
   });
 
   it('any other error listing the records is thrown (retried by the caller), the finalizer stays', async () => {
@@ -269,17 +291,13 @@ describe('deletionBlockedStatus', () => {
     const s = deletionBlockedStatus(
       { namespace: 'ns', uid: UID },
       {
-        type: 'records',
         routes: [record('az-c', { kind: 'VMUser', name: 'reads-az-c' }), record('az-a', { kind: 'VMAuth', name: 'vm-global' })],
+        unverified: [],
       },
     );
     expect(s.zonesOutOfRotation).toEqual(['az-a', 'az-c']);
     expect(s.message).toContain('zones out of read rotation: az-a (VMAuth vm-global), az-c (VMUser reads-az-c); release each with');
     expect(s.message).toContain(`--namespace ns --uid ${UID} --zone <zone>`);
-  });
-
-  it('unreadable: no zonesOutOfRotation (unknown: left as the workflow wrote it)', () => {
-    expect(deletionBlockedStatus({ namespace: 'ns', uid: UID }, { type: 'unreadable', reason: 'x' }).zonesOutOfRotation).toBeUndefined();
   });
 });
 

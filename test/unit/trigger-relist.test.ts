@@ -79,7 +79,7 @@ class FakeKube extends InMemoryVmdc implements KubeOps {
     return 'absent' as const;
   }
   async listRouteRecords() {
-    return [];
+    return { verified: [], unverified: [] };
   }
   async createEvent(_o: VmdcObject, _type: string, reason: string) {
     this.events.push(reason);

@@ -166,7 +166,7 @@ class FakeKube extends InMemoryVmdc implements KubeOps {
   get = async () => this.obj;
   addFinalizer = async () => 'present' as const;
   removeFinalizer = async () => 'absent' as const;
-  listRouteRecords = async () => [];
+  listRouteRecords = async () => ({ verified: [], unverified: [] });
   createEvent = async () => {};
 }
 

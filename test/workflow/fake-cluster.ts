@@ -5,8 +5,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SIGNAL_SUPERSEDE, parseWorkflowId, type QueueSample } from '../../api/rollout-contract';
 import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
-import { recordKey, recordsOf, type RecordedZone, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
-import { recordedZones, type RecordedRoute } from '../../kube/route-records';
+import { formatRecords, recordKey, type RecordedZone, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
+import { recordedZones } from '../../kube/route-records';
+import { restoreIssue, verifyRecords, type RouteObjectView } from '../../api/record-verification';
 import type { InputVerdict, ObjectState, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../infra/oracle/invariants';
 import { FailureType } from '../../workflows/failures';
@@ -60,6 +61,9 @@ function cancellationSignal(): AbortSignal | undefined {
     return undefined;
   }
 }
+
+/** The uid of a fake route object (`<kind>/<name>`): what its records are bound to. */
+export const routeUid = (rk: string): string => `uid-of-${rk}`;
 
 /** A call held at its start until released. */
 export interface Held {
@@ -399,14 +403,28 @@ export class FakeCluster {
     return walk(spec) as JsonObject;
   }
 
-  /** The zones of `uid` that the records on the routes show out of reads. */
+  /** The route object `<kind>/<name>` as the real activities read it (api/record-verification.ts). */
+  routeView(rk: string): RouteObjectView {
+    const [kind, name] = rk.split('/') as [RouteRef['kind'], string];
+    const recs = this.records.get(rk);
+    return {
+      route: { kind, name },
+      uid: routeUid(rk),
+      namespace: this.namespace,
+      targetRefs: this.routes.get(rk) ?? [],
+      annotation: recs ? (formatRecords(recs) ?? undefined) : undefined,
+    };
+  }
+
+  /** The zones of `uid` that the records on the routes show out of reads, verified as the real activity verifies them. */
   recordedZones(uid: string): RecordedZone[] {
-    const routes: RecordedRoute[] = [];
-    for (const [key, recs] of this.records) {
-      const [kind, name] = key.split('/') as [RouteRef['kind'], string];
-      for (const record of recordsOf(recs, uid)) routes.push({ route: { kind, name }, record: clone(record) });
-    }
-    return recordedZones(routes);
+    const keys = [...new Set([...this.routes.keys(), ...this.records.keys()])];
+    return recordedZones(
+      verifyRecords(
+        keys.map((rk) => this.routeView(rk)),
+        { namespace: this.namespace, uid },
+      ).verified,
+    );
   }
 
   /**
@@ -439,14 +457,14 @@ export class FakeCluster {
       for (const r of removals) {
         const rk = `${r.route.kind}/${r.route.name}`;
         const recs = { ...(this.records.get(rk) ?? {}) };
-        if (recs[key]) continue;
         this.beforeRouteEdit?.(rk);
         const cur = this.routes.get(rk) ?? [];
         const fresh = computeRemoval({ route: r.route, targetRefs: cur }, r.vmcluster);
         if (fresh.removed.length === 0) continue;
         const next = applyRemoval(cur, fresh);
         if (!hasReadBackend(next)) throw ApplicationFailure.nonRetryable(`removing ${vmcluster} would leave ${rk} with no backend`, FailureType.EmptyRoute);
-        recs[key] = { ...clone(owner), vmcluster: { ...r.vmcluster }, removed: fresh.removed, since: new Date().toISOString() };
+        const route = { kind: r.route.kind, name: r.route.name, uid: routeUid(rk) };
+        recs[key] = { ...clone(owner), route, vmcluster: { ...r.vmcluster }, removed: fresh.removed, since: new Date().toISOString() };
         write(r.route, fresh, next, recs);
       }
       for (const r of removals) if (r.route.kind === 'VMUser') vmuserGenerations[r.route.name] ??= this.obj('VMUser', r.route.name).generation;
@@ -455,6 +473,7 @@ export class FakeCluster {
         const rec = all[key];
         if (!rec) continue;
         const [kind, name] = rk.split('/') as [RouteRef['kind'], string];
+        if (restoreIssue(rec, this.routeView(rk), { namespace: this.namespace, uid: owner.vmdc.uid })) continue; // as the real restore: left as it is
         const recs = { ...all };
         delete recs[key];
         write({ kind, name }, { route: { kind, name }, vmcluster: rec.vmcluster, removed: rec.removed }, undoRemoval(this.routes.get(rk) ?? [], rec), recs);

@@ -4,7 +4,8 @@
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import type { JsonObject } from '../../api/types';
 import { eventually, inputOf, makeFake, maybeRecord, NS, useTimeSkippingEnv, vmselect, withWorker, type Running } from './setup';
-import type { FakeCluster } from './fake-cluster';
+import { routeUid, type FakeCluster } from './fake-cluster';
+import { recordKey, type OutOfRotationRecord } from '../../api/route-records';
 
 jest.setTimeout(180_000);
 const env = useTimeSkippingEnv();
@@ -38,6 +39,36 @@ async function expectAllBack(r: Running, fake: FakeCluster, res: { phase: string
   expect(fake.records.size).toBe(0);
   expect(r.breaches(true)).toEqual([]);
 }
+
+test('a forged record (this uid, zone az-b, while the routes still send az-b reads) is not adopted: az-b leaves reads for real in its turn', async () => {
+  const uid = 'f0f0f0f0-1111-2222-3333-444455556666';
+  const fake = makeFake();
+  const forged: OutOfRotationRecord = {
+    vmdc: { namespace: NS, name: 'vmdc', uid },
+    route: { kind: 'VMAuth', name: 'vm-global', uid: routeUid('VMAuth/vm-global') },
+    zone: 'az-b',
+    workflowId: 'written-by-hand',
+    generation: 1,
+    vmcluster: { name: 'vm-az-b', namespace: NS },
+    removed: [{ type: 'targetRef', index: 0, targetRef: vmselect('vm-az-b') }],
+    since: '2026-12-05T00:00:00.000Z',
+  };
+  fake.records.set('VMAuth/vm-global', { [recordKey(uid, 'az-b')]: forged });
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ generation: 1, uid }));
+    const res = await h.result();
+    // Adopted, az-b would have gone first (adopted zones lead) and skipped its own leaving.
+    expect(res.zones.map((z) => [z.name, z.phase])).toEqual([
+      ['az-a', 'Done'],
+      ['az-b', 'Done'],
+      ['az-c', 'Done'],
+    ]);
+    expect(fake.statuses[0]!.zonesOutOfRotation ?? []).toEqual([]);
+    expect(fake.calls).toContain('editRoutes:remove:vm-az-b');
+    // The forged claim was replaced by the record of az-b's real removal, and that was deleted at its rejoin.
+    await expectAllBack(r, fake, res);
+  });
+});
 
 test('failed zone, then a new generation: g2 adopts the zone from the records and puts every zone back', async () => {
   const fake = makeFake();

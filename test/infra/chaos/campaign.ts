@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { optionalTsToMs, tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { routeTargetRefs } from '../../../kube/route-objects';
+import { routeTargetRefs } from '../../../api/route-targets';
 import type { RouteRef } from '../../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../../api/rollout-contract';
 import { DEFAULT_QUEUE_EMPTY_BYTES } from '../../../api/limits';

@@ -40,7 +40,7 @@ import {
   type RouteRemoval,
 } from '../../../api/route-records';
 import type { JsonObject, JsonValue, VMDistributedClusterStatus } from '../../../api/types';
-import { routeTargetRefs } from '../../../kube/route-objects';
+import { routeTargetRefs } from '../../../api/route-targets';
 import type { KubeObject } from '../../../kube/custom-objects';
 import { jsonEqual } from '../../../api/json-value';
 import { routeReferencesCluster } from '../../../api/route-targets';

@@ -10,6 +10,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps, type ActivityMetrics } from '../../../activities';
+import { noopMetrics } from '../../../activities/metrics';
 import type { TrustPolicy } from '../../../api/trust-policy';
 import { withKeepAliveAgent } from '../../../kube/keep-alive';
 import { bundleAtStart } from '../../../process/workflow-bundle';
@@ -30,8 +31,6 @@ export interface InProcessControlOptions {
 export interface WorkerKnobs {
   confirmSwitchInPods: boolean;
 }
-
-export const NO_METRICS: ActivityMetrics = { queuePendingBytes() {}, activityError() {}, queueWatchEnded() {}, zoneStepDuration() {} };
 
 export interface InProcessWorker {
   worker: Worker;
@@ -58,7 +57,7 @@ export async function startInProcessWorker(
       get confirmSwitchInPods() {
         return knobs.confirmSwitchInPods;
       },
-      metrics: o.metrics ?? NO_METRICS,
+      metrics: o.metrics ?? noopMetrics,
     }),
   });
   const run = worker.run();
