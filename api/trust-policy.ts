@@ -1,81 +1,39 @@
 // What a VMDistributedCluster may make vmrollout do on its author's behalf. vmrollout acts with its
 // own (broader) rights, so whoever may create a VMDistributedCluster could borrow them: full specs
-// create objects (any image, service account, route) and targetRefs can route reads to VMClusters
-// of other namespaces. The person who installs vmrollout decides where that is allowed (chart values
-// createNamespaces, allowCrossNamespaceTargetRefs); elsewhere such a spec is Invalid. The trigger
-// checks it before starting a workflow, the worker again on the workflow's input.
+// create objects, and full specs and overlays alike choose where the objects route reads and send
+// samples, which objects they select, which images their pods run, as whom and with what access to
+// the node. The person who installs vmrollout decides what is allowed beyond the namespace (chart
+// values createNamespaces, allowCrossNamespaceTargetRefs, trustPolicy.*: api/trust/policy.ts);
+// anything else makes the spec Invalid. The trigger checks it before starting a workflow, the worker
+// again on the workflow's input and on every write. One module per rule, under api/trust/.
+import type { NormalizedSpec } from './types';
 import { formatPath, validateSpec, type ValidationIssue, type ValidationResult } from './validate';
-import type { JsonValue, ManagedObject, NormalizedSpec } from './types';
+import { managedBodies, type ManagedBody } from './trust/bodies';
+import { podFieldIssues } from './trust/pod-fields';
+import { allowedBy, type TrustPolicy } from './trust/policy';
+import { remoteWriteIssues } from './trust/remote-write';
+import { routeURLIssues } from './trust/route-urls';
+import { selectorIssues } from './trust/selectors';
+import { targetRefNamespaceIssues } from './trust/target-ref-namespaces';
 
-export interface TrustPolicy {
-  /** Namespaces whose VMDistributedClusters may use full specs (create objects). */
-  createNamespaces: readonly string[];
-  /** Whether targetRefs (VMUser, VMAuth) may name objects of another namespace. */
-  crossNamespaceTargetRefs: boolean;
-}
-
-/** Nothing enabled: overlays on existing objects, routes within the namespace. */
-export const STRICT_TRUST_POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: false };
+export { CHART_VALUE, STRICT_TRUST_POLICY, type TrustPolicy } from './trust/policy';
+export { crossNamespaceMessage } from './trust/target-ref-namespaces';
 
 export const createNotEnabledMessage = (namespace: string) =>
-  `full specs create objects, which is not enabled in namespace ${JSON.stringify(namespace)} (vmrollout's chart value createNamespaces); manage an existing object with overrideSpec instead`;
+  `full specs create objects, which is not enabled in namespace ${JSON.stringify(namespace)} ${allowedBy('createNamespaces')}; manage an existing object with overrideSpec instead`;
 
-export const crossNamespaceMessage = (target: string, namespace: string) =>
-  `targetRefs to namespace ${JSON.stringify(target)} are not allowed from namespace ${JSON.stringify(namespace)} (vmrollout's chart value allowCrossNamespaceTargetRefs)`;
+type BodyRule = (namespace: string, b: ManagedBody, policy: TrustPolicy) => ValidationIssue[];
 
-const isObject = (v: JsonValue | undefined): v is Record<string, JsonValue> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The namespaces a targetRefs list names, with the path of each (relative to the list). */
-function targetRefNamespaces(refs: JsonValue | undefined): Array<{ path: (string | number)[]; namespace: string }> {
-  if (!Array.isArray(refs)) return [];
-  const out: Array<{ path: (string | number)[]; namespace: string }> = [];
-  refs.forEach((ref, i) => {
-    const crd = isObject(ref) ? ref.crd : undefined;
-    if (!isObject(crd)) return;
-    if (typeof crd.namespace === 'string') out.push({ path: [i, 'crd', 'namespace'], namespace: crd.namespace });
-    if (Array.isArray(crd.objects)) {
-      crd.objects.forEach((o, j) => {
-        if (isObject(o) && typeof o.namespace === 'string') out.push({ path: [i, 'crd', 'objects', j, 'namespace'], namespace: o.namespace });
-      });
-    }
-  });
-  return out;
-}
-
-/** Where a route object's targetRefs lists are, per kind. */
-const TARGET_REF_LISTS: Record<'vmuser' | 'vmauth', string[][]> = {
-  vmuser: [['targetRefs']],
-  vmauth: [['unauthorizedUserAccessSpec', 'targetRefs']],
-};
+/** The rules every full spec and overlay is judged by. */
+const BODY_RULES: readonly BodyRule[] = [targetRefNamespaceIssues, routeURLIssues, remoteWriteIssues, selectorIssues, podFieldIssues];
 
 /** The issues of `spec` (of a VMDistributedCluster in `namespace`) under `policy`; empty when allowed. */
 export function trustIssues(namespace: string, spec: NormalizedSpec, policy: TrustPolicy): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const managed: Array<{ path: (string | number)[]; object: ManagedObject; routes?: 'vmuser' | 'vmauth' }> = [
-    ...spec.zones.flatMap((z, i) => [
-      { path: ['zones', i, 'vmcluster'], object: z.vmcluster },
-      ...(z.vmuser ? [{ path: ['zones', i, 'vmuser'], object: z.vmuser, routes: 'vmuser' as const }] : []),
-    ]),
-    { path: ['vmauth'], object: spec.vmauth, routes: 'vmauth' },
-    { path: ['vmagent'], object: spec.vmagent },
-  ];
   const mayCreate = policy.createNamespaces.includes(namespace);
-  for (const m of managed) {
-    if (m.object.spec && !mayCreate) issues.push({ path: formatPath([...m.path, 'spec']), message: createNotEnabledMessage(namespace) });
-    if (!m.routes || policy.crossNamespaceTargetRefs) continue;
-    for (const form of ['spec', 'overrideSpec'] as const) {
-      const body = m.object[form];
-      if (!body) continue;
-      for (const listPath of TARGET_REF_LISTS[m.routes]) {
-        let list: JsonValue | undefined = body;
-        for (const k of listPath) list = isObject(list) ? list[k] : undefined;
-        for (const ref of targetRefNamespaces(list)) {
-          if (ref.namespace !== '' && ref.namespace !== namespace) {
-            issues.push({ path: formatPath([...m.path, form, ...listPath, ...ref.path]), message: crossNamespaceMessage(ref.namespace, namespace) });
-          }
-        }
-      }
-    }
+  for (const b of managedBodies(spec)) {
+    if (b.form === 'spec' && !mayCreate) issues.push({ path: formatPath(b.path), message: createNotEnabledMessage(namespace) });
+    for (const rule of BODY_RULES) issues.push(...rule(namespace, b, policy));
   }
   return issues;
 }

@@ -10,6 +10,8 @@ import { DEFAULT_TASK_QUEUE } from '../api/rollout-contract';
 import { PayloadKeysError, readPayloadKeys, type PayloadKeys } from './payload-codec';
 import { DNS1123_LABEL_PATTERN } from '../api/limits';
 import type { TrustPolicy } from '../api/trust-policy';
+import { hostEntryProblem } from '../api/trust/hosts';
+import { repositoryEntryProblem } from '../api/trust/pod-fields';
 
 /** One LOG_LEVEL vocabulary for both processes; the variable is read case-insensitively (`WARN` = `warn`). */
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -154,6 +156,30 @@ export const logLevel = z.preprocess(
   z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')} (any case)` }),
 );
 
+/** A comma-separated list (blanks and repeats dropped), each entry checked by `problem`; unset → empty. */
+const checkedList = (problem: (entry: string) => string | undefined) =>
+  withDefault(
+    '',
+    z.string().transform((s, ctx) => {
+      const entries = [
+        ...new Set(
+          s
+            .split(',')
+            .map((n) => n.trim())
+            .filter((n) => n !== ''),
+        ),
+      ];
+      for (const e of entries) {
+        const p = problem(e);
+        if (p !== undefined) ctx.addIssue({ code: 'custom', message: p });
+      }
+      return entries;
+    }),
+  );
+
+/** A ServiceAccount name: a DNS-1123 subdomain. */
+const SERVICE_ACCOUNT_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 /** The variables both processes read: the Temporal connection, TASK_QUEUE and LOG_LEVEL. */
 export const commonEnvShape = {
   TEMPORAL_ADDRESS: withDefault('localhost:7233', hostPort),
@@ -170,6 +196,15 @@ export const commonEnvShape = {
   /** The trust policy (api/trust-policy.ts): both processes enforce it, so both read it. */
   CREATE_NAMESPACES: namespaceList,
   ALLOW_CROSS_NAMESPACE_TARGET_REFS: bool,
+  TRUST_ALLOWED_ROUTE_HOSTS: checkedList(hostEntryProblem),
+  TRUST_ALLOWED_REMOTE_WRITE_HOSTS: checkedList(hostEntryProblem),
+  TRUST_ALLOWED_IMAGE_REPOSITORIES: checkedList(repositoryEntryProblem),
+  TRUST_ALLOWED_SERVICE_ACCOUNT_NAMES: checkedList((n) =>
+    n.length <= 253 && SERVICE_ACCOUNT_NAME.test(n) ? undefined : `${JSON.stringify(n)} is not a ServiceAccount name (a DNS-1123 subdomain)`,
+  ),
+  TRUST_ALLOW_HOST_ACCESS: bool,
+  TRUST_ALLOW_EXTRA_CONTAINERS: bool,
+  TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS: bool,
 };
 
 type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
@@ -186,7 +221,17 @@ export function refineCommonEnv(env: CommonEnv, ctx: z.RefinementCtx): void {
 }
 
 export function trustPolicy(e: CommonEnv): TrustPolicy {
-  return { createNamespaces: e.CREATE_NAMESPACES, crossNamespaceTargetRefs: e.ALLOW_CROSS_NAMESPACE_TARGET_REFS };
+  return {
+    createNamespaces: e.CREATE_NAMESPACES,
+    crossNamespaceTargetRefs: e.ALLOW_CROSS_NAMESPACE_TARGET_REFS,
+    routeHosts: e.TRUST_ALLOWED_ROUTE_HOSTS,
+    remoteWriteHosts: e.TRUST_ALLOWED_REMOTE_WRITE_HOSTS,
+    imageRepositories: e.TRUST_ALLOWED_IMAGE_REPOSITORIES,
+    serviceAccountNames: e.TRUST_ALLOWED_SERVICE_ACCOUNT_NAMES,
+    hostAccess: e.TRUST_ALLOW_HOST_ACCESS,
+    extraContainers: e.TRUST_ALLOW_EXTRA_CONTAINERS,
+    crossNamespaceSelectors: e.TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS,
+  };
 }
 
 export interface TemporalConnectionConfig {

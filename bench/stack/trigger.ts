@@ -39,7 +39,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor, WorkflowNotFoundError } from '@temporalio/client';
 import { parse as parseYaml } from 'yaml';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../api/constants';
-import { validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
+import { STRICT_TRUST_POLICY, validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { withKeepAliveAgent } from '../../kube/keep-alive';
@@ -103,7 +103,7 @@ const EDIT_NS = 'bench-edit';
 const SCALE_NS = 'bench-scale';
 /** How long the trigger gets for the backlog of N objects before it is reported as not handling it. */
 const BACKLOG_BUDGET_MS = (quick ? 5 : 6) * 60_000;
-const POLICY: TrustPolicy = { createNamespaces: [], crossNamespaceTargetRefs: false };
+const POLICY: TrustPolicy = STRICT_TRUST_POLICY;
 
 const progress = (msg: string) => process.stderr.write(`[bench trigger +${((Date.now() - T_START) / 1000).toFixed(1)}s] ${msg}\n`);
 const T_START = Date.now();

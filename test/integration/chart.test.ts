@@ -3,6 +3,9 @@
 // RBAC of each ServiceAccount checked by the API server's own authorizer and with their own tokens.
 import { execFileSync } from 'node:child_process';
 import * as k8s from '@kubernetes/client-node';
+import { z } from 'zod';
+import { STRICT_TRUST_POLICY, type TrustPolicy } from '../../api/trust-policy';
+import { commonEnvShape, trustPolicy } from '../../process/env';
 import { toolPath } from '../infra/harness/tools';
 import { startKube, installCRDs, type KubeCluster } from '../infra/harness/kube';
 import {
@@ -137,6 +140,67 @@ describe('helm chart', () => {
     expect(envOf(deployment(objs, 'worker')).map((e) => e.name)).toEqual(
       expect.arrayContaining(['TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'TASK_QUEUE', 'METRICS_PORT', 'WORKFLOW_BUNDLE']),
     );
+  });
+
+  /** The trust policy a component builds from its rendered environment (process/env.ts, as both processes do). */
+  const policyOf = (objs: k8s.KubernetesObject[], component: 'worker' | 'trigger'): TrustPolicy => {
+    const vars = envOf(deployment(objs, component)).filter((e) => /^(TRUST_|CREATE_NAMESPACES$|ALLOW_CROSS_NAMESPACE_TARGET_REFS$)/.test(e.name));
+    return trustPolicy(z.object(commonEnvShape).parse(Object.fromEntries(vars.map((e) => [e.name, e.value]))));
+  };
+
+  test('the trust policy: unset, both processes are strict; every trustPolicy value reaches both, which build the same policy', () => {
+    const strict = render();
+    for (const component of ['worker', 'trigger'] as const) {
+      expect(envOf(deployment(strict, component)).filter((e) => e.name.startsWith('TRUST_'))).toEqual([
+        { name: 'TRUST_ALLOWED_ROUTE_HOSTS', value: '' },
+        { name: 'TRUST_ALLOWED_REMOTE_WRITE_HOSTS', value: '' },
+        { name: 'TRUST_ALLOWED_IMAGE_REPOSITORIES', value: '' },
+        { name: 'TRUST_ALLOWED_SERVICE_ACCOUNT_NAMES', value: '' },
+        { name: 'TRUST_ALLOW_HOST_ACCESS', value: 'false' },
+        { name: 'TRUST_ALLOW_EXTRA_CONTAINERS', value: 'false' },
+        { name: 'TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS', value: 'false' },
+      ]);
+      expect(policyOf(strict, component)).toEqual(STRICT_TRUST_POLICY);
+    }
+
+    const objs = render(
+      'trustPolicy.allowedRouteHosts={vmselect.shared.svc,*.reads.example.com,[::1]}',
+      'trustPolicy.allowedRemoteWriteHosts={vminsert.shared.svc,10.0.0.5,vminsert.shared.svc}',
+      'trustPolicy.allowedImageRepositories={registry.internal:5000/mirror/*}',
+      'trustPolicy.allowedServiceAccountNames={vmagent-scraper}',
+      'trustPolicy.allowHostAccess=true',
+      'trustPolicy.allowExtraContainers=true',
+      'trustPolicy.allowCrossNamespaceSelectors=true',
+      'createNamespaces={prod}',
+      'allowCrossNamespaceTargetRefs=true',
+    );
+    const expected: TrustPolicy = {
+      createNamespaces: ['prod'],
+      crossNamespaceTargetRefs: true,
+      routeHosts: ['vmselect.shared.svc', '*.reads.example.com', '[::1]'],
+      remoteWriteHosts: ['vminsert.shared.svc', '10.0.0.5'],
+      imageRepositories: ['registry.internal:5000/mirror/*'],
+      serviceAccountNames: ['vmagent-scraper'],
+      hostAccess: true,
+      extraContainers: true,
+      crossNamespaceSelectors: true,
+    };
+    for (const component of ['worker', 'trigger'] as const) {
+      const env = envOf(deployment(objs, component));
+      expect(env.find((e) => e.name === 'TRUST_ALLOWED_ROUTE_HOSTS')?.value).toBe('vmselect.shared.svc,*.reads.example.com,[::1]');
+      expect(env.find((e) => e.name === 'TRUST_ALLOWED_REMOTE_WRITE_HOSTS')?.value).toBe('vminsert.shared.svc,10.0.0.5');
+      expect(env.find((e) => e.name === 'TRUST_ALLOWED_IMAGE_REPOSITORIES')?.value).toBe('registry.internal:5000/mirror/*');
+      expect(env.find((e) => e.name === 'TRUST_ALLOW_HOST_ACCESS')?.value).toBe('true');
+      expect(policyOf(objs, component)).toEqual(expected);
+    }
+  });
+
+  test('trustPolicy values are typed: a URL is not a host, * is not a repository, a flag is a boolean', () => {
+    expect(() => render('trustPolicy.allowedRouteHosts={http://evil.example.com}')).toThrow(/trustPolicy\/allowedRouteHosts\/0/);
+    expect(() => render('trustPolicy.allowedImageRepositories={*}')).toThrow(/trustPolicy\/allowedImageRepositories\/0/);
+    expect(() => render('trustPolicy.allowedServiceAccountNames={System:Admin}')).toThrow(/trustPolicy\/allowedServiceAccountNames\/0/);
+    expect(() => render('trustPolicy.allowHostAccess=maybe')).toThrow(/trustPolicy\/allowHostAccess/);
+    expect(() => render('trustPolicy.allowEverything=true')).toThrow(/allowEverything/);
   });
 
   test('createNamespaces, allowCrossNamespaceTargetRefs and metricsHost reach both processes', () => {

@@ -5,7 +5,7 @@ import type { NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { decideInput, type LiveObject } from '../../activities/start/verify-input';
 import { normalizedSpec, validRawSpec } from './api-helpers';
 
-const POLICY: TrustPolicy = { createNamespaces: ['monitoring'], crossNamespaceTargetRefs: false };
+const POLICY: TrustPolicy = { ...STRICT_TRUST_POLICY, createNamespaces: ['monitoring'] };
 const OBJ: ObjectGeneration = { namespace: 'monitoring', name: 'metrics', uid: 'aaaaaaaa-1111', generation: 3 };
 
 const live = (over: { uid?: string; generation?: number; spec?: Record<string, unknown> } = {}): LiveObject => ({

@@ -8,7 +8,7 @@ import type { ApplyObjectInput } from '../../workflows/activity-types';
 import { specApplies } from '../../workflows/managed-objects';
 import { normalizedSpec, validRawSpec } from './api-helpers';
 
-const POLICY: TrustPolicy = { createNamespaces: ['monitoring'], crossNamespaceTargetRefs: false };
+const POLICY: TrustPolicy = { ...STRICT_TRUST_POLICY, createNamespaces: ['monitoring'] };
 const OBJ: ObjectGeneration = { namespace: 'monitoring', name: 'metrics', uid: 'aaaaaaaa-1111', generation: 3 };
 const OWN_ID = workflowIdFor(OBJ);
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { STRICT_TRUST_POLICY } from '../../api/trust-policy';
 import { ConfigError, loadConfig } from '../../trigger/config';
 
 function errorOf(env: NodeJS.ProcessEnv): ConfigError {
@@ -19,7 +20,7 @@ describe('trigger config', () => {
       temporal: { address: 'localhost:7233', namespace: 'default', tls: undefined, apiKey: undefined },
       taskQueue: 'vmrollout',
       watchNamespaces: [],
-      policy: { createNamespaces: [], crossNamespaceTargetRefs: false },
+      policy: STRICT_TRUST_POLICY,
       metricsPort: 9464,
       logLevel: 'info',
       relistIntervalMs: 300_000,
@@ -53,6 +54,13 @@ describe('trigger config', () => {
       RECONCILE_CONCURRENCY: ' 8 ',
       CREATE_NAMESPACES: 'monitoring,team-a',
       ALLOW_CROSS_NAMESPACE_TARGET_REFS: 'true',
+      TRUST_ALLOWED_ROUTE_HOSTS: 'vmselect.shared.svc, *.example.com ,[::1],10.0.0.5',
+      TRUST_ALLOWED_REMOTE_WRITE_HOSTS: 'vminsert.shared.svc',
+      TRUST_ALLOWED_IMAGE_REPOSITORIES: 'registry.internal:5000/mirror/*,ghcr.io/acme/vmselect',
+      TRUST_ALLOWED_SERVICE_ACCOUNT_NAMES: 'vmagent-scraper',
+      TRUST_ALLOW_HOST_ACCESS: 'yes',
+      TRUST_ALLOW_EXTRA_CONTAINERS: '1',
+      TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS: 'TRUE',
     });
     expect(cfg).toEqual({
       temporal: {
@@ -63,7 +71,17 @@ describe('trigger config', () => {
       },
       taskQueue: 'vmrollout-prod',
       watchNamespaces: ['monitoring', 'vm'],
-      policy: { createNamespaces: ['monitoring', 'team-a'], crossNamespaceTargetRefs: true },
+      policy: {
+        createNamespaces: ['monitoring', 'team-a'],
+        crossNamespaceTargetRefs: true,
+        routeHosts: ['vmselect.shared.svc', '*.example.com', '[::1]', '10.0.0.5'],
+        remoteWriteHosts: ['vminsert.shared.svc'],
+        imageRepositories: ['registry.internal:5000/mirror/*', 'ghcr.io/acme/vmselect'],
+        serviceAccountNames: ['vmagent-scraper'],
+        hostAccess: true,
+        extraContainers: true,
+        crossNamespaceSelectors: true,
+      },
       metricsPort: 0,
       logLevel: 'debug',
       relistIntervalMs: 600_000,
@@ -82,6 +100,13 @@ describe('trigger config', () => {
     [{ WATCH_NAMESPACES: 'ok,Not_A_Namespace' }, 'WATCH_NAMESPACES.1: each namespace must be a DNS-1123 label'],
     [{ CREATE_NAMESPACES: 'ok,*' }, 'CREATE_NAMESPACES.1: each namespace must be a DNS-1123 label'],
     [{ ALLOW_CROSS_NAMESPACE_TARGET_REFS: 'maybe' }, 'ALLOW_CROSS_NAMESPACE_TARGET_REFS: must be true or false'],
+    [{ TRUST_ALLOWED_ROUTE_HOSTS: 'ok.svc,http://evil.example.com' }, 'TRUST_ALLOWED_ROUTE_HOSTS: "http://evil.example.com" is not a host name'],
+    [{ TRUST_ALLOWED_REMOTE_WRITE_HOSTS: '*' }, 'TRUST_ALLOWED_REMOTE_WRITE_HOSTS: "*" is not a host name'],
+    [{ TRUST_ALLOWED_REMOTE_WRITE_HOSTS: '*.0.0.1' }, 'TRUST_ALLOWED_REMOTE_WRITE_HOSTS: "*.0.0.1" is not a host name'],
+    [{ TRUST_ALLOWED_IMAGE_REPOSITORIES: '*' }, 'TRUST_ALLOWED_IMAGE_REPOSITORIES: "*" is not an image repository'],
+    [{ TRUST_ALLOWED_IMAGE_REPOSITORIES: 'Evil/Repo' }, 'TRUST_ALLOWED_IMAGE_REPOSITORIES: "Evil/Repo" is not an image repository'],
+    [{ TRUST_ALLOWED_SERVICE_ACCOUNT_NAMES: 'system:admin' }, 'TRUST_ALLOWED_SERVICE_ACCOUNT_NAMES: "system:admin" is not a ServiceAccount name'],
+    [{ TRUST_ALLOW_HOST_ACCESS: 'maybe' }, 'TRUST_ALLOW_HOST_ACCESS: must be true or false'],
     [{ RELIST_INTERVAL: '5' }, 'RELIST_INTERVAL: "5" must be a duration'],
     [{ WATCH_IDLE_TIMEOUT: '10ms' }, 'WATCH_IDLE_TIMEOUT: "10ms" must be at least 1s'],
     [{ FINALIZER_RECHECK_INTERVAL: '500ms' }, 'FINALIZER_RECHECK_INTERVAL: "500ms" must be at least 1s'],

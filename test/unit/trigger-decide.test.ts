@@ -1,4 +1,5 @@
 import { validateSpec } from '../../api/validate';
+import { STRICT_TRUST_POLICY } from '../../api/trust-policy';
 import { parseWorkflowId, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { mergeConditions } from '../../api/conditions';
@@ -331,10 +332,10 @@ describe('decide', () => {
 
   it('a full spec in a namespace the trust policy does not enable → reportInvalid naming the field and the chart value; enabled → start', () => {
     const full = spec({ vmagent: { name: 'vm-global', spec: { remoteWrite: [{ url: 'http://x:8480/insert/0/prometheus/api/v1/write' }] } } });
-    const strict = ctx({ validator: validatorFor({ createNamespaces: ['other'], crossNamespaceTargetRefs: false }) });
+    const strict = ctx({ validator: validatorFor({ ...STRICT_TRUST_POLICY, createNamespaces: ['other'] }) });
     const refused = decide('add', obj(1, full), strict);
     expect(refused).toEqual([expect.objectContaining({ type: 'reportInvalid', message: expect.stringMatching(/spec\.vmagent\.spec: .*createNamespaces/) })]);
-    const allowed = decide('add', obj(1, full), ctx({ validator: validatorFor({ createNamespaces: ['ns'], crossNamespaceTargetRefs: false }) }));
+    const allowed = decide('add', obj(1, full), ctx({ validator: validatorFor({ ...STRICT_TRUST_POLICY, createNamespaces: ['ns'] }) }));
     expect(allowed.map((a) => a.type)).toEqual(['start']);
   });
 

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../../worker/config';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { STRICT_TRUST_POLICY } from '../../api/trust-policy';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'worker-config-'));
 const file = (name: string) => {
@@ -26,7 +27,7 @@ describe('worker loadConfig', () => {
     expect(loadConfig({})).toEqual({
       temporal: { address: 'localhost:7233', namespace: 'default', tls: undefined, apiKey: undefined },
       taskQueue: DEFAULT_TASK_QUEUE,
-      policy: { createNamespaces: [], crossNamespaceTargetRefs: false },
+      policy: STRICT_TRUST_POLICY,
       kubeconfig: undefined,
       metrics: { host: '0.0.0.0', port: 9090, sdkBindAddress: '127.0.0.1:9091' },
       logLevel: 'info',
@@ -74,7 +75,7 @@ describe('worker loadConfig', () => {
         apiKey: 'secret-key',
       },
       taskQueue: 'q',
-      policy: { createNamespaces: [], crossNamespaceTargetRefs: false },
+      policy: STRICT_TRUST_POLICY,
       kubeconfig: kc,
       metrics: { host: '127.0.0.1', port: 0, sdkBindAddress: undefined },
       logLevel: 'debug',

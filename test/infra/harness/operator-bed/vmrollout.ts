@@ -12,7 +12,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEFAULT_TASK_QUEUE } from '../../../../api/rollout-contract';
-import type { TrustPolicy } from '../../../../api/trust-policy';
+import { STRICT_TRUST_POLICY, type TrustPolicy } from '../../../../api/trust-policy';
 import { parsePayloadKeys, payloadDataConverter } from '../../../../process/payload-codec';
 import { startWorkerProcess, writePayloadKeysFile, type ControlProcess } from '../../chaos/control-processes';
 import type { TriggerHandle } from '../../../../trigger/main';
@@ -57,7 +57,7 @@ export async function startVmrollout(opts: { kc: k8s.KubeConfig; namespace: stri
   const client = new Client({ connection: temporal.connection, namespace: temporal.namespace ?? 'default', dataConverter });
   const knobs: WorkerKnobs = { confirmSwitchInPods: true };
   const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-real-operator`;
-  const policy: TrustPolicy = { createNamespaces: [namespace], crossNamespaceTargetRefs: false };
+  const policy: TrustPolicy = { ...STRICT_TRUST_POLICY, createNamespaces: [namespace] };
   const control = { temporal, client, dataConverter, taskQueue, policy, identities };
   let worker: InProcessWorker | undefined = await startInProcessWorker({ ...control, knobs });
   const trigger = await startInProcessTrigger({ ...control, namespace, onLog: (line) => void logs.push(line) });
