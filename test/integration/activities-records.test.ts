@@ -21,6 +21,7 @@ import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from 
 import { OUT_OF_ROTATION_ANNOTATION, parseRecords, recordKey, type OutOfRotationRecord, type RecordOwner } from '../../api/route-records';
 import type { JsonObject, VMDistributedClusterStatus } from '../../api/types';
 import { listRouteRecords } from '../../kube/route-records';
+import { workflowIdFor } from '../../api/rollout-contract';
 import type { RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import { computeRemovals } from '../../workflows/routes';
 import { applyRemoval, undoRemoval } from '../../api/route-edits';
@@ -38,7 +39,8 @@ let core: k8s.CoreV1Api;
 let objects: KubeObjects;
 let acts: RolloutActivities;
 const env = new MockActivityEnvironment();
-const runIn = <K extends keyof RolloutActivities>(a: RolloutActivities, name: K, ...args: Parameters<RolloutActivities[K]>) =>
+const runIn = <K extends keyof RolloutActivities>(a: RolloutActivities, name: K, ...args: Parameters<RolloutActivities[K]>) => runWith(env, a, name, ...args);
+const runWith = <K extends keyof RolloutActivities>(env: MockActivityEnvironment, a: RolloutActivities, name: K, ...args: Parameters<RolloutActivities[K]>) =>
   env.run(a[name] as (...x: unknown[]) => ReturnType<RolloutActivities[K]>, ...args) as ReturnType<RolloutActivities[K]>;
 const run = <K extends keyof RolloutActivities>(name: K, ...args: Parameters<RolloutActivities[K]>) => runIn(acts, name, ...args);
 
@@ -489,14 +491,15 @@ describe('unreadable records', () => {
     expect((e as ApplicationFailure).type).toBe('RecordsUnreadable');
     expect((e as ApplicationFailure).message).toContain(`VMAuth ${ns}/gx: record "uid-someone/az-q"`);
     expect((await get(ns, 'VMAuth', 'gx')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
-    await expect(run('readRecords', { namespace: ns, uid: 'uid-someone' })).rejects.toThrow('uid-someone/az-q');
+    // Unreadable for that uid too, and still nothing fails: it is reported, never acted on.
+    expect(await run('readRecords', { namespace: ns, uid: 'uid-someone' })).toEqual([]);
   });
 });
 
 const vmdcSpec = {
   clusterVersion: 'v1.150.0-cluster',
   zones: [
-    { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+    { name: 'az-a', vmcluster: { name: 'vm-az-a' }, vmuser: { name: 'us' } },
     { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
   ],
   vmauth: { name: 'gs' },
@@ -512,6 +515,122 @@ async function createVmdc(ns: string, name: string): Promise<{ uid: string; gene
   })) as { metadata: { uid: string; generation: number } };
   return created.metadata;
 }
+
+describe('forged records (issue 29: records are claims, not commands)', () => {
+  const forgedOn = (ns: string, uid: string, route: KubeObject, zone: string, removed: OutOfRotationRecord['removed']): OutOfRotationRecord => ({
+    vmdc: { namespace: ns, name: 'dc', uid },
+    route: { kind: 'VMAuth', name: route.metadata.name, uid: route.metadata.uid! },
+    zone,
+    workflowId: 'written-by-hand',
+    generation: 1,
+    vmcluster: { name: `vm-${zone}`, namespace: ns },
+    removed,
+    since: new Date().toISOString(),
+  });
+  const annotate = (ns: string, name: string, value: string) =>
+    custom.patchNamespacedCustomObject(
+      {
+        group: VM_GROUP,
+        version: VM_VERSION,
+        namespace: ns,
+        plural: 'vmauths',
+        name,
+        body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } },
+      },
+      mergePatchOptions,
+    );
+
+  it('a record of this uid whose zone the route still serves: not adopted, not in the status, reported (condition, Warning Event, metric); the real removal replaces it', async () => {
+    const ns = await newNamespace();
+    const meta = await createVmdc(ns, 'dc');
+    const object = { namespace: ns, name: 'dc', uid: meta.uid, generation: meta.generation };
+    await createVM(ns, 'VMAuth', 'gs', { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a', 'vm-az-b')] } });
+    const forged = forgedOn(ns, meta.uid, await get(ns, 'VMAuth', 'gs'), 'az-b', [
+      { type: 'object', index: 0, objectIndex: 1, object: { name: 'vm-az-b', namespace: ns } },
+    ]);
+    await annotate(ns, 'gs', JSON.stringify({ [recordKey(meta.uid, 'az-b')]: forged }));
+    const counts: number[] = [];
+    const a = createActivities({
+      kubeConfig: kube.kubeConfig,
+      temporalClient: {} as Client,
+      bindWrites: false,
+      metrics: { ...noopMetrics, unverifiedRecords: (_l, n) => counts.push(n) },
+    });
+    // As the rollout workflow of this object calls them: its name comes from the workflow id.
+    const env1 = new MockActivityEnvironment({ workflowExecution: { workflowId: workflowIdFor(object), runId: 'r1' } });
+    const inWorkflow = <K extends keyof RolloutActivities>(name: K, ...args: Parameters<RolloutActivities[K]>) => runWith(env1, a, name, ...args);
+
+    expect(await inWorkflow('readRecords', { namespace: ns, uid: meta.uid })).toEqual([]);
+    await inWorkflow('writeStatus', {
+      object,
+      status: {
+        phase: 'Progressing',
+        zonesOutOfRotation: [],
+        zones: [
+          { name: 'az-a', phase: 'Pending' },
+          { name: 'az-b', phase: 'Pending' },
+        ],
+      },
+    });
+    const status = (await objects.get(VMDC_KIND, ns, 'dc'))!.status as VMDistributedClusterStatus;
+    expect(status.zonesOutOfRotation).toEqual([]);
+    const condition = status.conditions?.find((c) => c.type === 'RecordsVerified');
+    expect(condition).toMatchObject({ status: 'False', reason: 'UnverifiedRecords' });
+    expect(condition!.message).toContain(`VMAuth gs: record of zone az-b says VMCluster vm-az-b was taken out, but the route still sends it reads`);
+    const events = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'RouteRecordsUnverified');
+    expect(events.map((e) => e.message)).toEqual([condition!.message]);
+    expect(counts.at(-1)).toBe(1);
+
+    // az-b's real turn: the claim under its key is replaced by the record of what was really removed.
+    const removals = computeRemovals(await snapshots(ns, 'gs', []), { name: 'vm-az-b', namespace: ns });
+    const owned = owner(ns, meta.uid, 'az-b', meta.generation);
+    await run('editRoutes', { namespace: ns, vmauthName: 'gs', removals, direction: 'remove', record: { ...owned, vmdc: { ...owned.vmdc, name: 'dc' } } });
+    expect(await refs(ns, 'VMAuth', 'gs')).toEqual([vmselect(ns, 'vm-az-a')]);
+    expect(recordOn(await get(ns, 'VMAuth', 'gs'), meta.uid, 'az-b')).toMatchObject({ workflowId: owned.workflowId });
+    expect((await inWorkflow('readRecords', { namespace: ns, uid: meta.uid })).map((z) => z.zone)).toEqual(['az-b']);
+    // Verified again: the condition turns True.
+    await inWorkflow('writeStatus', {
+      object,
+      status: {
+        phase: 'Progressing',
+        zones: [
+          { name: 'az-a', phase: 'Pending' },
+          { name: 'az-b', phase: 'WaitingForSwitch' },
+        ],
+      },
+    });
+    const after = (await objects.get(VMDC_KIND, ns, 'dc'))!.status as VMDistributedClusterStatus;
+    expect(after.zonesOutOfRotation).toEqual(['az-b']);
+    expect(after.conditions?.find((c) => c.type === 'RecordsVerified')).toMatchObject({ status: 'True', reason: 'Verified' });
+    expect(counts.at(-1)).toBe(0);
+  });
+
+  it('a record that would put back a static URL or another VMCluster is never restored: the route and the annotation stay as they are', async () => {
+    const ns = await newNamespace();
+    const meta = await createVmdc(ns, 'dc');
+    await createVM(ns, 'VMAuth', 'gs', { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-b')] } });
+    const gs = await get(ns, 'VMAuth', 'gs');
+    const value = JSON.stringify({
+      [recordKey(meta.uid, 'az-a')]: forgedOn(ns, meta.uid, gs, 'az-a', [
+        { type: 'targetRef', index: 0, targetRef: { static: { url: 'http://attacker.example' } } },
+      ]),
+    });
+    await annotate(ns, 'gs', value);
+    const before = await get(ns, 'VMAuth', 'gs');
+    const r = await run('editRoutes', {
+      namespace: ns,
+      vmauthName: 'gs',
+      removals: [],
+      direction: 'restore',
+      record: { ...owner(ns, meta.uid, 'az-a'), vmdc: { namespace: ns, name: 'dc', uid: meta.uid } },
+    });
+    expect(r.recorded).toEqual([]);
+    const now = await get(ns, 'VMAuth', 'gs');
+    expect(now.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(annotationsOf(now)![OUT_OF_ROTATION_ANNOTATION]).toBe(value);
+    expect(JSON.stringify(now.spec)).not.toContain('attacker');
+  });
+});
 
 describe('writeStatus rejected by the API server', () => {
   it('a 422 (a phase outside the CRD enum) is the non-retryable StatusRejected, logged at warn and counted by type', async () => {

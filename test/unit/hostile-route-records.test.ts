@@ -39,6 +39,32 @@ describe('route records are claims (hostile cases)', () => {
     expect(restorable).toBe(c.verdict.restorable);
   });
 
+  it('negative control: with the uid filter alone (the code before), every hostile record that parses is acted on', () => {
+    const uidFilterOnly = (views: RouteObjectView[]) =>
+      views.flatMap((v) => {
+        try {
+          return Object.values(parseRecords(v.annotation, UID));
+        } catch {
+          return [];
+        }
+      });
+    const hostile = RECORD_CASES.filter((c) => 'unverified' in c.verdict && uidFilterOnly(c.views()).length > 0);
+    expect(hostile.map((c) => c.id)).toEqual([
+      'zone-still-in-reads',
+      'copied-to-another-object',
+      'recreated-object',
+      'restores-static-url',
+      'restores-static-beside-crd',
+      'restores-another-cluster',
+      'vmcluster-of-another-namespace',
+      'object-entry-with-extras',
+      'crd-name-of-another-cluster',
+      'wrong-cluster-for-zone',
+      'unmanaged-route',
+    ]);
+    for (const c of hostile) expect(verifyRecords(c.views(), EXPECT).verified).toEqual([]);
+  });
+
   it('an unverified record fails nothing: the other records of the same listing are still adopted', () => {
     const forged = genuine({
       zone: 'az-b',
