@@ -140,7 +140,7 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     await gone('f-plain');
   });
 
-  it('delete while a zone is out → kept; status and a Warning Event name the zone and the release; unreadable records said so; release-zone → gone within the recheck interval', async () => {
+  it('delete while a zone is out → kept; status and a Warning Event name the zone and the release; an unreadable record holds nothing and is named; release-zone → gone within the recheck interval', async () => {
     const name = 'f-out';
     await vmObjects(name);
     const o = await create(name, spec(name));
@@ -194,21 +194,24 @@ describe('the trigger finalizer (real kube-apiserver + Temporal dev server)', ()
     expect(await workflowsOf(name)).toEqual([wid]);
     expect((await get(name)).status).toMatchObject({ message, zonesOutOfRotation: ['az-a'] });
 
-    // Records nobody can read: the finalizer stays, and the status and a new Event say so.
+    // A record nobody can read holds nothing (docs/security.md#route-records-are-claims): the
+    // verified records of the VMUsers still hold the finalizer, and the status names what is not
+    // acted on.
     const saved = (await annotations('VMAuth', name))[OUT_OF_ROTATION_ANNOTATION]!;
     await setAnnotation('VMAuth', name, 'not json');
     const unreadable = await waitFor(
       async () => {
         const c = await get(name);
-        return c.status?.message?.includes('cannot be read') ? c : undefined;
+        return c.status?.message?.includes('not acted on (unverified)') ? c : undefined;
       },
       { timeoutMs: T, description: 'unreadable records reported', diagnostics: logTail },
     );
-    expect(unreadable.status?.message).toContain(`VMAuth ${NS}/${name}`);
+    expect(unreadable.status?.message).toContain(`not acted on (unverified): VMAuth ${name}: ${OUT_OF_ROTATION_ANNOTATION} is not JSON`);
+    expect(unreadable.status?.message).toContain(`az-a (VMUser ${name}-a, VMUser ${name}-b)`);
     expect(unreadable.metadata.finalizers).toEqual([ROUTE_RECORDS_FINALIZER]);
     await waitFor(async () => (await zoneEvents(name)).some((e) => e.message === unreadable.status?.message), {
       timeoutMs: T,
-      description: 'Warning Event for unreadable records',
+      description: 'Warning Event for the changed report',
     });
     await setAnnotation('VMAuth', name, saved);
     await waitFor(async () => ((await get(name)).status?.message === message ? true : undefined), {
