@@ -781,4 +781,46 @@ describe('kubectl vmdc release-zone', () => {
     expect((await get(ns, 'VMUser', 'us')).spec).toEqual(before.us.spec);
     expect(annotationsOf(await get(ns, 'VMAuth', 'gs'))).toBeUndefined();
   });
+
+  it("a record that is not the object's to restore is listed as not acted on, and a release refuses it (1) and writes nothing", async () => {
+    const ns = await newNamespace();
+    const { uid } = await createVmdc(ns, 'dc');
+    await createVM(ns, 'VMAuth', 'gs', { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a')] } });
+    const gs = await get(ns, 'VMAuth', 'gs');
+    const value = JSON.stringify({
+      [recordKey(uid, 'az-b')]: {
+        vmdc: { namespace: ns, name: 'dc', uid },
+        route: { kind: 'VMAuth', name: 'gs', uid: gs.metadata.uid },
+        zone: 'az-b',
+        workflowId: 'written-by-hand',
+        generation: 1,
+        vmcluster: { name: 'vm-az-b', namespace: ns },
+        removed: [{ type: 'targetRef', index: 0, targetRef: { static: { url: 'http://attacker.example' } } }],
+        since: new Date().toISOString(),
+      },
+    });
+    await custom.patchNamespacedCustomObject(
+      {
+        group: VM_GROUP,
+        version: VM_VERSION,
+        namespace: ns,
+        plural: 'vmauths',
+        name: 'gs',
+        body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } },
+      },
+      mergePatchOptions,
+    );
+    const kc = ['--kubeconfig', kube.kubeconfigPath];
+    const list = await release(['--namespace', ns, '--vmdc', 'dc', '--list', ...kc]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`not acted on: VMAuth gs: record of zone az-b removed targetRefs[0] routes elsewhere than VMCluster ${ns}/vm-az-b`);
+    const before = await get(ns, 'VMAuth', 'gs');
+    const refused = await release(['--namespace', ns, '--vmdc', 'dc', '--zone', 'az-b', ...kc]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`VMAuth ${ns}/gs: not restored, nothing written: record of zone az-b removed targetRefs[0] routes elsewhere`);
+    expect(refused.stderr).toContain('1 record(s) of zone az-b not restored');
+    const after = await get(ns, 'VMAuth', 'gs');
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(JSON.stringify(after.spec)).not.toContain('attacker');
+  });
 });
