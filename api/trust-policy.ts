@@ -10,6 +10,7 @@ import type { NormalizedSpec } from './types';
 import { formatPath, validateSpec, type ValidationIssue, type ValidationResult } from './validate';
 import { managedBodies, type ManagedBody } from './trust/bodies';
 import { podFieldIssues } from './trust/pod-fields';
+import { otherDestinationIssues } from './trust/other-destinations';
 import { allowedBy, type TrustPolicy } from './trust/policy';
 import { remoteWriteIssues } from './trust/remote-write';
 import { routeURLIssues } from './trust/route-urls';
@@ -25,7 +26,7 @@ export const createNotEnabledMessage = (namespace: string) =>
 type BodyRule = (namespace: string, b: ManagedBody, policy: TrustPolicy) => ValidationIssue[];
 
 /** The rules every full spec and overlay is judged by. */
-const BODY_RULES: readonly BodyRule[] = [targetRefNamespaceIssues, routeURLIssues, remoteWriteIssues, selectorIssues, podFieldIssues];
+const BODY_RULES: readonly BodyRule[] = [targetRefNamespaceIssues, routeURLIssues, remoteWriteIssues, otherDestinationIssues, selectorIssues, podFieldIssues];
 
 /** The issues of `spec` (of a VMDistributedCluster in `namespace`) under `policy`; empty when allowed. */
 export function trustIssues(namespace: string, spec: NormalizedSpec, policy: TrustPolicy): ValidationIssue[] {

@@ -205,6 +205,7 @@ export const commonEnvShape = {
   TRUST_ALLOW_HOST_ACCESS: bool,
   TRUST_ALLOW_EXTRA_CONTAINERS: bool,
   TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS: bool,
+  TRUST_ALLOW_OTHER_DESTINATIONS: bool,
 };
 
 type CommonEnv = z.output<z.ZodObject<typeof commonEnvShape>>;
@@ -231,6 +232,7 @@ export function trustPolicy(e: CommonEnv): TrustPolicy {
     hostAccess: e.TRUST_ALLOW_HOST_ACCESS,
     extraContainers: e.TRUST_ALLOW_EXTRA_CONTAINERS,
     crossNamespaceSelectors: e.TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS,
+    otherDestinations: e.TRUST_ALLOW_OTHER_DESTINATIONS,
   };
 }
 

@@ -21,6 +21,8 @@ export interface TrustPolicy {
   extraContainers: boolean;
   /** VMAuth user and VMAgent scrape-object selection beyond the object's own namespace. */
   crossNamespaceSelectors: boolean;
+  /** extraArgs flags naming addresses or configuration sources, vmBackup destinations (./other-destinations.ts). */
+  otherDestinations: boolean;
 }
 
 /** Nothing enabled: overlays on existing objects, routes, writes and selection within the namespace, official images. */
@@ -34,6 +36,7 @@ export const STRICT_TRUST_POLICY: TrustPolicy = {
   hostAccess: false,
   extraContainers: false,
   crossNamespaceSelectors: false,
+  otherDestinations: false,
 };
 
 /** The chart value that allows each part of the policy (charts/vmrollout/values.yaml). */
@@ -47,6 +50,7 @@ export const CHART_VALUE: Readonly<Record<keyof TrustPolicy, string>> = {
   hostAccess: 'trustPolicy.allowHostAccess',
   extraContainers: 'trustPolicy.allowExtraContainers',
   crossNamespaceSelectors: 'trustPolicy.allowCrossNamespaceSelectors',
+  otherDestinations: 'trustPolicy.allowOtherDestinations',
 };
 
 /** The end of every denial: which chart value allows it. */

@@ -92,7 +92,9 @@ const userSpec = (i: number, extra: Record<string, unknown> = {}) => ({
 });
 const agentSpec = (extra: Record<string, unknown> = {}) => ({ replicaCount: 1, remoteWrite: ZONES.map((z) => ({ url: cp.vm.remoteWriteURLs[z] })), ...extra });
 const authSpec = (extra: Record<string, unknown> = {}) => ({
-  selectAllByDefault: true,
+  // The VMUsers of this namespace (selectAllByDefault alone would select every namespace's, which
+  // the trust policy refuses).
+  userSelector: {},
   unauthorizedUserAccessSpec: { targetRefs: [{ ...vmselects(ZONES), paths: PATHS }] },
   ...extra,
 });
@@ -314,7 +316,8 @@ describe('greenfield: full specs on an empty namespace', () => {
     const live = await getObject(kc, 'VMDistributedCluster', NS, OWN);
     const object = { namespace: NS, name: OWN, uid: live.metadata.uid!, generation: live.metadata.generation! };
     const before = await snapshot();
-    const evil = vmdcSpec(fullShape('v0.0.1-evil', {}, { image: { repository: 'evil/agent' } }));
+    // Within the trust policy (an official image, another tag): only the spec comparison refuses it.
+    const evil = vmdcSpec(fullShape('v0.0.1-evil', {}, { image: { repository: 'victoriametrics/vmagent', tag: 'v0.0.1-evil' } }));
     const forgeries: Array<{ what: string; workflowId: string; input: RolloutInput; reason: RegExp }> = [
       // the id the trigger gives this generation (its workflow has closed: the id is free again)
       {

@@ -696,8 +696,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const queueSamples: WorkerQueueSample[] = (parts.queueSamples = []);
     const knobs = (parts.knobs = { confirmSwitchInPods: opts.confirmSwitchInPods ?? true });
     const taskQueue = opts.taskQueue ?? `${DEFAULT_TASK_QUEUE}-e2e`;
-    // As the chart would be configured for this namespace: full specs may create objects here.
-    const policy: TrustPolicy = { ...STRICT_TRUST_POLICY, createNamespaces: [opts.namespace] };
+    // As the chart would be configured for this bed: full specs may create objects in the namespace,
+    // and the VMAgent may write to the zones' vminserts, which listen on loopback here.
+    const policy: TrustPolicy = { ...STRICT_TRUST_POLICY, createNamespaces: [opts.namespace], remoteWriteHosts: ['127.0.0.1'] };
     if (opts.controlProcesses) {
       const outside = await opts.controlProcesses({
         temporal: { address: temporal.address, namespace: temporal.namespace ?? 'default' },

@@ -159,6 +159,7 @@ describe('helm chart', () => {
         { name: 'TRUST_ALLOW_HOST_ACCESS', value: 'false' },
         { name: 'TRUST_ALLOW_EXTRA_CONTAINERS', value: 'false' },
         { name: 'TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS', value: 'false' },
+        { name: 'TRUST_ALLOW_OTHER_DESTINATIONS', value: 'false' },
       ]);
       expect(policyOf(strict, component)).toEqual(STRICT_TRUST_POLICY);
     }
@@ -171,6 +172,7 @@ describe('helm chart', () => {
       'trustPolicy.allowHostAccess=true',
       'trustPolicy.allowExtraContainers=true',
       'trustPolicy.allowCrossNamespaceSelectors=true',
+      'trustPolicy.allowOtherDestinations=true',
       'createNamespaces={prod}',
       'allowCrossNamespaceTargetRefs=true',
     );
@@ -184,6 +186,7 @@ describe('helm chart', () => {
       hostAccess: true,
       extraContainers: true,
       crossNamespaceSelectors: true,
+      otherDestinations: true,
     };
     for (const component of ['worker', 'trigger'] as const) {
       const env = envOf(deployment(objs, component));

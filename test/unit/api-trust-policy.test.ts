@@ -1,6 +1,7 @@
 // The trust policy: what a VMDistributedCluster may make vmrollout do in its namespace.
 import { STRICT_TRUST_POLICY, trustIssues, validateUnderPolicy, type TrustPolicy } from '../../api/trust-policy';
 import { isNamespaceService, inAllowList, urlHost, urlHostProblem } from '../../api/trust/hosts';
+import { isDestinationFlag } from '../../api/trust/other-destinations';
 import { referenceRepository, repositoryAllowed } from '../../api/trust/pod-fields';
 import { pinsNamespace } from '../../api/trust/selectors';
 import { exampleObjects, normalizedSpec, validRawSpec } from './api-helpers';
@@ -165,4 +166,28 @@ test('image repositories: the official ones always, others exactly or below "pre
   expect(repositoryAllowed('registry.internal:5000/mirrored/vmselect', ['registry.internal:5000/mirror/*'])).toBe(false);
   expect(referenceRepository('registry.internal:5000/x/y:v1@sha256:abc')).toBe('registry.internal:5000/x/y');
   expect(referenceRepository('registry.internal:5000/x/y')).toBe('registry.internal:5000/x/y');
+});
+
+test('extraArgs flags: those naming an address or a configuration source, not the ones the repository uses', () => {
+  for (const f of [
+    '-remoteWrite.url',
+    'remoteWrite.URL',
+    '--promscrape.config',
+    'remoteWrite.urlRelabelConfig',
+    'storageNode',
+    'selectNode',
+    'auth.config',
+    'envflag.enable',
+    'dst',
+  ])
+    expect([f, isDestinationFlag(f)]).toEqual([f, true]);
+  for (const f of [
+    'remoteWrite.showURL',
+    'remoteWrite.flushInterval',
+    'promscrape.suppressDuplicateScrapeTargetErrors',
+    'search.maxConcurrentRequests',
+    'promscrape.config.strictParse',
+    'loggerLevel',
+  ])
+    expect([f, isDestinationFlag(f)]).toEqual([f, false]);
 });

@@ -24,6 +24,7 @@ const PERMISSIVE: TrustPolicy = {
   hostAccess: true,
   extraContainers: true,
   crossNamespaceSelectors: true,
+  otherDestinations: true,
 };
 
 /** A VMDistributedCluster spec with the case's body at its place (zone az-b's objects, or the shared ones). */

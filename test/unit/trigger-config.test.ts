@@ -61,6 +61,7 @@ describe('trigger config', () => {
       TRUST_ALLOW_HOST_ACCESS: 'yes',
       TRUST_ALLOW_EXTRA_CONTAINERS: '1',
       TRUST_ALLOW_CROSS_NAMESPACE_SELECTORS: 'TRUE',
+      TRUST_ALLOW_OTHER_DESTINATIONS: 'true',
     });
     expect(cfg).toEqual({
       temporal: {
@@ -81,6 +82,7 @@ describe('trigger config', () => {
         hostAccess: true,
         extraContainers: true,
         crossNamespaceSelectors: true,
+        otherDestinations: true,
       },
       metricsPort: 0,
       logLevel: 'debug',
