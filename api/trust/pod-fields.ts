@@ -5,9 +5,10 @@
 //     trustPolicy.allowedImageRepositories; the tag is free: setting versions is what vmrollout is
 //     for), image references (containers' `image`, configReloaderImage, configReloaderImageTag);
 //   - serviceAccountName (trustPolicy.allowedServiceAccountNames);
-//   - host access (trustPolicy.allowHostAccess): hostNetwork/hostPID/hostIPC, volumes other than
-//     SAFE_VOLUME_SOURCES (hostPath, nfs, csi ...), hostAliases and DNS settings, which would make a
-//     host the URL rules accepted resolve elsewhere;
+//   - host access (trustPolicy.allowHostAccess): hostNetwork/hostPID/hostIPC, privileged, added
+//     capabilities, an unmasked procMount, volumes other than SAFE_VOLUME_SOURCES (hostPath, nfs,
+//     csi ...), hostAliases and DNS settings, which would make a host the URL rules accepted
+//     resolve elsewhere;
 //   - containers / initContainers (trustPolicy.allowExtraContainers): the operator adds them to the
 //     pods, or patches its own containers (command, image, mounts) by name.
 import { ownValue } from '../data-object';
@@ -93,6 +94,13 @@ export function podFieldIssues(_namespace: string, b: ManagedBody, policy: Trust
         for (const f of ['nameservers', 'searches'])
           if (nonEmptyList(ownValue(dnsConfig, f))) hostAccess(['dnsConfig', f], `dnsConfig.${f} (names resolved elsewhere)`);
       }
+      // The operator's securityContext inlines a container's: privileged and added capabilities
+      // reach the node from the operator's own containers, not only from extra ones.
+      if (ownValue(obj, 'privileged') === true) hostAccess(['privileged'], 'a privileged container');
+      const capabilities = ownValue(obj, 'capabilities');
+      if (isObject(capabilities) && nonEmptyList(ownValue(capabilities, 'add'))) hostAccess(['capabilities', 'add'], 'added capabilities');
+      const procMount = ownValue(obj, 'procMount');
+      if (typeof procMount === 'string' && procMount !== 'Default') hostAccess(['procMount'], `procMount ${JSON.stringify(procMount)}`);
       const volumes = ownValue(obj, 'volumes');
       if (Array.isArray(volumes)) {
         volumes.forEach((v, i) => {

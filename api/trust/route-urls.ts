@@ -5,13 +5,13 @@
 // inlined in VMUserSpec, VMAuthSpec and unauthorizedUserAccessSpec). Found wherever they are in the
 // body, so a field the operator adds in one more place is judged too. Each URL's host must be a
 // Service of the namespace or in trustPolicy.allowedRouteHosts (./hosts.ts).
+import { ownValue } from '../data-object';
 import type { ValidationIssue } from '../validate';
 import { formatPath } from '../validate';
 import type { ManagedBody } from './bodies';
 import { urlHostProblem } from './hosts';
 import { allowedBy, type TrustPolicy } from './policy';
 import { forEachObject, objectAt, stringsOf, type Path } from './walk';
-import { ownValue } from '../data-object';
 
 /** The fields holding a URL or a list of them, and the objects holding them (`static`: only inside that key). */
 const URL_FIELDS: ReadonlyArray<{ within?: string; field: string }> = [
