@@ -1,13 +1,15 @@
 // Issue 29's "Trust policy covers every way an object can route or run": each hostile full spec or
 // overlay of test/fixtures/hostile/trust-policy.ts is refused at exactly its fields, naming the chart
-// value that would allow it, by the trigger's validator and the worker's input check alike; the
+// value that would allow it, by the trigger's validator, the worker's input check and its write guard; the
 // policy change the case names lets it through (the negative control: the same check with the
 // protection switched off), and legitimate bodies pass.
+import { decideWrite } from '../../activities/guard/write-binding';
 import { decideInput } from '../../activities/start/verify-input';
 import { workflowIdFor } from '../../api/rollout-contract';
 import { CHART_VALUE, STRICT_TRUST_POLICY, trustIssues, type TrustPolicy } from '../../api/trust-policy';
 import type { JsonObject } from '../../api/types';
 import { validatorFor } from '../../trigger/main';
+import { specApplies } from '../../workflows/managed-objects';
 import { NAMESPACE, TRUST_POLICY_CASES, type TrustPolicyCase } from '../fixtures/hostile/trust-policy';
 import { normalizedSpec } from './api-helpers';
 
@@ -89,5 +91,17 @@ describe('both processes enforce it', () => {
     const input = { object, spec: normalizedSpec(specWith(c)), previousWorkflowIds: [] };
     const verdict = decideInput(input, workflowIdFor(object), undefined, BASE);
     expect(verdict).toEqual({ verdict: 'refused', message: expect.stringContaining(c.deniedAt[0]!) });
+  });
+
+  it.each(hostile.map((c) => [c.id, c] as const))('%s: the write guard refuses the writes of a run whose object asks for it', (_id, c) => {
+    const object = { namespace: NAMESPACE, name: 'vm-global', uid: 'u1', generation: 1 };
+    const live = {
+      metadata: { uid: object.uid, generation: object.generation },
+      spec: specWith(c),
+      status: { workflow: { id: workflowIdFor(object), runId: 'r' } },
+    };
+    const write = { kind: 'apply' as const, input: specApplies(object, normalizedSpec(specWith(c)))[0]! };
+    expect(decideWrite(write, workflowIdFor(object), live, BASE)).toEqual({ allowed: false, message: expect.stringContaining(c.deniedAt[0]!) });
+    if (c.allowedBy) expect(decideWrite(write, workflowIdFor(object), live, { ...BASE, ...c.allowedBy })).toEqual({ allowed: true });
   });
 });
