@@ -27,7 +27,12 @@ export function urlHost(url: string): string | undefined {
 
 /** `host` lowercased; an IPv6 literal compressed (the same address written two ways compares equal). */
 function canonicalHost(host: string): string {
-  return host.startsWith('[') ? new URL(`http://${host}/`).hostname : host.toLowerCase();
+  if (!host.startsWith('[')) return host.toLowerCase();
+  try {
+    return new URL(`http://${host}/`).hostname;
+  } catch {
+    return host.toLowerCase(); // an allow-list entry built in code without hostEntryProblem: compared as written
+  }
 }
 
 /** Whether `host` (canonical) names a Service of namespace `ns` from a pod of that namespace. */

@@ -6,7 +6,10 @@
 //     routes), relabeling and stream aggregation configs, -envflag.enable (then extraEnvs set any
 //     flag), vmbackup -dst and -customS3Endpoint;
 //   - a VMCluster's vmBackup destination, customS3Endpoint and snapshot URLs (every sample of the
-//     storage node, copied out).
+//     storage node, copied out);
+//   - a VMAgent's apiServerConfig, inlineScrapeConfig and additionalScrapeConfigs: discovery and
+//     scrape configs written by hand may send credentials, the pod's ServiceAccount token file
+//     included, to any host.
 // All need trustPolicy.allowOtherDestinations.
 import { ownValue } from '../data-object';
 import type { ValidationIssue } from '../validate';
@@ -31,6 +34,7 @@ const FLAG_ENDINGS = new Set([
 /** Whole flag names (lowercase) that are not found by their ending. */
 const FLAGS = new Set(['envflag.enable']);
 const BACKUP_FIELDS = ['destination', 'customS3Endpoint', 'snapshotCreateURL', 'snapshotDeleteURL'];
+const VMAGENT_FIELDS = ['apiServerConfig', 'inlineScrapeConfig', 'additionalScrapeConfigs'];
 
 /** Whether extraArgs key `flag` names an address or a configuration source. */
 export function isDestinationFlag(flag: string): boolean {
@@ -41,6 +45,12 @@ export function isDestinationFlag(flag: string): boolean {
 export function otherDestinationIssues(_namespace: string, b: ManagedBody, policy: TrustPolicy): ValidationIssue[] {
   if (policy.otherDestinations) return [];
   const issues: ValidationIssue[] = [];
+  for (const field of b.kind === 'VMAgent' ? VMAGENT_FIELDS : []) {
+    const v = ownValue(b.body, field);
+    if (v !== undefined && v !== null && v !== '') {
+      issues.push({ path: formatPath([...b.path, field]), message: `${field} may send credentials to any host ${allowedBy('otherDestinations')}` });
+    }
+  }
   forEachObject(b.body, (obj, at) => {
     const args = objectAt(obj, 'extraArgs');
     for (const flag of args ? Object.keys(args) : []) {
