@@ -107,6 +107,7 @@ beforeAll(async () => {
       activityError: (a, t) => errors.push([a, t]),
       queueWatchEnded() {},
       zoneStepDuration() {},
+      unverifiedRecords() {},
     },
   });
   // Continuous traffic: a batch of samples every 100 ms into vmagent's import endpoint.
