@@ -8,7 +8,7 @@ import { ADDRESS, FORGED_OWNER, FOREIGN_SLICE, FQDN, POD_IDENTITY } from '../fix
 import { HOSTILE_CASES, HOSTILE_TABLES } from '../fixtures/hostile';
 import { CLI_ARGS, PARSE_ERROR, TERMINAL, URL_LABEL } from '../fixtures/hostile/output';
 import { FORGED_RECORD } from '../fixtures/hostile/route-records';
-import { POD_FIELDS, REMOTE_WRITE, SELECTION, STATIC_URLS, VMAUTH_URLS } from '../fixtures/hostile/trust-policy';
+import { OTHER_DESTINATIONS, POD_FIELDS, REMOTE_WRITE, SELECTION, STATIC_URLS, VMAUTH_URLS } from '../fixtures/hostile/trust-policy';
 
 /** Every defect issue 29 names, in its order. */
 const ISSUE_29_DEFECTS = [
@@ -26,6 +26,7 @@ const ISSUE_29_DEFECTS = [
   SELECTION,
   REMOTE_WRITE,
   POD_FIELDS,
+  OTHER_DESTINATIONS, // found while covering "every way an object can route": extraArgs flags, vmBackup, hand-written scrape configs
   TERMINAL,
   PARSE_ERROR,
   URL_LABEL,
