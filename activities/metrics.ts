@@ -17,8 +17,8 @@ export interface ActivityMetrics {
   queueWatchEnded(labels: QueueLabels): void;
   /** An activity attempt failed; `type` is the ApplicationFailure type or the error class. */
   activityError(activity: string, type: string): void;
-  /** A zone spent `seconds` in `step` (a zone phase) before moving on. */
-  zoneStepDuration(step: ZonePhase, seconds: number): void;
+  /** A zone of the object spent `seconds` in `step` (a zone phase) before moving on. */
+  zoneStepDuration(object: { namespace: string; name: string }, step: ZonePhase, seconds: number): void;
   /** The route records of one VMDistributedCluster not acted on, as counted by the last read of them. */
   unverifiedRecords(labels: { namespace: string; name: string }, count: number): void;
 }

@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ROLLOUT_PHASE, ZONE_OUT_OF_READS, ZONE_STEP, statusSeries, type StatusSeries } from './status-metrics';
 import type { VmdcObject } from '../kube/vmdc-object';
+import { packageVersion, registerBuildInfo } from '../process/build-info';
 
 export interface TriggerMetrics {
   registry: Registry;
@@ -19,9 +20,11 @@ export interface TriggerMetrics {
   objectStatus(obj: VmdcObject, gone: boolean): void;
 }
 
-export function createMetrics(opts: { defaultMetrics?: boolean } = {}): TriggerMetrics {
+export function createMetrics(opts: { defaultMetrics?: boolean; version?: string } = {}): TriggerMetrics {
   const registry = new Registry();
   if (opts.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'vmrollout_trigger_' });
+  // The trigger runs no Temporal worker: no build id.
+  registerBuildInfo(registry, { version: opts.version ?? packageVersion() });
   const registers = [registry];
   const stateGauges: Record<StatusSeries['metric'], Gauge> = {
     [ROLLOUT_PHASE]: new Gauge({

@@ -75,7 +75,7 @@ export async function startWorker(config: WorkerConfig, opts: StartWorkerOptions
   }
   // Keep-alive connections: an activity makes several Kubernetes calls, each would open its own TLS connection.
   const kubeConfig = withKeepAliveAgent(opts.kubeConfig ?? loadKubeConfig(config.kubeconfig));
-  const metrics = createWorkerMetrics();
+  const metrics = createWorkerMetrics({ buildId: config.deploymentVersion?.buildId });
   const connectionOptions = temporalConnectionOptions(config.temporal);
 
   const nativeConnection = await NativeConnection.connect(connectionOptions);

@@ -3,21 +3,34 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ZonePhase } from '../api/types';
 import type { ActivityMetrics } from '../activities/metrics';
+import { packageVersion, registerBuildInfo } from '../process/build-info';
 
 export interface WorkerMetrics extends ActivityMetrics {
   registry: Registry;
 }
 
-/** prom-client metrics on a private registry; also the ActivityMetrics the activities report to. */
-export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): WorkerMetrics {
+/**
+ * A step can last from seconds (leaving reads) to most of a day (a queue wait or a bake bounded by a
+ * zone timeout of hours), hence buckets up to 24 h.
+ */
+export const STEP_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800, 43200, 86400];
+
+/**
+ * prom-client metrics on a private registry; also the ActivityMetrics the activities report to.
+ * `buildId`: the Worker Versioning build id (TEMPORAL_WORKER_BUILD_ID), shown in vmrollout_build_info.
+ */
+export function createWorkerMetrics(opts: { defaultMetrics?: boolean; buildId?: string; version?: string } = {}): WorkerMetrics {
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'vmrollout_worker_' });
+  registerBuildInfo(registry, { version: opts.version ?? packageVersion(), buildId: opts.buildId });
 
   const stepDuration = new Histogram({
     name: 'vmrollout_zone_step_duration_seconds',
-    help: 'Time a zone spent in each step (zone phase) of its upgrade',
-    labelNames: ['step'],
-    buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600],
+    help: 'Time a zone of a VMDistributedCluster spent in each step (zone phase) of its upgrade',
+    // The object, not the zone: per-zone series would multiply the buckets by the zones for what
+    // vmrollout_zone_step already shows live.
+    labelNames: ['namespace', 'name', 'step'],
+    buckets: STEP_DURATION_BUCKETS,
     registers: [registry],
   });
   const pending = new Gauge({
@@ -45,7 +58,7 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean } = {}): Wo
     queuePendingBytes: (l, bytes) => pending.set({ namespace: l.namespace, name: l.name, zone: l.zone }, bytes),
     queueWatchEnded: (l) => pending.remove({ namespace: l.namespace, name: l.name, zone: l.zone }),
     activityError: (activity, type) => errors.inc({ activity, type }),
-    zoneStepDuration: (step: ZonePhase, seconds) => stepDuration.observe({ step }, seconds),
+    zoneStepDuration: (o, step: ZonePhase, seconds) => stepDuration.observe({ namespace: o.namespace, name: o.name, step }, seconds),
     unverifiedRecords: (l, count) => unverified.set({ namespace: l.namespace, name: l.name }, count),
   };
 }

@@ -78,7 +78,7 @@ export class StepTimer {
       const key = `${object.namespace}/${object.name}/${object.uid}/${object.generation}/${z.name}`;
       const prev = this.zones.get(key);
       if (prev && prev.phase === z.phase) continue;
-      if (prev) metrics.zoneStepDuration(prev.phase, Math.max(0, (now - prev.since) / 1000));
+      if (prev) metrics.zoneStepDuration({ namespace: object.namespace, name: object.name }, prev.phase, Math.max(0, (now - prev.since) / 1000));
       this.zones.set(key, { phase: z.phase, since: now });
     }
     if (this.zones.size > 10_000) this.zones.clear();

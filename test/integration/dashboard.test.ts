@@ -5,7 +5,8 @@
 //   2. every panel query parses and returns series on real data: the metrics text of the real
 //      worker and trigger registries (production functions, driven through their public APIs),
 //      imported into a real VictoriaMetrics and queried with the template variables substituted;
-//   3. the chart ships it as a ConfigMap for Grafana's dashboard sidecar (and none when disabled).
+//   3. every query on a series with the object's labels honours the namespace and name variables;
+//   4. the chart ships it as a ConfigMap for Grafana's dashboard sidecar (and none when disabled).
 // Each check has a negative control that shows it can fail.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -238,7 +239,8 @@ describe('every panel query on the real metrics of the worker and the trigger', 
     trigger.watchRestarts.inc({ reason: 'relist' });
     trigger.driftedFields.set({ namespace: NS, name: 'vm-global' }, 1);
     // The workers, as the activities drive them.
-    workers[0]!.zoneStepDuration('LeavingReads', 4);
+    workers[0]!.zoneStepDuration({ namespace: NS, name: 'vm-global' }, 'LeavingReads', 4);
+    workers[1]!.zoneStepDuration({ namespace: NS, name: 'vm-other' }, 'Upgrading', 3000);
     workers[1]!.activityError('waitOperational', 'ObjectFailed');
 
     // Scrape 1, while worker 1 runs a queue wait for az-b.
@@ -263,8 +265,9 @@ describe('every panel query on the real metrics of the worker and the trigger', 
     trigger.workflowsStarted.inc({ result: 'started' });
     trigger.startDuration.observe(1.5);
     trigger.watchRestarts.inc({ reason: 'relist' });
-    workers[0]!.zoneStepDuration('Upgrading', 95);
-    workers[0]!.zoneStepDuration('LeavingReads', 6);
+    workers[0]!.zoneStepDuration({ namespace: NS, name: 'vm-global' }, 'Upgrading', 95);
+    workers[0]!.zoneStepDuration({ namespace: NS, name: 'vm-global' }, 'LeavingReads', 6);
+    workers[1]!.zoneStepDuration({ namespace: NS, name: 'vm-other' }, 'Upgrading', 4000);
     workers[1]!.activityError('waitOperational', 'ObjectFailed');
     await reportingQueues(workers[0]!, sample(4096), async (s) => {
       await s(target('az-b'));
@@ -299,6 +302,7 @@ describe('every panel query on the real metrics of the worker and the trigger', 
       'vmrollout_trigger_watch_restarts_total',
       'vmrollout_worker_process_start_time_seconds',
       'vmrollout_trigger_process_start_time_seconds',
+      'vmrollout_build_info',
     ]) {
       expect(all).toContain(m);
     }
@@ -337,6 +341,52 @@ describe('every panel query on the real metrics of the worker and the trigger', 
     ]);
     const last = await query(vm, 'last_over_time(vmrollout_queue_pending_bytes[5m])', at);
     expect(Object.fromEntries(last.map((r) => [r.metric.instance, Number(r.value[1])]))).toEqual({ 'worker-0': 4096, 'worker-1': 8 << 20 });
+  });
+
+  /** Series names whose samples in the registries' text carry the object's `namespace` and `name` labels. */
+  const objectSeries = (): Set<string> => {
+    const out = new Set<string>();
+    for (const line of imported.join('\n').split('\n')) {
+      const m = /^(\w+)\{([^}]*)\}/.exec(line);
+      if (m && /(^|,)namespace="/.test(m[2]!) && /(^|,)name="/.test(m[2]!)) out.add(m[1]!);
+    }
+    return out;
+  };
+
+  /** The selectors of `expr` on an object series that do not filter by both variables. */
+  const unfiltered = (expr: string, series: Set<string>): string[] =>
+    [...expr.matchAll(/\b(vmrollout_\w+)(\{[^}]*\})?/g)]
+      .filter(([, name, labels]) => series.has(name!) && !(labels?.includes('namespace=~"$namespace"') && labels.includes('name=~"$name"')))
+      .map(([selector]) => selector);
+
+  it('every query on a series with the object labels filters it by the namespace and name variables', () => {
+    const series = objectSeries();
+    // The registries' object-labelled series, so that the check below has something to check.
+    for (const s of [
+      'vmrollout_rollout_phase',
+      'vmrollout_zone_step',
+      'vmrollout_zone_step_duration_seconds_bucket',
+      'vmrollout_queue_pending_bytes',
+      'vmrollout_trigger_drifted_fields',
+    ]) {
+      expect(series).toContain(s);
+    }
+    const offenders = queries.map((q) => ({ query: `${q.panel} (${q.refId})`, selectors: unfiltered(q.expr, series) })).filter((o) => o.selectors.length > 0);
+    expect(offenders).toEqual([]);
+    // Negative control: the step-duration query as it was (all objects) is reported.
+    expect(unfiltered('histogram_quantile(0.95, sum by (step, le) (rate(vmrollout_zone_step_duration_seconds_bucket[$__rate_interval])))', series)).toEqual([
+      'vmrollout_zone_step_duration_seconds_bucket',
+    ]);
+  });
+
+  it('the zone step durations of one object leave out the others', async () => {
+    const expr = panels(dashboard).find((p) => p.title === 'Zone step durations (p50, p95)')!.targets![0]!.expr;
+    const steps = async (name: string) => (await query(vm, substitute(expr, { namespace: NS, name }), at)).map((r) => r.metric.step).sort();
+    // vm-other had only Upgrading (both scrapes), vm-global LeavingReads in both and Upgrading in the second only.
+    expect(await steps('vm-other')).toEqual(['Upgrading']);
+    const all = await query(vm, substitute(expr, { namespace: '.*', name: '.*' }), at);
+    expect(all.map((r) => r.metric.step).sort()).toEqual(['LeavingReads', 'Upgrading']);
+    expect(await steps('nothing-here')).toEqual([]);
   });
 
   it("the template variables' label_values queries find the objects", async () => {

@@ -18,6 +18,9 @@ import { unreachableKubeConfig } from '../infra/harness/kube';
 
 jest.setTimeout(180_000);
 
+const REPO = path.resolve(__dirname, '..', '..');
+const packageJsonVersion = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+
 let env: TestWorkflowEnvironment;
 let running: RunningWorker | undefined;
 let sdkBind: string;
@@ -65,7 +68,7 @@ it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts do
   expect(running.worker.getState()).toBe('RUNNING');
 
   // activities report through deps.metrics; record a little so every family has a sample
-  running.metrics.zoneStepDuration('WaitingForQueue', 42);
+  running.metrics.zoneStepDuration({ namespace: 'ns', name: 'a' }, 'WaitingForQueue', 42);
   running.metrics.queuePendingBytes({ namespace: 'ns', name: 'a', zone: 'az-b' }, 4096);
   running.metrics.activityError('waitOperational', 'ObjectFailed');
 
@@ -79,7 +82,9 @@ it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts do
   );
   // Rollout phases are the trigger's (vmrollout_rollout_phase, from the objects' status), not a worker's.
   expect(metrics).not.toContain('vmrollout_rollouts');
-  expect(metrics).toContain('vmrollout_zone_step_duration_seconds_count{step="WaitingForQueue"} 1');
+  expect(metrics).toContain('vmrollout_zone_step_duration_seconds_count{namespace="ns",name="a",step="WaitingForQueue"} 1');
+  // Unversioned here (no TEMPORAL_WORKER_BUILD_ID): the version only.
+  expect(metrics).toContain(`vmrollout_build_info{version="${packageJsonVersion}",build_id=""} 1`);
   expect(metrics).toContain('vmrollout_queue_pending_bytes{namespace="ns",name="a",zone="az-b"} 4096');
   expect(metrics).toContain('vmrollout_activity_errors_total{activity="waitOperational",type="ObjectFailed"} 1');
   expect(metrics).toContain('vmrollout_worker_process_cpu_seconds_total');
@@ -92,7 +97,6 @@ it('runs with a prebuilt bundle and serves /metrics, /healthz, /readyz; shuts do
   running = undefined;
 });
 
-const REPO = path.resolve(__dirname, '..', '..');
 const TSX = path.join(REPO, 'node_modules', '.bin', 'tsx');
 
 function runMain(extraEnv: Record<string, string>) {

@@ -90,18 +90,24 @@ describe('status', () => {
     expect(mayWriteStatus({ metadata: { uid: 'u2', generation: 2 } }, o, 'w2')).toBe(false);
     expect(mayWriteStatus(undefined, o, 'w2')).toBe(false);
   });
-  it('StepTimer observes the time spent in each zone phase', () => {
-    const seen: Array<[string, number]> = [];
-    const m = { zoneStepDuration: (s: string, sec: number) => seen.push([s, sec]) } as unknown as ActivityMetrics;
+  it('StepTimer observes the time spent in each zone phase, per object', () => {
+    const seen: Array<[string, string, number]> = [];
+    const m = {
+      zoneStepDuration: (o: { namespace: string; name: string }, s: string, sec: number) => seen.push([`${o.namespace}/${o.name}`, s, sec]),
+    } as unknown as ActivityMetrics;
     const t = new StepTimer();
     const o = { namespace: 'n', name: 'x', uid: 'u', generation: 1 };
+    const other = { namespace: 'n', name: 'y', uid: 'v', generation: 1 };
     t.observe(o, { zones: [{ name: 'a', phase: 'LeavingReads' }] }, 0, m);
+    t.observe(other, { zones: [{ name: 'a', phase: 'LeavingReads' }] }, 0, m);
     t.observe(o, { zones: [{ name: 'a', phase: 'LeavingReads' }] }, 500, m);
     t.observe(o, { zones: [{ name: 'a', phase: 'WaitingForSwitch' }] }, 2000, m);
     t.observe(o, { zones: [{ name: 'a', phase: 'Upgrading' }] }, 5000, m);
+    t.observe(other, { zones: [{ name: 'a', phase: 'Upgrading' }] }, 7000, m);
     expect(seen).toEqual([
-      ['LeavingReads', 2],
-      ['WaitingForSwitch', 3],
+      ['n/x', 'LeavingReads', 2],
+      ['n/x', 'WaitingForSwitch', 3],
+      ['n/y', 'LeavingReads', 7],
     ]);
   });
 });

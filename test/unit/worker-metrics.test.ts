@@ -1,6 +1,9 @@
 // The worker's metrics: vmrollout_queue_pending_bytes lives only while a queue wait of this worker
 // runs (activities/metrics.ts reportingQueues), so summed over the worker replicas it is the live
-// value, never a stale one left by a replica whose wait ended.
+// value, never a stale one left by a replica whose wait ended; the step histogram is per object with
+// buckets up to 24 h; vmrollout_build_info names the version and the build id.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Registry } from 'prom-client';
 import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from '../../activities/metrics';
 import type { QueueSample } from '../../api/rollout-contract';
@@ -105,5 +108,44 @@ describe('vmrollout_queue_pending_bytes: one series per running wait', () => {
 
   it('the worker exports no per-worker rollout phase gauge', async () => {
     expect(await createWorkerMetrics({ defaultMetrics: false }).registry.metrics()).not.toContain('vmrollout_rollout');
+  });
+});
+
+/** The histogram's samples as `name{labels} value` lines. */
+async function stepDurationLines(registry: Registry): Promise<string[]> {
+  return (await registry.metrics()).split('\n').filter((l) => l.startsWith('vmrollout_zone_step_duration_seconds'));
+}
+
+describe('vmrollout_zone_step_duration_seconds: per object, up to 24 h', () => {
+  it("carries the object's namespace and name, so two objects' steps stay apart", async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false });
+    m.zoneStepDuration({ namespace: 'ns', name: 'c1' }, 'Upgrading', 90);
+    m.zoneStepDuration({ namespace: 'ns', name: 'c2' }, 'Upgrading', 30);
+    const lines = await stepDurationLines(m.registry);
+    expect(lines).toContain('vmrollout_zone_step_duration_seconds_sum{namespace="ns",name="c1",step="Upgrading"} 90');
+    expect(lines).toContain('vmrollout_zone_step_duration_seconds_sum{namespace="ns",name="c2",step="Upgrading"} 30');
+  });
+
+  it('a 20 h queue wait lands in a finite bucket (le 86400), not only in +Inf', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false });
+    m.zoneStepDuration({ namespace: 'ns', name: 'c1' }, 'WaitingForQueue', 20 * 3600);
+    const lines = await stepDurationLines(m.registry);
+    const bucket = (le: string) => lines.find((l) => l.includes(`le="${le}"`))?.split(' ')[1];
+    expect(bucket('43200')).toBe('0');
+    expect(bucket('86400')).toBe('1');
+    expect(bucket('+Inf')).toBe('1');
+  });
+});
+
+describe('vmrollout_build_info of the worker', () => {
+  it('1, with the version of package.json and the Worker Versioning build id', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false, buildId: 'v1.2.3-abc' });
+    const pkg = (JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+    expect(await m.registry.metrics()).toContain(`vmrollout_build_info{version="${pkg}",build_id="v1.2.3-abc"} 1`);
+  });
+
+  it('unversioned: an empty build_id (a label Prometheus then drops)', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false, version: '9.9.9' });
+    expect(await m.registry.metrics()).toContain('vmrollout_build_info{version="9.9.9",build_id=""} 1');
   });
 });
