@@ -12,11 +12,25 @@ import { renderChart } from '../infra/harness/chart-identities';
 import { installCRDs, kubeRequest, startKube, type KubeCluster } from '../infra/harness/kube';
 import { harnessTempDir } from '../infra/harness/processes';
 import { REPO_ROOT, toolPath } from '../infra/harness/tools';
+import { anchorsOf } from '../support/doc-references';
 
 const NAMESPACE = 'vmrollout-system';
 const VMRULE_CRD = path.join(REPO_ROOT, 'test', 'fixtures', 'alerts', 'vmrule-crd.yaml');
 const WORKER_JOB = 'rel-vmrollout-worker';
 const TRIGGER_JOB = 'rel-vmrollout-trigger';
+const OPERATIONS_DOC = path.join(REPO_ROOT, 'docs', 'operations.md');
+/** Every alert of the chart. */
+const ALERTS = [
+  'VmrolloutRolloutFailed',
+  'VmrolloutSpecInvalid',
+  'VmrolloutStuckInStep',
+  'VmrolloutTriggerDown',
+  'VmrolloutTriggerWatchRestarting',
+  'VmrolloutWorkerDown',
+  'VmrolloutZoneOutOfReadsTooLong',
+];
+/** The runbook_url an alert gets with the default vmRule.runbookUrl: its section of docs/operations.md. */
+const runbookOf = (alert: string) => `docs/operations.md#${alert.toLowerCase()}`;
 
 interface AlertingRule {
   alert: string;
@@ -81,7 +95,7 @@ function vmalertUnittest(rule: VMRule, cases: Case[]): { status: number | null; 
       eval_time: k.at,
       groupname: ruleNamed(rule, c.alert).group,
       alertname: c.alert,
-      exp_alerts: (k.alerts ?? []).map((a) => ({ exp_labels: a.labels, exp_annotations: a.annotations })),
+      exp_alerts: (k.alerts ?? []).map((a) => ({ exp_labels: a.labels, exp_annotations: { runbook_url: runbookOf(c.alert), ...a.annotations } })),
     })),
   }));
   const testFile = path.join(dir, 'test.yaml');
@@ -111,6 +125,8 @@ function casesFor(rule: VMRule): Record<string, Case[]> {
   const outOfReads = { ...demo, zone: 'az-b', severity: 'warning' };
   const stuck = { ...demo, zone: 'az-b', step: 'WaitingForQueue', severity: 'warning' };
   const workerDown = { namespace: NAMESPACE, job: WORKER_JOB, severity: 'critical' };
+  const triggerDown = { namespace: NAMESPACE, job: TRIGGER_JOB, severity: 'critical' };
+  const invalid = { ...demo, severity: 'warning' };
   const trigger = { namespace: NAMESPACE, job: TRIGGER_JOB, instance: '10.0.0.2:9465' };
   return {
     VmrolloutRolloutFailed: [
@@ -268,6 +284,97 @@ function casesFor(rule: VMRule): Record<string, Case[]> {
         checks: [{ at: '10m' }],
       },
     ],
+    VmrolloutTriggerDown: [
+      {
+        name: 'the trigger target down for 5m fires',
+        alert: 'VmrolloutTriggerDown',
+        series: {
+          [sel('up', { namespace: NAMESPACE, job: TRIGGER_JOB, instance: '10.0.0.2:9465' })]: '0x10',
+          [sel('up', { namespace: NAMESPACE, job: WORKER_JOB, instance: '10.0.0.1:9464' })]: '1x10',
+        },
+        checks: [
+          { at: '4m' },
+          {
+            at: '5m',
+            alerts: [
+              {
+                labels: triggerDown,
+                annotations: { summary: `No vmrollout trigger up in ${NAMESPACE}`, description: description(rule, 'VmrolloutTriggerDown', triggerDown) },
+              },
+            ],
+          },
+        ],
+      },
+      {
+        // Deployment scaled to 0, or its scrape gone: the per-object alerts go quiet, this one must not.
+        name: 'no trigger series for 5m fires, while the per-object series are gone too',
+        alert: 'VmrolloutTriggerDown',
+        series: {
+          [sel('up', { namespace: NAMESPACE, job: WORKER_JOB, instance: '10.0.0.1:9464' })]: '1x10',
+          [sel('vmrollout_rollout_phase', { ...demo, phase: 'Failed' })]: '1x1 stale',
+        },
+        checks: [
+          { at: '4m' },
+          {
+            at: '5m',
+            alerts: [
+              {
+                labels: triggerDown,
+                annotations: { summary: `No vmrollout trigger up in ${NAMESPACE}`, description: description(rule, 'VmrolloutTriggerDown', triggerDown) },
+              },
+            ],
+          },
+        ],
+      },
+      {
+        // Two trigger pods during an update: one up is enough; a down worker is VmrolloutWorkerDown's.
+        name: 'one trigger up is enough, whatever the workers do',
+        alert: 'VmrolloutTriggerDown',
+        series: {
+          [sel('up', { namespace: NAMESPACE, job: TRIGGER_JOB, instance: '10.0.0.2:9465' })]: '1x10',
+          [sel('up', { namespace: NAMESPACE, job: TRIGGER_JOB, instance: '10.0.0.4:9465' })]: '0x10',
+          [sel('up', { namespace: NAMESPACE, job: WORKER_JOB, instance: '10.0.0.1:9464' })]: '0x10',
+        },
+        checks: [{ at: '10m' }],
+      },
+      {
+        // Restarted within 5m: a short gap does not page.
+        name: 'down for less than 5m never fires',
+        alert: 'VmrolloutTriggerDown',
+        series: { [sel('up', { namespace: NAMESPACE, job: TRIGGER_JOB, instance: '10.0.0.2:9465' })]: '1x2 0x3 1x10' },
+        checks: [{ at: '6m' }, { at: '10m' }],
+      },
+    ],
+    VmrolloutSpecInvalid: [
+      {
+        name: 'Invalid for 5m fires',
+        alert: 'VmrolloutSpecInvalid',
+        series: { [sel('vmrollout_rollout_phase', { ...demo, phase: 'Invalid' })]: '1x10' },
+        checks: [
+          { at: '4m' },
+          {
+            at: '5m',
+            alerts: [
+              {
+                labels: invalid,
+                annotations: { summary: 'Spec of default/demo is Invalid', description: description(rule, 'VmrolloutSpecInvalid', invalid) },
+              },
+            ],
+          },
+        ],
+      },
+      {
+        // Fixed within 5m: the phase moves on (a new generation starts its rollout).
+        name: 'a spec fixed within 5m never fires; another phase never fires',
+        alert: 'VmrolloutSpecInvalid',
+        series: {
+          [sel('vmrollout_rollout_phase', { ...demo, phase: 'Invalid' })]: '1x3 stale',
+          [sel('vmrollout_rollout_phase', { ...demo, phase: 'Progressing' })]: '_x4 1x10',
+          [sel('vmrollout_rollout_phase', { namespace: 'default', name: 'other', phase: 'Failed' })]: '1x14',
+        },
+        checks: [{ at: '5m' }, { at: '14m' }],
+      },
+    ],
     VmrolloutTriggerWatchRestarting: [
       {
         // Flat for 15m, then one error restart a minute: more than 3 in 15m from minute 19, firing 5m later.
@@ -310,17 +417,32 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
     rule = vmRuleOf()!;
   }, 60_000);
 
-  test('the chart renders one VMRule with the five alerts, in the release namespace', () => {
+  test('the chart renders one VMRule with the seven alerts, in the release namespace', () => {
     expect(rule).toBeDefined();
     expect(rule.apiVersion).toBe('operator.victoriametrics.com/v1beta1');
     expect(rule.metadata?.namespace).toBe(NAMESPACE);
-    expect(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort()).toEqual([
-      'VmrolloutRolloutFailed',
-      'VmrolloutStuckInStep',
-      'VmrolloutTriggerWatchRestarting',
-      'VmrolloutWorkerDown',
-      'VmrolloutZoneOutOfReadsTooLong',
-    ]);
+    expect(rule.spec.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort()).toEqual(ALERTS);
+  });
+
+  // An on-call engineer follows runbook_url: each must land on a section that exists.
+  test('every alert has a runbook_url whose anchor is a heading of docs/operations.md', () => {
+    const anchors = anchorsOf(fs.readFileSync(OPERATIONS_DOC, 'utf8'));
+    const urls = rule.spec.groups.flatMap((g) => g.rules.map((r) => [r.alert, r.annotations.runbook_url] as const));
+    expect(urls.length).toBe(ALERTS.length);
+    for (const [alert, url] of urls) {
+      expect(url).toBe(runbookOf(alert));
+      expect(anchors).toContain(url!.split('#')[1]);
+    }
+    // Negative control: a heading that is not there is not found.
+    expect(anchors).not.toContain('vmrolloutnosuchalert');
+  });
+
+  test('vmRule.runbookUrl sets where the runbooks are; a value with a fragment or a space is refused (values.schema.json)', () => {
+    const base = 'https://git.example.com/sre/vmrollout/blob/v1.0.0/docs/operations.md';
+    const moved = vmRuleOf([`vmRule.runbookUrl=${base}`])!;
+    for (const g of moved.spec.groups) for (const r of g.rules) expect(r.annotations.runbook_url).toBe(`${base}#${r.alert.toLowerCase()}`);
+    expect(() => vmRuleOf(['vmRule.runbookUrl=docs/operations.md#alerts'])).toThrow(/- at '\/vmRule\/runbookUrl': .* does not match pattern/);
+    expect(() => vmRuleOf(['vmRule.runbookUrl=my runbooks'])).toThrow(/- at '\/vmRule\/runbookUrl': .* does not match pattern/);
   });
 
   // The job label a VMServiceScrape gives is the Service's name: the rule must name the worker's Service.
@@ -336,13 +458,25 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
     expect(ruleNamed(rule, 'VmrolloutWorkerDown').rule.expr).toContain(`job="${WORKER_JOB}"`);
   });
 
+  test('VmrolloutTriggerDown watches the job of the trigger Service that the VMServiceScrape selects', () => {
+    const objs = renderChart({ releaseNamespace: NAMESPACE });
+    const scrape = objs.find((o) => o.kind === 'VMServiceScrape') as k8s.KubernetesObject & {
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: { port: string }[] };
+    };
+    const svc = objs.find((o) => o.kind === 'Service' && o.metadata?.name === TRIGGER_JOB) as k8s.V1Service | undefined;
+    expect(svc).toBeDefined();
+    expect(svc!.metadata!.labels).toMatchObject(scrape.spec.selector.matchLabels);
+    expect(svc!.spec!.ports!.map((p) => p.name)).toContain(scrape.spec.endpoints[0]!.port);
+    expect(ruleNamed(rule, 'VmrolloutTriggerDown').rule.expr).toContain(`job="${TRIGGER_JOB}"`);
+  });
+
   test('every description says what to do: the object and the runbook section', () => {
     const d = description(rule, 'VmrolloutRolloutFailed', { ...demo });
     expect(d).toContain('default/demo');
     expect(d).toContain('docs/operations.md#when-a-zone-fails');
   });
 
-  test.each(['VmrolloutRolloutFailed', 'VmrolloutZoneOutOfReadsTooLong', 'VmrolloutStuckInStep', 'VmrolloutWorkerDown', 'VmrolloutTriggerWatchRestarting'])(
+  test.each(ALERTS)(
     '%s fires at its threshold and not before, and not where it must not',
     (alert) => {
       expectPasses(rule, casesFor(rule)[alert]!);
