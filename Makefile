@@ -6,7 +6,7 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help image cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale bench-operator tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
+.PHONY: help image release cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale bench-operator tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
@@ -15,6 +15,7 @@ help:
 	@echo "                        version and shows the rollout zone by zone; stays up until Ctrl-C"
 	@echo "make cli               build the kubectl plugin, dist/kubectl-vmdc.cjs (copy it to the PATH as kubectl-vmdc: kubectl vmdc)"
 	@echo "make tools             install the real binaries into \$${VMROLLOUT_CACHE:-~/.cache/vmrollout}/tools"
+	@echo "make release VERSION=x.y.z  image archive + digest + SBOM, packaged chart, plugin + krew manifest, checksums (docs/releasing.md)"
 	@echo "make image             the worker and trigger image without a Docker engine (buildah, mmdebstrap: Debian trixie,"
 	@echo "                        Node 22) as localhost/vmrollout:<version> (scripts/buildah.sh images) and .tmp/vmrollout-image.oci.tar"
 	@echo "make deps              npm ci when node_modules is missing or older than package-lock.json"
@@ -30,6 +31,10 @@ tools:
 
 image:
 	scripts/image.sh
+
+# make release VERSION=x.y.z: every artefact in dist/release/x.y.z (docs/releasing.md).
+release: deps tools
+	scripts/release.sh "$(VERSION)"
 
 # npm writes node_modules/.package-lock.json on every install: it is the "installed at" stamp.
 deps: node_modules/.package-lock.json

@@ -42,6 +42,10 @@ jest_step unit >"$RESULTS/jest-unit.log" 2>&1 &
 step image scripts/image.sh >"$RESULTS/image.log" 2>&1 &
 wait
 report typecheck lint jest-unit image
+# The release's artefacts for this checkout's version (the image archive above, its digest and SBOM,
+# the packaged chart, the plugin file): the chart-install test installs the packaged chart, checks
+# the image reference against the archive and runs the plugin from the release file.
+step release env RELEASE_DIR=.tmp/release scripts/release.sh "$(node -p "require('./package.json').version")" || overall=1
 # The real-operator suite in its own network namespace (nothing it binds can meet another suite's
 # ports), from here to the end beside the rest: it mostly waits for the operator's rollouts.
 jest_step operator >"$RESULTS/jest-operator.log" 2>&1 &

@@ -1,4 +1,6 @@
-// `helm install`, `helm upgrade` and `helm uninstall` of the chart into a real kube-apiserver, in a
+// `helm install`, `helm upgrade` and `helm uninstall` of the released chart (the packaged .tgz
+// scripts/release.sh makes, not the chart directory; its image reference checked against the
+// release's image archive, the plugin run from the release file) into a real kube-apiserver, in a
 // namespace where Pod Security "restricted" is enforced and warned about, with the temporalSetup hook
 // against a real Temporal dev server started WITHOUT vmrollout's search attributes, and the
 // worker-version hook making each build current (Worker Versioning, docs/upgrading.md).
@@ -19,11 +21,12 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { parse as parseYaml, parseAllDocuments, stringify } from 'yaml';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../api/rollout-contract';
-import { CHART_DIR, CHART_VM_CRDS } from '../infra/harness/chart-identities';
+import { CHART_DIR, CHART_VM_CRDS, KUBE_VERSION_ARGS } from '../infra/harness/chart-identities';
 import { installCRDs, startKube, type KubeCluster } from '../infra/harness/kube';
 import { harnessTempDir, waitFor } from '../infra/harness/processes';
 import { startTemporalDevEnv } from '../infra/harness/temporal';
 import { toolPath } from '../infra/harness/tools';
+import { archivedImage, releaseArtefacts, type ReleaseArtefacts } from '../infra/harness/release';
 import { workflowBundleOptions } from '../../process/workflow-bundle';
 import { loadConfig } from '../../worker/config';
 import { workerDeploymentOptions } from '../../worker/main';
@@ -61,8 +64,8 @@ interface HookRun extends Run {
 }
 
 /** Runs a command to its end; a failure is a result (code, output), not an exception. */
-async function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Run> {
-  const child = promisify(execFile)(command, args, { env: opts.env ?? process.env, maxBuffer: 16 * 1024 * 1024 });
+async function run(command: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string; cwd?: string } = {}): Promise<Run> {
+  const child = promisify(execFile)(command, args, { env: opts.env ?? process.env, maxBuffer: 16 * 1024 * 1024, cwd: opts.cwd });
   if (opts.input !== undefined) child.child.stdin!.end(opts.input);
   try {
     const { stdout, stderr } = await child;
@@ -99,6 +102,9 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
   /** By build id: the one worker of each build (a process may run one worker per version and task queue). */
   const workers = new Map<string, { worker: Worker; run: Promise<void> }>();
   let bundle: WorkflowBundle;
+  /** The release's artefacts; `chart` is what every helm command here installs. */
+  let release: ReleaseArtefacts;
+  let chart: string;
 
   const helm = (...args: string[]) => run(toolPath('helm'), [...args, '--kubeconfig', kube.kubeconfigPath]);
   const temporalCli = (...args: string[]) => run(toolPath('temporal'), [...args, '--address', temporal.address]);
@@ -222,6 +228,8 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     kube = await startKube();
     // The VM operator's CRDs, as in a cluster where it runs (the chart's VMServiceScrape and VMRule).
     await installCRDs(kube.kubeConfig, CHART_VM_CRDS);
+    release = releaseArtefacts(APP_VERSION);
+    chart = release.chart;
     temporal = await startTemporalDevEnv({ searchAttributes: [] });
     bundle = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: new DefaultLogger('WARN') });
     await core().createNamespace({ body: { metadata: { name: NAMESPACE, labels: RESTRICTED } } });
@@ -252,8 +260,56 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     await kube?.stop();
   }, 60_000);
 
+  test("the release: checksums hold; the chart is the checkout's at the release version and defaults to the archive's image; the SBOM lists what the image holds; the plugin runs from its file and its krew manifest names its archive", async () => {
+    expect(await run('sha256sum', ['-c', '--quiet', release.sums], { cwd: release.dir })).toMatchObject({ code: 0 });
+    const listed = fs
+      .readFileSync(release.sums, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(/\s+\*?/)[1])
+      .sort();
+    expect(listed).toEqual(
+      fs
+        .readdirSync(release.dir)
+        .filter((f) => f !== 'SHA256SUMS')
+        .sort(),
+    );
+
+    const image = archivedImage(release.imageArchive);
+    expect(image.refName).toBe(`vmrollout:${APP_VERSION}`);
+    expect(fs.readFileSync(release.digest, 'utf8').trim()).toBe(image.digest);
+    const shown = parseYaml((await helm('show', 'chart', chart)).stdout) as { version: string; appVersion: string; kubeVersion: string };
+    expect(shown).toMatchObject({ version: APP_VERSION, appVersion: APP_VERSION, kubeVersion: '>=1.29.0-0' });
+    const rendered = parseObjects((await helm('template', 'r', chart, '--namespace', NAMESPACE, ...KUBE_VERSION_ARGS)).stdout);
+    const images = new Set(rendered.flatMap((o) => ((o as k8s.V1Deployment).spec?.template?.spec?.containers ?? []).map((c) => c.image)));
+    // The image the chart runs by default is the archive's, under the registry the release is pushed to (docs/releasing.md).
+    expect([...images].filter((i) => i?.includes('vmrollout:'))).toEqual([`ghcr.io/vmrollout/vmrollout:${APP_VERSION}`]);
+
+    const sbom = JSON.parse(fs.readFileSync(release.sbom, 'utf8')) as { spdxVersion: string; packages: Array<{ name: string; versionInfo?: string }> };
+    expect(sbom.spdxVersion).toMatch(/^SPDX-2\./);
+    const inSbom = (name: string) => sbom.packages.find((p) => p.name === name)?.versionInfo;
+    const lock = JSON.parse(fs.readFileSync(path.join(CHART_DIR, '..', '..', 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    expect(inSbom('@temporalio/worker')).toBe(lock.packages['node_modules/@temporalio/worker']!.version);
+    expect(inSbom('zod')).toBe(lock.packages['node_modules/zod']!.version);
+    expect(inSbom('base-files')).toBeDefined(); // a Debian package of the base
+
+    const plugin = await run(process.execPath, [release.plugin, '--help']);
+    expect(plugin).toMatchObject({ code: 0 });
+    expect(plugin.stdout + plugin.stderr).toContain('kubectl vmdc');
+    const krew = parseYaml(fs.readFileSync(release.krewManifest, 'utf8')) as {
+      spec: { version: string; platforms: Array<{ uri: string; sha256: string; bin: string }> };
+    };
+    expect(krew.spec.version).toBe(`v${APP_VERSION}`);
+    const sha = (await run('sha256sum', [release.pluginArchive])).stdout.split(' ')[0];
+    expect(krew.spec.platforms.map((p) => [p.sha256, p.bin, path.basename(p.uri)])).toEqual([[sha, 'kubectl-vmdc', path.basename(release.pluginArchive)]]);
+    const inArchive = (await run('tar', ['-tzf', release.pluginArchive])).stdout.trim().split('\n').sort();
+    expect(inArchive).toEqual(['LICENSE', 'kubectl-vmdc']);
+  });
+
   test('bad values: helm install refuses them by name and creates nothing', async () => {
-    const r = await helm('install', 'bad', CHART_DIR, '--namespace', NAMESPACE, '--set', 'image.pullPolicy=Sometimes', '--set', 'worker.replicas=0');
+    const r = await helm('install', 'bad', chart, '--namespace', NAMESPACE, '--set', 'image.pullPolicy=Sometimes', '--set', 'worker.replicas=0');
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/- at '\/image\/pullPolicy': value must be one of/);
     expect(r.stderr).toMatch(/- at '\/worker\/replicas': minimum: got 0, want 1/);
@@ -265,7 +321,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     // Before: no such Temporal namespace (the dev server has only `default`, with no Vmdc attribute).
     expect((await temporalCli('operator', 'namespace', 'describe', '--namespace', TEMPORAL_NAMESPACE)).code).not.toBe(0);
 
-    const install = await withHooks(APP_VERSION, 'install', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
+    const install = await withHooks(APP_VERSION, 'install', RELEASE, chart, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
     expect(install).toMatchObject({ code: 0 });
     expect(install.stderr).not.toMatch(/PodSecurity|[Ww]arning/);
     // pre-install: the setup hook ran before the worker existed; post-install: the version hook after.
@@ -317,7 +373,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const r = await helm(
       'install',
       'bare',
-      CHART_DIR,
+      chart,
       '--namespace',
       NAMESPACE,
       '--set',
@@ -349,7 +405,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
       NEXT_BUILD,
       'upgrade',
       RELEASE,
-      CHART_DIR,
+      chart,
       '--namespace',
       NAMESPACE,
       '--values',
@@ -380,7 +436,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     expect((await policy.readNamespacedPodDisruptionBudget({ name: `${RELEASE}-vmrollout-trigger`, namespace: NAMESPACE })).spec!.maxUnavailable).toBe(1);
 
     // docs/install.md#upgrade-and-uninstall: helm does not upgrade crds/; this applies them.
-    const crds = await helm('show', 'crds', CHART_DIR);
+    const crds = await helm('show', 'crds', chart);
     expect(crds).toMatchObject({ code: 0 });
     const apply = await run(toolPath('kubectl'), ['--kubeconfig', kube.kubeconfigPath, 'apply', '--server-side', '--force-conflicts', '-f', '-'], {
       input: crds.stdout,
@@ -390,7 +446,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
 
   // `helm rollback` would refuse the old build's Deployment: kept, it is in no release's manifest (docs/upgrading.md#rollback).
   test('rollback, an upgrade to the old tag, makes the old build current again, its Deployment adopted; the new build keeps running', async () => {
-    const back = await withHooks(APP_VERSION, 'upgrade', RELEASE, CHART_DIR, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
+    const back = await withHooks(APP_VERSION, 'upgrade', RELEASE, chart, '--namespace', NAMESPACE, '--values', valuesFile, '--timeout', '2m');
     expect(back).toMatchObject({ code: 0 });
     expect(hookRuns.slice(4).map((r) => r.job)).toEqual([HOOK_JOB, VERSION_JOB]);
     expect(await currentBuild()).toBe(APP_VERSION);

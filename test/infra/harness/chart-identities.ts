@@ -11,7 +11,7 @@ import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { VM_OPERATOR_CRDS } from './kube';
 import { waitFor } from './processes';
-import { REPO_ROOT, toolPath } from './tools';
+import { REPO_ROOT, toolPath, toolVersions } from './tools';
 
 export const CHART_DIR = path.join(REPO_ROOT, 'charts', 'vmrollout');
 /** The VM operator's CRDs the chart's objects need, as in a cluster where the operator runs (its VMServiceScrape and VMRule). */
@@ -48,9 +48,15 @@ export function serviceAccountName(component: Component, release = DEFAULT_RELEA
   return `${release}-vmrollout-${component}`;
 }
 
+/**
+ * `helm template` renders for this Kubernetes (the version the tests run; helm's own default, 1.20,
+ * is below the chart's kubeVersion).
+ */
+export const KUBE_VERSION_ARGS: readonly string[] = ['--kube-version', toolVersions().KUBERNETES_VERSION!];
+
 /** `helm template` of the chart, parsed. A failing render (e.g. a `fail` of the chart) throws with helm's stderr. */
 export function renderChart(opts: RenderOptions): k8s.KubernetesObject[] {
-  const args = ['template', opts.release ?? DEFAULT_RELEASE, opts.chartDir ?? CHART_DIR, '--namespace', opts.releaseNamespace];
+  const args = ['template', opts.release ?? DEFAULT_RELEASE, opts.chartDir ?? CHART_DIR, '--namespace', opts.releaseNamespace, ...KUBE_VERSION_ARGS];
   if (opts.includeCRDs) args.push('--include-crds');
   for (const f of opts.valueFiles ?? []) args.push('--values', f);
   for (const v of opts.values ?? []) args.push('--set', v);
