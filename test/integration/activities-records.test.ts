@@ -91,6 +91,20 @@ const recordOn = (obj: KubeObject, uid: string, zone: string): OutOfRotationReco
   parseRecords(annotationsOf(obj)?.[OUT_OF_ROTATION_ANNOTATION])[recordKey(uid, zone)];
 const rv = async (ns: string, kind: RouteKind, name: string) => (await get(ns, kind, name)).metadata.resourceVersion;
 
+/** Writes the out-of-rotation annotation of VMAuth `name` as someone else would. */
+const annotate = (ns: string, name: string, value: string) =>
+  custom.patchNamespacedCustomObject(
+    {
+      group: VM_GROUP,
+      version: VM_VERSION,
+      namespace: ns,
+      plural: 'vmauths',
+      name,
+      body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } },
+    },
+    mergePatchOptions,
+  );
+
 async function patchRefs(ns: string, kind: RouteKind, name: string, targetRefs: JsonObject[], extra: JsonObject = {}): Promise<void> {
   const spec = kind === 'VMAuth' ? { unauthorizedUserAccessSpec: { targetRefs, ...extra } } : { targetRefs, ...extra };
   await custom.patchNamespacedCustomObject(
@@ -527,18 +541,6 @@ describe('forged records (issue 29: records are claims, not commands)', () => {
     removed,
     since: new Date().toISOString(),
   });
-  const annotate = (ns: string, name: string, value: string) =>
-    custom.patchNamespacedCustomObject(
-      {
-        group: VM_GROUP,
-        version: VM_VERSION,
-        namespace: ns,
-        plural: 'vmauths',
-        name,
-        body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } },
-      },
-      mergePatchOptions,
-    );
 
   it('a record of this uid whose zone the route still serves: not adopted, not in the status, reported (condition, Warning Event, metric); the real removal replaces it', async () => {
     const ns = await newNamespace();
@@ -799,17 +801,7 @@ describe('kubectl vmdc release-zone', () => {
         since: new Date().toISOString(),
       },
     });
-    await custom.patchNamespacedCustomObject(
-      {
-        group: VM_GROUP,
-        version: VM_VERSION,
-        namespace: ns,
-        plural: 'vmauths',
-        name: 'gs',
-        body: { metadata: { annotations: { [OUT_OF_ROTATION_ANNOTATION]: value } } },
-      },
-      mergePatchOptions,
-    );
+    await annotate(ns, 'gs', value);
     const kc = ['--kubeconfig', kube.kubeconfigPath];
     const list = await release(['--namespace', ns, '--vmdc', 'dc', '--list', ...kc]);
     expect(list.code).toBe(0);
