@@ -2,6 +2,7 @@
 // Secret are the test's, nothing reaches an API server.
 import { SwitchChecker } from '../../activities/vmauth/switch';
 import type { ServicePods } from '../../activities/pods/service-pods';
+import type { SwitchInput } from '../../workflows/activity-types';
 import type { KubeObjects } from '../../kube/custom-objects';
 import { unreachableKubeConfig } from '../infra/harness/kube';
 
@@ -16,3 +17,14 @@ export function testSwitchChecker(o: { pods: ServicePods; readSecret: () => Prom
   (checker as unknown as { core: unknown }).core = { readNamespacedSecret: o.readSecret };
   return checker;
 }
+
+/** The switch the unit tests check: VMCluster vm-az-b gone from VMAuth global's config in namespace monitoring. */
+export const B_OUT_OF_GLOBAL: SwitchInput = {
+  namespace: 'monitoring',
+  vmauthName: 'global',
+  vmcluster: 'vm-az-b',
+  expect: 'absent',
+  routes: [{ kind: 'VMAuth', name: 'global' }],
+  pollIntervalMs: 5_000,
+  fallbackWaitMs: 60_000,
+};

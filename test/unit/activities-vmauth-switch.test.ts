@@ -24,7 +24,7 @@ import type { ServicePods } from '../../activities/pods/service-pods';
 import { carrierProblem } from '../../activities/reads/carriers';
 import { queueProgressMessage } from '../../workflows/status';
 import { readQuietMs } from '../../workflows/zone-steps';
-import { testSwitchChecker } from '../support/switch-checker';
+import { B_OUT_OF_GLOBAL, testSwitchChecker } from '../support/switch-checker';
 
 const NS = 'monitoring';
 const A = 'http://vmselect-vm-az-a.monitoring.svc:8481';
@@ -282,15 +282,7 @@ describe('confirmSwitch: the pods polled faster once the config is known (virtua
         return { metadata: { creationTimestamp: new Date(T0) }, data: { 'config.yaml.gz': secretAt(t).toString('base64') } };
       },
     });
-    const input: SwitchInput = {
-      namespace: NS,
-      vmauthName: 'global',
-      vmcluster: 'vm-az-b',
-      expect: 'absent',
-      routes: [{ kind: 'VMAuth', name: 'global' }],
-      pollIntervalMs: 5_000,
-      fallbackWaitMs: 3_000,
-    };
+    const input: SwitchInput = { ...B_OUT_OF_GLOBAL, fallbackWaitMs: 3_000 };
     return { run: (o: Partial<SwitchInput> = {}) => confirmSwitch(checker, ctx, { ...input, ...o }, () => T0 + t), now: () => t, counts };
   }
 

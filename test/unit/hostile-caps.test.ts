@@ -12,14 +12,12 @@ import { selectRequests } from '../../activities/reads/drain';
 import { MetricsPageError } from '../../activities/pods/prometheus-text';
 import { readZoneQueues } from '../../activities/vmagent/match';
 import type { ServicePods } from '../../activities/pods/service-pods';
-import type { SwitchInput } from '../../workflows/activity-types';
 import { MAX_BODY_BYTES, startCodecServer, type CodecServer } from '../../process/codec-server';
 import { parsePayloadKeys } from '../../process/payload-codec';
 import { CASES, CODEC_CASES, CONFIG_CASES, NOW_MS, PAGE_CASES, type PageCase } from '../fixtures/hostile/caps';
 import { assertProperty } from '../support/property';
-import { testSwitchChecker } from '../support/switch-checker';
+import { B_OUT_OF_GLOBAL, testSwitchChecker } from '../support/switch-checker';
 
-const NS = 'monitoring';
 const A = 'http://vmselect-vm-az-a.monitoring.svc:8481';
 const B = 'http://vmselect-vm-az-b.monitoring.svc:8481';
 
@@ -41,16 +39,7 @@ async function checkSwitch(gzipped: Buffer, pages: { reloader: string; vmauth: s
       data: { 'config.yaml.gz': gzipped.toString('base64') },
     }),
   });
-  const input: SwitchInput = {
-    namespace: NS,
-    vmauthName: 'global',
-    vmcluster: 'vm-az-b',
-    expect: 'absent',
-    routes: [{ kind: 'VMAuth', name: 'global' }],
-    pollIntervalMs: 5_000,
-    fallbackWaitMs: 60_000,
-  };
-  return checker.check(input);
+  return checker.check(B_OUT_OF_GLOBAL);
 }
 
 const caseOf = <T extends { id: string }>(cases: T[], id: string): T => cases.find((c) => c.id === id)!;

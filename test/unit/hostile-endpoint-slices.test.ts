@@ -17,7 +17,7 @@ import type { KubeObjects } from '../../kube/custom-objects';
 import type { PollContext } from '../../activities/activity-context';
 import { selectorLabels, serviceObject } from '../fixtures/pod-objects';
 import { CASES, FOREIGN_IP, NS, PORT, REAL_IP, SERVICE, SERVICE_UID, foreignSlice, realPod, realSlice } from '../fixtures/hostile/endpoint-slices';
-import { testSwitchChecker } from '../support/switch-checker';
+import { B_OUT_OF_GLOBAL, testSwitchChecker } from '../support/switch-checker';
 import { SECRET_PAGE, settled } from '../support/vmagent-pages';
 
 const evidence = (pods: V1Pod[]): PodEvidence => ({
@@ -121,15 +121,7 @@ describe('an unverified endpoint never counts', () => {
       pods: servicePods(scenario, verified, (done, port) => (port === undefined ? '' : `configreloader_reload_content_hash{key="main"} ${hash(done)}\n`)),
       now: () => NOW_MS,
       readSecret: async () => ({ metadata: { creationTimestamp: new Date(NOW_MS - 2_000) }, data: { 'config.yaml.gz': config.toString('base64') } }),
-    }).check({
-      namespace: NS,
-      vmauthName: 'global',
-      vmcluster: 'vm-az-b',
-      expect: 'absent',
-      routes: [{ kind: 'VMAuth', name: 'global' }],
-      pollIntervalMs: 5_000,
-      fallbackWaitMs: 60_000,
-    });
+    }).check(B_OUT_OF_GLOBAL);
     expect(c.done).toBe(!verified);
     if (verified && scenario === 'extra') expect(!c.done && c.waitingFor).toContain(`service vmauth-global: ${UNVERIFIED}`);
   });
