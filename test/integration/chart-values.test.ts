@@ -320,6 +320,7 @@ describe('temporalSetup hook', () => {
     expect(env).toEqual({
       TEMPORAL_ADDRESS: 'temporal.example.com:7233',
       TEMPORAL_NAMESPACE: 'ops',
+      TEMPORAL_TLS: 'true',
       TEMPORAL_TLS_CLIENT_CERT_PATH: `${mount}/tls.crt`,
       TEMPORAL_TLS_CLIENT_KEY_PATH: `${mount}/tls.key`,
       TEMPORAL_TLS_SERVER_CA_CERT_PATH: `${mount}/ca.crt`,

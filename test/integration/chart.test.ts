@@ -463,4 +463,67 @@ describe('helm chart', () => {
     );
     expect(() => withoutRule(objs, { ...target, ruleIndex: 99 })).toThrow(/no ClusterRole/);
   });
+
+  /**
+   * The NOTES helm prints after an install (`helm template` renders no NOTES.txt; a client dry run
+   * does, and needs an API server). A release of its own: the dry run refuses names other tests'
+   * objects hold.
+   */
+  const notes = (...values: string[]): string => {
+    const out = helm(
+      'install',
+      'notes',
+      CHART_DIR,
+      '--dry-run=client',
+      '--kubeconfig',
+      kube.kubeconfigPath,
+      '--namespace',
+      NAMESPACE,
+      ...values.flatMap((v) => ['--set', v]),
+    );
+    expect(out).toContain('NOTES:');
+    return out.slice(out.indexOf('NOTES:'));
+  };
+  /** Values with none of the pitfalls NOTES.txt warns about. */
+  const READY = [
+    'temporal.address=temporal.example.com:7233',
+    'temporalSetup.enabled=true',
+    'vmauths={prod/vm-global}',
+    'createNamespaces={prod}',
+    'temporal.payloadKeysSecret=payload-keys',
+  ];
+  /** [the READY value replaced (by its key), the value instead (none: left unset, the default), the warning]. */
+  const WARNINGS: Array<[string, string | undefined, RegExp]> = [
+    ['temporal.address', undefined, /- temporal.address is the chart's default/],
+    ['temporalSetup.enabled', undefined, /- temporalSetup is disabled: the search attributes .* must exist in Temporal namespace "default"/],
+    ['vmauths', undefined, /- vmauths is empty: .* every rollout fails at its first read switch \(403\)/],
+    ['createNamespaces', undefined, /- createNamespaces is empty: .* Invalid/],
+    [
+      'workerVersioning.activation',
+      'workerVersioning.activation=manual',
+      /- workerVersioning.activation is manual: .*set-current-version --deployment-name notes-vmrollout --build-id \S+`/,
+    ],
+  ];
+
+  test('NOTES.txt: no warning once nothing stops the first rollout; each pitfall its own warning', () => {
+    const ready = notes(...READY);
+    expect(ready).toContain('kubectl -n vmrollout-system get pods -l app.kubernetes.io/instance=notes');
+    expect(ready).not.toContain('WARNING');
+    for (const [key, instead, warning] of WARNINGS) {
+      const got = notes(...READY.filter((v) => !v.startsWith(`${key}=`)), ...(instead ? [instead] : []));
+      expect([key, warning.test(got), got.match(/^ {2}- /gm)?.length]).toEqual([key, true, 1]);
+    }
+    // The defaults have four of them.
+    expect(notes().match(/^ {2}- /gm)).toHaveLength(4);
+  });
+
+  test('NOTES.txt: plaintext payloads warned about; the generated key named to back up', () => {
+    const plaintext = notes(...READY.filter((v) => !v.startsWith('temporal.payloadKeysSecret')), 'temporal.insecurePlaintextPayloads=true');
+    expect(plaintext).toMatch(/- temporal.insecurePlaintextPayloads is true: .* PLAINTEXT/);
+    expect(plaintext).not.toContain('key the chart generated');
+    const generated = notes(...READY.filter((v) => !v.startsWith('temporal.payloadKeysSecret')));
+    expect(generated).toMatch(/encrypted with the key the chart generated, Secret notes-vmrollout-payload-keys/);
+    expect(generated).not.toContain('WARNING');
+    expect(notes(...READY)).not.toContain('key the chart generated');
+  });
 });

@@ -1,9 +1,42 @@
+{{/* nameOverride replaces the chart's name in every object's name and in the app.kubernetes.io/name label. */}}
+{{- define "vmrollout.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The prefix of every object's name: fullnameOverride, else <release>-<name>. No "release name
+contains the chart name" shortcut: it would rename the objects of existing releases, the generated
+payload keys Secret among them (a new key, and the histories written before unreadable).
+*/}}
 {{- define "vmrollout.fullname" -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name (include "vmrollout.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+An object name made of parts joined by "-", kept a DNS-1123 label (a Service's name must be one):
+at most 63 characters. A longer one is cut to 54 and ends in 8 hex digits of its sha256, so that
+two names cut alike (e.g. two builds' Deployments) stay apart. Names that fit are left as they are.
+*/}}
+{{- define "vmrollout.dnsLabel" -}}
+{{- $full := join "-" . -}}
+{{- if le (len $full) 63 -}}
+{{- $full -}}
+{{- else -}}
+{{- printf "%s-%s" ($full | trunc 54 | trimSuffix "-" | trimSuffix "." ) ($full | sha256sum | trunc 8) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* <fullname>-<suffix>, a DNS-1123 label: call with (dict "root" $ "suffix" "worker"). */}}
+{{- define "vmrollout.componentName" -}}
+{{- include "vmrollout.dnsLabel" (list (include "vmrollout.fullname" .root) .suffix) -}}
 {{- end -}}
 
 {{- define "vmrollout.labels" -}}
-app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/name: {{ include "vmrollout.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -33,10 +66,9 @@ the Kubernetes Deployment of this build.
 {{- end -}}
 
 {{- define "vmrollout.workerBuildName" -}}
-{{- printf "%s-worker-%s" (include "vmrollout.fullname" .) (include "vmrollout.buildId" . | lower | replace "_" "-" | replace "." "-") -}}
+{{- include "vmrollout.dnsLabel" (list (include "vmrollout.fullname" .) "worker" (include "vmrollout.buildId" . | lower | replace "_" "-" | replace "." "-")) -}}
 {{- end -}}
 
-{{/* Environment shared by the worker and the trigger. */}}
 {{/*
 The Secret of the payload keys: temporal.payloadKeysSecret, else the one the chart generates
 (payload-keys-secret.yaml); empty only with temporal.insecurePlaintextPayloads.
@@ -46,10 +78,34 @@ The Secret of the payload keys: temporal.payloadKeysSecret, else the one the cha
 {{- fail "temporal.payloadKeysSecret and temporal.insecurePlaintextPayloads: set one of them, not both" -}}
 {{- end -}}
 {{- if not .Values.temporal.insecurePlaintextPayloads -}}
-{{- .Values.temporal.payloadKeysSecret | default (printf "%s-payload-keys" (include "vmrollout.fullname" .)) -}}
+{{- .Values.temporal.payloadKeysSecret | default (include "vmrollout.componentName" (dict "root" . "suffix" "payload-keys")) -}}
 {{- end -}}
 {{- end -}}
 
+{{/*
+Temporal TLS (values.yaml temporal.tls): on when asked, or when a client certificate (tlsSecret)
+or a CA Secret is named. The CA: tls.caSecret's key tls.caKey, else tlsSecret's key tls.caKey,
+else none (the system roots). Without a client certificate the server's certificate is checked and
+nothing else is presented: Temporal Cloud with an API key, or a frontend that does not ask for one.
+*/}}
+{{- define "vmrollout.temporalTls" -}}
+{{- with .Values.temporal -}}
+{{- if or .tls.enabled .tlsSecret .tls.caSecret }}true{{ end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "vmrollout.temporalCaPath" -}}
+{{- with .Values.temporal -}}
+{{- if .tls.caSecret -}}
+{{- if not .tls.caKey }}{{ fail "temporal.tls.caSecret: set temporal.tls.caKey, the Secret's key holding the CA certificate" }}{{ end -}}
+/etc/temporal-ca/{{ .tls.caKey }}
+{{- else if and .tlsSecret .tls.caKey -}}
+/etc/temporal-tls/{{ .tls.caKey }}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Environment shared by the worker and the trigger. */}}
 {{- define "vmrollout.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
@@ -63,13 +119,23 @@ The Secret of the payload keys: temporal.payloadKeysSecret, else the one the cha
 - name: TEMPORAL_PAYLOAD_KEYS_FILE
   value: /etc/vmrollout-payload-keys/keys
 {{- end }}
+{{- if include "vmrollout.temporalTls" . }}
+- name: TEMPORAL_TLS
+  value: "true"
+{{- end }}
 {{- if .Values.temporal.tlsSecret }}
 - name: TEMPORAL_TLS_CERT
   value: /etc/temporal-tls/tls.crt
 - name: TEMPORAL_TLS_KEY
   value: /etc/temporal-tls/tls.key
+{{- end }}
+{{- with include "vmrollout.temporalCaPath" . }}
 - name: TEMPORAL_TLS_CA
-  value: /etc/temporal-tls/ca.crt
+  value: {{ . }}
+{{- end }}
+{{- with .Values.temporal.tls.serverName }}
+- name: TEMPORAL_TLS_SERVER_NAME
+  value: {{ . | quote }}
 {{- end }}
 {{- if .Values.temporal.apiKeySecret }}
 - name: TEMPORAL_API_KEY
@@ -80,19 +146,29 @@ The Secret of the payload keys: temporal.payloadKeysSecret, else the one the cha
 {{- end }}
 {{- end -}}
 
-{{/* The Temporal connection of the hook Jobs' `temporal` CLI: the worker's, under the CLI's names for the TLS files. */}}
+{{/* The Temporal connection of the hook Jobs' `temporal` CLI: the worker's, under the CLI's names for the TLS settings. */}}
 {{- define "vmrollout.temporalCliEnv" -}}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
 - name: TEMPORAL_NAMESPACE
   value: {{ .Values.temporal.namespace | quote }}
+{{- if include "vmrollout.temporalTls" . }}
+- name: TEMPORAL_TLS
+  value: "true"
+{{- end }}
 {{- if .Values.temporal.tlsSecret }}
 - name: TEMPORAL_TLS_CLIENT_CERT_PATH
   value: /etc/temporal-tls/tls.crt
 - name: TEMPORAL_TLS_CLIENT_KEY_PATH
   value: /etc/temporal-tls/tls.key
+{{- end }}
+{{- with include "vmrollout.temporalCaPath" . }}
 - name: TEMPORAL_TLS_SERVER_CA_CERT_PATH
-  value: /etc/temporal-tls/ca.crt
+  value: {{ . }}
+{{- end }}
+{{- with .Values.temporal.tls.serverName }}
+- name: TEMPORAL_TLS_SERVER_NAME
+  value: {{ . | quote }}
 {{- end }}
 {{- if .Values.temporal.apiKeySecret }}
 - name: TEMPORAL_API_KEY
@@ -103,43 +179,78 @@ The Secret of the payload keys: temporal.payloadKeysSecret, else the one the cha
 {{- end }}
 {{- end -}}
 
-{{/* The volumes of both pods: a writable /tmp (the root filesystem is read-only) and the Temporal TLS Secret. */}}
+{{/* The Temporal TLS Secrets as volumes (a list's items), and their mounts: of the pods and of the hook Jobs. */}}
+{{- define "vmrollout.temporalTlsVolumes" -}}
+{{- with .Values.temporal.tlsSecret }}
+- name: temporal-tls
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- with .Values.temporal.tls.caSecret }}
+- name: temporal-ca
+  secret:
+    secretName: {{ . }}
+{{- end }}
+{{- end -}}
+
+{{- define "vmrollout.temporalTlsMounts" -}}
+{{- if .Values.temporal.tlsSecret }}
+- name: temporal-tls
+  mountPath: /etc/temporal-tls
+  readOnly: true
+{{- end }}
+{{- if .Values.temporal.tls.caSecret }}
+- name: temporal-ca
+  mountPath: /etc/temporal-ca
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{/*
+The volumes of the worker's and the trigger's pods: a writable /tmp (the root filesystem is
+read-only), the Temporal TLS Secrets, the payload keys, then the component's extraVolumes. Call
+with (dict "root" $ "values" <the component's values>).
+*/}}
 {{- define "vmrollout.volumes" -}}
+{{- $root := .root }}
 volumes:
   - name: tmp
     emptyDir:
       sizeLimit: 64Mi
-{{- if .Values.temporal.tlsSecret }}
-  - name: temporal-tls
-    secret:
-      secretName: {{ .Values.temporal.tlsSecret }}
+{{- with include "vmrollout.temporalTlsVolumes" $root }}
+  {{- . | trim | nindent 2 }}
 {{- end }}
-{{- if include "vmrollout.payloadKeysSecretName" . }}
+{{- if include "vmrollout.payloadKeysSecretName" $root }}
   - name: payload-keys
     secret:
-      secretName: {{ include "vmrollout.payloadKeysSecretName" . }}
+      secretName: {{ include "vmrollout.payloadKeysSecretName" $root }}
+{{- end }}
+{{- with .values.extraVolumes }}
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
 
 {{- define "vmrollout.volumeMounts" -}}
+{{- $root := .root }}
 volumeMounts:
   - name: tmp
     mountPath: /tmp
-{{- if include "vmrollout.payloadKeysSecretName" . }}
+{{- if include "vmrollout.payloadKeysSecretName" $root }}
   - name: payload-keys
     mountPath: /etc/vmrollout-payload-keys
     readOnly: true
 {{- end }}
-{{- if .Values.temporal.tlsSecret }}
-  - name: temporal-tls
-    mountPath: /etc/temporal-tls
-    readOnly: true
+{{- with include "vmrollout.temporalTlsMounts" $root }}
+  {{- . | trim | nindent 2 }}
+{{- end }}
+{{- with .values.extraVolumeMounts }}
+  {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
 
 {{/* ServiceAccount of a component ("worker" or "trigger"): <fullname>-<component>. */}}
 {{- define "vmrollout.serviceAccountName" -}}
-{{- printf "%s-%s" (include "vmrollout.fullname" .root) .component -}}
+{{- include "vmrollout.componentName" (dict "root" .root "suffix" .component) -}}
 {{- end -}}
 
 {{/*
