@@ -16,10 +16,19 @@ export interface WorkerMetrics extends ActivityMetrics {
 export const STEP_DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 28800, 43200, 86400];
 
 /**
+ * The objects the step histogram keeps series for. The worker never learns of a deletion, so whoever
+ * may create VMDistributedClusters could otherwise grow its registry without end: past this many,
+ * the histogram starts over (to rate() and increase() a counter reset, as after a restart).
+ */
+export const MAX_STEP_DURATION_OBJECTS = 1000;
+
+/**
  * prom-client metrics on a private registry; also the ActivityMetrics the activities report to.
  * `buildId`: the Worker Versioning build id (TEMPORAL_WORKER_BUILD_ID), shown in vmrollout_build_info.
  */
-export function createWorkerMetrics(opts: { defaultMetrics?: boolean; buildId?: string; version?: string } = {}): WorkerMetrics {
+export function createWorkerMetrics(
+  opts: { defaultMetrics?: boolean; buildId?: string; version?: string; maxStepDurationObjects?: number } = {},
+): WorkerMetrics {
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'vmrollout_worker_' });
   registerBuildInfo(registry, { version: opts.version ?? packageVersion(), buildId: opts.buildId });
@@ -33,6 +42,17 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean; buildId?: 
     buckets: STEP_DURATION_BUCKETS,
     registers: [registry],
   });
+  const stepObjects = new Set<string>();
+  const maxStepObjects = opts.maxStepDurationObjects ?? MAX_STEP_DURATION_OBJECTS;
+  const observeStep = (o: { namespace: string; name: string }, step: ZonePhase, seconds: number) => {
+    const key = `${o.namespace}/${o.name}`;
+    if (!stepObjects.has(key) && stepObjects.size >= maxStepObjects) {
+      stepDuration.reset();
+      stepObjects.clear();
+    }
+    stepObjects.add(key);
+    stepDuration.observe({ namespace: o.namespace, name: o.name, step }, seconds);
+  };
   const pending = new Gauge({
     name: 'vmrollout_queue_pending_bytes',
     help: "vmagent pending bytes for a zone's remote write, summed over readable vmagent pods, as last seen by a queue wait of this worker; present only while that wait runs",
@@ -58,7 +78,7 @@ export function createWorkerMetrics(opts: { defaultMetrics?: boolean; buildId?: 
     queuePendingBytes: (l, bytes) => pending.set({ namespace: l.namespace, name: l.name, zone: l.zone }, bytes),
     queueWatchEnded: (l) => pending.remove({ namespace: l.namespace, name: l.name, zone: l.zone }),
     activityError: (activity, type) => errors.inc({ activity, type }),
-    zoneStepDuration: (o, step: ZonePhase, seconds) => stepDuration.observe({ namespace: o.namespace, name: o.name, step }, seconds),
+    zoneStepDuration: observeStep,
     unverifiedRecords: (l, count) => unverified.set({ namespace: l.namespace, name: l.name }, count),
   };
 }

@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from '../../activities/metrics';
 import type { QueueSample } from '../../api/rollout-contract';
 import type { QueueTarget } from '../../workflows/activity-types';
-import { createWorkerMetrics } from '../../worker/metrics';
+import { MAX_STEP_DURATION_OBJECTS, createWorkerMetrics } from '../../worker/metrics';
 
 const target = (zone: string): QueueTarget => ({
   namespace: 'ns',
@@ -134,6 +134,32 @@ describe('vmrollout_zone_step_duration_seconds: per object, up to 24 h', () => {
     expect(bucket('43200')).toBe('0');
     expect(bucket('86400')).toBe('1');
     expect(bucket('+Inf')).toBe('1');
+  });
+});
+
+describe('vmrollout_zone_step_duration_seconds: bounded however many objects come and go', () => {
+  const objectsIn = (lines: string[]) => new Set(lines.filter((l) => l.includes('_count{')).map((l) => /name="([^"]+)"/.exec(l)![1]));
+
+  it('past the cap of objects, the histogram starts over with the newest one', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false, maxStepDurationObjects: 2 });
+    m.zoneStepDuration({ namespace: 'ns', name: 'a' }, 'Upgrading', 1);
+    m.zoneStepDuration({ namespace: 'ns', name: 'b' }, 'Upgrading', 1);
+    m.zoneStepDuration({ namespace: 'ns', name: 'a' }, 'LeavingReads', 1);
+    expect(objectsIn(await stepDurationLines(m.registry))).toEqual(new Set(['a', 'b']));
+    m.zoneStepDuration({ namespace: 'ns', name: 'c' }, 'Upgrading', 1);
+    expect(objectsIn(await stepDurationLines(m.registry))).toEqual(new Set(['c']));
+  });
+
+  it('negative control: without the cap (as many as there are) every object created ever keeps its series', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false, maxStepDurationObjects: Infinity });
+    for (const name of ['a', 'b', 'c']) m.zoneStepDuration({ namespace: 'ns', name }, 'Upgrading', 1);
+    expect(objectsIn(await stepDurationLines(m.registry))).toEqual(new Set(['a', 'b', 'c']));
+  });
+
+  it('the default cap is MAX_STEP_DURATION_OBJECTS', async () => {
+    const m = createWorkerMetrics({ defaultMetrics: false });
+    for (let i = 0; i <= MAX_STEP_DURATION_OBJECTS; i++) m.zoneStepDuration({ namespace: 'ns', name: `o${i}` }, 'Upgrading', 1);
+    expect(objectsIn(await stepDurationLines(m.registry))).toEqual(new Set([`o${MAX_STEP_DURATION_OBJECTS}`]));
   });
 });
 
