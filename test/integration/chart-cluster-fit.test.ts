@@ -132,7 +132,7 @@ describe('the worker spread', () => {
     expect(keys.map((k) => [k.topologyKey, k.whenUnsatisfiable])).toEqual([['rack', 'ScheduleAnyway']]);
   });
 
-  test('topologySpreadConstraints replaces it (a hard zone spread), per component', () => {
+  test("topologySpreadConstraints replaces it (a hard zone spread), per component; a constraint's labelSelector defaults to the component's pods", () => {
     const objs = render(
       'worker.topologySpreadConstraints[0].maxSkew=1',
       'worker.topologySpreadConstraints[0].topologyKey=topology.kubernetes.io/zone',
@@ -141,12 +141,21 @@ describe('the worker spread', () => {
       'trigger.topologySpreadConstraints[0].maxSkew=2',
       'trigger.topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname',
       'trigger.topologySpreadConstraints[0].whenUnsatisfiable=ScheduleAnyway',
+      'trigger.topologySpreadConstraints[0].labelSelector.matchLabels.team=sre',
     );
+    const buildId = podOf(objs, 'worker').metadata!.labels!['vmrollout.io/build-id'];
     expect(podOf(objs, 'worker').spec!.topologySpreadConstraints).toEqual([
-      { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', matchLabelKeys: ['pod-template-hash'] },
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'DoNotSchedule',
+        matchLabelKeys: ['pod-template-hash'],
+        labelSelector: { matchLabels: { 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'worker', 'vmrollout.io/build-id': buildId } },
+      },
     ]);
+    // A labelSelector of its own is kept as it is.
     expect(podOf(objs, 'trigger').spec!.topologySpreadConstraints).toEqual([
-      { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
+      { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { team: 'sre' } } },
     ]);
   });
 });

@@ -338,6 +338,60 @@ describe('helm chart', () => {
     }
   }, 120_000);
 
+  test('with every placement, metadata and extra value set, the API server takes the Deployments and the hook Jobs, with no Pod Security warning', async () => {
+    const namespace = 'vmrollout-fit';
+    const core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+    const apps = kube.kubeConfig.makeApiClient(k8s.AppsV1Api);
+    const batch = kube.kubeConfig.makeApiClient(k8s.BatchV1Api);
+    await core.createNamespace({ body: { metadata: { name: namespace, labels: RESTRICTED } } });
+    const objs = renderChart({
+      releaseNamespace: namespace,
+      values: [
+        'temporalSetup.enabled=true',
+        'temporal.payloadKeysSecret=payload-keys',
+        'temporal.tls.caSecret=temporal-ca',
+        'temporal.tls.serverName=temporal.example.com',
+        'imagePullSecrets[0].name=regcred',
+        'podAnnotations.example\\.com/owner=sre',
+        'podLabels.team=sre',
+        'priorityClassName=vmrollout',
+        'nodeSelector.pool=infra',
+        'tolerations[0].key=infra',
+        'tolerations[0].operator=Exists',
+        'tolerations[0].effect=NoSchedule',
+        'affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight=1',
+        'affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key=pool',
+        'affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].operator=Exists',
+        'worker.extraEnv[0].name=HTTPS_PROXY',
+        'worker.extraEnv[0].value=http://proxy:3128',
+        'worker.extraVolumes[0].name=ca',
+        'worker.extraVolumes[0].configMap.name=ca-bundle',
+        'worker.extraVolumeMounts[0].name=ca',
+        'worker.extraVolumeMounts[0].mountPath=/etc/ca',
+        'trigger.topologySpreadConstraints[0].maxSkew=1',
+        'trigger.topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname',
+        'trigger.topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule',
+        'fullnameOverride=fit',
+      ],
+    });
+    const taken: string[] = [];
+    for (const d of objs.filter((o) => o.kind === 'Deployment') as k8s.V1Deployment[]) {
+      const r = await apps.createNamespacedDeploymentWithHttpInfo({ namespace, body: d, dryRun: 'All' });
+      expect([d.metadata!.name, r.httpStatusCode, warningsOf(r.headers)]).toEqual([d.metadata!.name, 201, []]);
+      taken.push(d.metadata!.name!);
+    }
+    for (const j of objs.filter((o) => o.kind === 'Job') as k8s.V1Job[]) {
+      const r = await batch.createNamespacedJobWithHttpInfo({ namespace, body: j, dryRun: 'All' });
+      expect([j.metadata!.name, r.httpStatusCode, warningsOf(r.headers)]).toEqual([j.metadata!.name, 201, []]);
+      taken.push(j.metadata!.name!);
+    }
+    expect(taken).toHaveLength(4);
+    // Negative control: the API server does judge these fields (a spread without its topology key is refused).
+    const worker = JSON.parse(JSON.stringify(deployment(objs, 'worker'))) as k8s.V1Deployment;
+    worker.spec!.template.spec!.topologySpreadConstraints![0]!.topologyKey = '';
+    await expect(apps.createNamespacedDeployment({ namespace, body: worker, dryRun: 'All' })).rejects.toMatchObject({ code: 422 });
+  }, 60_000);
+
   test('RBAC: each ServiceAccount gets what its process does and nothing more (SubjectAccessReview and its own token)', async () => {
     const ns = 'rbac-release';
     const values = ['vmauths={prod/vm-global}', 'createNamespaces={prod}', 'vmagentMetricsAuthSecret=vmagent-auth'];

@@ -141,7 +141,8 @@ annotations:
 Where a pod may run and what it may pull, pod spec fields: imagePullSecrets, priorityClassName,
 nodeSelector, tolerations, affinity and topologySpreadConstraints, each the component's value when
 set, else the chart-wide one. Call with (dict "root" $ "values" <component values or empty dict>
-"spread" <default topologySpreadConstraints, or empty list>).
+"spread" <default topologySpreadConstraints, or empty list> "selector" <the labels that select the
+component's pods>).
 */}}
 {{- define "vmrollout.podPlacement" -}}
 {{- $v := .values }}
@@ -165,15 +166,20 @@ tolerations:
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with $v.topologySpreadConstraints | default .spread }}
+{{- $spread := list }}
+{{- range $v.topologySpreadConstraints | default .spread }}
+{{- /* Without a labelSelector a constraint counts no pod at all (the API server warns): the component's own pods. */}}
+{{- $spread = append $spread (ternary . (merge (dict "labelSelector" (dict "matchLabels" $.selector)) .) (hasKey . "labelSelector")) }}
+{{- end }}
+{{- with $spread }}
 topologySpreadConstraints:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
 
 {{/*
-The worker's default spread (worker.defaultTopologySpread): its pods of one build apart across each
-topology key, soft (ScheduleAnyway) so that a cluster of one zone or one node still runs them all.
+The worker's default spread (worker.defaultTopologySpread): its pods of one build (the labelSelector
+vmrollout.podPlacement adds) apart across each topology key, soft (ScheduleAnyway) so that a cluster of one zone or one node still runs them all.
 Returned as JSON (a list), empty when disabled.
 */}}
 {{- define "vmrollout.workerSpread" -}}
@@ -181,8 +187,7 @@ Returned as JSON (a list), empty when disabled.
 {{- with .Values.worker.defaultTopologySpread }}
 {{- if .enabled }}
 {{- range $key := .topologyKeys }}
-{{- $selector := dict "app.kubernetes.io/instance" $.Release.Name "app.kubernetes.io/component" "worker" "vmrollout.io/build-id" (include "vmrollout.buildId" $) }}
-{{- $spread = append $spread (dict "maxSkew" 1 "topologyKey" $key "whenUnsatisfiable" "ScheduleAnyway" "labelSelector" (dict "matchLabels" $selector)) }}
+{{- $spread = append $spread (dict "maxSkew" 1 "topologyKey" $key "whenUnsatisfiable" "ScheduleAnyway") }}
 {{- end }}
 {{- end }}
 {{- end }}
