@@ -249,6 +249,17 @@ describe('names: nameOverride, fullnameOverride, at most 63 characters', () => {
     }
   });
 
+  test("the alerts' up{job} names the Services as rendered (a scrape's job is its Service's name), cut or not", () => {
+    for (const release of ['rel', 'r'.repeat(53)]) {
+      const objs = renderWith(release);
+      const services = objs.filter((o) => o.kind === 'Service').map((o) => o.metadata!.name!);
+      const rule = JSON.stringify(objs.find((o) => o.kind === 'VMRule'));
+      const jobs = [...rule.matchAll(/job=\\"([^\\]+)\\"/g)].map((m) => m[1]);
+      expect(jobs.length).toBeGreaterThanOrEqual(2);
+      expect([release, [...new Set(jobs)].sort()]).toEqual([release, [...services].sort()]);
+    }
+  });
+
   test('two builds whose Deployment names are cut stay apart', () => {
     const worker = (buildId: string) => byComponent(renderWith('r'.repeat(53), `workerVersioning.buildId=${buildId}`), 'worker').metadata!.name!;
     const [a, b] = [worker('build-0001'), worker('build-0002')];
