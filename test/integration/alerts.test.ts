@@ -470,6 +470,22 @@ describe('alerts (VMRule) under vmalert-tool unittest', () => {
     expect(ruleNamed(rule, 'VmrolloutTriggerDown').rule.expr).toContain(`job="${TRIGGER_JOB}"`);
   });
 
+  // A fullname too long for a Service name is cut and hashed (vmrollout.dnsLabel): the jobs follow.
+  test('with a long fullname, both down alerts still watch the jobs of the Services', () => {
+    const long = `vmrollout-${'x'.repeat(50)}`;
+    const objs = renderChart({ releaseNamespace: NAMESPACE, values: [`fullnameOverride=${long}`] });
+    const r = objs.find((o) => o.kind === 'VMRule') as VMRule;
+    for (const [alert, component] of [
+      ['VmrolloutWorkerDown', 'worker'],
+      ['VmrolloutTriggerDown', 'trigger'],
+    ] as const) {
+      const svc = objs.find((o) => o.kind === 'Service' && (o.metadata?.labels ?? {})['app.kubernetes.io/component'] === component)!;
+      // Negative control: the plain <fullname>-<component> is not the Service's name here.
+      expect(svc.metadata!.name).not.toBe(`${long}-${component}`);
+      expect(ruleNamed(r, alert).rule.expr).toContain(`job="${svc.metadata!.name}"`);
+    }
+  });
+
   test('every description says what to do: the object and the runbook section', () => {
     const d = description(rule, 'VmrolloutRolloutFailed', { ...demo });
     expect(d).toContain('default/demo');
