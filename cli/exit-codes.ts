@@ -2,13 +2,16 @@
 import type { Phase } from '../api/types';
 
 export const EXIT = {
-  /** Done; for `status` and `get --watch`: the rollout Succeeded. */
+  /** Done; for `status` and `get --watch`: the rollout Succeeded; for `import`: converted (notes on stderr). */
   ok: 0,
-  /** The rollout ended Failed, Cancelled, Superseded or Invalid; for the other verbs: refused (nothing to retry, not confirmed, …). */
+  /**
+   * The rollout ended Failed, Cancelled, Superseded or Invalid; for the other verbs: refused (nothing to
+   * retry, not confirmed, …); for `import`: not convertible, or the converted spec is not valid.
+   */
   failed: 1,
   /** `status --timeout` ran out before the rollout ended. */
   timeout: 2,
-  /** Bad arguments, no such object, or Kubernetes / Temporal could not be asked. */
+  /** Bad arguments, no such object, or Kubernetes / Temporal could not be asked; for `import`: a file unreadable or refused (size, aliases, depth). */
   error: 3,
   /** Ctrl-C (128 + SIGINT, as a shell reports it). */
   interrupted: 130,

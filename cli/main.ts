@@ -12,6 +12,7 @@ import { NotFound } from './kube';
 import { cancel } from './verbs/cancel';
 import { get } from './verbs/get';
 import { history } from './verbs/history';
+import { importVerb } from './verbs/import';
 import { pauseOrResume } from './verbs/pause';
 import { releaseZone } from './verbs/release-zone';
 import { retry } from './verbs/retry';
@@ -48,6 +49,8 @@ function releaseZoneFailure(err: unknown, io: Io): number {
 export async function run(argv: string[], terminal: Io): Promise<number> {
   const io = printableIo(terminal);
   let cmd: Command | undefined;
+  // import reads a file and asks no cluster: its flags are its own (cli/verbs/import.ts).
+  if (argv[0] === 'import') return importVerb(argv.slice(1), io);
   try {
     cmd = parseCommand(argv);
     if (cmd.verb === 'help') {

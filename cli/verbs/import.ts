@@ -1,0 +1,137 @@
+// `kubectl vmdc import -f FILE|-`: a VMDistributed (the VM operator's, v0.70–v0.74) as a
+// VMDistributedCluster manifest on stdout, what could not be mapped on stderr (docs/migrating.md).
+// Its own flags, parsed here: the verb reads a file and talks to no cluster. The conversion is
+// ../import/vmdistributed.ts (pure); this module is the reading and the printing.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { EXIT } from '../exit-codes';
+import type { Io } from '../io';
+import { InputError, MAX_INPUT_BYTES, parseManifests } from '../import/manifests';
+import { importVMDistributed, pickVMDistributed, type ImportMode, type Note } from '../import/vmdistributed';
+
+export const IMPORT_USAGE = `usage: kubectl vmdc import -f FILE [flags]
+
+Converts a VMDistributed (operator.victoriametrics.com/v1alpha1, VM operator v0.70-v0.74) into a
+VMDistributedCluster: the manifest on stdout, every field it could not map on stderr. Reads only
+the file: nothing is applied (review it, then kubectl apply -f; the cut-over: docs/migrating.md).
+
+  -f, --filename FILE          the VMDistributed as YAML or JSON (kubectl get vmdistributed NAME -o yaml);
+                               - reads stdin; at most ${MAX_INPUT_BYTES} bytes, no YAML aliases
+  -n, --namespace NS           when the object has no metadata.namespace
+      --cluster-version TAG    the version the VMClusters run, when the VMDistributed does not say
+                               one for all zones (required then)
+      --mode adopt|reference   adopt (default): each zone's VMCluster and the VMAuth as full specs
+                               with adopt: true; reference: by name, zoneCommon as the global overrideSpec
+      --retain-on-delete BOOL  adopt mode: true (default) keeps the adopted objects when the
+                               VMDistributedCluster is deleted; false lets the delete take them, volumes too
+
+exit codes: 0 converted (notes on stderr), 1 not convertible or the result is not valid (each
+problem on stderr), 3 bad arguments or an unreadable or refused file.`;
+
+class ImportUsageError extends Error {}
+
+interface ImportArgs {
+  file: string;
+  namespace?: string;
+  clusterVersion?: string;
+  mode: ImportMode;
+  retainOnDelete?: boolean;
+}
+
+function parseImportArgs(argv: string[]): ImportArgs | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      filename: { type: 'string', short: 'f' },
+      namespace: { type: 'string', short: 'n' },
+      'cluster-version': { type: 'string' },
+      mode: { type: 'string' },
+      'retain-on-delete': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  if (positionals.length > 0) throw new ImportUsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  if (values.filename === undefined || values.filename === '') throw new ImportUsageError('-f FILE is required (- for stdin)');
+  const mode = values.mode ?? 'adopt';
+  if (mode !== 'adopt' && mode !== 'reference') throw new ImportUsageError(`--mode must be adopt or reference (got ${JSON.stringify(mode)})`);
+  const rod = values['retain-on-delete'];
+  if (rod !== undefined && rod !== 'true' && rod !== 'false')
+    throw new ImportUsageError(`--retain-on-delete must be true or false (got ${JSON.stringify(rod)})`);
+  if (rod !== undefined && mode !== 'adopt') throw new ImportUsageError('--retain-on-delete applies to --mode adopt only (references are never deleted)');
+  return {
+    file: values.filename,
+    namespace: values.namespace,
+    clusterVersion: values['cluster-version'],
+    mode,
+    retainOnDelete: rod === undefined ? undefined : rod === 'true',
+  };
+}
+
+/** At most MAX_INPUT_BYTES + 1 bytes of a file or stdin (fd 0): more is refused, never read whole. */
+function readCapped(file: string): string {
+  const fd = file === '-' ? 0 : openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(MAX_INPUT_BYTES + 1);
+    let len = 0;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, len, buf.length - len, null);
+      } catch (err) {
+        // A non-blocking stdin (a terminal, some pipes) has nothing yet: ask again.
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') continue;
+        throw err;
+      }
+      if (n === 0) break;
+      len += n;
+      if (len > MAX_INPUT_BYTES) throw new InputError(`input is larger than ${MAX_INPUT_BYTES} bytes`);
+    }
+    return buf.subarray(0, len).toString('utf8');
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+}
+
+function printNotes(io: Io, label: string, notes: readonly Note[]): void {
+  for (const n of notes) io.warn(`${label}: ${n.path}: ${n.why}`);
+}
+
+export function importVerb(argv: string[], io: Io): number {
+  let args: ImportArgs | 'help';
+  try {
+    args = parseImportArgs(argv);
+  } catch (err) {
+    io.warn(`error: ${(err as Error).message}`);
+    io.warn(IMPORT_USAGE);
+    return EXIT.error;
+  }
+  if (args === 'help') {
+    io.print(IMPORT_USAGE);
+    return EXIT.ok;
+  }
+  let docs;
+  try {
+    docs = parseManifests(readCapped(args.file));
+  } catch (err) {
+    const what = err instanceof InputError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
+    io.warn(`error: ${args.file === '-' ? 'stdin' : args.file}: ${what}`);
+    return EXIT.error;
+  }
+  const picked = pickVMDistributed(docs);
+  if ('problem' in picked) {
+    printNotes(io, 'not convertible', [picked.problem]);
+    return EXIT.failed;
+  }
+  const result = importVMDistributed(picked.doc, args);
+  printNotes(io, 'note', [...picked.notes, ...result.notes]);
+  if (!result.ok) {
+    printNotes(io, 'not convertible', result.problems);
+    return EXIT.failed;
+  }
+  for (const line of stringify(result.manifest, { lineWidth: 0 }).trimEnd().split('\n')) io.print(line);
+  return EXIT.ok;
+}
