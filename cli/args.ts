@@ -3,6 +3,9 @@
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../api/duration';
 import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN } from '../api/limits';
+import { OUTPUT_FLAG_VALUES, type Output } from './output';
+
+export type { Output } from './output';
 
 export class UsageError extends Error {
   /** The verb whose usage applies (release-zone has its own exit code for bad arguments). */
@@ -42,22 +45,26 @@ interface Common {
   noColour: boolean;
 }
 
-export type Output = 'text' | 'json';
+export const SHELLS = ['bash', 'zsh'] as const;
+export type Shell = (typeof SHELLS)[number];
 
 export type Command =
   | { verb: 'help'; text: string }
+  | { verb: 'completion'; shell: Shell }
   | (Common & { verb: 'get'; name: string; watch: boolean; output: Output; intervalMs: number })
-  | (Common & { verb: 'status'; name: string; timeoutMs?: number })
+  | (Common & { verb: 'list'; allNamespaces: boolean; output: Output })
+  | (Common & { verb: 'version'; output: Output })
+  | (Common & { verb: 'status'; name: string; output: Output; timeoutMs?: number })
   | (Common & { verb: 'pause' | 'resume'; name: string })
   | (Common & { verb: 'retry'; name: string })
   | (Common & { verb: 'cancel'; name: string; yes: boolean })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
   | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean });
 
-export const VERBS = ['get', 'status', 'pause', 'resume', 'retry', 'cancel', 'history', 'release-zone'] as const;
-type Verb = (typeof VERBS)[number];
+export const VERBS = ['get', 'list', 'status', 'pause', 'resume', 'retry', 'cancel', 'history', 'release-zone', 'version', 'completion'] as const;
+export type Verb = (typeof VERBS)[number];
 
-const GLOBAL_OPTIONS = {
+export const GLOBAL_OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
@@ -75,7 +82,8 @@ const GLOBAL_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const VERB_OPTIONS = {
+export const VERB_OPTIONS = {
+  'all-namespaces': { type: 'boolean', short: 'A' },
   watch: { type: 'boolean', short: 'w' },
   output: { type: 'string', short: 'o' },
   interval: { type: 'string' },
@@ -88,11 +96,15 @@ const VERB_OPTIONS = {
   list: { type: 'boolean' },
 } as const;
 
-type VerbOption = keyof typeof VERB_OPTIONS;
+export type VerbOption = keyof typeof VERB_OPTIONS;
 
-const ALLOWED: Record<Verb, readonly VerbOption[]> = {
-  get: ['watch', 'output', 'interval'],
-  status: ['timeout'],
+/** The one table of which verb takes which flag: parsing checks it, `completion` is generated from it. */
+export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
+  get: ['watch', 'output', 'interval', 'all-namespaces'],
+  list: ['all-namespaces', 'output'],
+  version: ['output'],
+  completion: [],
+  status: ['timeout', 'output'],
   pause: [],
   resume: [],
   retry: [],
@@ -120,28 +132,40 @@ const GLOBAL_HELP = `global flags (before or after the verb):
 export const USAGE: Record<Verb | 'main', string> = {
   main: `usage: kubectl vmdc VERB [NAME] [flags]
 
-  get NAME [-w|--watch] [-o json] [--interval 2s]   the rollout: header, one line per zone
-  status NAME [--timeout 30m]        wait for the rollout to end; exit 0 Succeeded, 1 Failed,
+  get NAME [-w|--watch] [-o wide|json|yaml] [--interval 2s]   the rollout: header, one line per zone
+  list [-A|--all-namespaces] [-o wide|json|yaml]   one line per object (also: get -A, get without NAME)
+  status NAME [--timeout 1h] [-o json|yaml]   wait for the rollout to end; exit 0 Succeeded, 1 Failed,
                                      Cancelled, Superseded or Invalid, 2 timeout, 3 usage/API error
   pause NAME | resume NAME           set spec.paused (the trigger signals the workflow)
   retry NAME                         resume a Failed zone (the workflow's resume signal)
   cancel NAME [-y|--yes]             cancel the rollout (after its cleanup rules and a confirmation)
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
+  version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
+  completion bash|zsh                a shell completion script (source <(kubectl vmdc completion bash))
 
 ${GLOBAL_HELP}`,
-  get: 'usage: kubectl vmdc get NAME [-w|--watch] [-o json] [--interval 2s] [global flags]',
-  status: 'usage: kubectl vmdc status NAME [--timeout 30m] [global flags]',
+  get: `usage: kubectl vmdc get NAME [-w|--watch] [-o wide|json|yaml] [--interval 2s] [global flags]
+       kubectl vmdc get [-A|--all-namespaces] [-o wide|json|yaml] [global flags]   (as list)`,
+  list: 'usage: kubectl vmdc list [-A|--all-namespaces] [-o wide|json|yaml] [global flags]',
+  version: 'usage: kubectl vmdc version [-o json|yaml] [global flags]',
+  completion: 'usage: kubectl vmdc completion bash|zsh',
+  status: 'usage: kubectl vmdc status NAME [--timeout 1h] [-o wide|json|yaml] [global flags]   (--timeout 0: none)',
   pause: 'usage: kubectl vmdc pause NAME [global flags]',
   resume: 'usage: kubectl vmdc resume NAME [global flags]',
   retry: 'usage: kubectl vmdc retry NAME [global flags]',
   cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [global flags]',
-  history: 'usage: kubectl vmdc history NAME [-o json] [--limit 20] [global flags]',
+  history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
   'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]
        kubectl vmdc release-zone -n NS [NAME | --vmdc NAME | --uid UID] --list [--kubeconfig PATH]`,
 };
 
 const DEFAULT_INTERVAL_MS = 2000;
+/**
+ * `status` without --timeout: a CI job must not hang for ever on a rollout that waits for a person
+ * (a Paused or Failed one). An hour covers a few zones with their waits; longer ones say so.
+ */
+export const DEFAULT_STATUS_TIMEOUT_MS = 60 * 60_000;
 const MIN_INTERVAL_MS = 500;
 const DEFAULT_HISTORY_LIMIT = 20;
 const MAX_HISTORY_LIMIT = 1000;
@@ -178,8 +202,10 @@ function checkName(what: string, value: string | undefined, rule: keyof typeof N
 
 function output(value: string | undefined, verb: Verb): Output {
   if (value === undefined) return 'text';
-  if (value !== 'json') throw new UsageError(`-o ${JSON.stringify(value)}: the only output format is json (the default is text)`, verb);
-  return 'json';
+  const known: readonly string[] = OUTPUT_FLAG_VALUES;
+  if (!known.includes(value))
+    throw new UsageError(`-o ${JSON.stringify(value)}: the output formats are ${OUTPUT_FLAG_VALUES.join(', ')} (the default is text)`, verb);
+  return value as Output;
 }
 
 export function parseCommand(argv: string[]): Command {
@@ -230,6 +256,17 @@ export function parseCommand(argv: string[]): Command {
   checkName('--vmdc', values.vmdc, 'name', verb);
   checkName('--zone', values.zone, 'label', verb);
   if (verb === 'release-zone') return releaseZone(common, names, values);
+  if (verb === 'completion') {
+    const shell = names[0];
+    if (names.length !== 1 || !(SHELLS as readonly string[]).includes(shell!)) throw new UsageError(`one shell: ${SHELLS.join(' or ')}`, verb);
+    return { verb, shell: shell as Shell };
+  }
+  if (verb === 'version' || verb === 'list' || (verb === 'get' && (values['all-namespaces'] || names.length === 0))) {
+    if (names.length) throw new UsageError(verb === 'get' ? `-A lists every object: no NAME (got ${names.join(' ')})` : `${verb} takes no NAME`, verb);
+    if (verb === 'version') return { ...common, verb, output: output(values.output, verb) };
+    if (values.watch) throw new UsageError('--watch follows one object: give its NAME (not -A)', verb);
+    return { ...common, verb: 'list', allNamespaces: values['all-namespaces'] === true, output: output(values.output, verb) };
+  }
 
   if (names.length !== 1) throw new UsageError(names.length ? `one NAME only, got ${names.join(' ')}` : 'NAME is required', verb);
   const name = names[0]!;
@@ -239,8 +276,12 @@ export function parseCommand(argv: string[]): Command {
       if (intervalMs < MIN_INTERVAL_MS) throw new UsageError(`--interval must be at least ${MIN_INTERVAL_MS}ms`, verb);
       return { ...common, verb, name, watch: values.watch === true, output: output(values.output, verb), intervalMs };
     }
-    case 'status':
-      return { ...common, verb, name, ...(values.timeout !== undefined ? { timeoutMs: duration('timeout', values.timeout, verb) } : {}) };
+    case 'status': {
+      // `0` (no unit, as kubectl takes it): wait without a timeout.
+      const timeoutMs =
+        values.timeout === undefined ? DEFAULT_STATUS_TIMEOUT_MS : values.timeout.trim() === '0' ? 0 : duration('timeout', values.timeout, verb);
+      return { ...common, verb, name, output: output(values.output, verb), ...(timeoutMs > 0 ? { timeoutMs } : {}) };
+    }
     case 'cancel':
       return { ...common, verb, name, yes: values.yes === true };
     case 'history': {

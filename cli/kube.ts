@@ -2,7 +2,7 @@
 // one VMDistributedCluster.
 import * as k8s from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../api/constants';
-import { vmdcPath } from '../kube/collections';
+import { VMDC_COLLECTION, vmdcPath } from '../kube/collections';
 import { isNotFound } from '../kube/errors';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../kube/request-timeout';
 import { vmdcStatusClient, type VmdcStatusClient } from '../kube/status-writer';
@@ -53,6 +53,27 @@ export async function getVmdc(k: Kube, name: string): Promise<VmdcObject> {
   const obj = await k.vmdc.get(k.namespace, name);
   if (!obj) throw notFound(k, name);
   return obj;
+}
+
+const LIST_PAGE = 500;
+const requestTimeout = withRequestTimeout(REQUEST_TIMEOUT_MS);
+
+/** Every VMDistributedCluster of the namespace, or of every namespace (page by page). */
+export async function listVmdcs(k: Kube, allNamespaces: boolean): Promise<VmdcObject[]> {
+  const out: VmdcObject[] = [];
+  let cont: string | undefined;
+  do {
+    const request = { ...VMDC_COLLECTION, limit: LIST_PAGE, ...(cont ? { _continue: cont } : {}) };
+    const page = (await (allNamespaces
+      ? k.api.listClusterCustomObject(request, requestTimeout)
+      : k.api.listNamespacedCustomObject({ ...request, namespace: k.namespace }, requestTimeout))) as {
+      items?: VmdcObject[];
+      metadata?: { continue?: string; _continue?: string };
+    };
+    out.push(...(page.items ?? []));
+    cont = page.metadata?.continue ?? page.metadata?._continue;
+  } while (cont);
+  return out;
 }
 
 /** The one change pause and resume make: spec.paused, which the trigger forwards as signals. */

@@ -10,18 +10,27 @@ import { EXIT, Refused, RELEASE_ZONE_EXIT } from './exit-codes';
 import { printableIo, type Io } from './io';
 import { NotFound } from './kube';
 import { cancel } from './verbs/cancel';
+import { completion } from './verbs/completion';
 import { get } from './verbs/get';
 import { history } from './verbs/history';
 import { importVerb } from './verbs/import';
+import { list } from './verbs/list';
 import { pauseOrResume } from './verbs/pause';
 import { releaseZone } from './verbs/release-zone';
 import { retry } from './verbs/retry';
 import { status } from './verbs/status';
+import { version } from './verbs/version';
 
 function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<number> {
   switch (cmd.verb) {
     case 'get':
       return get(cmd, io);
+    case 'list':
+      return list(cmd, io);
+    case 'version':
+      return version(cmd, io);
+    case 'completion':
+      return completion(cmd, io);
     case 'status':
       return status(cmd, io);
     case 'pause':

@@ -3,6 +3,7 @@ import { formatAge, formatTime } from './format';
 import { fit, seg, serialize } from './style';
 import type { RolloutRecord } from './temporal';
 import { DEFAULT_WIDTH } from './render-text';
+import { WIDE_COLUMNS } from './output';
 
 export interface HistoryRow extends RolloutRecord {
   /** What the rollout came to (see resultOf). */
@@ -45,8 +46,9 @@ export function historyRows(records: RolloutRecord[], now: Date, current?: { wor
   });
 }
 
-export function renderHistory(rows: HistoryRow[], width = DEFAULT_WIDTH): string[] {
-  const header = ['GEN', 'VERSION', 'RESULT', 'STARTED', 'DURATION', 'UID'];
+/** wide: the workflow id too, and nothing cut to 100 columns. */
+export function renderHistory(rows: HistoryRow[], opts: { wide?: boolean } = {}): string[] {
+  const header = ['GEN', 'VERSION', 'RESULT', 'STARTED', 'DURATION', 'UID', ...(opts.wide ? ['WORKFLOW'] : [])];
   const cells = rows.map((r) => [
     r.generation === undefined ? '-' : String(r.generation),
     r.clusterVersion ?? '-',
@@ -54,7 +56,9 @@ export function renderHistory(rows: HistoryRow[], width = DEFAULT_WIDTH): string
     r.startedAt ? formatTime(r.startedAt) : '-',
     r.durationMs === undefined ? '-' : `${formatAge(r.durationMs)}${r.closedAt ? '' : '+'}`,
     r.uidPrefix ?? '-',
+    ...(opts.wide ? [r.workflowId] : []),
   ]);
+  const width = opts.wide ? WIDE_COLUMNS : DEFAULT_WIDTH;
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => serialize(fit([seg(c.map((x, i) => (i === c.length - 1 ? x : x.padEnd(widths[i]!))).join('  '))], width), false);
   return [line(header), ...cells.map(line)];

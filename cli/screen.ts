@@ -1,7 +1,7 @@
 // How a followed rollout is written out: redrawn in place on a terminal (the clocks tick), or
-// appended whenever it changed (a pipe, a CI log, `make demo`), as text or one JSON document a line.
+// appended whenever it changed (a pipe, a CI log, `make demo`), as text, one JSON document a line, or YAML documents each after `---`.
 import type { Output } from './args';
-import { printableJson } from './printable';
+import { isDocument, renderDocument } from './output';
 import { viewDocument } from './render-json';
 import { renderText } from './render-text';
 import { formatTime } from './format';
@@ -36,7 +36,7 @@ export function appendScreen(writeLine: (line: string) => void, opts: ScreenOpti
       const key = changeKey(view);
       if (key === last) return;
       last = key;
-      if (opts.output === 'json') return writeLine(printableJson(viewDocument(view, now)));
+      if (isDocument(opts.output)) return writeLine(renderDocument(viewDocument(view, now), opts.output, { stream: true }));
       writeLine(`── ${formatTime(now.toISOString())} ${'─'.repeat(Math.max(0, (opts.width ?? 100) - 24))}`);
       for (const l of renderText(view, { now, ...opts })) writeLine(l);
     },

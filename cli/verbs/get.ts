@@ -1,10 +1,11 @@
-// `kubectl vmdc get NAME [--watch] [-o json]`.
+// `kubectl vmdc get NAME [--watch] [-o wide|json|yaml]`.
 import type { Command } from '../args';
 import { EXIT, exitCodeForPhase } from '../exit-codes';
 import { followRollout, viewInput, type FollowEnd } from '../follow';
 import type { Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
-import { renderJson } from '../render-json';
+import { isDocument, renderDocument, WIDE_COLUMNS } from '../output';
+import { viewDocument } from '../render-json';
 import { DEFAULT_WIDTH, renderText } from '../render-text';
 import { appendScreen, redrawScreen } from '../screen';
 import { colourWanted } from '../style';
@@ -31,19 +32,20 @@ export function followExit(end: FollowEnd | { kind: 'interrupted' }, io: Io, nam
 export async function get(cmd: GetCommand, io: Io): Promise<number> {
   const kube = loadKube(cmd.kube, cmd.verb);
   const source = await workflowSource(cmd.temporal, io.env);
-  const colour = cmd.output === 'text' && colourWanted(io.stdout, io.env, cmd.noColour);
+  const colour = !isDocument(cmd.output) && colourWanted(io.stdout, io.env, cmd.noColour);
   // A narrower terminal would wrap every line (and break the redraw).
-  const width = io.stdout.isTTY && io.stdout.columns ? Math.min(DEFAULT_WIDTH, io.stdout.columns) : DEFAULT_WIDTH;
+  const fitted = io.stdout.isTTY && io.stdout.columns ? Math.min(DEFAULT_WIDTH, io.stdout.columns) : DEFAULT_WIDTH;
+  const width = cmd.output === 'wide' ? WIDE_COLUMNS : fitted;
   try {
     if (!cmd.watch) {
       const view = buildView(await viewInput(await getVmdc(kube, cmd.name), source));
       const now = new Date();
-      if (cmd.output === 'json') io.print(renderJson(view, now));
+      if (isDocument(cmd.output)) io.print(renderDocument(viewDocument(view, now), cmd.output));
       else for (const line of renderText(view, { now, colour, width })) io.stdout.write(`${line}\n`);
       return EXIT.ok;
     }
     const screen =
-      cmd.output === 'text' && io.stdout.isTTY
+      !isDocument(cmd.output) && io.stdout.isTTY
         ? redrawScreen((s) => io.stdout.write(s), { colour, width, intervalMs: cmd.intervalMs })
         : appendScreen(io.print, { colour, width, output: cmd.output });
     const following = followRollout({ kube, name: cmd.name, source, intervalMs: cmd.intervalMs, onView: (v, now) => screen.show(v, now) });

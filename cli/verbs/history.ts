@@ -1,10 +1,10 @@
-// `kubectl vmdc history NAME [-o json] [--limit N]`: the object's rollouts from Temporal visibility
+// `kubectl vmdc history NAME [-o wide|json|yaml] [--limit N]`: the object's rollouts from Temporal visibility
 // (the Vmdc* search attributes the trigger sets), the deleted object's of that name included.
 import type { Command } from '../args';
 import { EXIT } from '../exit-codes';
 import type { Io } from '../io';
 import { getVmdc, loadKube, NotFound } from '../kube';
-import { printableJson } from '../printable';
+import { isDocument, renderDocument } from '../output';
 import { historyDocument, historyRows, renderHistory } from '../render-history';
 import { listRollouts, readResult } from '../temporal';
 import { requireTemporal } from './workflow-source';
@@ -25,9 +25,9 @@ export async function history(cmd: HistoryCommand, io: Io): Promise<number> {
       if (phase) r.resultPhase = phase;
     }
     const rows = historyRows(records, new Date(), { workflowId: obj?.status?.workflow?.id, phase: obj?.status?.phase });
-    if (cmd.output === 'json') io.print(printableJson(historyDocument(rows), 2));
+    if (isDocument(cmd.output)) io.print(renderDocument(historyDocument(rows), cmd.output));
     else if (rows.length === 0) io.print(`no rollout of VMDistributedCluster ${kube.namespace}/${cmd.name} in Temporal namespace ${t.namespace}`);
-    else for (const line of renderHistory(rows)) io.print(line);
+    else for (const line of renderHistory(rows, { wide: cmd.output === 'wide' })) io.print(line);
     return EXIT.ok;
   } finally {
     await t.connection.close();

@@ -1,9 +1,12 @@
-// `kubectl vmdc status NAME [--timeout 30m]`: waits for the rollout of the current spec to end, for
-// CI. It reads the object only (no Temporal needed): one line whenever the rollout moves.
+// `kubectl vmdc status NAME [--timeout 1h] [-o json|yaml]`: waits for the rollout of the current spec
+// to end, for CI. It reads the object only (no Temporal needed): one line (or one document) whenever
+// the rollout moves. The default timeout is args.ts DEFAULT_STATUS_TIMEOUT_MS; --timeout 0: none.
 import type { Command } from '../args';
 import { EXIT } from '../exit-codes';
 import { followRollout } from '../follow';
 import { formatAge, formatTime } from '../format';
+import { isDocument, renderDocument, WIDE_COLUMNS } from '../output';
+import { viewDocument } from '../render-json';
 import { prose, type Io } from '../io';
 import { loadKube } from '../kube';
 import { endLines, statusLine } from '../render-text';
@@ -28,10 +31,11 @@ export async function status(cmd: StatusCommand, io: Io): Promise<number> {
     intervalMs: TICK_MS,
     onView(view, now) {
       lastView = view;
-      const line = statusLine(view, LINE_WIDTH);
+      const line = statusLine(view, cmd.output === 'wide' ? WIDE_COLUMNS : LINE_WIDTH);
       if (line === last) return;
       last = line;
-      io.print(`${formatTime(now.toISOString())} ${line}`);
+      if (isDocument(cmd.output)) io.print(renderDocument(viewDocument(view, now), cmd.output, { stream: true }));
+      else io.print(`${formatTime(now.toISOString())} ${line}`);
     },
   });
   let timer: NodeJS.Timeout | undefined;
@@ -45,7 +49,7 @@ export async function status(cmd: StatusCommand, io: Io): Promise<number> {
       for (const l of prose(`timed out after ${formatAge(cmd.timeoutMs!)}: the rollout has not ended${last ? ` (${last})` : ''}`)) io.warn(l);
       return EXIT.timeout;
     }
-    if (end.kind === 'ended' && lastView) for (const line of endLines(lastView)) io.print(line);
+    if (end.kind === 'ended' && lastView && !isDocument(cmd.output)) for (const line of endLines(lastView)) io.print(line);
     return followExit(end, io, cmd.name);
   } finally {
     if (timer) clearTimeout(timer);

@@ -64,7 +64,7 @@ describe('parseCommand', () => {
       noColour: true,
     });
     expect(parseCommand(['status', 'x', '--timeout', '30m'])).toMatchObject({ verb: 'status', timeoutMs: 30 * 60_000 });
-    expect(parseCommand(['status', 'x'])).not.toHaveProperty('timeoutMs');
+    expect(parseCommand(['status', 'x', '--timeout', '0'])).not.toHaveProperty('timeoutMs');
     expect(parseCommand(['cancel', 'x', '-y'])).toMatchObject({ verb: 'cancel', yes: true });
     expect(parseCommand(['cancel', 'x'])).toMatchObject({ yes: false });
     expect(parseCommand(['history', 'x', '--limit', '5', '-o', 'json'])).toMatchObject({ verb: 'history', limit: 5, output: 'json' });
@@ -85,16 +85,16 @@ describe('parseCommand', () => {
 
   it('help: the overview, or one verb', () => {
     expect(parseCommand(['--help'])).toMatchObject({ verb: 'help', text: expect.stringContaining('usage: kubectl vmdc VERB') });
-    expect(parseCommand(['help', 'status'])).toMatchObject({ verb: 'help', text: 'usage: kubectl vmdc status NAME [--timeout 30m] [global flags]' });
+    expect(parseCommand(['help', 'status'])).toMatchObject({ verb: 'help', text: expect.stringMatching(/^usage: kubectl vmdc status NAME \[--timeout 1h\]/) });
     expect(parseCommand(['cancel', '-h'])).toMatchObject({ verb: 'help', text: expect.stringContaining('kubectl vmdc cancel NAME') });
   });
 
   it.each([
     [[], undefined],
     [['bogus'], undefined],
-    [['get'], 'get'],
+    [['status'], 'status'],
     [['get', 'a', 'b'], 'get'],
-    [['get', 'x', '-o', 'yaml'], 'get'],
+    [['get', 'x', '-o', 'xml'], 'get'],
     [['get', 'x', '--interval', '100ms'], 'get'],
     [['get', 'x', '--yes'], 'get'],
     [['status', 'x', '--timeout', 'soon'], 'status'],
@@ -127,8 +127,8 @@ describe('exit codes', () => {
     expect(help.out.join('\n')).toContain('release-zone');
 
     const bad = fakeIo();
-    expect(await run(['get'], bad)).toBe(EXIT.error);
-    expect(bad.err).toEqual(['error: NAME is required', expect.stringMatching(/^usage: kubectl vmdc get NAME/)]);
+    expect(await run(['status'], bad)).toBe(EXIT.error);
+    expect(bad.err).toEqual(['error: NAME is required', expect.stringMatching(/^usage: kubectl vmdc status NAME/)]);
 
     const rz = fakeIo();
     expect(await run(['release-zone', '--namespace', 'ns', '--vmdc', 'dc', '--zone', 'az-a', '--bogus'], rz)).toBe(RELEASE_ZONE_EXIT.usage);
