@@ -71,36 +71,49 @@ function parseImportArgs(argv: string[]): ImportArgs | 'help' {
   };
 }
 
-/** At most MAX_INPUT_BYTES + 1 bytes of a file or stdin (fd 0): more is refused, never read whole. */
-function readCapped(file: string): string {
-  const fd = file === '-' ? 0 : openSync(file, 'r');
-  try {
-    const buf = Buffer.alloc(MAX_INPUT_BYTES + 1);
-    let len = 0;
-    for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, buf, len, buf.length - len, null);
-      } catch (err) {
-        // A non-blocking stdin (a terminal, some pipes) has nothing yet: ask again.
-        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') continue;
-        throw err;
-      }
-      if (n === 0) break;
-      len += n;
-      if (len > MAX_INPUT_BYTES) throw new InputError(`input is larger than ${MAX_INPUT_BYTES} bytes`);
-    }
-    return buf.subarray(0, len).toString('utf8');
-  } finally {
-    if (fd !== 0) closeSync(fd);
+/** Appends chunks, refusing (InputError) as soon as there are more than MAX_INPUT_BYTES. */
+class CappedBuffer {
+  private readonly chunks: Buffer[] = [];
+  private length = 0;
+  add(chunk: Buffer): void {
+    this.length += chunk.length;
+    if (this.length > MAX_INPUT_BYTES) throw new InputError(`input is larger than ${MAX_INPUT_BYTES} bytes`);
+    this.chunks.push(chunk);
   }
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/** A file, read at most MAX_INPUT_BYTES + 1 bytes far: a larger one is refused, never read whole. */
+function readFileCapped(file: string): string {
+  const fd = openSync(file, 'r');
+  try {
+    const out = new CappedBuffer();
+    const buf = Buffer.alloc(64 * 1024);
+    for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) out.add(Buffer.from(buf.subarray(0, n)));
+    return out.text();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** stdin, as far as the cap: the stream is left unread past it. */
+async function readStdinCapped(): Promise<string> {
+  const out = new CappedBuffer();
+  try {
+    for await (const chunk of process.stdin) out.add(chunk as Buffer);
+  } finally {
+    process.stdin.destroy();
+  }
+  return out.text();
 }
 
 function printNotes(io: Io, label: string, notes: readonly Note[]): void {
   for (const n of notes) io.warn(`${label}: ${n.path}: ${n.why}`);
 }
 
-export function importVerb(argv: string[], io: Io): number {
+export async function importVerb(argv: string[], io: Io): Promise<number> {
   let args: ImportArgs | 'help';
   try {
     args = parseImportArgs(argv);
@@ -115,7 +128,7 @@ export function importVerb(argv: string[], io: Io): number {
   }
   let docs;
   try {
-    docs = parseManifests(readCapped(args.file));
+    docs = parseManifests(args.file === '-' ? await readStdinCapped() : readFileCapped(args.file));
   } catch (err) {
     const what = err instanceof InputError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
     io.warn(`error: ${args.file === '-' ? 'stdin' : args.file}: ${what}`);

@@ -3,7 +3,8 @@
 // behaviour puts it; what cannot be mapped reported; hostile files refused. The last block runs the
 // plugin itself.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
 import { validateSpec } from '../../api/validate';
@@ -384,6 +385,11 @@ describe('kubectl vmdc import (the plugin)', () => {
     const huge = await vmdc(['-f', '-'], 'x'.repeat(MAX_INPUT_BYTES + 10));
     expect(huge.code).toBe(EXIT.error);
     expect(huge.stderr).toContain(`error: stdin: input is larger than ${MAX_INPUT_BYTES} bytes`);
+    const big = path.join(mkdtempSync(path.join(tmpdir(), 'vmdc-import-')), 'big.yaml');
+    writeFileSync(big, `# ${'x'.repeat(MAX_INPUT_BYTES)}\n`);
+    const bigFile = await vmdc(['-f', big]);
+    expect(bigFile.code).toBe(EXIT.error);
+    expect(bigFile.stderr).toContain(`error: ${big}: input is larger than ${MAX_INPUT_BYTES} bytes`);
     const missing = await vmdc(['-f', 'test/fixtures/vmdistributed/no-such-file.yaml']);
     expect(missing.code).toBe(EXIT.error);
     expect(missing.stderr).toContain('ENOENT');
