@@ -143,6 +143,7 @@ export const USAGE: Record<Verb | 'main', string> = {
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
   version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
   completion bash|zsh                a shell completion script (source <(kubectl vmdc completion bash))
+  import -f FILE|- [flags]           a VMDistributed (the VM operator's) as a VMDistributedCluster
 
 ${GLOBAL_HELP}`,
   get: `usage: kubectl vmdc get NAME [-w|--watch] [-o wide|json|yaml] [--interval 2s] [global flags]

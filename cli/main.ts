@@ -60,6 +60,7 @@ export async function run(argv: string[], terminal: Io): Promise<number> {
   let cmd: Command | undefined;
   // import reads a file and asks no cluster: its flags are its own (cli/verbs/import.ts).
   if (argv[0] === 'import') return await importVerb(argv.slice(1), io);
+  if (argv[0] === 'help' && argv[1] === 'import') return await importVerb(['--help'], io);
   try {
     cmd = parseCommand(argv);
     if (cmd.verb === 'help') {
