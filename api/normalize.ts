@@ -65,14 +65,19 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
     if (z.remoteWriteURL) zone.remoteWriteURL = z.remoteWriteURL;
     return zone;
   });
+  const vmauth = normalizeManaged(s.vmauth);
+  const vmagent = normalizeManaged(s.vmagent);
+  const adopts = [...zones.flatMap((z) => [z.vmcluster, z.vmuser]), vmauth, vmagent].some((m) => m?.adopt);
   return {
     paused: s.paused,
     clusterVersion: s.clusterVersion,
     overrideSpec: cloneJson(s.overrideSpec),
     zones,
-    vmauth: normalizeManaged(s.vmauth),
-    vmagent: normalizeManaged(s.vmagent),
-    retainOnDelete: s.retainOnDelete,
+    vmauth,
+    vmagent,
+    // Unset stays unset only where it means something else than false (an adopted object is
+    // retained): every other spec normalizes, and hashes, as it did when unset meant false.
+    ...(s.retainOnDelete !== undefined || !adopts ? { retainOnDelete: s.retainOnDelete ?? false } : {}),
     forceConflicts: s.forceConflicts,
     strategy: {
       order: s.strategy.order,

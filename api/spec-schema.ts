@@ -243,8 +243,11 @@ export const vmDistributedClusterSpecSchema = z
     vmagent: managedObject('VMAgent', 'The one VMAgent that writes to every zone'),
     retainOnDelete: z
       .boolean()
-      .default(false)
-      .describe('true: the objects created from full specs are not owned, and stay when this object is deleted; false: deleting this object deletes them.'),
+      .optional()
+      .describe(
+        'true: the objects of full specs are not owned, and stay when this object is deleted; false: deleting this object deletes them. ' +
+          'Unset: false, but an adopted object (adopt: true) is retained: adopting must never let a delete take what someone else created.',
+      ),
     forceConflicts: z
       .boolean()
       .default(false)

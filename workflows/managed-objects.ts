@@ -12,7 +12,8 @@ function managedApply(object: ObjectGeneration, spec: NormalizedSpec, kind: VMKi
   const managedBy = {
     vmdc: { name, uid, generation },
     specPath,
-    retain: !!spec.retainOnDelete,
+    // docs/cr-reference.md#retainondelete: an adopted object is retained unless the spec says false.
+    retain: spec.retainOnDelete ?? !!obj.adopt,
     adopt: !!obj.adopt,
     forceConflicts: !!spec.forceConflicts,
   };
