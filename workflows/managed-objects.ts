@@ -12,7 +12,7 @@ function managedApply(object: ObjectGeneration, spec: NormalizedSpec, kind: VMKi
   const managedBy = {
     vmdc: { name, uid, generation },
     specPath,
-    // docs/cr-reference.md#retainondelete: an adopted object is retained unless the spec says false.
+    // An adopted object is retained unless the spec says false (docs/cr-reference.md, retainOnDelete).
     retain: spec.retainOnDelete ?? !!obj.adopt,
     adopt: !!obj.adopt,
     forceConflicts: !!spec.forceConflicts,
