@@ -1,5 +1,6 @@
 // The plugin's exit codes (docs/cli.md): CI pipelines branch on them.
 import type { Phase } from '../api/types';
+import type { Verb } from './args';
 
 export const EXIT = {
   /** Done; for `status` and `get --watch`: the rollout Succeeded; for `import`: converted (notes on stderr). */
@@ -22,6 +23,26 @@ export const EXIT = {
  * runbooks (docs/operations.md#runbook-release-zone) and the trigger's messages call it.
  */
 export const RELEASE_ZONE_EXIT = { ok: 0, refused: 1, usage: 2 } as const;
+
+/**
+ * The one table of which codes each verb can end with (docs/cli.md lists it; a unit test holds the
+ * two equal; `import` is parsed on its own, cli/verbs/import.ts). 130 for all: Ctrl-C ends any verb
+ * that does not wrap up within its grace (main.ts).
+ */
+export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
+  get: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  list: [EXIT.ok, EXIT.error, EXIT.interrupted],
+  status: [EXIT.ok, EXIT.failed, EXIT.timeout, EXIT.error, EXIT.interrupted],
+  pause: [EXIT.ok, EXIT.error, EXIT.interrupted],
+  resume: [EXIT.ok, EXIT.error, EXIT.interrupted],
+  retry: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  cancel: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  history: [EXIT.ok, EXIT.error, EXIT.interrupted],
+  'release-zone': [RELEASE_ZONE_EXIT.ok, RELEASE_ZONE_EXIT.refused, RELEASE_ZONE_EXIT.usage, EXIT.interrupted],
+  import: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  version: [EXIT.ok, EXIT.error, EXIT.interrupted],
+  completion: [EXIT.ok, EXIT.error, EXIT.interrupted],
+};
 
 /** Phases after which nothing moves without a person: a Failed rollout waits for retry, cancel or a new spec. */
 export const ENDED_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];

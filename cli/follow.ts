@@ -1,6 +1,7 @@
-// Following one rollout: the object through a Kubernetes watch, the workflow through its progress
-// query on every change and every `intervalMs`, until the rollout of the current spec ends. Shared
-// by `get --watch`, `status` and `make demo`.
+// Following an object's rollouts: the object through a Kubernetes watch, the workflow its status
+// names (status.workflow: a new generation's workflow as soon as the trigger records it) through its
+// progress query on every change and every `intervalMs`, until the rollout of the current spec ends
+// (`status`, `make demo`) or, for `get --watch`, across rollouts until stopped.
 import { refusedForGood } from '../kube/errors';
 import type { Phase } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
@@ -49,14 +50,16 @@ export interface Following {
 
 /**
  * Calls `onView` with a fresh view on every change of the object and every `intervalMs`, and ends
- * when the current spec's rollout has ended (after showing it), the object is gone, `stop()` is
- * called, or Kubernetes refuses for good (the first read failing counts as that: nothing to follow).
+ * when the current spec's rollout has ended (after showing it; not with `acrossRollouts`: the next
+ * spec's rollout is followed as well), the object is gone, `stop()` is called, or Kubernetes
+ * refuses for good (the first read failing counts as that: nothing to follow).
  */
 export function followRollout(opts: {
   kube: Kube;
   name: string;
   source: WorkflowSource;
   intervalMs: number;
+  acrossRollouts?: boolean;
   onView(view: RolloutView, now: Date): void;
 }): Following {
   const clock = new StepClock();
@@ -87,7 +90,7 @@ export function followRollout(opts: {
         const now = new Date();
         opts.onView(clock.apply(buildView(input), now), now);
         const phase = endedPhase(object);
-        if (phase) return end({ kind: 'ended', phase });
+        if (phase && !opts.acrossRollouts) return end({ kind: 'ended', phase });
       } while (again);
     } catch (error) {
       end({ kind: 'error', error });

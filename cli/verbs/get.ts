@@ -48,7 +48,15 @@ export async function get(cmd: GetCommand, io: Io): Promise<number> {
       !isDocument(cmd.output) && io.stdout.isTTY
         ? redrawScreen((s) => io.stdout.write(s), { colour, width, intervalMs: cmd.intervalMs })
         : appendScreen(io.print, { colour, width, output: cmd.output });
-    const following = followRollout({ kube, name: cmd.name, source, intervalMs: cmd.intervalMs, onView: (v, now) => screen.show(v, now) });
+    // The object, not one workflow: a new generation's rollout is shown as soon as the trigger starts it.
+    const following = followRollout({
+      kube,
+      name: cmd.name,
+      source,
+      intervalMs: cmd.intervalMs,
+      acrossRollouts: true,
+      onView: (v, now) => screen.show(v, now),
+    });
     const end = await Promise.race([following.done, io.interrupted.then(() => ({ kind: 'interrupted' as const }))]);
     following.stop();
     return followExit(end, io, cmd.name);

@@ -3,7 +3,7 @@
  * runs them (`npx tsx cli/main.ts`, and the built bundle for `version`): list / get -A across
  * namespaces, -o json|yaml, version with the served CRD versions, status -o json and its timeout.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -154,5 +154,74 @@ describe('kubectl vmdc version', () => {
     expect(PACKAGE_VERSION).not.toBe('unknown');
     const doc = JSON.parse((await vmdc(['version', '-o', 'json'], [process.execPath, plugin], dir)).stdout) as unknown;
     expect(doc).toMatchObject({ plugin: { version: PACKAGE_VERSION }, cluster: { servedVersions: [VERSION], error: null } });
+  });
+});
+
+describe('kubectl vmdc get --watch', () => {
+  /** The watcher as a process of its own (node --import tsx: Ctrl-C reaches the plugin itself, no npx in between). */
+  function watch(args: string[]) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args, '--kubeconfig', kube.kubeconfigPath], { cwd: REPO });
+    const docs: Array<{ generation: number; phase: string | null; ended: string | null; workflow: { id: string } | null }> = [];
+    let buffered = '';
+    const waiters: Array<() => void> = [];
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const l of lines) if (l.trim()) docs.push(JSON.parse(l) as (typeof docs)[number]);
+      for (const w of waiters.splice(0)) w();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let exitCode: number | null | undefined;
+    void exited.then((c) => {
+      exitCode = c;
+      for (const w of waiters.splice(0)) w();
+    });
+    /** Resolves once a document matches (each new line is checked as it comes). */
+    async function until(pred: (d: (typeof docs)[number]) => boolean, what: string) {
+      const deadline = Date.now() + 30_000;
+      while (!docs.some(pred)) {
+        if (exitCode !== undefined) throw new Error(`the watch exited (${exitCode}) before ${what}`);
+        if (Date.now() > deadline) throw new Error(`no document ${what} in 30 s: ${JSON.stringify(docs)}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    }
+    return { child, docs, until, exited, running: () => exitCode === undefined };
+  }
+
+  it('keeps watching across rollouts: the next generation is followed through its own workflow, until Ctrl-C (130)', async () => {
+    await createVmdc('team-a', 'roll', { observedGeneration: 1, phase: 'Succeeded', message: 'done' });
+    const w = watch(['get', 'roll', '-n', 'team-a', '-w', '-o', 'json', '--interval', '500ms', '--temporal-address', '127.0.0.1:1']);
+    try {
+      await w.until((d) => d.generation === 1 && d.ended === 'Succeeded', 'of generation 1 Succeeded');
+
+      const obj = (await custom.patchNamespacedCustomObject(
+        { group: GROUP, version: VERSION, namespace: 'team-a', plural: PLURAL, name: 'roll', body: { spec: { clusterVersion: 'v1.152.0-cluster' } } },
+        mergePatchOptions,
+      )) as { metadata: { uid: string; generation: number } };
+      expect(obj.metadata.generation).toBe(2);
+      const g2 = workflowIdFor({ namespace: 'team-a', name: 'roll', uid: obj.metadata.uid, generation: 2 });
+      const status = (phase: string) => ({
+        observedGeneration: 2,
+        phase,
+        workflow: { id: g2, runId: 'run-2' },
+        conditions: [{ type: 'Ready', status: 'False', reason: phase, message: '-', lastTransitionTime: new Date().toISOString(), observedGeneration: 2 }],
+      });
+      const writeStatus = (phase: string) =>
+        custom.patchNamespacedCustomObjectStatus(
+          { group: GROUP, version: VERSION, namespace: 'team-a', plural: PLURAL, name: 'roll', body: { status: status(phase) } },
+          mergePatchOptions,
+        );
+      await writeStatus('Progressing');
+      await w.until((d) => d.generation === 2 && d.phase === 'Progressing' && d.workflow?.id === g2, "of generation 2's workflow Progressing");
+      await writeStatus('Succeeded');
+      await w.until((d) => d.generation === 2 && d.ended === 'Succeeded', 'of generation 2 Succeeded');
+      // Still watching after the second rollout ended too: only Ctrl-C ends it.
+      expect(w.running()).toBe(true);
+      w.child.kill('SIGINT');
+      expect(await w.exited).toBe(130);
+    } finally {
+      w.child.kill('SIGKILL');
+    }
   });
 });

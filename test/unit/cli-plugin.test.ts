@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parse as parseYaml, stringify as plainYaml } from 'yaml';
 import { ALLOWED, DEFAULT_STATUS_TIMEOUT_MS, parseCommand, UsageError, VERB_OPTIONS, VERBS } from '../../cli/args';
 import { completionScript } from '../../cli/completion';
+import { VERB_EXIT_CODES } from '../../cli/exit-codes';
 import { renderDocument } from '../../cli/output';
 import { listDocument, listRows, renderList } from '../../cli/render-list';
 import { versionDocument, versionLines } from '../../cli/verbs/version';
@@ -181,5 +182,29 @@ describe('completion script', () => {
   it('zsh: the same function through bashcompinit, and both parse', () => {
     expect(completionScript('zsh')).toContain(completionScript('bash'));
     expect(() => execFileSync('bash', ['-n', script])).not.toThrow();
+  });
+});
+
+describe('exit codes', () => {
+  it("docs/cli.md's table lists every verb with exactly the codes of VERB_EXIT_CODES", () => {
+    const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'cli.md'), 'utf8');
+    const header = doc.split('\n').find((l) => l.startsWith('| verb | 0 |'))!;
+    const codes = header
+      .split('|')
+      .slice(2, -1)
+      .map((c) => Number(c.trim()));
+    const documented = new Map<string, number[]>();
+    for (const row of doc.split('\n').filter((l) => /^\| `[a-z-]+` \|/.test(l) && l.split('|').length === header.split('|').length)) {
+      const cells = row
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
+      documented.set(
+        cells[0]!.replace(/`/g, ''),
+        codes.filter((_, i) => cells[i + 1] !== '—'),
+      );
+    }
+    expect(new Set(documented.keys())).toEqual(new Set([...VERBS, 'import']));
+    for (const [verb, codesOf] of Object.entries(VERB_EXIT_CODES)) expect([verb, documented.get(verb)]).toEqual([verb, [...codesOf]]);
   });
 });
