@@ -41,5 +41,12 @@ export const vmDistributedClusterStatusSchema = z
       .array(conditionSchema)
       .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
       .optional(),
+    lastSucceeded: z
+      .object({
+        clusterVersion: z.string().describe('spec.clusterVersion of that rollout.'),
+        generation: generation('The metadata.generation it rolled out.'),
+      })
+      .describe('The last rollout of this object that Succeeded (kept until another succeeds): what `kubectl vmdc undo` rolls out again.')
+      .optional(),
   })
   .describe('Observed state, written by vmrollout.');

@@ -93,6 +93,12 @@ export interface WorkflowRef {
   runId: string;
 }
 
+/** The last rollout of the object that Succeeded: what `kubectl vmdc undo` rolls out again. */
+export interface LastSucceeded {
+  clusterVersion: string;
+  generation: number;
+}
+
 export interface VMDistributedClusterStatus {
   observedGeneration?: number;
   phase?: Phase;
@@ -102,6 +108,7 @@ export interface VMDistributedClusterStatus {
   zonesOutOfRotation?: string[];
   zones?: ZoneStatus[];
   conditions?: Condition[];
+  lastSucceeded?: LastSucceeded;
 }
 
 /** Identifies one generation of one VMDistributedCluster object. */

@@ -88,6 +88,22 @@ export async function setPaused(k: Kube, name: string, paused: boolean): Promise
   }
 }
 
+/**
+ * `undo`'s one change: spec.clusterVersion, with the person's credentials. The resourceVersion read
+ * makes it conditional: if the object changed since (another edit, a new spec), the API server
+ * answers 409 and nothing is written.
+ */
+export async function setClusterVersion(k: Kube, name: string, clusterVersion: string, resourceVersion: string): Promise<VmdcObject> {
+  try {
+    return (await k.api.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace: k.namespace, name, body: { metadata: { resourceVersion }, spec: { clusterVersion } } },
+      mergePatch,
+    )) as VmdcObject;
+  } catch (err) {
+    throw isNotFound(err) ? notFound(k, name) : err;
+  }
+}
+
 /** Seconds after which the API server ends a watch; it is then started again from a fresh GET. */
 const WATCH_SECONDS = 60;
 

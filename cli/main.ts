@@ -19,6 +19,7 @@ import { pauseOrResume } from './verbs/pause';
 import { releaseZone } from './verbs/release-zone';
 import { retry } from './verbs/retry';
 import { status } from './verbs/status';
+import { undo } from './verbs/undo';
 import { version } from './verbs/version';
 
 function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<number> {
@@ -38,6 +39,8 @@ function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<numb
       return pauseOrResume(cmd, io);
     case 'retry':
       return retry(cmd, io);
+    case 'undo':
+      return undo(cmd, io);
     case 'cancel':
       return cancel(cmd, io);
     case 'history':

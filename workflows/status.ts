@@ -161,6 +161,9 @@ export function deriveStatus(state: RolloutState, object: ObjectGeneration, work
     conditions,
   };
   if (state.currentZone) status.currentZone = state.currentZone;
+  // Written once, at the end; later generations' writes leave it as it is (a merge patch), so it
+  // names the last success until the next one.
+  if (state.run.kind === 'succeeded') status.lastSucceeded = { clusterVersion: state.run.clusterVersion, generation: object.generation };
   return { status, details: currentDetails(status) };
 }
 

@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../api/constants';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
+import { kubeFor, setClusterVersion } from '../../cli/kube';
 import { mergePatchOptions } from '../../kube/custom-objects';
 import { installCRDs, startKube, type KubeCluster } from '../infra/harness/kube';
 
@@ -223,5 +224,32 @@ describe('kubectl vmdc get --watch', () => {
     } finally {
       w.child.kill('SIGKILL');
     }
+  });
+});
+
+describe('kubectl vmdc undo', () => {
+  it('patches spec.clusterVersion back to status.lastSucceeded as a new generation; refused when nothing is recorded or nothing to undo', async () => {
+    await createVmdc('team-b', 'undo-me', { observedGeneration: 1, phase: 'Failed', lastSucceeded: { clusterVersion: 'v1.150.0-cluster', generation: 1 } });
+    const r = await vmdc(['undo', 'undo-me', '-n', 'team-b']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout.replace(/\n/g, ' ')).toMatch(
+      /spec\.clusterVersion v1\.151\.0-cluster → v1\.150\.0-cluster \(the last that succeeded, generation 1\); generation 2/,
+    );
+    const after = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'team-b', plural: PLURAL, name: 'undo-me' })) as {
+      metadata: { generation: number; resourceVersion: string };
+      spec: { clusterVersion: string };
+    };
+    expect([after.spec.clusterVersion, after.metadata.generation]).toEqual(['v1.150.0-cluster', 2]);
+
+    const again = await vmdc(['undo', 'undo-me', '-n', 'team-b']);
+    expect(again.code).toBe(1);
+    expect(again.stderr.replace(/\n/g, ' ')).toMatch(/already v1\.150\.0-cluster, the last version that succeeded/);
+    const none = await vmdc(['undo', 'moving', '-n', 'team-b']);
+    expect(none.code).toBe(1);
+    expect(none.stderr.replace(/\n/g, ' ')).toMatch(/no succeeded rollout is recorded in status\.lastSucceeded/);
+
+    // The patch is conditional on what was read: an edit in between is a 409, nothing written.
+    const stale = setClusterVersion(kubeFor(kube.kubeConfig, 'team-b'), 'undo-me', 'v1.149.0-cluster', String(Number(after.metadata.resourceVersion) - 1));
+    await expect(stale).rejects.toMatchObject({ code: 409 });
   });
 });

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { parse as parseYaml, stringify as plainYaml } from 'yaml';
 import { ALLOWED, DEFAULT_STATUS_TIMEOUT_MS, parseCommand, UsageError, VERB_OPTIONS, VERBS } from '../../cli/args';
 import { completionScript } from '../../cli/completion';
+import { undoPlan } from '../../cli/undo-plan';
 import { VERB_EXIT_CODES } from '../../cli/exit-codes';
 import { renderDocument } from '../../cli/output';
 import { listDocument, listRows, renderList } from '../../cli/render-list';
@@ -206,5 +207,19 @@ describe('exit codes', () => {
     }
     expect(new Set(documented.keys())).toEqual(new Set([...VERBS, 'import']));
     for (const [verb, codesOf] of Object.entries(VERB_EXIT_CODES)) expect([verb, documented.get(verb)]).toEqual([verb, [...codesOf]]);
+  });
+});
+
+describe('undoPlan', () => {
+  const withStatus = (clusterVersion: string, lastSucceeded?: { clusterVersion: string; generation: number }): VmdcObject => ({
+    metadata: { name: 'x', generation: 3 },
+    spec: { clusterVersion },
+    status: lastSucceeded ? { lastSucceeded } : {},
+  });
+
+  it('the recorded last success, unless the spec already asks for it or nothing is recorded', () => {
+    expect(undoPlan(withStatus('v2', { clusterVersion: 'v1', generation: 2 }))).toEqual({ kind: 'undo', from: 'v2', to: 'v1', succeededGeneration: 2 });
+    expect(undoPlan(withStatus('v1', { clusterVersion: 'v1', generation: 2 }))).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/already v1/) });
+    expect(undoPlan(withStatus('v2'))).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/no succeeded rollout is recorded/) });
   });
 });

@@ -213,6 +213,8 @@ test.each(rows)('%s', (_what, s, phase, message, zoneBMessage) => {
   expect(status.message).toBe(message);
   expect(status.zones?.map((z) => z.name)).toEqual(['b', 'a']); // rollout order
   expect(status.zones?.[0]?.message).toBe(zoneBMessage);
+  // Only a success records itself for `kubectl vmdc undo`; every other write leaves the last one as it is (merge patch).
+  expect(status.lastSucceeded).toEqual(phase === 'Succeeded' ? { clusterVersion: 'v2', generation: object.generation } : undefined);
   expect(status.zonesOutOfRotation).toEqual(s.zones.filter((z) => z.outOfRotation).map((z) => z.name));
   // Every zone out of reads says why.
   for (const z of status.zones ?? []) if (status.zonesOutOfRotation?.includes(z.name)) expect(z.message).toBeTruthy();

@@ -65,6 +65,8 @@ test('happy path: VMAgent/VMUser first, then 3 zones one at a time, routes resto
     expect(fake.records.size).toBe(0);
     const last = fake.statuses.at(-1)!;
     expect(last).toMatchObject({ phase: 'Succeeded', observedGeneration: 1, zonesOutOfRotation: [], workflow: { id: r.workflowIdOf(inputOf()) } });
+    expect(last.lastSucceeded).toEqual({ clusterVersion: NEW_VERSION, generation: 1 });
+    expect(fake.statuses.slice(0, -1).filter((s) => s.lastSucceeded)).toEqual([]);
     expect(last.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     expect(last.zones?.every((z) => z.startedAt && z.finishedAt)).toBe(true);
     // every step was reported
@@ -400,6 +402,8 @@ test('supersede mid-zone (patched): g1 finishes the zone in flight, ends Superse
     expect(res2.phase).toBe('Succeeded');
     expect(res2.zones.map((z) => z.phase)).toEqual(['Skipped', 'Skipped', 'Done']);
     expect(fake.statuses.at(-1)).toMatchObject({ phase: 'Succeeded', observedGeneration: 2 });
+    // The superseded generation 1 never recorded a success.
+    expect(fake.statuses.filter((s) => s.lastSucceeded).map((s) => s.lastSucceeded!.generation)).toEqual([2]);
     expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
     expect(r.breaches(true)).toEqual([]);
   });
