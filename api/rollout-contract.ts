@@ -15,6 +15,17 @@ export const SIGNAL_SUPERSEDE = 'supersede';
 /** Sent by the queue wait to its own workflow with its latest sample (LastQueueSample), for the progress query. */
 export const SIGNAL_QUEUE_SAMPLE = 'queueSample';
 export const QUERY_PROGRESS = 'progress';
+/**
+ * Update: end the running pauseBetweenZones wait now (`kubectl vmdc promote`). Its validator refuses,
+ * saying why, when no such wait is in progress; the result says which zone goes next.
+ */
+export const UPDATE_PROMOTE = 'promote';
+export interface PromoteResult {
+  /** The zone that finished before the wait. */
+  after: string;
+  /** How much of the wait was left (ms), skipped. */
+  skippedMs: number;
+}
 
 export interface SupersedeSignal {
   generation: number;

@@ -58,11 +58,26 @@ export type Command =
   | (Common & { verb: 'pause' | 'resume'; name: string })
   | (Common & { verb: 'retry'; name: string })
   | (Common & { verb: 'undo'; name: string })
+  | (Common & { verb: 'promote'; name: string })
   | (Common & { verb: 'cancel'; name: string; yes: boolean })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
   | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean });
 
-export const VERBS = ['get', 'list', 'status', 'pause', 'resume', 'retry', 'cancel', 'history', 'release-zone', 'undo', 'version', 'completion'] as const;
+export const VERBS = [
+  'get',
+  'list',
+  'status',
+  'pause',
+  'resume',
+  'retry',
+  'cancel',
+  'history',
+  'release-zone',
+  'undo',
+  'promote',
+  'version',
+  'completion',
+] as const;
 export type Verb = (typeof VERBS)[number];
 
 export const GLOBAL_OPTIONS = {
@@ -110,6 +125,7 @@ export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
   resume: [],
   retry: [],
   undo: [],
+  promote: [],
   cancel: ['yes'],
   history: ['output', 'limit'],
   'release-zone': ['vmdc', 'uid', 'zone', 'list'],
@@ -142,6 +158,7 @@ export const USAGE: Record<Verb | 'main', string> = {
   retry NAME                         resume a Failed zone (the workflow's resume signal)
   cancel NAME [-y|--yes]             cancel the rollout (after its cleanup rules and a confirmation)
   undo NAME                          roll out the last clusterVersion that succeeded, as a new generation
+  promote NAME                       end the running pauseBetweenZones wait: the next zone starts now
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
   version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
@@ -159,6 +176,7 @@ ${GLOBAL_HELP}`,
   resume: 'usage: kubectl vmdc resume NAME [global flags]',
   retry: 'usage: kubectl vmdc retry NAME [global flags]',
   undo: 'usage: kubectl vmdc undo NAME [global flags]',
+  promote: 'usage: kubectl vmdc promote NAME [global flags]',
   cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [global flags]',
   history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
   'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]

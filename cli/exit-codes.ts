@@ -37,6 +37,7 @@ export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
   resume: [EXIT.ok, EXIT.error, EXIT.interrupted],
   retry: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   undo: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  promote: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   cancel: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   history: [EXIT.ok, EXIT.error, EXIT.interrupted],
   'release-zone': [RELEASE_ZONE_EXIT.ok, RELEASE_ZONE_EXIT.refused, RELEASE_ZONE_EXIT.usage, EXIT.interrupted],

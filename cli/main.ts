@@ -16,6 +16,7 @@ import { history } from './verbs/history';
 import { importVerb } from './verbs/import';
 import { list } from './verbs/list';
 import { pauseOrResume } from './verbs/pause';
+import { promote } from './verbs/promote';
 import { releaseZone } from './verbs/release-zone';
 import { retry } from './verbs/retry';
 import { status } from './verbs/status';
@@ -41,6 +42,8 @@ function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<numb
       return retry(cmd, io);
     case 'undo':
       return undo(cmd, io);
+    case 'promote':
+      return promote(cmd, io);
     case 'cancel':
       return cancel(cmd, io);
     case 'history':

@@ -19,7 +19,9 @@ import {
   WORKFLOW_TYPE,
   type DrainHeartbeat,
   type Progress,
+  type PromoteResult,
   type RolloutResult,
+  UPDATE_PROMOTE,
 } from '../api/rollout-contract';
 import { commonEnvShape, parseEnv, refineCommonEnv, temporalConfig, temporalConnectionOptions, type TemporalConnectionConfig } from '../process/env';
 import { EncryptionCodec } from '../process/payload-codec';
@@ -120,6 +122,14 @@ export async function readWorkflow(t: Temporal, workflowId: string): Promise<Wor
 /** What retry sends: the workflow's own signal to retry a Failed zone (docs/operations.md#runbook-failed-zone). */
 export async function signalResume(t: Temporal, workflowId: string): Promise<void> {
   await within(t, () => t.client.workflow.getHandle(workflowId).signal(SIGNAL_RESUME));
+}
+
+/**
+ * `promote`: the workflow's promote Update, which ends its pauseBetweenZones wait. Its validator
+ * refuses when no such wait runs: that comes back as WorkflowUpdateFailedError, its cause the reason.
+ */
+export async function promoteWait(t: Temporal, workflowId: string): Promise<PromoteResult> {
+  return within(t, () => t.client.workflow.getHandle(workflowId).executeUpdate<PromoteResult, []>(UPDATE_PROMOTE));
 }
 
 /** The request `temporal workflow cancel` sends, to the latest run of the id. */

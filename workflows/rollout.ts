@@ -1,6 +1,16 @@
 // The rollout workflow: its signal and query handlers, the zone loop and continue-as-new. The
 // zones' steps are in zone-runner.ts / zone-steps.ts, the parts of a run in rollout-run.ts.
-import { CancellationScope, continueAsNew, defineQuery, defineSignal, isCancellation, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   QUERY_PROGRESS,
   SIGNAL_PAUSE,
@@ -10,7 +20,9 @@ import {
   SIGNAL_SUPERSEDE,
   type SupersedeSignal,
   type Progress,
+  type PromoteResult,
   type RolloutResult,
+  UPDATE_PROMOTE,
 } from '../api/rollout-contract';
 import { FailureType, stepFailure } from './failures';
 import { applyDeferredRoutes, prepare } from './prepare';
@@ -28,6 +40,7 @@ export const resumeSignal = defineSignal(SIGNAL_RESUME);
 export const supersedeSignal = defineSignal<[SupersedeSignal]>(SIGNAL_SUPERSEDE);
 export const queueSampleSignal = defineSignal<[LastQueueSample]>(SIGNAL_QUEUE_SAMPLE);
 export const progressQuery = defineQuery<Progress>(QUERY_PROGRESS);
+export const promoteUpdate = defineUpdate<PromoteResult>(UPDATE_PROMOTE);
 
 /** Continue-as-new when the server suggests it or past this many events (checked between zones only). */
 export const CONTINUE_AS_NEW_AFTER_EVENTS = 8000;
@@ -47,6 +60,25 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     if (state.currentStep === 'WaitingForQueue' && s.zone === state.currentZone) state.lastQueueSample = s;
   });
   setHandler(progressQuery, () => progressOf(state, signals));
+  // The wait between zones, while it runs: promote ends it. Only then: a promote sent at any other
+  // moment is refused by the validator (not stored for a later wait, which it was not meant for).
+  let wait: { after: string; until: number; promoted: boolean } | undefined;
+  setHandler(
+    promoteUpdate,
+    () => {
+      const w = wait!;
+      w.promoted = true;
+      return { after: w.after, skippedMs: Math.max(0, w.until - Date.now()) };
+    },
+    {
+      validator: () => {
+        if (!wait || wait.promoted)
+          throw new Error(
+            `no pauseBetweenZones wait in progress: the rollout is ${progressOf(state, signals).phase}${state.currentZone ? ` at zone ${state.currentZone}` : ''}${state.currentStep ? `, step ${state.currentStep}` : ''}`,
+          );
+      },
+    },
+  );
 
   try {
     const v = await ctx.acts.status.verifyInput({ object: input.object, spec: input.spec, previousWorkflowIds: input.previousWorkflowIds });
@@ -85,7 +117,10 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       const more = state.order.slice(i + 1).some((n) => !finished(zoneState(state, n).phase));
       if (outcome === 'done' && more && ctx.st.pauseBetweenZonesMs > 0) {
         state.currentStep = 'PauseBetweenZones';
-        await sleep(ctx.st.pauseBetweenZonesMs);
+        // One timer, as the sleep it replaces (replays of histories with that sleep stay valid).
+        const w = (wait = { after: name, until: Date.now() + ctx.st.pauseBetweenZonesMs, promoted: false });
+        await condition(() => w.promoted, ctx.st.pauseBetweenZonesMs);
+        wait = undefined;
       }
       if (more && !signals.superseded()) await continueAsNewIfLong(run, input);
     }

@@ -1,8 +1,11 @@
 // Pause/resume and cancel at every step of a zone, on the real time-skipping test server.
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
+import { UPDATE_PROMOTE, type PromoteResult } from '../../api/rollout-contract';
+import { promoteWait, type Temporal } from '../../cli/temporal';
 import { CancelledFailure } from '@temporalio/common';
 import type { FakeCluster } from './fake-cluster';
-import { eventually, inputOf, makeFake, maybeRecord, withWorker, useTimeSkippingEnv } from './setup';
+import { eventually, inputOf, makeFake, maybeRecord, NS, withWorker, useTimeSkippingEnv } from './setup';
 
 jest.setTimeout(180_000);
 const env = useTimeSkippingEnv();
@@ -133,6 +136,45 @@ test('pauseBetweenZones waits between zones, with no zone out of rotation', asyn
     const p = await r.progressUntil(h, (p) => p.currentStep === 'PauseBetweenZones', 60_000);
     expect(p.zonesOutOfRotation).toEqual([]);
     expect((await h.result()).phase).toBe('Succeeded');
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('promote ends the pauseBetweenZones wait at once (its timer cancelled, never fired); refused, saying why, when no wait runs', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const WAIT_MS = 3_600_000;
+    const h = await r.start(inputOf({ pauseBetweenZonesMs: WAIT_MS, paused: true }));
+    await r.progressUntil(h, (p) => p.phase === 'Paused');
+    // The plugin's own call (cli/temporal.ts), as `kubectl vmdc promote` sends it.
+    const t = { client: env().client, connection: env().connection, namespace: NS, address: '-', converter: loadDataConverter({}) } as Temporal;
+    const refused = await promoteWait(t, h.workflowId).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((refused as WorkflowUpdateFailedError).cause?.message).toBe('no pauseBetweenZones wait in progress: the rollout is Paused');
+    await h.signal('resume');
+
+    // Both waits (after az-a, after az-b) are promoted. No result() call in between: the test server
+    // skips time only while a client waits for a result, so reaching the next zone proves the wait ended early.
+    for (const [after, next] of [
+      ['az-a', 'az-b'],
+      ['az-b', 'az-c'],
+    ] as const) {
+      await r.progressUntil(h, (p) => p.currentStep === 'PauseBetweenZones' && p.currentZone === after, 60_000);
+      const promoted = after === 'az-a' ? await promoteWait(t, h.workflowId) : await h.executeUpdate<PromoteResult, []>(UPDATE_PROMOTE);
+      expect(promoted.after).toBe(after);
+      expect(promoted.skippedMs).toBeGreaterThan(WAIT_MS - 60_000);
+      await r.progressUntil(h, (p) => p.currentZone === next && p.currentStep !== 'PauseBetweenZones', 60_000);
+    }
+    expect((await h.result()).phase).toBe('Succeeded');
+
+    const events = (await h.fetchHistory()).events ?? [];
+    const waitTimers = events
+      .filter((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0) === WAIT_MS / 1000)
+      .map((e) => e.timerStartedEventAttributes!.timerId);
+    expect(waitTimers).toHaveLength(2);
+    const fired = events.filter((e) => waitTimers.includes(e.timerFiredEventAttributes?.timerId ?? '-'));
+    const cancelled = events.filter((e) => waitTimers.includes(e.timerCanceledEventAttributes?.timerId ?? '-'));
+    expect([fired.length, cancelled.length]).toEqual([0, 2]);
     expect(r.breaches(true)).toEqual([]);
   });
 });

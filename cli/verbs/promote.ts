@@ -1,0 +1,32 @@
+// `kubectl vmdc promote NAME`: ends the running pauseBetweenZones wait so the next zone starts now,
+// through the workflow's validated `promote` Update (Temporal: UpdateWorkflowExecution on the
+// workflow in status.workflow). The workflow decides: its validator refuses, saying why, when no
+// such wait runs, so a promote sent a moment late cannot skip anything else.
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { Command } from '../args';
+import { EXIT, Refused } from '../exit-codes';
+import { formatAge } from '../format';
+import { prose, type Io } from '../io';
+import { getVmdc, loadKube } from '../kube';
+import { promoteWait } from '../temporal';
+import { onRunningWorkflow } from './workflow-source';
+
+type PromoteCommand = Extract<Command, { verb: 'promote' }>;
+
+export async function promote(cmd: PromoteCommand, io: Io): Promise<number> {
+  const kube = loadKube(cmd.kube, cmd.verb);
+  const id = (await getVmdc(kube, cmd.name)).status?.workflow?.id;
+  if (!id) throw new Refused('status.workflow names no workflow to promote');
+  let done: { after: string; skippedMs: number } | undefined;
+  await onRunningWorkflow(cmd.temporal, io.env, id, 'promote', async (t) => {
+    try {
+      done = await promoteWait(t, id);
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) throw new Refused(`${id} refused the promote: ${err.cause?.message ?? err.message}`);
+      throw err;
+    }
+  });
+  for (const l of prose(`${id}: the wait after zone ${done!.after} ended ${formatAge(done!.skippedMs)} early; the next zone starts now`)) io.print(l);
+  io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch`);
+  return EXIT.ok;
+}
