@@ -7,7 +7,8 @@
 //              @temporalio/workflow, which nothing else may import)
 //   activities implements the contract workflows declares; imports api, kube, workflows
 //   trigger    the watch → decide → execute loop; imports api, kube, process
-//   cli        the kubectl plugin; imports api, kube, process (the shapes it reads of a rollout, its
+//   cli        the kubectl plugin; imports api, kube, process, and workflows/managed-objects.ts and
+//              merge.ts (pure: what a zone's apply is, for `diff`) (the shapes it reads of a rollout, its
 //              result, progress query and queue heartbeat, are api/rollout-contract.ts's)
 //   worker     the worker process; imports anything above but trigger and cli
 // A process's entry point is worker/main.ts, trigger/main.ts or cli/main.ts. test/, bench/ and
@@ -39,7 +40,12 @@ module.exports = {
     layer('workflows', ['api']),
     layer('activities', ['api', 'kube', 'workflows']),
     layer('trigger', ['api', 'kube', 'process']),
-    layer('cli', ['api', 'kube', 'process']),
+    // …and, of workflows/, only the pure modules that build each zone's VMCluster apply: `kubectl
+    // vmdc diff` dry-runs exactly what the workflow would apply, not a copy of it.
+    {
+      ...layer('cli', ['api', 'kube', 'process']),
+      to: { path: OURS, pathNot: ['^(cli|api|kube|process)/', '^workflows/(managed-objects|merge)\\.ts$'] },
+    },
     layer('worker', ['api', 'kube', 'process', 'workflows', 'activities']),
     {
       name: 'workflows-imports-only-temporal-workflow-packages',

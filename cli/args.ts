@@ -59,6 +59,7 @@ export type Command =
   | (Common & { verb: 'retry'; name: string })
   | (Common & { verb: 'undo'; name: string })
   | (Common & { verb: 'promote'; name: string })
+  | (Common & { verb: 'diff'; name: string })
   | (Common & { verb: 'cancel'; name: string; yes: boolean })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
   | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean });
@@ -75,6 +76,7 @@ export const VERBS = [
   'release-zone',
   'undo',
   'promote',
+  'diff',
   'version',
   'completion',
 ] as const;
@@ -126,6 +128,7 @@ export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
   retry: [],
   undo: [],
   promote: [],
+  diff: [],
   cancel: ['yes'],
   history: ['output', 'limit'],
   'release-zone': ['vmdc', 'uid', 'zone', 'list'],
@@ -159,6 +162,7 @@ export const USAGE: Record<Verb | 'main', string> = {
   cancel NAME [-y|--yes]             cancel the rollout (after its cleanup rules and a confirmation)
   undo NAME                          roll out the last clusterVersion that succeeded, as a new generation
   promote NAME                       end the running pauseBetweenZones wait: the next zone starts now
+  diff NAME                          each zone's VMCluster spec before/after vmrollout's apply (dry run)
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
   version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
@@ -177,6 +181,7 @@ ${GLOBAL_HELP}`,
   retry: 'usage: kubectl vmdc retry NAME [global flags]',
   undo: 'usage: kubectl vmdc undo NAME [global flags]',
   promote: 'usage: kubectl vmdc promote NAME [global flags]',
+  diff: 'usage: kubectl vmdc diff NAME [global flags]',
   cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [global flags]',
   history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
   'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]

@@ -11,6 +11,7 @@ import { printableIo, type Io } from './io';
 import { NotFound } from './kube';
 import { cancel } from './verbs/cancel';
 import { completion } from './verbs/completion';
+import { diff } from './verbs/diff';
 import { get } from './verbs/get';
 import { history } from './verbs/history';
 import { importVerb } from './verbs/import';
@@ -44,6 +45,8 @@ function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<numb
       return undo(cmd, io);
     case 'promote':
       return promote(cmd, io);
+    case 'diff':
+      return diff(cmd, io);
     case 'cancel':
       return cancel(cmd, io);
     case 'history':

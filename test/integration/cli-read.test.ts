@@ -9,12 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../api/constants';
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { kubeFor, setClusterVersion } from '../../cli/kube';
 import { mergePatchOptions } from '../../kube/custom-objects';
-import { installCRDs, startKube, type KubeCluster } from '../infra/harness/kube';
+import { installCRDs, startKube, VM_OPERATOR_CRDS, type KubeCluster } from '../infra/harness/kube';
 
 jest.setTimeout(180_000);
 
@@ -29,10 +29,15 @@ type Result = { code: number; stdout: string; stderr: string };
 
 function vmdc(args: string[], command: string[] = ['npx', '--no-install', 'tsx', 'cli/main.ts'], cwd = REPO): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(command[0]!, [...command.slice(1), ...args, '--kubeconfig', kube.kubeconfigPath], { cwd, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      command[0]!,
+      [...command.slice(1), ...args, ...(args.includes('--kubeconfig') ? [] : ['--kubeconfig', kube.kubeconfigPath])],
+      { cwd, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -251,5 +256,93 @@ describe('kubectl vmdc undo', () => {
     // The patch is conditional on what was read: an edit in between is a 409, nothing written.
     const stale = setClusterVersion(kubeFor(kube.kubeConfig, 'team-b'), 'undo-me', 'v1.149.0-cluster', String(Number(after.metadata.resourceVersion) - 1));
     await expect(stale).rejects.toMatchObject({ code: 409 });
+  });
+});
+
+/** A kubeconfig of a new ServiceAccount of `namespace` bound to a Role of `rules` (a token from the TokenRequest API). */
+async function serviceAccountKubeconfig(namespace: string, name: string, rules: k8s.V1PolicyRule[]): Promise<string> {
+  const core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const rbac = kube.kubeConfig.makeApiClient(k8s.RbacAuthorizationV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  });
+  const token = (await core.createNamespacedServiceAccountToken({ namespace, name, body: { spec: { audiences: [] } } })).status!.token;
+  const cluster = kube.kubeConfig.getCurrentCluster()!;
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vmdc-sa-')), 'kubeconfig');
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        { name: 'c', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData ?? fs.readFileSync(cluster.caFile!).toString('base64') } },
+      ],
+      users: [{ name, user: { token } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: name, namespace } }],
+      'current-context': 'c',
+    }),
+  );
+  return file;
+}
+
+describe('kubectl vmdc diff', () => {
+  it("each zone's VMCluster spec before/after vmrollout's apply, as a server-side dry run: exit 1 with the diff, 0 when nothing would change, nothing stored", async () => {
+    await installCRDs(kube.kubeConfig, [VM_OPERATOR_CRDS]);
+    const ns = 'team-c';
+    await kube.kubeConfig.makeApiClient(k8s.CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
+    const vmcluster = (name: string, clusterVersion: string) =>
+      custom.createNamespacedCustomObject({
+        group: VM_GROUP,
+        version: VM_VERSION,
+        namespace: ns,
+        plural: 'vmclusters',
+        body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind: 'VMCluster', metadata: { name }, spec: { clusterVersion, retentionPeriod: '1' } },
+      });
+    await vmcluster('vm-az-a', 'v1.150.0-cluster');
+    await vmcluster('vm-az-b', 'v1.151.0-cluster');
+    await createVmdc(ns, 'dc');
+    const before = (await custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: ns, plural: 'vmclusters', name: 'vm-az-a' })) as {
+      metadata: { resourceVersion: string };
+    };
+
+    const r = await vmdc(['diff', 'dc', '-n', ns]);
+    expect(r.code).toBe(1);
+    expect(r.stdout.trimEnd().split('\n')).toEqual([
+      `--- VMCluster ${ns}/vm-az-a (zone az-a) spec`,
+      `+++ VMCluster ${ns}/vm-az-a (zone az-a) spec after vmrollout's apply (server-side dry run)`,
+      '@@ -1,2 +1,2 @@',
+      '-clusterVersion: v1.150.0-cluster',
+      '+clusterVersion: v1.151.0-cluster',
+      ' retentionPeriod: "1"',
+    ]);
+    // A dry run: the object is as it was.
+    const after = (await custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: ns, plural: 'vmclusters', name: 'vm-az-a' })) as {
+      metadata: { resourceVersion: string };
+      spec: { clusterVersion: string };
+    };
+    expect([after.metadata.resourceVersion, after.spec.clusterVersion]).toEqual([before.metadata.resourceVersion, 'v1.150.0-cluster']);
+
+    // The person's own credentials: one who may read but not patch VMClusters is refused the dry run (403, exit 3).
+    const reader = await serviceAccountKubeconfig(ns, 'reader', [
+      { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get'] },
+      { apiGroups: [VM_GROUP], resources: ['vmclusters'], verbs: ['get'] },
+    ]);
+    const refused = await vmdc(['diff', 'dc', '-n', ns, '--kubeconfig', reader]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/403|forbidden/i);
+
+    await custom.patchNamespacedCustomObject(
+      { group: VM_GROUP, version: VM_VERSION, namespace: ns, plural: 'vmclusters', name: 'vm-az-a', body: { spec: { clusterVersion: 'v1.151.0-cluster' } } },
+      mergePatchOptions,
+    );
+    const none = await vmdc(['diff', 'dc', '-n', ns]);
+    expect([none.code, none.stdout.trim()]).toEqual([0, "no zone's VMCluster would change (2 dry-run)"]);
   });
 });

@@ -8,6 +8,8 @@ import { parse as parseYaml, stringify as plainYaml } from 'yaml';
 import { ALLOWED, DEFAULT_STATUS_TIMEOUT_MS, parseCommand, UsageError, VERB_OPTIONS, VERBS } from '../../cli/args';
 import { completionScript } from '../../cli/completion';
 import { undoPlan } from '../../cli/undo-plan';
+import { unifiedDiff } from '../../cli/unified-diff';
+import { zoneApplies } from '../../cli/zone-applies';
 import { VERB_EXIT_CODES } from '../../cli/exit-codes';
 import { renderDocument } from '../../cli/output';
 import { listDocument, listRows, renderList } from '../../cli/render-list';
@@ -221,5 +223,57 @@ describe('undoPlan', () => {
     expect(undoPlan(withStatus('v2', { clusterVersion: 'v1', generation: 2 }))).toEqual({ kind: 'undo', from: 'v2', to: 'v1', succeededGeneration: 2 });
     expect(undoPlan(withStatus('v1', { clusterVersion: 'v1', generation: 2 }))).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/already v1/) });
     expect(undoPlan(withStatus('v2'))).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/no succeeded rollout is recorded/) });
+  });
+});
+
+describe('unifiedDiff', () => {
+  /** GNU diff -u's hunks of the same texts (its header lines carry file names and times). */
+  function gnu(before: string, after: string): string[] {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vmdc-diff-'));
+    fs.writeFileSync(path.join(dir, 'a'), before);
+    fs.writeFileSync(path.join(dir, 'b'), after);
+    try {
+      execFileSync('diff', ['-u', path.join(dir, 'a'), path.join(dir, 'b')], { encoding: 'utf8' });
+      return [];
+    } catch (err) {
+      return ((err as { stdout: string }).stdout.trimEnd().split('\n') as string[]).slice(2);
+    }
+  }
+  const text = (n: number, change: (i: number) => string | undefined = () => undefined) =>
+    Array.from({ length: n }, (_, i) => change(i) ?? `line ${i}`)
+      .filter((l) => l !== '')
+      .join('\n') + '\n';
+
+  it.each([
+    ['one changed line', text(10), text(10, (i) => (i === 5 ? 'changed' : undefined))],
+    ['two hunks far apart', text(40), text(40, (i) => (i === 2 ? 'x' : i === 30 ? 'y' : undefined))],
+    ['changes close together share a hunk', text(20), text(20, (i) => (i === 5 || i === 9 ? 'z' : undefined))],
+    ['lines removed and added at the ends', text(8), `new first\n${text(8, (i) => (i === 7 ? '' : undefined))}`],
+    ['from nothing', '', text(3)],
+  ])('%s: the hunks GNU diff -u gives', (_what, before, after) => {
+    const ours = unifiedDiff(before, after, { from: 'a', to: 'b' });
+    expect(ours.slice(0, 2)).toEqual(['--- a', '+++ b']);
+    expect(ours.slice(2)).toEqual(gnu(before, after));
+  });
+
+  it('equal texts: no diff', () => {
+    expect(unifiedDiff(text(5), text(5), { from: 'a', to: 'b' })).toEqual([]);
+  });
+});
+
+describe('zoneApplies', () => {
+  it("each zone's VMCluster apply as the workflow builds it: clusterVersion set, overlay nulls dropped; an invalid spec is said", () => {
+    const obj = object('ns', 'dc', undefined);
+    (obj.spec as { overrideSpec?: unknown }).overrideSpec = { vmselect: { replicaCount: 2, extraArgs: null } };
+    const plan = zoneApplies(obj);
+    expect(plan).toMatchObject({ ok: true });
+    if (!plan.ok) return;
+    expect(plan.applies.map((a) => [a.zone, a.namespace, a.name, a.create])).toEqual([
+      ['az-a', 'ns', 'vm-az-a', false],
+      ['az-b', 'ns', 'vm-az-b', false],
+      ['az-c', 'ns', 'vm-az-c', false],
+    ]);
+    expect(plan.applies[0]!.spec).toEqual({ vmselect: { replicaCount: 2 }, clusterVersion: 'v1.151.0-cluster' });
+    expect(zoneApplies({ ...obj, spec: { zones: [] } })).toMatchObject({ ok: false, reason: expect.stringMatching(/^invalid spec/) });
   });
 });

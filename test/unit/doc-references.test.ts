@@ -59,11 +59,14 @@ function repoAt(root: string, patches: Iterable<string>): Repo {
 /** The layers .dependency-cruiser.cjs enforces: each rule `^X/` may not import outside `^(X|a|b)/`. */
 function configuredLayers(): Map<string, string[]> {
   const load = createRequire(__filename);
-  const { forbidden } = load(path.join(REPO_ROOT, '.dependency-cruiser.cjs')) as { forbidden: Array<{ from?: { path?: string }; to?: { pathNot?: string } }> };
+  const { forbidden } = load(path.join(REPO_ROOT, '.dependency-cruiser.cjs')) as {
+    forbidden: Array<{ from?: { path?: string }; to?: { pathNot?: string | string[] } }>;
+  };
   const layers = new Map<string, string[]>();
   for (const rule of forbidden) {
     const from = /^\^([\w-]+)\/$/.exec(rule.from?.path ?? '');
-    const allowed = /^\^\(([\w|-]+)\)\/$/.exec(rule.to?.pathNot ?? '');
+    // A layer's allowed layers come first; further entries are single modules (the cli's diff exception).
+    const allowed = /^\^\(([\w|-]+)\)\/$/.exec([rule.to?.pathNot ?? ''].flat()[0] ?? '');
     if (from && allowed)
       layers.set(
         from[1]!,
