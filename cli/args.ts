@@ -292,7 +292,7 @@ export function parseCommand(argv: string[]): Command {
   if (verb === 'version' || verb === 'list' || (verb === 'get' && (values['all-namespaces'] || names.length === 0))) {
     if (names.length) throw new UsageError(verb === 'get' ? `-A lists every object: no NAME (got ${names.join(' ')})` : `${verb} takes no NAME`, verb);
     if (verb === 'version') return { ...common, verb, output: output(values.output, verb) };
-    if (values.watch) throw new UsageError('--watch follows one object: give its NAME (not -A)', verb);
+    if (values.watch || values.interval) throw new UsageError('--watch and --interval follow one object: give its NAME (not -A)', verb);
     return { ...common, verb: 'list', allNamespaces: values['all-namespaces'] === true, output: output(values.output, verb) };
   }
 

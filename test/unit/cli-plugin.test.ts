@@ -24,7 +24,8 @@ describe('parsing list, -o, status timeout, completion', () => {
     expect(parseCommand(['get', '-A', '-o', 'wide'])).toMatchObject({ verb: 'list', allNamespaces: true, output: 'wide' });
     expect(parseCommand(['get', '-n', 'ns'])).toMatchObject({ verb: 'list', allNamespaces: false, kube: { namespace: 'ns' } });
     expect(() => parseCommand(['get', '-A', 'x'])).toThrow(/-A lists every object: no NAME/);
-    expect(() => parseCommand(['get', '-A', '--watch'])).toThrow(/--watch follows one object/);
+    expect(() => parseCommand(['get', '-A', '--watch'])).toThrow(/--watch and --interval follow one object/);
+    expect(() => parseCommand(['get', '--interval', '5s'])).toThrow(/--watch and --interval follow one object/);
     expect(() => parseCommand(['list', 'x'])).toThrow(/list takes no NAME/);
   });
 
