@@ -11,7 +11,7 @@
  *     retainOnDelete (the ownerReferences go); deleting it leaves every object in place.
  *  2. The six combinations (VMCluster, VMUser, VMAgent × reference + overlay, full spec) on the
  *     objects the first one left: full specs of objects this one does not own are refused until
- *     adopt: true; overlays and full specs change and lose keys (the keys disappear); an overlay
+ *     adopt: true (which retains them unless retainOnDelete: false says otherwise); overlays and full specs change and lose keys (the keys disappear); an overlay
  *     setting a field another manager owns fails the zone while it is still in reads, until
  *     forceConflicts; a field changed by hand is taken back by the next rollout, zone by zone;
  *     deleting it deletes what it owns (the API server's garbage collector) and keeps the references.
@@ -433,6 +433,8 @@ const mixedShape = (o: {
   userB?: Record<string, unknown>;
   agent?: Record<string, unknown>;
   extra?: Record<string, unknown>;
+  /** Adopted objects are retained unless the spec says otherwise (docs/cr-reference.md): these tests own them, saying so. */
+  retainAdopted?: boolean;
 }): Shape => ({
   clusterVersion: V2,
   clusters: [
@@ -445,7 +447,7 @@ const mixedShape = (o: {
   ],
   vmagent: { name: 'vm-global', overrideSpec: o.agent ?? {} },
   vmauth: { name: 'vm-global', spec: authSpec(), ...(o.adopt ? { adopt: true } : {}) },
-  extra: o.extra,
+  extra: o.adopt && !o.retainAdopted ? { retainOnDelete: false, ...o.extra } : o.extra,
   strategy: UNREAD_STRATEGY,
 });
 
@@ -455,7 +457,7 @@ describe('the six combinations on the objects left behind', () => {
   let uid = '';
   let gen = 0;
 
-  it('full specs of objects it does not own are refused (nothing changes) until adopt: true', async () => {
+  it('full specs of objects it does not own are refused (nothing changes) until adopt: true; adopted, they are retained unless retainOnDelete: false', async () => {
     gen = await setSpec(MIX, vmdcSpec(mixedShape({ adopt: false })));
     const st = await phaseOf(MIX, gen, ['Failed', 'Succeeded']);
     expect(st.phase).toBe('Failed');
@@ -465,6 +467,20 @@ describe('the six combinations on the objects left behind', () => {
     uid = (await getObject(kc, 'VMDistributedCluster', NS, MIX)).metadata.uid!;
     expect(readAppliedRecord(await getObject(kc, 'VMCluster', NS, ZONES[0]!))?.vmdc.name).toBe(OWN);
 
+    // adopt: true alone retains what it adopts: no ownerReference, a delete would not take them.
+    gen = await setSpec(MIX, vmdcSpec(mixedShape({ adopt: true, retainAdopted: true })));
+    await succeeded(MIX, gen);
+    for (const [kind, name] of [
+      ['VMCluster', ZONES[0]],
+      ['VMUser', 'reads-az-a'],
+      ['VMAuth', 'vm-global'],
+    ] as const) {
+      const o = await getObject(kc, kind, NS, name!);
+      expect([kind, name, ownerUids(o)]).toEqual([kind, name, []]);
+      expect(readAppliedRecord(o)).toMatchObject({ vmdc: { name: MIX, uid }, form: 'spec' });
+    }
+
+    // retainOnDelete: false says otherwise: owned from here on.
     gen = await setSpec(
       MIX,
       vmdcSpec(
