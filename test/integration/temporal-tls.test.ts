@@ -62,29 +62,24 @@ describe('Temporal over TLS without a client certificate', () => {
     await temporal?.stop();
   });
 
+  /** One client's answer: the namespace's name (the connection closed after), or the error. */
+  const namespaceThrough = (connecting: Promise<Connection | NativeConnection>): Promise<string> =>
+    connecting.then(
+      async (c) => {
+        try {
+          return (await c.workflowService.describeNamespace({ namespace: temporal.namespace })).namespaceInfo!.name!;
+        } finally {
+          await c.close();
+        }
+      },
+      (err: Error) => `error: ${err.message}`,
+    );
+
   /** Both clients' answer to a call through the terminator: the namespace's name, or the error. */
   async function reach(env: Record<string, string>): Promise<{ client: string; native: string }> {
     const options = { ...optionsFrom({ TEMPORAL_ADDRESS: address, ...env }), connectTimeout: CONNECT_TIMEOUT_MS };
-    const client = await Connection.connect(options).then(
-      async (c) => {
-        try {
-          return (await c.workflowService.describeNamespace({ namespace: temporal.namespace })).namespaceInfo!.name!;
-        } finally {
-          await c.close();
-        }
-      },
-      (err: Error) => `error: ${err.message}`,
-    );
-    const native = await NativeConnection.connect(options).then(
-      async (c) => {
-        try {
-          return (await c.workflowService.describeNamespace({ namespace: temporal.namespace })).namespaceInfo!.name!;
-        } finally {
-          await c.close();
-        }
-      },
-      (err: Error) => `error: ${err.message}`,
-    );
+    const client = await namespaceThrough(Connection.connect(options));
+    const native = await namespaceThrough(NativeConnection.connect(options));
     return { client, native };
   }
 
