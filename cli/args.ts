@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../api/duration';
 import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN } from '../api/limits';
-import { OUTPUT_FLAG_VALUES, type Output } from './output';
+import { ACTION_OUTPUT_FLAG_VALUES, OUTPUT_FLAG_VALUES, type ActionOutput, type Output } from './output';
 
 export type { Output } from './output';
 
@@ -55,14 +55,14 @@ export type Command =
   | (Common & { verb: 'list'; allNamespaces: boolean; output: Output })
   | (Common & { verb: 'version'; output: Output })
   | (Common & { verb: 'status'; name: string; output: Output; timeoutMs?: number })
-  | (Common & { verb: 'pause' | 'resume'; name: string })
-  | (Common & { verb: 'retry'; name: string })
-  | (Common & { verb: 'undo'; name: string })
-  | (Common & { verb: 'promote'; name: string })
-  | (Common & { verb: 'diff'; name: string })
-  | (Common & { verb: 'cancel'; name: string; yes: boolean })
+  | (Common & { verb: 'pause' | 'resume'; name: string; output: ActionOutput })
+  | (Common & { verb: 'retry'; name: string; output: ActionOutput })
+  | (Common & { verb: 'undo'; name: string; output: ActionOutput })
+  | (Common & { verb: 'promote'; name: string; output: ActionOutput })
+  | (Common & { verb: 'diff'; name: string; output: ActionOutput })
+  | (Common & { verb: 'cancel'; name: string; yes: boolean; output: ActionOutput })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
-  | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean });
+  | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean; output: ActionOutput });
 
 export const VERBS = [
   'get',
@@ -123,15 +123,15 @@ export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
   version: ['output'],
   completion: [],
   status: ['timeout', 'output'],
-  pause: [],
-  resume: [],
-  retry: [],
-  undo: [],
-  promote: [],
-  diff: [],
-  cancel: ['yes'],
+  pause: ['output'],
+  resume: ['output'],
+  retry: ['output'],
+  undo: ['output'],
+  promote: ['output'],
+  diff: ['output'],
+  cancel: ['yes', 'output'],
   history: ['output', 'limit'],
-  'release-zone': ['vmdc', 'uid', 'zone', 'list'],
+  'release-zone': ['vmdc', 'uid', 'zone', 'list', 'output'],
 };
 
 const GLOBAL_HELP = `global flags (before or after the verb):
@@ -163,6 +163,7 @@ export const USAGE: Record<Verb | 'main', string> = {
   undo NAME                          roll out the last clusterVersion that succeeded, as a new generation
   promote NAME                       end the running pauseBetweenZones wait: the next zone starts now
   diff NAME                          each zone's VMCluster spec before/after vmrollout's apply (dry run)
+                                     (these and release-zone: -o json|yaml, one document of what they did)
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
   version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
@@ -176,16 +177,16 @@ ${GLOBAL_HELP}`,
   version: 'usage: kubectl vmdc version [-o json|yaml] [global flags]',
   completion: 'usage: kubectl vmdc completion bash|zsh',
   status: 'usage: kubectl vmdc status NAME [--timeout 1h] [-o wide|json|yaml] [global flags]   (--timeout 0: none)',
-  pause: 'usage: kubectl vmdc pause NAME [global flags]',
-  resume: 'usage: kubectl vmdc resume NAME [global flags]',
-  retry: 'usage: kubectl vmdc retry NAME [global flags]',
-  undo: 'usage: kubectl vmdc undo NAME [global flags]',
-  promote: 'usage: kubectl vmdc promote NAME [global flags]',
-  diff: 'usage: kubectl vmdc diff NAME [global flags]',
-  cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [global flags]',
+  pause: 'usage: kubectl vmdc pause NAME [-o json|yaml] [global flags]',
+  resume: 'usage: kubectl vmdc resume NAME [-o json|yaml] [global flags]',
+  retry: 'usage: kubectl vmdc retry NAME [-o json|yaml] [global flags]',
+  undo: 'usage: kubectl vmdc undo NAME [-o json|yaml] [global flags]',
+  promote: 'usage: kubectl vmdc promote NAME [-o json|yaml] [global flags]',
+  diff: 'usage: kubectl vmdc diff NAME [-o json|yaml] [global flags]',
+  cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [-o json|yaml] [global flags]',
   history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
-  'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [--kubeconfig PATH]
-       kubectl vmdc release-zone -n NS [NAME | --vmdc NAME | --uid UID] --list [--kubeconfig PATH]`,
+  'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [-o json|yaml] [--kubeconfig PATH]
+       kubectl vmdc release-zone -n NS [NAME | --vmdc NAME | --uid UID] --list [-o json|yaml] [--kubeconfig PATH]`,
 };
 
 const DEFAULT_INTERVAL_MS = 2000;
@@ -236,6 +237,13 @@ function output(value: string | undefined, verb: Verb): Output {
   return value as Output;
 }
 
+/** The verbs that act: -o json|yaml says what they did; -o wide means nothing there, so it is refused, not ignored. */
+function actionOutput(value: string | undefined, verb: Verb): ActionOutput {
+  const o = output(value, verb);
+  if (o === 'wide') throw new UsageError(`-o wide: ${verb} prints no table to widen; its output formats are ${ACTION_OUTPUT_FLAG_VALUES.join(', ')}`, verb);
+  return o;
+}
+
 export function parseCommand(argv: string[]): Command {
   let parsed;
   try {
@@ -283,7 +291,7 @@ export function parseCommand(argv: string[]): Command {
   for (const n of names) checkName('NAME', n, 'name', verb);
   checkName('--vmdc', values.vmdc, 'name', verb);
   checkName('--zone', values.zone, 'label', verb);
-  if (verb === 'release-zone') return releaseZone(common, names, values);
+  if (verb === 'release-zone') return releaseZone(common, names, values, actionOutput(values.output, verb));
   if (verb === 'completion') {
     const shell = names[0];
     if (names.length !== 1 || !(SHELLS as readonly string[]).includes(shell!)) throw new UsageError(`one shell: ${SHELLS.join(' or ')}`, verb);
@@ -311,17 +319,15 @@ export function parseCommand(argv: string[]): Command {
       return { ...common, verb, name, output: output(values.output, verb), ...(timeoutMs > 0 ? { timeoutMs } : {}) };
     }
     case 'cancel':
-      return { ...common, verb, name, yes: values.yes === true };
+      return { ...common, verb, name, yes: values.yes === true, output: actionOutput(values.output, verb) };
     case 'history': {
       const limit = values.limit === undefined ? DEFAULT_HISTORY_LIMIT : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT)
         throw new UsageError(`--limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`, verb);
       return { ...common, verb, name, output: output(values.output, verb), limit };
     }
-    case 'retry':
-      return { ...common, verb, name };
     default:
-      return { ...common, verb, name };
+      return { ...common, verb, name, output: actionOutput(values.output, verb) };
   }
 }
 
@@ -330,7 +336,7 @@ export function parseCommand(argv: string[]): Command {
  * required, unlike for the other verbs: this puts reads back without any check, so it must not act
  * in whatever namespace a kubeconfig context happens to name.
  */
-function releaseZone(common: Common, names: string[], values: { vmdc?: string; uid?: string; zone?: string; list?: boolean }): Command {
+function releaseZone(common: Common, names: string[], values: { vmdc?: string; uid?: string; zone?: string; list?: boolean }, output: ActionOutput): Command {
   const verb = 'release-zone';
   if (names.length > 1) throw new UsageError(`one NAME only, got ${names.join(' ')}`, verb);
   if (names.length && values.vmdc) throw new UsageError('give NAME or --vmdc, not both', verb);
@@ -345,5 +351,5 @@ function releaseZone(common: Common, names: string[], values: { vmdc?: string; u
     if (!vmdc && !values.uid) throw new UsageError('--vmdc NAME or --uid UID is required', verb);
     if (!values.zone) throw new UsageError('--zone is required (or --list)', verb);
   }
-  return { ...common, verb, namespace, vmdc, uid: values.uid, zone: values.zone, list };
+  return { ...common, verb, namespace, vmdc, uid: values.uid, zone: values.zone, list, output };
 }

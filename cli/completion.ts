@@ -5,9 +5,9 @@ import { ALLOWED, GLOBAL_OPTIONS, SHELLS, VERB_OPTIONS, VERBS, type Shell, type 
 import { OUTPUT_FLAG_VALUES } from './output';
 
 /** Verbs without a NAME to complete from the cluster. */
-const NO_NAME: readonly Verb[] = ['list', 'version', 'completion'];
+export const NO_NAME: readonly Verb[] = ['list', 'version', 'completion'];
 /** Flags whose value is a file. */
-const FILE_FLAGS = ['kubeconfig', 'temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-payload-keys-file'];
+export const FILE_FLAGS = ['kubeconfig', 'temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-payload-keys-file'];
 
 type Option = { type: 'string' | 'boolean'; short?: string };
 

@@ -10,6 +10,7 @@ import { EXIT, Refused, RELEASE_ZONE_EXIT } from './exit-codes';
 import { printableIo, type Io } from './io';
 import { NotFound } from './kube';
 import { cancel } from './verbs/cancel';
+import { complete } from './verbs/complete';
 import { completion } from './verbs/completion';
 import { diff } from './verbs/diff';
 import { get } from './verbs/get';
@@ -69,6 +70,8 @@ export async function run(argv: string[], terminal: Io): Promise<number> {
   let cmd: Command | undefined;
   // import reads a file and asks no cluster: its flags are its own (cli/verbs/import.ts).
   if (argv[0] === 'import') return await importVerb(argv.slice(1), io);
+  // kubectl's TAB, through kubectl_complete-vmdc (cli/complete-protocol.ts): never a usage error.
+  if (argv[0] === '__complete') return await complete(argv.slice(1), io);
   if (argv[0] === 'help' && argv[1] === 'import') return await importVerb(['--help'], io);
   try {
     cmd = parseCommand(argv);

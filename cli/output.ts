@@ -36,3 +36,35 @@ export function renderDocument(doc: unknown, output: 'json' | 'yaml', opts: { st
   const text = printableYaml(doc).replace(/\n$/, '');
   return opts.stream ? `---\n${text}` : text;
 }
+
+/** What the verbs that act (pause, undo, promote, …) take: a document says what they did; no table to widen. */
+export type ActionOutput = Exclude<Output, 'wide'>;
+export const ACTION_OUTPUT_FLAG_VALUES = OUTPUT_FLAG_VALUES.filter((o): o is Exclude<ActionOutput, 'text'> => o !== 'wide');
+
+/**
+ * What an action verb did, as its -o json|yaml document. `result`: what happened (e.g. `signalled`,
+ * `unchanged`, `refused`); the rest is the verb's own.
+ */
+export interface ActionDocument {
+  verb: string;
+  namespace: string;
+  name?: string;
+  uid?: string;
+  result: string;
+  [detail: string]: unknown;
+}
+
+/**
+ * How an action verb speaks: its lines for a person with text output, else nothing but the one
+ * document at the end, so stdout is a single document a script can parse.
+ */
+export function actionPrinter(output: ActionOutput, print: (line: string) => void) {
+  return {
+    line: (l: string): void => {
+      if (output === 'text') print(l);
+    },
+    document: (doc: ActionDocument): void => {
+      if (isDocument(output)) print(renderDocument(doc, output));
+    },
+  };
+}

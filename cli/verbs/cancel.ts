@@ -4,6 +4,7 @@ import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
+import { actionPrinter } from '../output';
 import { endedPhase } from '../rollout-end';
 import { requestCancel } from '../temporal';
 import { onRunningWorkflow } from './workflow-source';
@@ -22,6 +23,9 @@ const CLEANUP_RULES = [
 
 export async function cancel(cmd: CancelCommand, io: Io): Promise<number> {
   const kube = loadKube(cmd.kube, cmd.verb);
+  const o = actionPrinter(cmd.output, io.print);
+  // With a document on stdout, what the person confirms goes to stderr, where the question is.
+  const tell = cmd.output === 'text' ? io.print : io.warn;
   const obj = await getVmdc(kube, cmd.name);
   const st = obj.status ?? {};
   const id = st.workflow?.id;
@@ -29,17 +33,26 @@ export async function cancel(cmd: CancelCommand, io: Io): Promise<number> {
   const ended = endedPhase(obj);
   if (ended && ended !== 'Failed') throw new Refused(`the rollout has ended (${ended}): nothing to cancel`);
   const out = st.zonesOutOfRotation ?? [];
-  io.print(`Cancelling rollout ${id} of VMDistributedCluster ${kube.namespace}/${cmd.name}`);
+  tell(`Cancelling rollout ${id} of VMDistributedCluster ${kube.namespace}/${cmd.name}`);
   for (const l of prose(`(phase ${st.phase ?? '-'}${st.currentZone ? `, zone ${st.currentZone}` : ''}; out of reads now: ${out.join(', ') || 'none'}).`))
-    io.print(l);
-  for (const line of CLEANUP_RULES) io.print(line);
+    tell(l);
+  for (const line of CLEANUP_RULES) tell(line);
   if (!cmd.yes) {
     const answer = await io.confirm('Cancel this rollout? [y/N] ');
     if (answer === undefined) throw new Refused('stdin is not a terminal, so nobody can confirm: pass --yes');
     if (!answer) throw new Refused('not cancelled');
   }
   await onRunningWorkflow(cmd.temporal, io.env, id, 'cancel', (t) => requestCancel(t, id));
-  io.print(`cancel requested for ${id}; the cleanup runs now`);
-  io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch (ends at Cancelled)`);
+  o.line(`cancel requested for ${id}; the cleanup runs now`);
+  o.line(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch (ends at Cancelled)`);
+  o.document({
+    verb: cmd.verb,
+    namespace: kube.namespace,
+    name: cmd.name,
+    uid: obj.metadata?.uid,
+    result: 'cancel-requested',
+    workflowId: id,
+    zonesOutOfRotation: out,
+  });
   return EXIT.ok;
 }

@@ -9,6 +9,7 @@ import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import type { Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
+import { actionPrinter } from '../output';
 import { unifiedDiff } from '../unified-diff';
 import { zoneApplies } from '../zone-applies';
 
@@ -19,16 +20,21 @@ const specText = (spec: unknown): string => (spec === undefined ? '' : stringify
 
 export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
   const kube = loadKube(cmd.kube, cmd.verb);
-  const plan = zoneApplies(await getVmdc(kube, cmd.name));
+  const out = actionPrinter(cmd.output, io.print);
+  const obj = await getVmdc(kube, cmd.name);
+  const plan = zoneApplies(obj);
   if (!plan.ok) throw new Refused(`nothing to diff: ${plan.reason}`);
   const objects = new KubeObjects(kube.kc);
   const k = vmKind('VMCluster');
   let changed = 0;
+  const zones: { zone: string; vmcluster: string; changed: boolean; missing?: true; diff: string }[] = [];
   for (const a of plan.applies) {
     const what = `VMCluster ${a.namespace}/${a.name} (zone ${a.zone})`;
     const current = await objects.get(k, a.namespace, a.name);
     if (!current && !a.create) {
-      io.print(`# ${what}: not found, and the spec names it without a full spec: the rollout would fail at this zone`);
+      const note = `# ${what}: not found, and the spec names it without a full spec: the rollout would fail at this zone`;
+      out.line(note);
+      zones.push({ zone: a.zone, vmcluster: `${a.namespace}/${a.name}`, changed: true, missing: true, diff: note });
       changed++;
       continue;
     }
@@ -43,10 +49,12 @@ export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
       from: `${what} spec${current ? '' : ' (absent: created)'}`,
       to: `${what} spec after vmrollout's apply (server-side dry run)`,
     });
+    zones.push({ zone: a.zone, vmcluster: `${a.namespace}/${a.name}`, changed: lines.length > 0, diff: lines.join('\n') });
     if (lines.length === 0) continue;
     changed++;
-    for (const l of lines) io.print(l);
+    for (const l of lines) out.line(l);
   }
-  if (changed === 0) io.print(`no zone's VMCluster would change (${plan.applies.length} dry-run)`);
+  if (changed === 0) out.line(`no zone's VMCluster would change (${plan.applies.length} dry-run)`);
+  out.document({ verb: cmd.verb, namespace: kube.namespace, name: cmd.name, uid: obj.metadata?.uid, result: changed ? 'changes' : 'none', zones });
   return changed ? EXIT.failed : EXIT.ok;
 }

@@ -39,6 +39,7 @@ import type { Command } from '../args';
 import { Refused, RELEASE_ZONE_EXIT } from '../exit-codes';
 import type { Io } from '../io';
 import { getVmdc, loadKube, NotFound, type Kube } from '../kube';
+import { actionPrinter } from '../output';
 
 type ReleaseZoneCommand = Extract<Command, { verb: 'release-zone' }>;
 
@@ -101,22 +102,38 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   const expect: RecordExpectation | undefined = cmd.vmdc ? await vmdcExpectation(kube, cmd.vmdc) : cmd.uid ? { namespace, uid: cmd.uid } : undefined;
   const uid = expect?.uid;
   const who = cmd.vmdc ? `VMDistributedCluster ${namespace}/${cmd.vmdc} (uid ${uid})` : `uid ${uid}`;
+  const out = actionPrinter(cmd.output, io.print);
+  const doc = { verb: cmd.verb, namespace, name: cmd.vmdc, uid };
 
   if (cmd.list) {
     const listing = expect
       ? await listRouteRecords(objects.api, namespace, expect, timeout)
       : allRecords(await listRouteViews(objects.api, namespace, timeout));
     const records = listing.verified;
-    for (const u of listing.unverified) io.print(`not acted on: ${describeUnverified(u)}`);
+    for (const u of listing.unverified) out.line(`not acted on: ${describeUnverified(u)}`);
+    out.document({
+      ...doc,
+      result: 'listed',
+      records: records.map((r) => ({
+        vmdc: r.record.vmdc,
+        zone: r.record.zone,
+        route: routeObjectLabel(r.route, namespace),
+        vmcluster: r.record.vmcluster,
+        since: r.record.since,
+        generation: r.record.generation,
+        workflowId: r.record.workflowId,
+      })),
+      notActedOn: listing.unverified.map(describeUnverified),
+    });
     if (records.length === 0) {
-      io.print(
+      out.line(
         uid
           ? `no route in namespace ${namespace} records a zone of ${who} out of reads`
           : `no route in namespace ${namespace} carries an out-of-rotation record`,
       );
       return RELEASE_ZONE_EXIT.ok;
     }
-    printList(io, records, namespace, !uid);
+    if (cmd.output === 'text') printList(io, records, namespace, !uid);
     return RELEASE_ZONE_EXIT.ok;
   }
 
@@ -125,31 +142,37 @@ export async function releaseZone(cmd: ReleaseZoneCommand, io: Io): Promise<numb
   if (restored.length === 0) throw new Refused(`nothing recorded out of reads for zone ${zone} of ${who} in namespace ${namespace}`);
   const vmclusters = [...new Set(restored.flatMap((r) => (r.record ? [`${r.record.vmcluster.namespace}/${r.record.vmcluster.name}`] : [])))];
   if (vmclusters.length > 0) {
-    io.print(
+    out.line(
       `warning: VMCluster ${vmclusters.join(', ')} of zone ${zone} was not checked (operational? write backlog drained?): its reads came back on your decision`,
     );
   }
+  const routes: { route: string; result: 'restored' | 'already-there' | 'no-record' | 'refused'; reason?: string; putBack?: string[] }[] = [];
   for (const r of restored) {
     const label = routeObjectLabel(r.route, namespace);
     if (r.refused) {
-      io.print(`${label}: not restored, nothing written: ${r.refused}`);
+      out.line(`${label}: not restored, nothing written: ${r.refused}`);
+      routes.push({ route: label, result: 'refused', reason: r.refused });
       continue;
     }
     if (!r.record) {
-      io.print(`${label}: no longer carries the record (restored meanwhile, or deleted): nothing written`);
+      out.line(`${label}: no longer carries the record (restored meanwhile, or deleted): nothing written`);
+      routes.push({ route: label, result: 'no-record' });
       continue;
     }
     const what = r.record.removed.map(describeRemoved);
-    io.print(
+    out.line(
       `${label}: ${r.changed ? `put back ${what.length} entr${what.length === 1 ? 'y' : 'ies'}` : 'everything recorded was already there'}; record deleted`,
     );
-    for (const w of what) io.print(`  ${w}`);
+    for (const w of what) out.line(`  ${w}`);
+    routes.push({ route: label, result: r.changed ? 'restored' : 'already-there', putBack: r.changed ? what : [] });
   }
   const refused = restored.filter((r) => r.refused).length;
-  io.print(`zone ${zone} of ${who} is back in read rotation on ${restored.filter((r) => r.record).length} route(s)`);
-  if (cmd.vmdc) await tellReleased(kube.kc, { metadata: { namespace, name: cmd.vmdc, uid } }, zone, io);
-  if (cmd.vmdc && expect && (await reportInStatus(kube.kc, namespace, cmd.vmdc, expect, objects)))
-    io.print(`status.zonesOutOfRotation of ${who} updated from the records`);
+  out.line(`zone ${zone} of ${who} is back in read rotation on ${restored.filter((r) => r.record).length} route(s)`);
+  // Warnings (an Event not created) go to stderr with a document: stdout holds the document only.
+  if (cmd.vmdc) await tellReleased(kube.kc, { metadata: { namespace, name: cmd.vmdc, uid } }, zone, cmd.output === 'text' ? io : { ...io, print: io.warn });
+  const statusUpdated = cmd.vmdc !== undefined && expect !== undefined && (await reportInStatus(kube.kc, namespace, cmd.vmdc, expect, objects));
+  if (statusUpdated) out.line(`status.zonesOutOfRotation of ${who} updated from the records`);
+  out.document({ ...doc, zone, result: refused > 0 ? 'partly-refused' : 'released', vmclustersNotChecked: vmclusters, routes, statusUpdated });
   if (refused > 0) throw new Refused(`${refused} record(s) of zone ${zone} not restored (above): fix or remove them by hand`);
   return RELEASE_ZONE_EXIT.ok;
 }

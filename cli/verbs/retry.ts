@@ -4,6 +4,7 @@ import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
+import { actionPrinter } from '../output';
 import { signalResume } from '../temporal';
 import { onRunningWorkflow } from './workflow-source';
 
@@ -11,6 +12,7 @@ type RetryCommand = Extract<Command, { verb: 'retry' }>;
 
 export async function retry(cmd: RetryCommand, io: Io): Promise<number> {
   const kube = loadKube(cmd.kube, cmd.verb);
+  const out = actionPrinter(cmd.output, io.print);
   const obj = await getVmdc(kube, cmd.name);
   const st = obj.status ?? {};
   if (st.phase !== 'Failed') throw new Refused(`nothing to retry: the rollout is ${st.phase ?? 'without a status'}, not Failed`);
@@ -25,7 +27,16 @@ export async function retry(cmd: RetryCommand, io: Io): Promise<number> {
   const failed = st.zones?.find((z) => z.phase === 'Failed');
   await onRunningWorkflow(cmd.temporal, io.env, id, 'retry', (t) => signalResume(t, id));
   const what = failed ? `zone ${failed.name} retries its failed step` : 'the failed step is retried';
-  for (const l of prose(`resume signal sent to ${id}: ${what} (a failed WaitingOperational restarts at the patch)`)) io.print(l);
-  io.print(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch`);
+  for (const l of prose(`resume signal sent to ${id}: ${what} (a failed WaitingOperational restarts at the patch)`)) out.line(l);
+  out.line(`follow it: kubectl vmdc get ${cmd.name} -n ${kube.namespace} --watch`);
+  out.document({
+    verb: cmd.verb,
+    namespace: kube.namespace,
+    name: cmd.name,
+    uid: obj.metadata?.uid,
+    result: 'signalled',
+    signal: { name: 'resume', workflowId: id },
+    zone: failed?.name ?? null,
+  });
   return EXIT.ok;
 }

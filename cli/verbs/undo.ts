@@ -5,12 +5,14 @@ import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import { prose, type Io } from '../io';
 import { getVmdc, loadKube, setClusterVersion } from '../kube';
+import { actionPrinter } from '../output';
 import { undoPlan } from '../undo-plan';
 
 type UndoCommand = Extract<Command, { verb: 'undo' }>;
 
 export async function undo(cmd: UndoCommand, io: Io): Promise<number> {
   const kube = loadKube(cmd.kube, cmd.verb);
+  const out = actionPrinter(cmd.output, io.print);
   const who = `VMDistributedCluster ${kube.namespace}/${cmd.name}`;
   const before = await getVmdc(kube, cmd.name);
   const plan = undoPlan(before);
@@ -19,7 +21,17 @@ export async function undo(cmd: UndoCommand, io: Io): Promise<number> {
   for (const l of prose(
     `${who}: spec.clusterVersion ${plan.from ?? '(unset)'} → ${plan.to} (the last that succeeded, generation ${plan.succeededGeneration}); generation ${after.metadata?.generation ?? '?'} rolls it out zone by zone`,
   ))
-    io.print(l);
-  io.print(`follow it: kubectl vmdc status ${cmd.name} -n ${kube.namespace}`);
+    out.line(l);
+  out.line(`follow it: kubectl vmdc status ${cmd.name} -n ${kube.namespace}`);
+  out.document({
+    verb: cmd.verb,
+    namespace: kube.namespace,
+    name: cmd.name,
+    uid: after.metadata?.uid,
+    result: 'set',
+    clusterVersion: { from: plan.from ?? null, to: plan.to },
+    succeededGeneration: plan.succeededGeneration,
+    generation: after.metadata?.generation ?? null,
+  });
   return EXIT.ok;
 }

@@ -259,6 +259,52 @@ describe('kubectl vmdc undo', () => {
   });
 });
 
+describe('kubectl vmdc undo / pause -o json|yaml', () => {
+  it('undo -o json: one document of the clusterVersion set and the new generation, nothing else on stdout', async () => {
+    await createVmdc('team-b', 'undo-json', { observedGeneration: 1, phase: 'Failed', lastSucceeded: { clusterVersion: 'v1.150.0-cluster', generation: 1 } });
+    const r = await vmdc(['undo', 'undo-json', '-n', 'team-b', '-o', 'json']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(JSON.parse(r.stdout)).toEqual({
+      verb: 'undo',
+      namespace: 'team-b',
+      name: 'undo-json',
+      uid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      result: 'set',
+      clusterVersion: { from: 'v1.151.0-cluster', to: 'v1.150.0-cluster' },
+      succeededGeneration: 1,
+      generation: 2,
+    });
+    // Refused: the reason on stderr, exit 1, and no document.
+    const again = await vmdc(['undo', 'undo-json', '-n', 'team-b', '-o', 'json']);
+    expect([again.code, again.stdout]).toEqual([1, '']);
+  });
+
+  it('pause -o yaml: the spec set, and the signal the trigger sends to the running workflow; again: unchanged; -o wide refused', async () => {
+    await createVmdc('team-b', 'pause-me', { observedGeneration: 1, phase: 'Progressing', currentZone: 'az-a' });
+    const r = await vmdc(['pause', 'pause-me', '-n', 'team-b', '-o', 'yaml']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const workflowId = workflowIdFor({ namespace: 'team-b', name: 'pause-me', uid: parseYaml(r.stdout).uid, generation: 1 });
+    expect(parseYaml(r.stdout)).toEqual({
+      verb: 'pause',
+      namespace: 'team-b',
+      name: 'pause-me',
+      uid: expect.any(String),
+      paused: true,
+      result: 'set',
+      generation: 2,
+      signal: { name: 'pause', workflowId, sentBy: 'trigger' },
+    });
+    const again = await vmdc(['pause', 'pause-me', '-n', 'team-b', '-o', 'json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ verb: 'pause', result: 'unchanged', paused: true });
+    const wide = await vmdc(['resume', 'pause-me', '-n', 'team-b', '-o', 'wide']);
+    expect([wide.code, wide.stdout]).toEqual([3, '']);
+    expect(wide.stderr).toMatch(/-o wide: resume prints no table to widen/);
+    const resumed = await vmdc(['resume', 'pause-me', '-n', 'team-b', '-o', 'json']);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ result: 'set', paused: false, signal: { name: 'resume', workflowId } });
+  });
+});
+
 /** A kubeconfig of a new ServiceAccount of `namespace` bound to a Role of `rules` (a token from the TokenRequest API). */
 async function serviceAccountKubeconfig(namespace: string, name: string, rules: k8s.V1PolicyRule[]): Promise<string> {
   const core = kube.kubeConfig.makeApiClient(k8s.CoreV1Api);

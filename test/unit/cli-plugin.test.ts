@@ -38,7 +38,7 @@ describe('parsing list, -o, status timeout, completion', () => {
       expect(parseCommand(['list', '-o', o])).toMatchObject({ output: o });
     }
     expect(() => parseCommand(['get', 'x', '-o', 'xml'])).toThrow(/the output formats are wide, json, yaml/);
-    expect(() => parseCommand(['pause', 'x', '-o', 'json'])).toThrow(/pause takes no --output/);
+    expect(() => parseCommand(['completion', 'bash', '-o', 'json'])).toThrow(/completion takes no --output/);
   });
 
   it('status has a default timeout of an hour; --timeout 0 waits without one', () => {
