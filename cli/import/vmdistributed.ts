@@ -41,7 +41,7 @@ export interface Note {
 
 export type ImportResult = { ok: true; manifest: JsonObject; notes: Note[] } | { ok: false; problems: Note[]; notes: Note[] };
 
-function isObject(v: JsonValue | undefined): v is JsonObject {
+export function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -150,7 +150,8 @@ function withLicense(spec: JsonObject, license: JsonValue | undefined): JsonObje
   return out;
 }
 
-function readRoute(zones: readonly Zone[], namespace: string): JsonObject {
+/** A VMCluster/vmselect route to every zone's VMCluster (shared with chart-values.ts). */
+export function readRoute(zones: readonly { vmcluster: string }[], namespace: string, paths: readonly string[] = READ_PATHS): JsonObject {
   const crd = dataObject();
   crd.kind = 'VMCluster/vmselect';
   // The CRD requires name and namespace; empty ones route nothing (docs/design.md, the operator's contract).
@@ -164,7 +165,7 @@ function readRoute(zones: readonly Zone[], namespace: string): JsonObject {
   });
   const ref = dataObject();
   ref.crd = crd;
-  ref.paths = [...READ_PATHS];
+  ref.paths = [...paths];
   ref.load_balancing_policy = 'first_available';
   ref.retry_status_codes = [500, 502, 503];
   return ref;

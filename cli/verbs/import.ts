@@ -1,5 +1,6 @@
-// `kubectl vmdc import -f FILE|-`: a VMDistributed (the VM operator's, v0.70–v0.74) as a
-// VMDistributedCluster manifest on stdout, what could not be mapped on stderr (docs/migrating.md).
+// `kubectl vmdc import -f FILE|-`: a VMDistributed (the VM operator's, v0.70–v0.74), or the values
+// of a victoria-metrics-distributed chart release (--chart-values), as a VMDistributedCluster
+// manifest on stdout, what could not be mapped on stderr (docs/migrating.md).
 // Its own flags, parsed here: the verb reads a file and talks to no cluster. The conversion is
 // ../import/vmdistributed.ts (pure); this module is the reading and the printing.
 import { closeSync, openSync, readSync } from 'node:fs';
@@ -8,9 +9,11 @@ import { stringify } from 'yaml';
 import { EXIT } from '../exit-codes';
 import type { Io } from '../io';
 import { InputError, MAX_INPUT_BYTES, parseManifests } from '../import/manifests';
-import { importVMDistributed, pickVMDistributed, type ImportMode, type Note } from '../import/vmdistributed';
+import { CHART, CHART_VERSION, importChartValues } from '../import/chart-values';
+import { importVMDistributed, pickVMDistributed, type ImportMode, type ImportResult, type Note } from '../import/vmdistributed';
 
 export const IMPORT_USAGE = `usage: kubectl vmdc import -f FILE [flags]
+       kubectl vmdc import --chart-values FILE --release NAME [flags]
 
 Converts a VMDistributed (operator.victoriametrics.com/v1alpha1, VM operator v0.70-v0.74) into a
 VMDistributedCluster: the manifest on stdout, every field it could not map on stderr. Reads only
@@ -18,7 +21,12 @@ the file: nothing is applied (review it, then kubectl apply -f; the cut-over: do
 
   -f, --filename FILE          the VMDistributed as YAML or JSON (kubectl get vmdistributed NAME -o yaml);
                                - reads stdin; at most ${MAX_INPUT_BYTES} bytes, no YAML aliases
-  -n, --namespace NS           when the object has no metadata.namespace
+      --chart-values FILE      the values of a ${CHART} chart release (${CHART_VERSION}) instead:
+                               helm get values NAME -o yaml (or --all); - reads stdin. A -f file
+                               without a kind: is read as such values too. Always --mode reference
+      --release NAME           the Helm release of --chart-values (the chart names objects after it)
+  -n, --namespace NS           when the object has no metadata.namespace (chart values: the
+                               release's namespace)
       --cluster-version TAG    the version the VMClusters run, when the VMDistributed does not say
                                one for all zones (required then)
       --mode adopt|reference   adopt (default): each zone's VMCluster and the VMAuth as full specs
@@ -33,6 +41,10 @@ class ImportUsageError extends Error {}
 
 interface ImportArgs {
   file: string;
+  chartValues: boolean;
+  release?: string;
+  /** --mode given: a -f file of chart values then needs reference. */
+  modeGiven: boolean;
   namespace?: string;
   clusterVersion?: string;
   mode: ImportMode;
@@ -46,6 +58,8 @@ function parseImportArgs(argv: string[]): ImportArgs | 'help' {
     allowPositionals: true,
     options: {
       filename: { type: 'string', short: 'f' },
+      'chart-values': { type: 'string' },
+      release: { type: 'string' },
       namespace: { type: 'string', short: 'n' },
       'cluster-version': { type: 'string' },
       mode: { type: 'string' },
@@ -55,15 +69,24 @@ function parseImportArgs(argv: string[]): ImportArgs | 'help' {
   });
   if (values.help) return 'help';
   if (positionals.length > 0) throw new ImportUsageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
-  if (values.filename === undefined || values.filename === '') throw new ImportUsageError('-f FILE is required (- for stdin)');
-  const mode = values.mode ?? 'adopt';
+  const chartValues = values['chart-values'];
+  if (chartValues !== undefined && values.filename !== undefined) throw new ImportUsageError('-f and --chart-values exclude each other');
+  const file = chartValues ?? values.filename;
+  if (file === undefined || file === '') throw new ImportUsageError('-f FILE is required (- for stdin), or --chart-values FILE');
+  if (chartValues !== undefined && (values.release === undefined || values.release === '')) throw new ImportUsageError('--chart-values needs --release NAME');
+  if (chartValues !== undefined && values.mode !== undefined && values.mode !== 'reference')
+    throw new ImportUsageError('--chart-values imports by reference only: the objects stay in the Helm release');
+  const mode = values.mode ?? (chartValues !== undefined ? 'reference' : 'adopt');
   if (mode !== 'adopt' && mode !== 'reference') throw new ImportUsageError(`--mode must be adopt or reference (got ${JSON.stringify(mode)})`);
   const rod = values['retain-on-delete'];
   if (rod !== undefined && rod !== 'true' && rod !== 'false')
     throw new ImportUsageError(`--retain-on-delete must be true or false (got ${JSON.stringify(rod)})`);
   if (rod !== undefined && mode !== 'adopt') throw new ImportUsageError('--retain-on-delete applies to --mode adopt only (references are never deleted)');
   return {
-    file: values.filename,
+    file,
+    chartValues: chartValues !== undefined,
+    release: values.release,
+    modeGiven: values.mode !== undefined,
     namespace: values.namespace,
     clusterVersion: values['cluster-version'],
     mode,
@@ -113,6 +136,24 @@ function printNotes(io: Io, label: string, notes: readonly Note[]): void {
   for (const n of notes) io.warn(`${label}: ${n.path}: ${n.why}`);
 }
 
+/** One mapping without a `kind`: Helm values, not a Kubernetes object. */
+function isValuesFile(docs: readonly unknown[]): boolean {
+  const found = docs.filter((d) => d !== null);
+  return found.length === 1 && typeof found[0] === 'object' && !Array.isArray(found[0]) && !Object.hasOwn(found[0] as object, 'kind');
+}
+
+function chartValues(
+  docs: Parameters<typeof pickVMDistributed>[0],
+  args: ImportArgs,
+): { result: ImportResult; notes: Note[] } | { problem: Note } | { usage: string } {
+  if (args.release === undefined || args.release === '') return { usage: `${args.file} holds chart values (no kind:): pass --release NAME` };
+  if (args.modeGiven && args.mode !== 'reference')
+    return { usage: `${args.file} holds chart values (no kind:), which import by reference only: pass --mode reference` };
+  const found = docs.filter((d) => d !== null);
+  if (found.length !== 1) return { problem: { path: '(input)', why: `holds ${found.length} documents: a values file is one` } };
+  return { result: importChartValues(found[0]!, { release: args.release, namespace: args.namespace, clusterVersion: args.clusterVersion }), notes: [] };
+}
+
 export async function importVerb(argv: string[], io: Io): Promise<number> {
   let args: ImportArgs | 'help';
   try {
@@ -134,12 +175,17 @@ export async function importVerb(argv: string[], io: Io): Promise<number> {
     io.warn(`error: ${args.file === '-' ? 'stdin' : args.file}: ${what}`);
     return EXIT.error;
   }
-  const picked = pickVMDistributed(docs);
+  const values = args.chartValues || isValuesFile(docs) ? chartValues(docs, args) : undefined;
+  if (values !== undefined && 'usage' in values) {
+    io.warn(`error: ${values.usage}`);
+    return EXIT.error;
+  }
+  const picked = values ?? pickVMDistributed(docs);
   if ('problem' in picked) {
     printNotes(io, 'not convertible', [picked.problem]);
     return EXIT.failed;
   }
-  const result = importVMDistributed(picked.doc, args);
+  const result = 'result' in picked ? picked.result : importVMDistributed(picked.doc, args);
   printNotes(io, 'note', [...picked.notes, ...result.notes]);
   if (!result.ok) {
     printNotes(io, 'not convertible', result.problems);
