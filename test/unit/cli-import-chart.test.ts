@@ -1,24 +1,25 @@
 // kubectl vmdc import --chart-values: a victoria-metrics-distributed 0.44.0 release's values as a
 // VMDistributedCluster referencing what the chart renders. The names are checked against the
-// chart's template expressions and, where helm and the helm-charts mirror are on the machine,
-// against `helm template` itself; what is not mapped is noted; the plugin's exit codes.
+// chart's template expressions and against `helm template` of the chart itself (vendored under
+// test/fixtures/vmdistributed/chart-0.44.0; helm from the tools cache); what is not mapped is
+// noted; the plugin's exit codes.
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { validateSpec } from '../../api/validate';
 import { EXIT } from '../../cli/exit-codes';
 import { importChartValues, type ChartImportOptions } from '../../cli/import/chart-values';
 import { parseManifests } from '../../cli/import/manifests';
+import { KUBE_VERSION_ARGS } from '../infra/harness/chart-identities';
+import { toolPath } from '../infra/harness/tools';
 
 const REPO = path.resolve(__dirname, '../..');
 const FIXTURES = path.join(REPO, 'test/fixtures/vmdistributed');
-const DEFAULTS = 'chart-0.44.0-values.yaml';
+/** The chart as vendored for the tests (README.md of that folder): its own values.yaml are the defaults. */
+const CHART_DIR = path.join(FIXTURES, 'chart-0.44.0');
+const DEFAULTS = 'chart-0.44.0/values.yaml';
 const TWO_ZONES = 'chart-values-two-zones.yaml';
-const HELM = path.join(homedir(), '.cache/vmrollout/tools/helm-3.19.5/helm');
-const MIRROR = '/work/.mirror/VictoriaMetrics+helm-charts/repo';
-const CHART_COMMIT = '5823471ac22e94c4eda66ac80878ccfb68272e06';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -156,23 +157,9 @@ describe('not convertible', () => {
   });
 });
 
-const haveHelm = existsSync(HELM) && existsSync(MIRROR);
-(haveHelm ? describe : describe.skip)('names equal what helm template renders (chart from the helm-charts mirror)', () => {
-  let chartDir = '';
-  beforeAll(() => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'vmd-chart-'));
-    const tar = execFileSync('git', ['-C', MIRROR, 'archive', CHART_COMMIT, 'charts/victoria-metrics-distributed', 'charts/victoria-metrics-common']);
-    execFileSync('tar', ['x', '-C', dir], { input: tar });
-    chartDir = path.join(dir, 'charts/victoria-metrics-distributed');
-    cpSync(path.join(dir, 'charts/victoria-metrics-common'), path.join(chartDir, 'charts/victoria-metrics-common'), { recursive: true });
-    // The k8s-stack dependency (operator, Grafana) names none of the objects compared; it is not in the mirror's chart directory.
-    const chartYaml = readFileSync(path.join(chartDir, 'Chart.yaml'), 'utf8');
-    writeFileSync(path.join(chartDir, 'Chart.yaml'), chartYaml.slice(0, chartYaml.indexOf('  - name: victoria-metrics-k8s-stack')));
-    execFileSync('rm', ['-f', path.join(chartDir, 'Chart.lock'), path.join(chartDir, 'templates/grafana-datasource.yaml')]);
-  }, 60_000);
-
+describe('names equal what helm template renders (the chart vendored under test/fixtures/vmdistributed/chart-0.44.0)', () => {
   function rendered(release: string, file: string): { VMCluster: string[]; VMAuth: string[]; VMAgent: string[] } {
-    const out = execFileSync(HELM, ['template', release, chartDir, '-n', 'monitoring', '--kube-version', '1.34.0', '-f', path.join(FIXTURES, file)], {
+    const out = execFileSync(toolPath('helm'), ['template', release, CHART_DIR, '-n', 'monitoring', ...KUBE_VERSION_ARGS, '-f', path.join(FIXTURES, file)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
     });
