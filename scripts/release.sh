@@ -6,7 +6,8 @@
 #   vmrollout-<v>.spdx.json      its SBOM (syft: the Debian packages and the npm packages inside)
 #   vmrollout-<v>.tgz            the Helm chart (`helm package`, chart version = app version)
 #   kubectl-vmdc                 the kubectl plugin, one file that needs only node
-#   kubectl-vmdc-<v>.tar.gz      the same with LICENSE, and vmdc.yaml, its krew manifest
+#   kubectl_complete-vmdc        what kubectl runs for `kubectl vmdc <TAB>` (it asks the plugin)
+#   kubectl-vmdc-<v>.tar.gz      the two with LICENSE, and vmdc.yaml, its krew manifest
 #   RELEASE_NOTES.md             the version's section of CHANGELOG.md
 #   SHA256SUMS                   the checksums of all of the above
 # The version must be the one the checkout declares (package.json, Chart.yaml's version and
@@ -66,8 +67,11 @@ stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 cp dist/kubectl-vmdc.cjs "$OUT/kubectl-vmdc"
 cp dist/kubectl-vmdc.cjs "$stage/kubectl-vmdc"
+cp scripts/kubectl_complete-vmdc "$OUT/kubectl_complete-vmdc"
+cp scripts/kubectl_complete-vmdc "$stage/kubectl_complete-vmdc"
 cp LICENSE "$stage/LICENSE"
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2000-01-01 00:00Z' -C "$stage" -czf "$OUT/kubectl-vmdc-$VERSION.tar.gz" kubectl-vmdc LICENSE
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2000-01-01 00:00Z' -C "$stage" -czf "$OUT/kubectl-vmdc-$VERSION.tar.gz" \
+  kubectl-vmdc kubectl_complete-vmdc LICENSE
 PLUGIN_SHA="$(sha256sum "$OUT/kubectl-vmdc-$VERSION.tar.gz" | cut -d' ' -f1)"
 DOWNLOAD="${RELEASE_DOWNLOAD_URL:-https://github.com/vmrollout/vmrollout/releases/download}/v$VERSION"
 sed -e "s|@VERSION@|$VERSION|g" -e "s|@URI@|$DOWNLOAD/kubectl-vmdc-$VERSION.tar.gz|g" -e "s|@SHA256@|$PLUGIN_SHA|g" \

@@ -305,7 +305,14 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     const sha = (await run('sha256sum', [release.pluginArchive])).stdout.split(' ')[0];
     expect(krew.spec.platforms.map((p) => [p.sha256, p.bin, path.basename(p.uri)])).toEqual([[sha, 'kubectl-vmdc', path.basename(release.pluginArchive)]]);
     const inArchive = (await run('tar', ['-tzf', release.pluginArchive])).stdout.trim().split('\n').sort();
-    expect(inArchive).toEqual(['LICENSE', 'kubectl-vmdc']);
+    expect(inArchive).toEqual(['LICENSE', 'kubectl-vmdc', 'kubectl_complete-vmdc']);
+    // As kubectl runs it for `kubectl vmdc <TAB>`: the shim from the archive on the PATH, beside the plugin.
+    const unpacked = harnessTempDir('plugin-archive');
+    expect(await run('tar', ['-xzf', release.pluginArchive, '-C', unpacked])).toMatchObject({ code: 0 });
+    const tab = await run('kubectl_complete-vmdc', ['undo', 'x', '-o', ''], {
+      env: { PATH: `${unpacked}:${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: unpacked },
+    });
+    expect(tab).toEqual({ code: 0, stdout: 'json\nyaml\n:4\n', stderr: '' });
   });
 
   test('bad values: helm install refuses them by name and creates nothing', async () => {
