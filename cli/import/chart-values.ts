@@ -10,7 +10,7 @@
 import { dataObject, ownValue } from '../../api/data-object';
 import type { JsonObject, JsonValue } from '../../api/types';
 import { validateSpec } from '../../api/validate';
-import { isObject, readRoute, type ImportResult, type Note } from './vmdistributed';
+import { copy, isObject, merge, readRoute, type ImportResult, type Note } from './vmdistributed';
 
 export const CHART = 'victoria-metrics-distributed';
 export const CHART_VERSION = '0.44.0';
@@ -69,26 +69,6 @@ export interface ChartImportOptions {
   namespace?: string;
   /** The version the VMClusters run, when the values do not say one for every zone. */
   clusterVersion?: string;
-}
-
-function copy(v: JsonValue): JsonValue {
-  if (Array.isArray(v)) return v.map(copy);
-  if (!isObject(v)) return v;
-  const out = dataObject();
-  for (const k of Object.keys(v)) out[k] = copy(v[k]!);
-  return out;
-}
-
-/** Helm's coalescing of a values file over the chart's: maps merge, a null deletes, anything else replaces. */
-function coalesce(base: JsonObject, over: JsonObject): JsonObject {
-  const out = copy(base) as JsonObject;
-  for (const k of Object.keys(over)) {
-    const o = over[k]!;
-    const b = ownValue(out, k);
-    if (o === null) delete out[k];
-    else out[k] = isObject(o) && isObject(b) ? coalesce(b, o) : copy(o);
-  }
-  return out;
 }
 
 /** sprig's mergeOverwrite as the chart uses it: maps merge, anything else replaces (false and "" too). */
@@ -326,7 +306,7 @@ export function importChartValues(input: JsonValue, opts: ChartImportOptions): I
     r.problem('(document)', 'must be a YAML mapping (a values file)');
     return fail(r);
   }
-  const v = coalesce(chartDefaults(), input);
+  const v = merge(chartDefaults(), input); // Helm's coalescing
   const r = new Reader(v);
   const namespace = str(v, 'namespaceOverride') || str(obj(v, 'global'), 'namespaceOverride') || opts.namespace;
   if (namespace === undefined || namespace === '') r.problem('(release)', 'no namespace: pass --namespace with the release namespace');

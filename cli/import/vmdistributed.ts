@@ -45,7 +45,8 @@ export function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function copy(v: JsonValue): JsonValue {
+/** A deep copy whose maps have no prototype (keys are data: api/data-object.ts). */
+export function copy(v: JsonValue): JsonValue {
   if (Array.isArray(v)) return v.map(copy);
   if (!isObject(v)) return v;
   const out = dataObject();
@@ -53,8 +54,11 @@ function copy(v: JsonValue): JsonValue {
   return out;
 }
 
-/** The operator's MergeDeep: maps merge, a null deletes, anything else replaces (RFC 7386). */
-function merge(base: JsonObject, override: JsonObject): JsonObject {
+/**
+ * The operator's MergeDeep: maps merge, a null deletes, anything else replaces (RFC 7386); Helm's
+ * coalescing of a values file over the chart's is the same rule.
+ */
+export function merge(base: JsonObject, override: JsonObject): JsonObject {
   const out = copy(base) as JsonObject;
   for (const k of Object.keys(override)) {
     const o = override[k]!;
