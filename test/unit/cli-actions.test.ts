@@ -5,8 +5,8 @@ import { parse as parseYaml } from 'yaml';
 import { ALLOWED, GLOBAL_OPTIONS, parseCommand, UsageError, VERB_OPTIONS, VERBS } from '../../cli/args';
 import { completeArgs, completeOutput, DIRECTIVE } from '../../cli/complete-protocol';
 import { run } from '../../cli/main';
-import type { Io } from '../../cli/io';
 import { actionPrinter, type ActionDocument } from '../../cli/output';
+import { fakeIo } from '../support/fake-io';
 
 const ACTION_VERBS = ['pause', 'resume', 'retry', 'cancel', 'undo', 'promote', 'diff'] as const;
 
@@ -27,16 +27,8 @@ describe('-o on the verbs that act', () => {
   });
 
   it('wide is refused through run() too: exit 3, the verb usage on stderr, nothing on stdout', async () => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: Io = {
-      env: {},
-      stdout: { write: () => true },
-      print: (l) => out.push(l),
-      warn: (l) => err.push(l),
-      confirm: () => Promise.resolve(undefined),
-      interrupted: new Promise(() => {}),
-    };
+    const io = fakeIo();
+    const { out, err } = io;
     expect(await run(['promote', 'x', '-o', 'wide'], io)).toBe(3);
     expect(out).toEqual([]);
     expect(err).toEqual([expect.stringMatching(/^error: -o wide: promote/), 'usage: kubectl vmdc promote NAME [-o json|yaml] [global flags]']);
@@ -115,16 +107,8 @@ describe('kubectl-vmdc __complete (what kubectl_complete-vmdc answers kubectl wi
 
   it("Cobra's output: one candidate a line, then :DIRECTIVE; through run(), nothing on stderr", async () => {
     expect(completeOutput(['json', 'yaml'], 4)).toEqual(['json', 'yaml', ':4']);
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: Io = {
-      env: {},
-      stdout: { write: () => true },
-      print: (l) => out.push(l),
-      warn: (l) => err.push(l),
-      confirm: () => Promise.resolve(undefined),
-      interrupted: new Promise(() => {}),
-    };
+    const io = fakeIo();
+    const { out, err } = io;
     expect(await run(['__complete', 'status', 'x', '-o', ''], io)).toBe(0);
     expect(out).toEqual(['wide', 'json', 'yaml', ':4']);
     // A NAME with a kubeconfig that cannot be read: no names and no error, still the directive.

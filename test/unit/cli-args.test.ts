@@ -5,28 +5,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseCommand, UsageError } from '../../cli/args';
 import { ENDED_PHASES, EXIT, exitCodeForPhase, RELEASE_ZONE_EXIT } from '../../cli/exit-codes';
-import type { Io } from '../../cli/io';
 import { run } from '../../cli/main';
 import { endedPhase, statusIsCurrent } from '../../cli/rollout-end';
 import { temporalSettings } from '../../cli/temporal';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { PHASES } from '../../api/types';
 import type { VmdcObject } from '../../kube/vmdc-object';
-
-function fakeIo(env: NodeJS.ProcessEnv = {}): Io & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    env,
-    stdout: { isTTY: false, write: (s: string) => out.push(s) },
-    print: (l) => void out.push(l),
-    warn: (l) => void err.push(l),
-    confirm: async () => undefined,
-    interrupted: new Promise(() => {}),
-    out,
-    err,
-  };
-}
+import { fakeIo } from '../support/fake-io';
 
 /** A kubeconfig whose server nobody answers on: enough for everything that fails before a request. */
 function deadKubeconfig(): string {
