@@ -9,8 +9,7 @@
 // builds; every object built from their keys is a dataObject.
 import { dataObject, ownValue } from '../../api/data-object';
 import type { JsonObject, JsonValue } from '../../api/types';
-import { validateSpec } from '../../api/validate';
-import { copy, isObject, merge, readRoute, type ImportResult, type Note } from './vmdistributed';
+import { copy, isObject, merge, readRoute, validatedManifest, type ImportResult, type Note } from './vmdistributed';
 
 export const CHART = 'victoria-metrics-distributed';
 export const CHART_VERSION = '0.44.0';
@@ -357,18 +356,6 @@ export function importChartValues(input: JsonValue, opts: ChartImportOptions): I
   agentRef.name = agent.vmagent!;
   out.vmagent = agentRef;
 
-  const checked = validateSpec(out);
-  if (!checked.success) {
-    for (const i of checked.issues) r.problem(i.path, `the converted spec is not valid: ${i.message}`);
-    return fail(r);
-  }
-  const manifest = dataObject();
-  manifest.apiVersion = 'vmrollout.io/v1alpha1';
-  manifest.kind = 'VMDistributedCluster';
-  const meta = dataObject();
-  meta.name = full;
-  meta.namespace = namespace;
-  manifest.metadata = meta;
-  manifest.spec = out;
-  return { ok: true, manifest, notes: r.notes };
+  const manifest = validatedManifest((path, why) => r.problem(path, why), out, full, namespace);
+  return manifest ? { ok: true, manifest, notes: r.notes } : fail(r);
 }

@@ -8,6 +8,7 @@
 // objects (manifests.ts builds them), and every object built here from its keys is a dataObject.
 import { dataObject, ownValue } from '../../api/data-object';
 import type { JsonObject, JsonValue } from '../../api/types';
+import { API_VERSION, KIND } from '../../api/constants';
 import { validateSpec } from '../../api/validate';
 
 export const VMDISTRIBUTED_API_VERSION = 'operator.victoriametrics.com/v1alpha1';
@@ -444,20 +445,29 @@ export function importVMDistributed(input: JsonValue, opts: ImportOptions): Impo
       `VMAgent ${zones[0]!.vmagent} kept as a reference with an overlay (not adopted): the operator composed its remoteWrite list, which vmrollout leaves as it is`,
     );
 
-  const checked = validateSpec(out);
+  const manifest = validatedManifest((path, why) => r.problem(path, why), out, name, namespace);
+  return manifest ? { ok: true, manifest, notes: r.notes } : fail();
+}
+
+/**
+ * The VMDistributedCluster manifest of a converted spec, or undefined once every reason the spec is
+ * not valid has been reported: what each import ends with.
+ */
+export function validatedManifest(report: (path: string, why: string) => void, spec: JsonObject, name: string, namespace: string): JsonObject | undefined {
+  const checked = validateSpec(spec);
   if (!checked.success) {
-    for (const i of checked.issues) r.problem(i.path, `the converted spec is not valid: ${i.message}`);
-    return fail();
+    for (const i of checked.issues) report(i.path, `the converted spec is not valid: ${i.message}`);
+    return undefined;
   }
   const manifest = dataObject();
-  manifest.apiVersion = 'vmrollout.io/v1alpha1';
-  manifest.kind = 'VMDistributedCluster';
+  manifest.apiVersion = API_VERSION;
+  manifest.kind = KIND;
   const meta = dataObject();
   meta.name = name;
   meta.namespace = namespace;
   manifest.metadata = meta;
-  manifest.spec = out;
-  return { ok: true, manifest, notes: r.notes };
+  manifest.spec = spec;
+  return manifest;
 }
 
 /** The one VMDistributed of a stream (other kinds are named in the notes), or a problem. */
