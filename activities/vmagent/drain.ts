@@ -76,21 +76,51 @@ export function streakMs(h: DrainHeartbeat): number {
   return Math.max(0, Date.parse(h.last.at) - Date.parse(h.emptySince));
 }
 
-/** How soon the sample after one that saw only a retry comes (at most pollInterval). */
-export const RETRY_RESAMPLE_MS = 250;
+/**
+ * How soon the sample after one that saw only a retry comes (at most pollInterval). The retry is
+ * the drain's last event after an outage (the blocks that failed meanwhile are retried last), and
+ * the streak starts at the first retry-free sample: the sooner it comes, the sooner the decision.
+ * Safe at any value: the streak still needs queueDrainedFor of samples after it (the retry-free
+ * window is queueDrainedFor plus this gap), and a retry that fails again shows as a block in a
+ * backoff or a grown counter in a sample of the streak.
+ */
+export const RETRY_RESAMPLE_MS = 50;
+
+/**
+ * Pure: whether the zone's backlog is down to blocks vmagent holds in a send-retry backoff (every
+ * pod read, nothing pending but them). What is left is the retry, at a moment no sample can predict
+ * (up to -remoteWrite.retryMaxInterval): sampled at the poll's rate, the retry is seen up to a whole
+ * poll late, and that lateness is the drain detection's own.
+ */
+export function awaitingRetry(sample: QueueSample, queueEmptyBytes: number): boolean {
+  return (
+    !sample.drained && sample.unreadablePods === 0 && sample.pendingBytes <= queueEmptyBytes && Object.values(sample.blocksInBackoff ?? {}).some((n) => n > 0)
+  );
+}
+
+/** The period while awaitingRetry: a quarter poll (at least RETRY_RESAMPLE_MS), so a retry is seen within it. */
+export function awaitingRetryPeriodMs(pollMs: number): number {
+  return Math.min(pollMs, Math.max(RETRY_RESAMPLE_MS, Math.round(pollMs / 4)));
+}
+
+/** Why the next sample may come sooner than a poll after the last one. */
+export type SampleCadence = 'poll' | 'retried' | 'awaitingRetry';
 
 /**
  * Pure: when the sample after one that started at `sampleStartedMs` is due. At a fixed rate: one
  * poll after the previous sample STARTED (its own duration does not stretch the period), or, while
  * a streak runs, as soon as a sample can complete it (a sample's `at` is taken when it ends, so one
  * that starts at emptySince + queueDrainedFor is stamped at or after that) when that is sooner.
- * After a sample whose pending bytes were empty but which saw a send retry (`retried`), the next
- * comes after RETRY_RESAMPLE_MS: the streak can only start at a retry-free sample, and waiting a whole
- * poll for it would add that poll to every drain that ends with a retry. The caller never waits
- * less than 0: a sample slower than the poll is followed at once.
+ * Sooner at the end of a drain (`cadence`): after a sample whose pending bytes were empty but which
+ * saw a send retry, RETRY_RESAMPLE_MS; while only blocks in a backoff are left, awaitingRetryPeriodMs.
+ * Together they bound the decision's lateness after a drain that ends with a retry to a quarter
+ * poll plus RETRY_RESAMPLE_MS plus the samples' own durations, where a poll's rate alone leaves
+ * a whole poll plus that. The caller never waits less than 0: a sample slower than the poll is
+ * followed at once.
  */
-export function nextSampleDue(sampleStartedMs: number, state: DrainHeartbeat, pollMs: number, queueDrainedForMs: number, retried = false): number {
-  const byRate = sampleStartedMs + (retried ? Math.min(pollMs, RETRY_RESAMPLE_MS) : pollMs);
+export function nextSampleDue(sampleStartedMs: number, state: DrainHeartbeat, pollMs: number, queueDrainedForMs: number, cadence: SampleCadence): number {
+  const period = cadence === 'retried' ? Math.min(pollMs, RETRY_RESAMPLE_MS) : cadence === 'awaitingRetry' ? awaitingRetryPeriodMs(pollMs) : pollMs;
+  const byRate = sampleStartedMs + period;
   if (!state.emptySince) return byRate;
   return Math.min(byRate, Date.parse(state.emptySince) + queueDrainedForMs);
 }
@@ -122,8 +152,8 @@ export async function watchQueue(
       reported = now();
     }
     // advanceStreak turned an empty sample into a not-drained one: it saw a retry.
-    const retried = s.drained && !state.last.drained;
-    const wait = Math.max(0, nextSampleDue(sampleStarted, state, poll, input.queueDrainedForMs, retried) - now());
+    const cadence: SampleCadence = s.drained && !state.last.drained ? 'retried' : awaitingRetry(s, input.queueEmptyBytes) ? 'awaitingRetry' : 'poll';
+    const wait = Math.max(0, nextSampleDue(sampleStarted, state, poll, input.queueDrainedForMs, cadence) - now());
     await sleepHeartbeating(ctx, wait, state);
   }
 }

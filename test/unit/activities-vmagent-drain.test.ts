@@ -1,7 +1,17 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { activityPollContext, type PollContext } from '../../activities/activity-context';
-import { RETRY_RESAMPLE_MS, advanceStreak, maxResumeGapMs, resumeStreak, streakMs, waitQueueDrained, watchQueue } from '../../activities/vmagent/drain';
+import {
+  RETRY_RESAMPLE_MS,
+  advanceStreak,
+  awaitingRetry,
+  awaitingRetryPeriodMs,
+  maxResumeGapMs,
+  resumeStreak,
+  streakMs,
+  waitQueueDrained,
+  watchQueue,
+} from '../../activities/vmagent/drain';
 import type { DrainHeartbeat, QueueSample } from '../../api/rollout-contract';
 import type { QueueTarget } from '../../workflows/activity-types';
 
@@ -274,8 +284,8 @@ describe('a retry seen in a sample', () => {
       return { w, starts };
     };
     const fast = await run(true);
-    expect(fast.w.emptySince).toBe(iso(T0 + 4_250));
-    expect(fast.starts.slice(0, 7)).toEqual([0, 1_000, 2_000, 3_000, 4_000, 4_250, 5_250]);
+    expect(fast.w.emptySince).toBe(iso(T0 + 4_000 + RETRY_RESAMPLE_MS));
+    expect(fast.starts.slice(0, 7)).toEqual([0, 1_000, 2_000, 3_000, 4_000, 4_000 + RETRY_RESAMPLE_MS, 5_000 + RETRY_RESAMPLE_MS]);
     const slow = await run(false);
     expect(slow.w.emptySince).toBe(iso(T0 + 5_000));
   });
@@ -290,5 +300,67 @@ describe('a retry seen in a sample', () => {
     };
     await expect(watchQueue(f.ctx, sample, target, f.now)).rejects.toThrow(STOP);
     expect(starts).toEqual([0, 1_000, 2_000]);
+  });
+});
+
+describe('the end of a drain: blocks in a send-retry backoff', () => {
+  const POLL = target.pollIntervalMs;
+  /** Pending until 1 s; then nothing pending but one block in a backoff until `retryAt`, when vmagent retries it (and delivers it). */
+  const drainEndingWithRetry =
+    (retryAt: number) =>
+    (t: number): QueueSample => {
+      if (t < T0 + 1_000) return { ...sampleAt(t, false), sendRetries: { p0: 5 } };
+      if (t < T0 + retryAt) return { ...sampleAt(t, false, 0), sendRetries: { p0: 5 }, blocksInBackoff: { p0: 1 } };
+      return { ...sampleAt(t, true), sendRetries: { p0: 6 } };
+    };
+  /** The decision's lateness: its sample's end − the retry − queueDrainedFor. `slow`: every sooner sample comes a poll later (the protection off). */
+  async function lateness(retryAt: number, slow = false): Promise<number> {
+    const f = fakeCtx();
+    const ctx = slow ? { ...f.ctx, sleep: (ms: number) => f.ctx.sleep(ms < POLL ? POLL : ms) } : f.ctx;
+    const w = await watchQueue(ctx, async () => drainEndingWithRetry(retryAt)(f.now()), target, f.now);
+    return Date.parse(w.last.at) - T0 - retryAt - target.queueDrainedForMs;
+  }
+
+  it('awaitingRetry: every pod read, nothing pending above queueEmptyBytes, a block in a backoff', () => {
+    const waiting = drainEndingWithRetry(3_000)(T0 + 2_000);
+    expect(awaitingRetry(waiting, 0)).toBe(true);
+    expect(awaitingRetry({ ...waiting, pendingBytes: 10 }, 0)).toBe(false);
+    expect(awaitingRetry({ ...waiting, pendingBytes: 10 }, 10)).toBe(true);
+    expect(awaitingRetry({ ...waiting, unreadablePods: 1 }, 0)).toBe(false);
+    expect(awaitingRetry({ ...waiting, blocksInBackoff: { p0: 0 } }, 0)).toBe(false);
+    expect(awaitingRetry({ ...waiting, blocksInBackoff: undefined }, 0)).toBe(false);
+    expect(awaitingRetry({ ...waiting, drained: true }, 0)).toBe(false);
+    expect(awaitingRetryPeriodMs(1_000)).toBe(250);
+    expect(awaitingRetryPeriodMs(100)).toBe(RETRY_RESAMPLE_MS);
+    expect(awaitingRetryPeriodMs(40)).toBe(40);
+  });
+
+  it('samples every quarter poll while the block waits, so the streak starts within a quarter poll (+ the resample) of the retry', async () => {
+    const f = fakeCtx();
+    const starts: number[] = [];
+    const w = await watchQueue(f.ctx, async () => (starts.push(f.now() - T0), drainEndingWithRetry(3_100)(f.now())), target, f.now);
+    expect(starts.slice(0, 12)).toEqual([0, 1_000, 1_250, 1_500, 1_750, 2_000, 2_250, 2_500, 2_750, 3_000, 3_250, 3_250 + RETRY_RESAMPLE_MS]);
+    expect(w.emptySince).toBe(iso(T0 + 3_250 + RETRY_RESAMPLE_MS));
+    // Back at the poll's rate once the streak runs.
+    expect(starts[12]).toBe(4_250 + RETRY_RESAMPLE_MS);
+  });
+
+  it("property (seeded): at every moment of the retry the decision is at most a quarter poll + RETRY_RESAMPLE_MS late, within one poll; a poll's rate alone is up to two polls late", async () => {
+    const seed = 20261205;
+    let x = seed;
+    const next = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0), x / 2 ** 32);
+    const moments = [1_001, 1_250, 1_251, 1_999, 2_000, ...Array.from({ length: 40 }, () => 1_000 + Math.floor(next() * 4_000))];
+    const fast: number[] = [];
+    const slow: number[] = [];
+    for (const m of moments) {
+      fast.push(await lateness(m));
+      slow.push(await lateness(m, true));
+    }
+    // The moments (and the seed) that break the bound, if any: replayable as they are.
+    const bound = awaitingRetryPeriodMs(POLL) + RETRY_RESAMPLE_MS;
+    expect({ seed, outOfBound: moments.filter((_, i) => fast[i]! < 0 || fast[i]! > bound) }).toEqual({ seed, outOfBound: [] });
+    expect(Math.max(...fast)).toBeLessThanOrEqual(POLL);
+    // Negative control: sampled at the poll's rate, some moments are decided more than a poll late.
+    expect(Math.max(...slow)).toBeGreaterThan(POLL);
   });
 });
