@@ -88,7 +88,7 @@ cli: deps
 
 CHAOS_ARGS ?=
 chaos: deps tools
-	@mkdir -p .tmp/chaos && $(NPX) tsx test/infra/chaos/campaign.ts $(CHAOS_ARGS)
+	@mkdir -p .tmp/chaos && BENCH_COMMAND="make $@ CHAOS_ARGS='$(CHAOS_ARGS)'" $(NPX) tsx test/infra/chaos/campaign.ts $(CHAOS_ARGS)
 
 clean-results:
 	rm -rf $(RESULTS)

@@ -16,5 +16,11 @@ case "$project" in
   integration|e2e) extra=(--maxWorkers=2) ;;
   *) extra=() ;;
 esac
+# The measurements an e2e or chaos file writes (.tmp/bench/image.json, .tmp/chaos/short-<seed>.json)
+# name the command that made them (bench/support/provenance.ts); not the unit project, whose
+# benchmark smoke test checks the command each benchmark names itself.
+case "$project" in
+  e2e|chaos) export BENCH_COMMAND="${BENCH_COMMAND:-scripts/jest-project.sh $project $*}" ;;
+esac
 # Path patterns go first: --selectProjects takes every following bare word as a project name.
 exec npx --no-install jest "$@" --ci --passWithNoTests --selectProjects "$project" "${extra[@]}"

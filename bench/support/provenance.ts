@@ -16,13 +16,19 @@ export interface Provenance {
   /** Files that differed from the commit when the run started (`git status --porcelain`: other work in a shared tree). */
   uncommittedChanges: string[];
   date: string;
-  /** The make target that ran it (the Makefile sets BENCH_COMMAND), else the script and its arguments. */
+  /**
+   * The make target or script that ran it (they set BENCH_COMMAND), else the caller's default, else
+   * the script and its arguments.
+   */
   command: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; kernel: string; loadavgAtStart: number[] };
 }
 
-/** Call it when the run starts (the load average is the machine's then). */
-export function provenance(): Provenance {
+/**
+ * Call it when the run starts (the load average is the machine's then). `defaultCommand`: for a
+ * jest file, whose process's arguments are jest's and do not name the file.
+ */
+export function provenance(defaultCommand?: string): Provenance {
   const changes = git('status', '--porcelain').split('\n').filter(Boolean);
   const cpus = os.cpus();
   return {
@@ -30,7 +36,7 @@ export function provenance(): Provenance {
     uncommittedChanges:
       changes.length > MAX_LISTED_CHANGES ? [...changes.slice(0, MAX_LISTED_CHANGES), `… ${changes.length - MAX_LISTED_CHANGES} more`] : changes,
     date: new Date().toISOString(),
-    command: process.env.BENCH_COMMAND ?? ['npx tsx', path.relative(REPO, process.argv[1] ?? '?'), ...process.argv.slice(2)].join(' '),
+    command: process.env.BENCH_COMMAND ?? defaultCommand ?? ['npx tsx', path.relative(REPO, process.argv[1] ?? '?'), ...process.argv.slice(2)].join(' '),
     machine: {
       cpus: cpus.length,
       cpuModel: cpus[0]?.model.trim() ?? '?',

@@ -12,11 +12,13 @@
  * KUBERNETES_SERVICE_HOST/PORT pointing at the bed's API server).
  *
  * Never skipped: without buildah or the image it fails, naming `make image`. Image size and start
- * times go to .tmp/bench/image.json (figures in docs/benchmarks.md).
+ * times go to .tmp/bench/image.json (figures in docs/benchmarks.md) with the commit, machine and
+ * command of the run (bench/support/provenance.ts), as the benchmarks' documents.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
+import { provenance, type Provenance } from '../../bench/support/provenance';
 import { POD_NETWORK_PRELOAD } from '../infra/chaos/control-processes';
 import { startPodGateway, type PodGateway } from '../infra/chaos/pod-gateway';
 import { IMAGE_UID, requireImage, runInImage, type Container, type ImageInfo } from '../infra/harness/image';
@@ -48,6 +50,7 @@ const SERVICE_ACCOUNT_DIR = '/run/secrets/kubernetes.io/serviceaccount';
 const PAYLOAD_KEYS_FILE = '/etc/vmrollout-payload-keys/keys';
 const PRELOAD = '/opt/vmrollout-test/pod-network-preload.cjs';
 
+let runInfo: Provenance;
 let image: ImageInfo;
 let gateway: PodGateway | undefined;
 let stack: E2EStack;
@@ -133,6 +136,8 @@ async function startInImage(bed: ControlBed): Promise<{ stop(): Promise<void> }>
 }
 
 beforeAll(async () => {
+  // scripts/jest-project.sh names itself in BENCH_COMMAND; run otherwise, this is how to run the file alone.
+  runInfo = provenance('npx jest test/e2e/image.test.ts --selectProjects e2e');
   image = await requireImage();
   stack = await startE2EStack({
     namespace: NS,
@@ -154,6 +159,9 @@ afterAll(async () => {
   if (!containers.worker || !containers.trigger) return;
   const c = (x: Container) => ({ createMs: x.runAt - x.createdAt, readyMs: x.readyAt - x.runAt });
   const report = {
+    benchmark: 'image',
+    what: "test/e2e/image.test.ts: the image's size (buildah's count and the OCI archive), then for the worker and the trigger run in it for a rollout on the e2e bed: createMs (`buildah from`, mount, the files put in place), readyMs (`buildah run` → /readyz 200), and their exit codes on SIGTERM",
+    ...runInfo,
     image: { ...image, archiveMiB: Math.round((image.archiveBytes / 2 ** 20) * 10) / 10 },
     worker: c(containers.worker),
     trigger: c(containers.trigger),

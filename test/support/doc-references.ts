@@ -62,7 +62,7 @@ export function githubSlug(heading: string): string {
     .replace(/ /g, '-');
 }
 
-interface Line {
+export interface Line {
   n: number;
   text: string;
   /** The heading text of the section the line is in. */
@@ -70,7 +70,7 @@ interface Line {
 }
 
 /** The lines outside fenced code blocks. */
-function prose(markdown: string): Line[] {
+export function prose(markdown: string): Line[] {
   const lines: Line[] = [];
   let fence: string | undefined;
   let section = '';
@@ -106,6 +106,15 @@ export function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
+/** The targets a line of prose links, outside code spans: `[text](target "title")` and `[label]: target`. */
+export function linkTargets(text: string): string[] {
+  const outsideCode = text.replace(/`[^`]*`/g, '``');
+  return [
+    ...[...outsideCode.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!),
+    ...[...outsideCode.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/g)].map((m) => m[1]!),
+  ];
+}
+
 /** The "may import" table of docs/architecture.md: each folder and the folders of ours it may import. */
 export function documentedLayers(architectureDoc: string): Map<string, string[]> {
   const layers = new Map<string, string[]>();
@@ -121,7 +130,8 @@ export function invariantsDefined(designDoc: string): Set<string> {
   return new Set([...designDoc.matchAll(/<a\s+id="i(\d+)"/g)].map((m) => `I${m[1]}`));
 }
 
-function normalize(path: string): string | undefined {
+/** A `/`-separated path with `.` and `..` resolved; undefined when it climbs above the root. */
+export function normalize(path: string): string | undefined {
   const out: string[] = [];
   for (const part of path.split('/')) {
     if (part === '' || part === '.') continue;
@@ -133,7 +143,7 @@ function normalize(path: string): string | undefined {
   return out.join('/');
 }
 
-function dirOf(path: string): string {
+export function dirOf(path: string): string {
   const i = path.lastIndexOf('/');
   return i < 0 ? '' : path.slice(0, i);
 }
@@ -186,11 +196,7 @@ export function checkDocReferences(docs: readonly TextFile[], sources: readonly 
         checkTarget(doc.path, n, `\`${token}\``, path, undefined);
       }
       const outsideCode = text.replace(/`[^`]*`/g, '``');
-      const links = [
-        ...[...outsideCode.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!),
-        ...[...outsideCode.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/g)].map((m) => m[1]!),
-      ];
-      for (const link of links) {
+      for (const link of linkTargets(text)) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(link)) continue;
         const hash = link.indexOf('#');
         const target = hash < 0 ? link : link.slice(0, hash);

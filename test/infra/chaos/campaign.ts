@@ -13,7 +13,8 @@
  *   CHAOS_SEED=N make chaos             replay a campaign
  *   npx tsx test/infra/chaos/campaign.ts [--short] [--seed=N] [--rollouts=N] [--kills=N] [--rejoin-early-ms=N]
  *     --short: the variant test/infra/chaos/short.test.ts runs; --rejoin-early-ms: a negative control of check b
- * Prints one JSON document (also .tmp/chaos/campaign-<seed>.json); exit status 1 on any breach.
+ * Prints one JSON document (also .tmp/chaos/campaign-<seed>.json), with the commit, machine and
+ * command of the run (bench/support/provenance.ts); exit status 1 on any breach.
  * test/infra/chaos/short.test.ts runs a short seeded variant in `make test` (`make test-chaos`).
  */
 import * as fs from 'node:fs';
@@ -22,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { optionalTsToMs, tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { provenance, type Provenance } from '../../../bench/support/provenance';
 import { routeTargetRefs } from '../../../api/route-targets';
 import type { RouteRef } from '../../../api/route-records';
 import { DEFAULT_TASK_QUEUE } from '../../../api/rollout-contract';
@@ -763,6 +765,11 @@ async function measureRecovery(client: Client, kills: KillRecord[]): Promise<voi
   }
 }
 
+/** A report as it is written (.tmp/chaos/*.json): what ran and where it came from, then the report. */
+export function campaignDocument(what: string, runInfo: Provenance, report: CampaignReport) {
+  return { benchmark: 'chaos', what, ...runInfo, ...report };
+}
+
 // ---- CLI ----------------------------------------------------------------------------------------------
 
 function flag(name: string): string | undefined {
@@ -806,7 +813,9 @@ export const SHORT_CAMPAIGN: Omit<CampaignOptions, 'seed' | 'log'> = {
 
 async function main(): Promise<void> {
   const seed = Number(flag('seed') ?? process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  const base = process.argv.includes('--short') ? SHORT_CAMPAIGN : FULL_CAMPAIGN;
+  const short = process.argv.includes('--short');
+  const base = short ? SHORT_CAMPAIGN : FULL_CAMPAIGN;
+  const runInfo = provenance();
   const log = (m: string) => process.stderr.write(`[chaos ${new Date().toISOString()}] ${m}\n`);
   log(`seed ${seed} (replay: CHAOS_SEED=${seed} make chaos)`);
   const report = await runCampaign({
@@ -819,8 +828,17 @@ async function main(): Promise<void> {
   });
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, `campaign-${seed}.json`), JSON.stringify(report, null, 2) + '\n');
-  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  const doc = JSON.stringify(
+    campaignDocument(
+      `test/infra/chaos/campaign.ts, the ${short ? 'short' : 'full'} campaign: rollouts of a 3-zone VMDistributedCluster under worker kills, restarts, API and /metrics faults, judged by the oracle; recovery after each kill`,
+      runInfo,
+      report,
+    ),
+    null,
+    2,
+  );
+  fs.writeFileSync(path.join(out, `campaign-${seed}.json`), doc + '\n');
+  process.stdout.write(doc + '\n');
   log(
     `${report.passed ? 'PASSED' : 'FAILED'}: ${report.oracle.breaches.length} breaches, ${report.reads.failed} failed / ${report.reads.stale} stale reads of ${report.reads.total}, seed ${seed}`,
   );

@@ -15,7 +15,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runCampaign, SHORT_CAMPAIGN, type CampaignReport } from './campaign';
+import { provenance } from '../../../bench/support/provenance';
+import { campaignDocument, runCampaign, SHORT_CAMPAIGN, type CampaignReport } from './campaign';
 import { REPO_ROOT } from '../../e2e/support';
 
 jest.setTimeout(20 * 60_000);
@@ -25,11 +26,14 @@ let report: CampaignReport;
 
 beforeAll(async () => {
   process.stdout.write(`chaos seed ${SEED} (replay: CHAOS_SEED=${SEED})\n`);
+  // scripts/jest-project.sh names itself in BENCH_COMMAND; run otherwise, this is how to run the file alone.
+  const runInfo = provenance('npx jest test/infra/chaos/short.test.ts --selectProjects chaos --runInBand');
   report = await runCampaign({ ...SHORT_CAMPAIGN, seed: SEED, log: (m) => process.env.E2E_VERBOSE && process.stdout.write(`${m}\n`) });
-  // The whole report, for a failure's post-mortem (kills, recovery, faults, every breach).
+  // The whole report, for a failure's post-mortem (kills, recovery, faults, every breach) and the figures of docs/reliability.md.
+  const what = 'test/infra/chaos/short.test.ts: the short chaos campaign (SHORT_CAMPAIGN of test/infra/chaos/campaign.ts), the report runCampaign returned';
   const out = path.join(REPO_ROOT, '.tmp', 'chaos');
   fs.mkdirSync(out, { recursive: true });
-  fs.writeFileSync(path.join(out, `short-${SEED}.json`), JSON.stringify(report, null, 2) + '\n');
+  fs.writeFileSync(path.join(out, `short-${SEED}.json`), JSON.stringify(campaignDocument(what, runInfo, report), null, 2) + '\n');
 }, 20 * 60_000);
 
 test('the faults happened', () => {
