@@ -25,9 +25,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ServiceError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { MockActivityEnvironment, type TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { parse as parseYaml } from 'yaml';
 import { workflowIdFor, type RolloutInput, type DrainHeartbeat, type QueueSample, type RolloutResult } from '../../api/rollout-contract';
 import type { NormalizedSpec } from '../../api/types';
 import { watchQueue as realWatchQueue } from '../../activities/vmagent/drain';
@@ -42,7 +41,9 @@ import type { FakeCluster } from '../../test/workflow/fake-cluster';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import { queueProgressMessage } from '../../workflows/status';
 import { round } from '../analysis/stats';
+import { CHART_MALLOC } from '../support/chart-worker';
 import { eventTypeCounts, fullHistory, type HistoryEvent } from '../support/history';
+import { procMemoryMB } from '../support/proc-memory';
 import { provenance } from '../support/provenance';
 import type { FakeCall, FakeReply, WorkerStats } from './scale-worker';
 
@@ -58,15 +59,6 @@ const NO_PRELOAD = flag('preload') === 'none';
 const HOLD_MS = Number(/^--hold-ms=(\d+)$/.exec(process.argv.find((a) => a.startsWith('--hold-ms=')) ?? '')?.[1] ?? 5_000);
 const TARGETS = { workerRssMB: 500, eventsPerZone: 100 } as const;
 const REPO = path.resolve(__dirname, '..', '..');
-/** The worker's malloc environment as the chart sets it. */
-const CHART_MALLOC = (() => {
-  const m = (
-    parseYaml(fs.readFileSync(path.join(REPO, 'charts', 'vmrollout', 'values.yaml'), 'utf8')) as {
-      worker: { malloc: { arenaMax: number; trimThreshold: number; mmapThreshold: number } };
-    }
-  ).worker.malloc;
-  return { MALLOC_ARENA_MAX: String(m.arenaMax), MALLOC_TRIM_THRESHOLD_: String(m.trimThreshold), MALLOC_MMAP_THRESHOLD_: String(m.mmapThreshold) };
-})();
 const OUT_DIR = path.join(REPO, '.tmp', 'bench');
 
 const log = (msg: string) => process.stderr.write(`[scale] ${msg}\n`);
@@ -187,7 +179,11 @@ class WorkerChild {
     if (!fake) this.fakes.set(call.workflowId, (fake = makeFake().activities()));
     let reply: FakeReply;
     try {
-      reply = { type: 'reply', id: call.id, value: await (fake[call.name as keyof RolloutActivities] as (a: unknown) => Promise<unknown>)(call.arg) };
+      // Inside an activity context of the calling workflow, as the real activities run: the queue
+      // wait's progress reporter reads the workflow it reports to from it.
+      const context = new MockActivityEnvironment({ workflowExecution: { workflowId: call.workflowId, runId: '' } });
+      const activity = fake[call.name as keyof RolloutActivities] as (a: unknown) => Promise<unknown>;
+      reply = { type: 'reply', id: call.id, value: await context.run(activity, call.arg) };
     } catch (err) {
       const f = err instanceof ApplicationFailure ? err : undefined;
       reply = {
@@ -224,13 +220,7 @@ class WorkerChild {
 
   /** VmRSS and VmHWM (peak) of the worker process, in MB. */
   memory(): { rssMB: number; hwmMB: number } {
-    try {
-      const s = fs.readFileSync(`/proc/${this.proc.pid}/status`, 'utf8');
-      const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)?.[1] ?? NaN);
-      return { rssMB: kb('VmRSS') / 1024, hwmMB: kb('VmHWM') / 1024 };
-    } catch {
-      return { rssMB: NaN, hwmMB: NaN };
-    }
+    return procMemoryMB(this.proc.pid!);
   }
 
   async stop(): Promise<void> {
