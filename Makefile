@@ -6,7 +6,7 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help image release cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale bench-operator tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
+.PHONY: help image release cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale bench-scale-real bench-operator tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
@@ -22,7 +22,7 @@ help:
 	@echo "make test-unit | test-workflow | test-integration | test-e2e | test-chaos | test-operator  [ARGS=<pattern>]"
 	@echo "make typecheck | lint | crd"
 	@echo "make bench             every benchmark (JSON in .tmp/bench/, figures in docs/benchmarks.md); one: make bench-<name>"
-	@echo "                        (queue-reading, rollout, trigger, scale, operator); BENCH_ARGS=--quick for short runs"
+	@echo "                        (queue-reading, rollout, trigger, scale, scale-real, operator); BENCH_ARGS=--quick for short runs"
 	@echo "make chaos             the chaos campaign (3 rollouts under worker kills, restarts, API and scrape faults; JSON in"
 	@echo "                        .tmp/chaos/, figures in docs/reliability.md); replay: CHAOS_SEED=<seed>; CHAOS_ARGS=--kills=N ..."
 
@@ -96,13 +96,13 @@ clean-results:
 # Benchmarks print one JSON document each (also written to .tmp/bench/<name>.json); bench/*.ts are
 # pure, bench/stack/*.ts start the real stack (tools needed).
 BENCH_ARGS ?=
-bench: bench-queue-reading bench-rollout bench-trigger bench-scale bench-operator
+bench: bench-queue-reading bench-rollout bench-trigger bench-scale bench-scale-real bench-operator
 
 # Each document names the command that made it (bench/support/provenance.ts).
 bench-queue-reading: deps
 	@mkdir -p .tmp/bench && BENCH_COMMAND="make $@ BENCH_ARGS='$(BENCH_ARGS)'" $(NPX) tsx bench/queue-reading.ts $(BENCH_ARGS) | tee .tmp/bench/queue-reading.json
 
-bench-rollout bench-trigger bench-scale: bench-%: deps tools
+bench-rollout bench-trigger bench-scale bench-scale-real: bench-%: deps tools
 	@BENCH_COMMAND="make $@ BENCH_ARGS='$(BENCH_ARGS)'" $(NPX) tsx bench/stack/$*.ts $(BENCH_ARGS)
 
 # The real-operator bed's start-up and a rollout under the real operator, in the bed's network namespace.

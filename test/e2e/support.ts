@@ -746,7 +746,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 }
 
 /** Until the simulator renders vmauth with every zone and `users` VMUsers, served by every vmauth pod. */
-export async function waitVmauthRendered(vm: VmEnvironment, zones: number, users: number, timeoutMs = 30_000): Promise<void> {
+export async function waitVmauthRendered(vm: Pick<VmEnvironment, 'simulator'>, zones: number, users: number, timeoutMs = 30_000): Promise<void> {
   await waitFor(
     () =>
       vm.simulator.currentConfig?.routes.unauthorized?.length === zones &&

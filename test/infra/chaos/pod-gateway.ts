@@ -1,7 +1,7 @@
 /**
  * The pod network for CHILD processes (the real worker run as its own process, chaos campaign).
  *
- * In the test process, pod addresses (TEST-NET-2, 198.51.100.x) are mapped to 127.0.0.1 by
+ * In the test process, pod addresses (TEST-NET-2 198.51.100.x, then 198.18.0.0/15: isPodAddress) are mapped to 127.0.0.1 by
  * podNetworkFetch through a dynamic registry (test/infra/harness/pod-network.ts). A child process cannot
  * see that registry, so its fetch (pod-network-preload.cjs, preloaded with `node --require`) sends
  * every pod request to this gateway, an HTTP server on 127.0.0.1 in the TEST process, which maps
@@ -32,7 +32,7 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { podToLoopback, POD_NET_PREFIX } from '../harness/pod-network';
+import { isPodAddress, podToLoopback } from '../harness/pod-network';
 import { mulberry32 } from '../../../workflows/plan';
 
 export type FaultKind = 'timeout' | 'truncated' | 'garbage';
@@ -119,7 +119,7 @@ export function gatewayUrlFor(gatewayUrl: string, podUrl: string): string {
   } catch {
     return podUrl;
   }
-  if (!u.hostname.startsWith(POD_NET_PREFIX) || u.protocol !== 'http:') return podUrl;
+  if (!isPodAddress(u.hostname) || u.protocol !== 'http:') return podUrl;
   return `${gatewayUrl.replace(/\/+$/, '')}/${u.hostname}:${u.port || '80'}${u.pathname}${u.search}`;
 }
 
@@ -207,7 +207,7 @@ export async function startPodGateway(opts: PodGatewayOptions = {}): Promise<Pod
     };
     if (!m) return refuse(`not a gateway request (want /<podIP>:<podPort>/path): ${req.url}`);
     const ip = m[1]!;
-    if (!ip.startsWith(POD_NET_PREFIX)) return refuse(`${entry.target} is not a pod address`);
+    if (!isPodAddress(ip)) return refuse(`${entry.target} is not a pod address`);
     const mapped = new URL(podToLoopback(`http://${entry.target}/`));
     if (mapped.hostname !== '127.0.0.1') return refuse(`connection refused: no pod listens at ${entry.target} (pod network registry)`);
     entry.upstream = `127.0.0.1:${mapped.port}`;

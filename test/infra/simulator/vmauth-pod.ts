@@ -14,9 +14,14 @@
  *    config-reloader that publishes no such metric.
  *  - A config vmauth rejects is not published (the old hash stays), and recorded in reloadErrors.
  *
- * The pod gets its own TEST-NET-2 address (test/infra/harness/pod-network.ts): <podIP>:8427 → vmauth,
+ * The pod gets its own address (test/infra/harness/pod-network.ts): <podIP>:8427 → vmauth,
  * <podIP>:8435 → the config-reloader's /metrics. The pod is ready once it serves its first config
  * (a real pod cannot start before its config Secret exists).
+ *
+ * Option `configReloaderOnly` (bench/stack/scale-real.ts: hundreds of namespaces on one machine):
+ * no vmauth process and nothing on 8427; the config-reloader still gunzips and parses each Secret
+ * content and publishes its hash, which is all that the operator's WaitForConfigReloadHash and the
+ * worker's switch confirmation read. Nothing can read through such a pod.
  */
 import { EventEmitter } from 'node:events';
 import * as http from 'node:http';
@@ -61,6 +66,8 @@ export interface VmauthPodOptions {
   noContentHashMetric?: boolean;
   /** How often the Secret is read. Default 100 ms. */
   pollMs?: number;
+  /** The config-reloader without vmauth (see the header). Default false. */
+  configReloaderOnly?: boolean;
   routesOf?: (config: VmauthConfig) => Record<string, string[]>;
   log?: (msg: string) => void;
 }
@@ -73,6 +80,7 @@ const PLACEHOLDER_VMAUTH_CONFIG = {
 export class VmauthPod extends EventEmitter {
   readonly name: string;
   readonly podIP: string;
+  /** Its vmauth process (none with configReloaderOnly). */
   vmauth!: VmauthHandle;
   /** Loopback port of the config-reloader's /metrics. */
   reloaderPort = 0;
@@ -107,7 +115,7 @@ export class VmauthPod extends EventEmitter {
 
   /** Ready: serves a config from the Secret (what the EndpointSlice and the operator's wait see). */
   get ready(): boolean {
-    return this.served.length > 0 && this.vmauth?.running;
+    return this.served.length > 0 && (this.opts.configReloaderOnly === true || this.vmauth?.running);
   }
 
   /** The config this pod serves now (undefined before its first). */
@@ -123,7 +131,7 @@ export class VmauthPod extends EventEmitter {
   }
 
   async start(): Promise<void> {
-    this.vmauth = await startVmauth({ name: this.name, config: PLACEHOLDER_VMAUTH_CONFIG });
+    if (!this.opts.configReloaderOnly) this.vmauth = await startVmauth({ name: this.name, config: PLACEHOLDER_VMAUTH_CONFIG });
     this.reloaderPort = await freePort();
     this.server = http.createServer((req, res) => {
       if ((req.url ?? '').startsWith('/metrics')) {
@@ -138,7 +146,8 @@ export class VmauthPod extends EventEmitter {
       this.server!.once('error', reject);
       this.server!.listen(this.reloaderPort, '127.0.0.1', () => resolve());
     });
-    this.unregister.push(registerPodPort(this.podIP, VMAUTH_POD_PORT, this.vmauth.port), registerPodPort(this.podIP, CONFIG_RELOADER_PORT, this.reloaderPort));
+    this.unregister.push(registerPodPort(this.podIP, CONFIG_RELOADER_PORT, this.reloaderPort));
+    if (!this.opts.configReloaderOnly) this.unregister.push(registerPodPort(this.podIP, VMAUTH_POD_PORT, this.vmauth.port));
     const poll = async () => {
       if (this.stopped) return;
       await this.pollSecret().catch(() => undefined);
@@ -211,7 +220,7 @@ export class VmauthPod extends EventEmitter {
     const hash = configHash(item.gz);
     try {
       const config = parse(zlib.gunzipSync(item.gz).toString('utf8')) as VmauthConfig;
-      await this.vmauth.updateConfig(resolveServiceURLs(config ?? {}, this.opts.dns()) as object);
+      if (!this.opts.configReloaderOnly) await this.vmauth.updateConfig(resolveServiceURLs(config ?? {}, this.opts.dns()) as object);
       const record: ServedConfigRecord = {
         pod: this.name,
         at: Date.now(),
