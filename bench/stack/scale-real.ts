@@ -210,7 +210,8 @@ async function main(): Promise<number> {
     assertPodIpNotLocal();
     // ---- kube-apiserver, the CRDs, the chart's identities for every namespace, Temporal ----------------
     log(`${ROLLOUTS} namespaces: kube-apiserver, the CRDs, the chart's identities, Temporal`);
-    const kube = await startKube();
+    // 5 Services per namespace (3 vmselect, vmauth, vmagent): more than the harness's /24 of service IPs (the later flag wins).
+    const kube = await startKube({ extraArgs: ['--service-cluster-ip-range=10.0.0.0/20'] });
     stops.push(() => kube.stop());
     const kc = kube.kubeConfig;
     await installCrdFiles(kc, VM_OPERATOR_CRDS, path.join(REPO_ROOT, 'charts', 'vmrollout', 'crds'));
