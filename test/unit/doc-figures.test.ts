@@ -110,7 +110,7 @@ describe('figures and the documents they were read from', () => {
   });
 
   it('reads a committed document as bench/support/provenance.ts writes it', () => {
-    expect(resultDocumentProblems(readRepo('docs/results/operator.json'))).toEqual([]);
+    expect(resultDocumentProblems(readRepo('docs/results/bench-operator-c082b81.json'))).toEqual([]);
     expect(resultDocumentProblems(undefined)).toEqual(['no such file']);
   });
 });
