@@ -38,7 +38,7 @@ import { installChartIdentities } from '../../test/infra/harness/chart-identitie
 import { assertPodIpNotLocal } from '../../test/infra/harness/pod-network';
 import { startKube, VM_OPERATOR_CRDS } from '../../test/infra/harness/kube';
 import { freePort } from '../../test/infra/harness/ports';
-import { harnessTempDir, httpGet, killAllSync, stopAll, waitFor } from '../../test/infra/harness/processes';
+import { harnessTempDir, httpGet, runHarnessMain, waitFor } from '../../test/infra/harness/processes';
 import { startTemporalDevServer } from '../../test/infra/harness/temporal';
 import {
   CHART_RELEASE_NAMESPACE,
@@ -410,16 +410,4 @@ async function main(): Promise<number> {
   }
 }
 
-const stop = () => {
-  killAllSync();
-  process.exit(1);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
-main()
-  .then((code) => (process.exitCode = code))
-  .catch((err: unknown) => {
-    process.stderr.write(`scale-real: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  })
-  .finally(() => void stopAll().then(() => process.exit()));
+runHarnessMain('scale-real', main);

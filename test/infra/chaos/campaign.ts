@@ -34,7 +34,7 @@ import type { JsonObject, VMDistributedClusterStatus } from '../../../api/types'
 import { parsePayloadKeys, payloadDataConverter } from '../../../process/payload-codec';
 import { installChartIdentities } from '../harness/chart-identities';
 import { startKube, VM_OPERATOR_CRDS } from '../harness/kube';
-import { harnessTempDir, killAllSync, stopAll, waitFor } from '../harness/processes';
+import { harnessTempDir, runHarnessMain, waitFor } from '../harness/processes';
 import { startTemporalDevServer } from '../harness/temporal';
 import { startVmEnvironment } from '../simulator/environment';
 import { ANNOTATION_DELAY_MS } from '../simulator/simulator';
@@ -845,17 +845,4 @@ async function main(): Promise<void> {
   process.exitCode = report.passed ? 0 : 1;
 }
 
-if (require.main === module) {
-  const stop = () => {
-    killAllSync();
-    process.exit(1);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
-  main()
-    .catch((err: unknown) => {
-      process.stderr.write(`chaos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exitCode = 1;
-    })
-    .finally(() => void stopAll().then(() => process.exit()));
-}
+if (require.main === module) runHarnessMain('chaos', main);

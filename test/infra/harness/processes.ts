@@ -127,6 +127,29 @@ export async function stopAll(): Promise<void> {
   if (errors.length) throw new AggregateError(errors, `stopAll: ${errors.length} process(es) failed to stop`);
 }
 
+/**
+ * Runs a command-line entry (a campaign, a benchmark) that starts harness processes: SIGINT/SIGTERM
+ * kill them at once and exit 1; an error is printed (`<label>: ...`) and exits 1; either way every
+ * process is stopped before the process exits. `main`'s number, if any, is the exit code.
+ */
+export function runHarnessMain(label: string, main: () => Promise<number | void>): void {
+  const interrupted = () => {
+    killAllSync();
+    process.exit(1);
+  };
+  process.on('SIGINT', interrupted);
+  process.on('SIGTERM', interrupted);
+  main()
+    .then((code) => {
+      if (typeof code === 'number') process.exitCode = code;
+    })
+    .catch((err: unknown) => {
+      process.stderr.write(`${label}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    })
+    .finally(() => void stopAll().then(() => process.exit()));
+}
+
 /** Registers a pid started by other code (e.g. a server spawned by a native SDK) to be killed when this process exits or is interrupted. */
 export function guardPid(pid: number, name: string): () => void {
   guardedPids.set(pid, name);
