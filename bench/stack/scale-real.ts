@@ -190,14 +190,38 @@ const summary = (xs: number[]) =>
     ? { min: 0, max: 0, mean: 0 }
     : { min: round(Math.min(...xs)), max: round(Math.max(...xs)), mean: round(xs.reduce((a, b) => a + b, 0) / xs.length) };
 
+/** The value of the first sample of `metric` on a Prometheus page whose labels include `label` (when given). */
+function sampleValue(page: string, metric: string, label = ''): number | undefined {
+  const line = page.split('\n').find((l) => (l.startsWith(`${metric}{`) || l.startsWith(`${metric} `)) && l.includes(label));
+  const v = line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+  return Number.isFinite(v) ? v : undefined;
+}
+
 /** The SDK's activity task slots (temporal_worker_task_slots_used / _available of the ActivityWorker) on its exporter's page. */
 function activitySlots(page: string): { used?: number; available?: number } {
-  const value = (metric: string) => {
-    const line = page.split('\n').find((l) => l.startsWith(`${metric}{`) && l.includes('worker_type="ActivityWorker"'));
-    const v = line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
-    return Number.isFinite(v) ? v : undefined;
+  const activity = 'worker_type="ActivityWorker"';
+  return {
+    used: sampleValue(page, 'temporal_worker_task_slots_used', activity),
+    available: sampleValue(page, 'temporal_worker_task_slots_available', activity),
   };
-  return { used: value('temporal_worker_task_slots_used'), available: value('temporal_worker_task_slots_available') };
+}
+
+/**
+ * What the worker's main thread holds, from its own /metrics (prom-client's default metrics,
+ * worker/metrics.ts), in MB: V8's heap (the activities, the SDK's JS side; not the workflow
+ * thread's isolate) and the memory of Buffers outside it, beside the process's RSS at that moment.
+ */
+function mainThreadMemory(page: string): { rssMB?: number; heapTotalMB?: number; heapUsedMB?: number; externalMB?: number } {
+  const m = (metric: string) => {
+    const v = sampleValue(page, `vmrollout_worker_${metric}`);
+    return v === undefined ? undefined : mb(v / 2 ** 20);
+  };
+  return {
+    rssMB: m('process_resident_memory_bytes'),
+    heapTotalMB: m('nodejs_heap_size_total_bytes'),
+    heapUsedMB: m('nodejs_heap_size_used_bytes'),
+    externalMB: m('nodejs_external_memory_bytes'),
+  };
 }
 
 async function main(): Promise<number> {
@@ -328,12 +352,23 @@ async function main(): Promise<number> {
         })
         .catch(() => undefined);
     }, SLOTS_SAMPLE_MS);
+    // The main thread's heap at the sample where the process's RSS was highest.
+    let atRssPeak: ReturnType<typeof mainThreadMemory> = {};
+    const heapSampler = setInterval(() => {
+      void httpGet(worker.metricsUrl, { timeoutMs: 2_000 })
+        .then((res) => {
+          const m = mainThreadMemory(res.body);
+          if ((m.rssMB ?? 0) > (atRssPeak.rssMB ?? 0)) atRssPeak = m;
+        })
+        .catch(() => undefined);
+    }, SLOTS_SAMPLE_MS);
     let batch: Awaited<ReturnType<typeof rollOut>>;
     try {
       batch = await rollOut(kc, namespaces, V4, (quick ? 15 : 45) * 60_000, controlDown);
     } finally {
       clearInterval(rssSampler);
       clearInterval(slotSampler);
+      clearInterval(heapSampler);
     }
     const after = procMemoryMB(worker.pid);
     log(`${ROLLOUTS} at once: ended in ${batch.ms} ms; reading ${ROLLOUTS} histories`);
@@ -373,6 +408,8 @@ async function main(): Promise<number> {
       workerVmHWMMB: mb(after.hwmMB),
       /** Processes of the worker's incarnation (its process group): 1 = the RSS is all of it. */
       workerProcesses,
+      /** The worker's own /metrics every SLOTS_SAMPLE_MS: its main thread's V8 heap at the sample of the highest RSS (the rest of the RSS: the workflow thread, native memory). */
+      workerMainThreadAtRssPeakMB: atRssPeak,
       activitySlots: {
         configured: Number(workerEnv.MAX_CONCURRENT_ACTIVITIES ?? NaN),
         usedPeak: slots.usedPeak ?? null,
