@@ -14,3 +14,9 @@ export function quantile(xs: readonly number[], q: number): number {
   const hi = Math.ceil(i);
   return s[lo]! + (s[hi]! - s[lo]!) * (i - lo);
 }
+
+/** Smallest, largest and mean value, rounded to 0.1; all 0 for no values (a count that is zero). */
+export function minMaxMean(xs: readonly number[]): { min: number; max: number; mean: number } {
+  if (xs.length === 0) return { min: 0, max: 0, mean: 0 };
+  return { min: round(Math.min(...xs)), max: round(Math.max(...xs)), mean: round(mean(xs)) };
+}

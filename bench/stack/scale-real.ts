@@ -58,7 +58,8 @@ import {
   waitVmauthRendered,
   writeUrlVar,
 } from '../../test/e2e/support';
-import { quantile, round } from '../analysis/stats';
+import { minMaxMean, quantile, round } from '../analysis/stats';
+import { forEachLimit } from '../support/concurrency';
 import { chartWorkerEnv } from '../support/chart-worker';
 import { fullHistory } from '../support/history';
 import { procMemoryMB } from '../support/proc-memory';
@@ -88,15 +89,6 @@ const TERMINAL_NOT_SUCCEEDED = ['Failed', 'Cancelled', 'Superseded', 'Invalid'];
 const log = (msg: string) => process.stderr.write(`[scale-real ${new Date().toISOString()}] ${msg}\n`);
 const namespaceOf = (i: number) => `scale-${i}`;
 const mb = (n: number) => round(n, 1);
-
-async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
 
 interface RolloutOutcome {
   namespace: string;
@@ -184,11 +176,6 @@ async function eventsPerZone(client: Client, outcomes: RolloutOutcome[]): Promis
   }
   return out;
 }
-
-const summary = (xs: number[]) =>
-  xs.length === 0
-    ? { min: 0, max: 0, mean: 0 }
-    : { min: round(Math.min(...xs)), max: round(Math.max(...xs)), mean: round(xs.reduce((a, b) => a + b, 0) / xs.length) };
 
 /** The value of the first sample of `metric` on a Prometheus page whose labels include `label` (when given). */
 function sampleValue(page: string, metric: string, label = ''): number | undefined {
@@ -417,8 +404,8 @@ async function main(): Promise<number> {
         samples: slots.samples,
         sampleEveryMs: SLOTS_SAMPLE_MS,
       },
-      eventsPerZone: summary(perZone),
-      singleEventsPerZone: summary(singleEvents).mean,
+      eventsPerZone: minMaxMean(perZone),
+      singleEventsPerZone: minMaxMean(singleEvents).mean,
       failures,
       worker: {
         env: workerEnv,

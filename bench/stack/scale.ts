@@ -40,7 +40,7 @@ import { NS, ZONES, createEnv, inputOf, makeFake, makeSpec, withWorker } from '.
 import type { FakeCluster } from '../../test/workflow/fake-cluster';
 import type { RolloutActivities } from '../../workflows/activity-types';
 import { queueProgressMessage } from '../../workflows/status';
-import { round } from '../analysis/stats';
+import { minMaxMean, round } from '../analysis/stats';
 import { CHART_MALLOC } from '../support/chart-worker';
 import { eventTypeCounts, fullHistory, type HistoryEvent } from '../support/history';
 import { procMemoryMB } from '../support/proc-memory';
@@ -74,11 +74,6 @@ function pct(values: number[], p: number): number {
   if (values.length === 0) return 0;
   const s = [...values].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
-
-function summary(values: number[]): { min: number; max: number; mean: number } {
-  if (values.length === 0) return { min: 0, max: 0, mean: 0 };
-  return { min: round(Math.min(...values)), max: round(Math.max(...values)), mean: round(values.reduce((a, b) => a + b, 0) / values.length) };
 }
 
 /** Scheduled→started latencies (ms) of workflow tasks and of activity tasks in one history. */
@@ -339,7 +334,7 @@ async function runScale(): Promise<ScaleResult> {
       workerRssPeakMB: round(Math.max(samplePeak, mem.hwmMB)),
       workerRssSamplePeakMB: round(samplePeak),
       worker: { ...worker, heapUsedPeakMB: round(worker.heapUsedPeakMB) },
-      eventsPerZone: summary(perZone),
+      eventsPerZone: minMaxMean(perZone),
       singleEventsPerZone: round(singleHistory.events.length / ZONES.length),
       singleEventTypes: eventTypeCounts(singleHistory.events),
       singleActivitiesPerZone: Object.fromEntries(Object.entries(singleLat.activityNames).map(([k, v]) => [k, round(v / ZONES.length, 2)])),

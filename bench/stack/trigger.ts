@@ -52,6 +52,7 @@ import { installCRDs, startKube, VM_OPERATOR_CRDS } from '../../test/infra/harne
 import { guardPid, harnessTempDir, stopAll, waitFor } from '../../test/infra/harness/processes';
 import { startTemporalDevServer } from '../../test/infra/harness/temporal';
 import { round } from '../analysis/stats';
+import { forEachLimit } from '../support/concurrency';
 import { provenance } from '../support/provenance';
 import { CallCounter, instrumentReconciler, recordedKubeOps, temporalRecorder, type ReconcileRecord, type Span } from './trigger-instrument';
 
@@ -183,15 +184,6 @@ async function keepAlivePatcher(kc: k8s.KubeConfig): Promise<(namespace: string,
       req.on('error', reject);
       req.end(body);
     });
-}
-
-async function pool<T>(items: T[], concurrency: number, f: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await f(items[next++]!);
-    }),
-  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -662,7 +654,7 @@ async function scale(
   const startChild = () => ChildTrigger.start(child.entry, child.execArgv, env, path.join(logDir, `trigger-child-${++seq}.log`));
   const createObjects = async () => {
     const start = Date.now();
-    await pool(names, CREATE_CONCURRENCY, async (n) => {
+    await forEachLimit(names, CREATE_CONCURRENCY, async (n) => {
       await api.create(SCALE_NS, n, vmdcSpec(n, versionOf(0), Number(n.slice(1)) % PAUSED_EVERY === 0));
     });
     return Date.now() - start;

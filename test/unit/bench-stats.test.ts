@@ -1,5 +1,5 @@
 // The statistics the benchmarks report with (bench/analysis/stats.ts).
-import { mean, quantile, round, sum } from '../../bench/analysis/stats';
+import { mean, minMaxMean, quantile, round, sum } from '../../bench/analysis/stats';
 
 test('quantile: linear between the nearest ranks, input left unsorted, NaN for nothing', () => {
   const xs = [4, 1, 3, 2];
@@ -21,4 +21,9 @@ test('mean of nothing is NaN (a missing measurement), sum of nothing 0', () => {
 test('round to the given digits', () => {
   expect(round(1.23456, 3)).toBe(1.235);
   expect(round(1.25)).toBe(1.3);
+});
+
+test('minMaxMean: rounded to 0.1, all 0 for nothing (a count of events, not a missing measurement)', () => {
+  expect(minMaxMean([97.33, 100.26, 92])).toEqual({ min: 92, max: 100.3, mean: 96.5 });
+  expect(minMaxMean([])).toEqual({ min: 0, max: 0, mean: 0 });
 });
