@@ -2,6 +2,7 @@
 // flags, which (as with kubectl) may stand before or after the verb. Pure: argv → Command.
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../api/duration';
+import { ABORT_REASON_MAX_LENGTH } from '../api/rollout-contract';
 import { DNS1123_LABEL_PATTERN, DNS1123_SUBDOMAIN_PATTERN } from '../api/limits';
 import { ACTION_OUTPUT_FLAG_VALUES, OUTPUT_FLAG_VALUES, type ActionOutput, type Output } from './output';
 
@@ -59,6 +60,7 @@ export type Command =
   | (Common & { verb: 'retry'; name: string; output: ActionOutput })
   | (Common & { verb: 'undo'; name: string; output: ActionOutput })
   | (Common & { verb: 'promote'; name: string; output: ActionOutput })
+  | (Common & { verb: 'abort'; name: string; reason?: string; output: ActionOutput })
   | (Common & { verb: 'diff'; name: string; output: ActionOutput })
   | (Common & { verb: 'cancel'; name: string; yes: boolean; output: ActionOutput })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
@@ -76,6 +78,7 @@ export const VERBS = [
   'release-zone',
   'undo',
   'promote',
+  'abort',
   'diff',
   'version',
   'completion',
@@ -112,6 +115,7 @@ export const VERB_OPTIONS = {
   uid: { type: 'string' },
   zone: { type: 'string' },
   list: { type: 'boolean' },
+  reason: { type: 'string' },
 } as const;
 
 export type VerbOption = keyof typeof VERB_OPTIONS;
@@ -128,6 +132,7 @@ export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
   retry: ['output'],
   undo: ['output'],
   promote: ['output'],
+  abort: ['reason', 'output'],
   diff: ['output'],
   cancel: ['yes', 'output'],
   history: ['output', 'limit'],
@@ -156,12 +161,16 @@ export const USAGE: Record<Verb | 'main', string> = {
   get NAME [-w|--watch] [-o wide|json|yaml] [--interval 2s]   the rollout: header, one line per zone
   list [-A|--all-namespaces] [-o wide|json|yaml]   one line per object (also: get -A, get without NAME)
   status NAME [--timeout 1h] [-o json|yaml]   wait for the rollout to end; exit 0 Succeeded, 1 Failed,
-                                     Cancelled, Superseded or Invalid, 2 timeout, 3 usage/API error
+                                     Cancelled, Superseded, Aborted or Invalid, 2 timeout,
+                                     3 usage/API error
   pause NAME | resume NAME           set spec.paused (the trigger signals the workflow)
   retry NAME                         resume a Failed zone (the workflow's resume signal)
   cancel NAME [-y|--yes]             cancel the rollout (after its cleanup rules and a confirmation)
   undo NAME                          roll out the last clusterVersion that succeeded, as a new generation
-  promote NAME                       end the running pauseBetweenZones wait: the next zone starts now
+  promote NAME                       pass the gate the rollout waits at, or end its
+                                     pauseBetweenZones wait: the next zone starts now
+  abort NAME [--reason TEXT]         end the rollout at the gate or pauseBetweenZones wait it is in:
+                                     phase Aborted, every zone in reads
   diff NAME                          each zone's VMCluster spec before/after vmrollout's apply (dry run)
                                      (these and release-zone: -o json|yaml, one document of what they did)
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
@@ -182,6 +191,8 @@ ${GLOBAL_HELP}`,
   retry: 'usage: kubectl vmdc retry NAME [-o json|yaml] [global flags]',
   undo: 'usage: kubectl vmdc undo NAME [-o json|yaml] [global flags]',
   promote: 'usage: kubectl vmdc promote NAME [-o json|yaml] [global flags]',
+  abort: `usage: kubectl vmdc abort NAME [--reason TEXT] [-o json|yaml] [global flags]
+       --reason: why, in the status and the Event (at most ${ABORT_REASON_MAX_LENGTH} characters)`,
   diff: 'usage: kubectl vmdc diff NAME [-o json|yaml] [global flags]',
   cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [-o json|yaml] [global flags]',
   history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
@@ -320,6 +331,13 @@ export function parseCommand(argv: string[]): Command {
     }
     case 'cancel':
       return { ...common, verb, name, yes: values.yes === true, output: actionOutput(values.output, verb) };
+    case 'abort': {
+      // The workflow's validator refuses a longer one too: refused here, nothing is sent.
+      const reason = values.reason;
+      if (reason !== undefined && reason.length > ABORT_REASON_MAX_LENGTH)
+        throw new UsageError(`--reason is ${reason.length} characters long: at most ${ABORT_REASON_MAX_LENGTH}`, verb);
+      return { ...common, verb, name, ...(reason !== undefined ? { reason } : {}), output: actionOutput(values.output, verb) };
+    }
     case 'history': {
       const limit = values.limit === undefined ? DEFAULT_HISTORY_LIMIT : Number(values.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_LIMIT)

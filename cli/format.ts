@@ -1,4 +1,5 @@
-// Short human forms of durations, byte counts and times, sized for fixed-width columns.
+// Short human forms of durations, byte counts, times and gates, sized for fixed-width columns.
+import type { Gate } from '../api/types';
 
 /** 5s, 1m05s, 2h03m: two units at most, so a column stays narrow however long a step runs. */
 export function formatAge(ms: number): string {
@@ -35,4 +36,9 @@ export function bar(fraction: number, width: number): string {
   const f = Math.min(1, Math.max(0, Number.isFinite(fraction) ? fraction : 0));
   const full = Math.round(f * width);
   return '█'.repeat(full) + '░'.repeat(width - full);
+}
+
+/** `gate AfterFirstZone`, `gates BeforeFirstZone + BeforeEachZone` (the workflow's own join). */
+export function gatesText(gates: readonly Gate[]): string {
+  return `${gates.length === 1 ? 'gate' : 'gates'} ${gates.join(' + ')}`;
 }

@@ -9,6 +9,7 @@ import { parseCommand, USAGE, UsageError, type Command } from './args';
 import { EXIT, Refused, RELEASE_ZONE_EXIT } from './exit-codes';
 import { printableIo, type Io } from './io';
 import { NotFound } from './kube';
+import { abort } from './verbs/abort';
 import { cancel } from './verbs/cancel';
 import { complete } from './verbs/complete';
 import { completion } from './verbs/completion';
@@ -46,6 +47,8 @@ function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<numb
       return undo(cmd, io);
     case 'promote':
       return promote(cmd, io);
+    case 'abort':
+      return abort(cmd, io);
     case 'diff':
       return diff(cmd, io);
     case 'cancel':

@@ -66,6 +66,7 @@ export function viewDocument(v: RolloutView, now: Date) {
     workflow: v.workflow ? { id: v.workflow.id, runId: v.workflow.runId, webUI: v.workflow.webUI ?? null } : null,
     zonesOutOfRotation: v.zonesOutOfRotation,
     statusError: v.statusError ?? null,
+    awaiting: v.awaiting ? { gates: v.awaiting.gates, nextZone: v.awaiting.nextZone, since: v.awaiting.since } : null,
     zones: v.zones.map((z) => zoneDocument(z, now)),
   };
 }

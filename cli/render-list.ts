@@ -1,5 +1,6 @@
 // `kubectl vmdc list` (and `get -A`): one row per object, from its status alone (asking Temporal
 // for every object would make a list as slow as its slowest workflow). Pure: objects + now → rows.
+import type { Awaiting } from '../api/types';
 import { formatAge } from './format';
 import { printable } from './printable';
 import { fit, seg, serialize } from './style';
@@ -19,6 +20,8 @@ export interface ListRow {
   ageMs?: number;
   clusterVersion?: string;
   workflowId?: string;
+  /** The gate the rollout waits at for a person. */
+  awaiting?: Awaiting;
   message?: string;
 }
 
@@ -40,13 +43,17 @@ export function listRows(objects: VmdcObject[], now: Date): ListRow[] {
       if (Number.isFinite(created)) row.ageMs = Math.max(0, now.getTime() - created);
       if (v.version.to) row.clusterVersion = v.version.to;
       if (v.workflow) row.workflowId = v.workflow.id;
+      if (v.awaiting) row.awaiting = v.awaiting;
       if (v.message) row.message = v.message;
       return row;
     })
     .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
 }
 
-/** The table: NAMESPACE only with -A (as kubectl); wide adds VERSION, WORKFLOW and MESSAGE and cuts nothing. */
+/**
+ * The table: NAMESPACE only with -A (as kubectl); a rollout at a gate says so in PHASE; wide adds
+ * VERSION, WORKFLOW, AWAITING (the gates and the zone they hold) and MESSAGE, and cuts nothing.
+ */
 export function renderList(rows: ListRow[], opts: { allNamespaces: boolean; wide: boolean }): string[] {
   const header = [
     ...(opts.allNamespaces ? ['NAMESPACE'] : []),
@@ -56,18 +63,20 @@ export function renderList(rows: ListRow[], opts: { allNamespaces: boolean; wide
     'OUT',
     'GENERATION',
     'AGE',
-    ...(opts.wide ? ['VERSION', 'WORKFLOW', 'MESSAGE'] : []),
+    ...(opts.wide ? ['VERSION', 'WORKFLOW', 'AWAITING', 'MESSAGE'] : []),
   ];
   const cells = rows.map((r) =>
     [
       ...(opts.allNamespaces ? [r.namespace] : []),
       r.name,
-      r.phase,
+      r.awaiting ? `${r.phase} (awaiting approval)` : r.phase,
       r.zones,
       r.out.length ? r.out.join(',') : '-',
       r.generation === undefined ? '-' : String(r.generation),
       r.ageMs === undefined ? '-' : formatAge(r.ageMs),
-      ...(opts.wide ? [r.clusterVersion ?? '-', r.workflowId ?? '-', r.message ?? '-'] : []),
+      ...(opts.wide
+        ? [r.clusterVersion ?? '-', r.workflowId ?? '-', r.awaiting ? `${r.awaiting.gates.join('+')} → ${r.awaiting.nextZone}` : '-', r.message ?? '-']
+        : []),
     ].map((cell) => printable(cell, { oneLine: true })),
   );
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
@@ -91,6 +100,7 @@ export function listDocument(rows: ListRow[]) {
       ageSeconds: r.ageMs === undefined ? null : Math.floor(r.ageMs / 1000),
       clusterVersion: r.clusterVersion ?? null,
       workflowId: r.workflowId ?? null,
+      awaiting: r.awaiting ? { gates: r.awaiting.gates, nextZone: r.awaiting.nextZone, since: r.awaiting.since } : null,
       message: r.message ?? null,
     })),
   };

@@ -2,7 +2,7 @@
 // the queue wait). Pure: view + now → lines, each at most `width` columns, colour only on request.
 import type { Phase, ZonePhase } from '../api/types';
 import { ZONE_STEPS } from '../api/types';
-import { bar, formatAge, formatBytes } from './format';
+import { bar, formatAge, formatBytes, gatesText } from './format';
 import { fit, seg, serialize, textWidth, wrap, type Colour, type Line, type Segment } from './style';
 import type { QueueView, RolloutView, ZoneView } from './view';
 
@@ -42,9 +42,22 @@ const BAR_CELLS = 20;
 
 const ago = (iso: string | undefined, now: Date) => (iso && Number.isFinite(Date.parse(iso)) ? formatAge(now.getTime() - Date.parse(iso)) : undefined);
 
-/** A labelled field whose value wraps under itself. */
-function field(name: string, value: string, width: number, style: Colour[] = []): Line[] {
-  return wrap(value, width - LABEL, MESSAGE_LINES).map((text, i) => [i === 0 ? label(name) : seg(' '.repeat(LABEL)), { text, style }]);
+/** A labelled field whose value wraps under itself; no name: a line more of the field above. */
+function field(name: string | undefined, value: string, width: number, style: Colour[] = []): Line[] {
+  return wrap(value, width - LABEL, MESSAGE_LINES).map((text, i) => [i === 0 && name ? label(name) : seg(' '.repeat(LABEL)), { text, style }]);
+}
+
+/** The gate the rollout waits at, and the two commands a person answers it with. */
+function awaitingLines(v: RolloutView, width: number, now: Date): Line[] {
+  const a = v.awaiting;
+  if (!a) return [];
+  const age = ago(a.since, now);
+  const command = (verb: string) => `kubectl vmdc ${verb} ${v.name} -n ${v.namespace}`;
+  return [
+    ...field('Awaiting', `approval at ${gatesText(a.gates)} before zone ${a.nextZone}${age ? `, for ${age}` : ''}`, width, ['yellow', 'bold']),
+    ...field(undefined, `go on: ${command('promote')}`, width),
+    ...field(undefined, `stop: ${command('abort')}`, width),
+  ];
 }
 
 /**
@@ -60,7 +73,7 @@ function webUILines(url: string, width: number, colour: boolean): Line[] {
   return lines;
 }
 
-function header(v: RolloutView, width: number, colour: boolean): Line[] {
+function header(v: RolloutView, width: number, colour: boolean, now: Date): Line[] {
   const lines: Line[] = [
     [label('Name'), seg(v.name)],
     [label('Namespace'), seg(v.namespace)],
@@ -71,6 +84,7 @@ function header(v: RolloutView, width: number, colour: boolean): Line[] {
   if (v.specPaused && v.phase !== 'Paused' && !v.ended)
     lines.push([label('Paused'), seg('requested (spec.paused: true): the rollout stops at its next safe point', 'yellow')]);
   if (!v.specPaused && v.phase === 'Paused') lines.push([label('Paused'), seg('resume requested (spec.paused: false)', 'yellow')]);
+  lines.push(...awaitingLines(v, width, now));
   const finished = v.zones.filter((z) => z.phase === 'Done' || z.phase === 'Skipped').length;
   const zone = v.zoneIndex ? `${v.zoneIndex}/${v.zoneCount} ${v.currentZone}` : `${finished}/${v.zoneCount} done`;
   lines.push([label('Zone'), seg(v.currentStep && !v.ended ? `${zone} · ${v.currentStep}` : zone)]);
@@ -202,17 +216,18 @@ function zoneTable(v: RolloutView, width: number, now: Date): Line[] {
 
 function renderLines(v: RolloutView, opts: TextOptions): Line[] {
   const width = opts.width ?? DEFAULT_WIDTH;
-  return [...header(v, width, opts.colour), [], ...zoneTable(v, width, opts.now)].map((l) => fit(l, width));
+  return [...header(v, width, opts.colour, opts.now), [], ...zoneTable(v, width, opts.now)].map((l) => fit(l, width));
 }
 
 export function renderText(v: RolloutView, opts: TextOptions): string[] {
   return renderLines(v, opts).map((l) => serialize(l, opts.colour));
 }
 
-/** One line for logs (`status`): phase, zone, step and what is out of reads. */
+/** One line for logs (`status`): phase, zone, step, the gate it waits at and what is out of reads. */
 export function statusLine(v: RolloutView, width = DEFAULT_WIDTH): string {
   const parts = [v.current ? (v.phase ?? 'no status yet') : `generation ${v.generation ?? '-'} not picked up yet`];
   if (v.current && v.zoneIndex) parts.push(`zone ${v.zoneIndex}/${v.zoneCount} ${v.currentZone}${v.currentStep && !v.ended ? ` ${v.currentStep}` : ''}`);
+  if (v.awaiting) parts.push(`awaiting approval at ${gatesText(v.awaiting.gates)} before zone ${v.awaiting.nextZone} (promote or abort)`);
   parts.push(`out of reads: ${v.zonesOutOfRotation.join(', ') || 'none'}`);
   return serialize(fit([seg(parts.join(' · '))], width), false);
 }

@@ -19,8 +19,11 @@ import {
   WORKFLOW_TYPE,
   type DrainHeartbeat,
   type Progress,
+  type AbortRequest,
+  type AbortResult,
   type PromoteResult,
   type RolloutResult,
+  UPDATE_ABORT,
   UPDATE_PROMOTE,
 } from '../api/rollout-contract';
 import { commonEnvShape, parseEnv, refineCommonEnv, temporalConfig, temporalConnectionOptions, type TemporalConnectionConfig } from '../process/env';
@@ -125,11 +128,21 @@ export async function signalResume(t: Temporal, workflowId: string): Promise<voi
 }
 
 /**
- * `promote`: the workflow's promote Update, which ends its pauseBetweenZones wait. Its validator
- * refuses when no such wait runs: that comes back as WorkflowUpdateFailedError, its cause the reason.
+ * `promote`: the workflow's promote Update, which passes the gate it waits at or ends its
+ * pauseBetweenZones wait (builds before gates: the wait only). Its validator refuses when neither
+ * runs: that comes back as WorkflowUpdateFailedError, its cause the reason.
  */
 export async function promoteWait(t: Temporal, workflowId: string): Promise<PromoteResult> {
   return within(t, () => t.client.workflow.getHandle(workflowId).executeUpdate<PromoteResult, []>(UPDATE_PROMOTE));
+}
+
+/**
+ * `abort`: the workflow's abort Update, which ends the rollout at the gate or pauseBetweenZones wait
+ * it is in. Refused (WorkflowUpdateFailedError, its cause the reason) anywhere else; a build before
+ * gates has no such Update, and Temporal refuses it the same way.
+ */
+export async function abortRollout(t: Temporal, workflowId: string, request: AbortRequest): Promise<AbortResult> {
+  return within(t, () => t.client.workflow.getHandle(workflowId).executeUpdate<AbortResult, [AbortRequest]>(UPDATE_ABORT, { args: [request] }));
 }
 
 /** The request `temporal workflow cancel` sends, to the latest run of the id. */

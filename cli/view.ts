@@ -2,7 +2,7 @@
 // workflow itself. Pure: the same inputs and `now` give the same view (the renderers and the golden
 // tests rely on it).
 import { validateSpec } from '../api/validate';
-import type { Phase, ZonePhase, ZoneStatus } from '../api/types';
+import type { Awaiting, Phase, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
@@ -84,6 +84,8 @@ export interface RolloutView {
   workflow?: { id: string; runId: string; webUI?: string };
   zonesOutOfRotation: string[];
   statusError?: string;
+  /** The gate the rollout waits at for a person (promote or abort). */
+  awaiting?: Awaiting;
   zones: ZoneView[];
 }
 
@@ -93,6 +95,17 @@ function webUIUrl(baseUrl: string, namespace: string, id: string, runId: string)
 }
 
 const isStep = (s: unknown): s is ZoneStep => ZONE_STEPS.includes(s as ZoneStep);
+
+/**
+ * status.awaiting as far as it has the shape vmrollout writes: the status subresource can be
+ * written by others, and an object served through a CRD without the field may carry anything.
+ */
+function awaitingOf(raw: unknown): Awaiting | undefined {
+  const a = raw as Partial<Record<keyof Awaiting, unknown>> | undefined;
+  if (!a || typeof a !== 'object' || typeof a.nextZone !== 'string' || typeof a.since !== 'string') return undefined;
+  if (!Array.isArray(a.gates) || !a.gates.every((g) => typeof g === 'string')) return undefined;
+  return { gates: [...(a.gates as Awaiting['gates'])], nextZone: a.nextZone, since: a.since };
+}
 
 /** The step a Failed zone failed at, as its message says (`failed at <Step>…`, workflows/zone-runner.ts). */
 function failedStepOf(message: string | undefined): ZoneStep | undefined {
@@ -252,6 +265,9 @@ export function buildView(input: ViewInput): RolloutView {
     if (input.webUI) view.workflow.webUI = webUIUrl(input.webUI.baseUrl, input.webUI.namespace, workflowRef.id, workflowRef.runId);
   }
   if (progress?.statusError) view.statusError = progress.statusError;
+  // The workflow's own answer is the fresher; an ended rollout waits for nobody.
+  const awaiting = awaitingOf(progress ? progress.awaiting : st.awaiting);
+  if (awaiting && !view.ended) view.awaiting = awaiting;
   return view;
 }
 

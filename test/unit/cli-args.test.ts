@@ -147,6 +147,7 @@ describe('exit codes', () => {
       ['Failed', 1],
       ['Cancelled', 1],
       ['Superseded', 1],
+      ['Aborted', 1],
       ['Invalid', 1],
     ]);
   });

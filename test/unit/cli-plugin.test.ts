@@ -111,7 +111,7 @@ describe('list', () => {
       'b          dc    Progressing                   2/3 az-b  az-b  2           2h00m',
     ]);
     expect(renderList(rows, { allNamespaces: false, wide: true })[0]).toBe(
-      'NAME  PHASE                         ZONE(S)   OUT   GENERATION  AGE    VERSION           WORKFLOW  MESSAGE',
+      'NAME  PHASE                         ZONE(S)   OUT   GENERATION  AGE    VERSION           WORKFLOW  AWAITING  MESSAGE',
     );
     expect(listDocument(rows).items[2]).toEqual({
       namespace: 'b',
@@ -124,8 +124,27 @@ describe('list', () => {
       ageSeconds: 7200,
       clusterVersion: 'v1.151.0-cluster',
       workflowId: 'wf-2',
+      awaiting: null,
       message: null,
     });
+  });
+
+  it('a rollout at a gate: PHASE says it awaits approval, wide names the gates and the zone they hold, the document has them', () => {
+    const awaiting = { gates: ['BeforeFirstZone' as const, 'BeforeEachZone' as const], nextZone: 'az-a', since: '2026-12-02T00:59:00Z' };
+    const rows = listRows(
+      [object('a', 'gated', { observedGeneration: 2, phase: 'Progressing', currentZone: 'az-a', awaiting, workflow: { id: 'wf-3', runId: 'r' } })],
+      NOW,
+    );
+    expect(renderList(rows, { allNamespaces: false, wide: false })).toEqual([
+      'NAME   PHASE                            ZONE(S)   OUT  GENERATION  AGE',
+      'gated  Progressing (awaiting approval)  1/3 az-a  -    2           2h00m',
+    ]);
+    expect(renderList(rows, { allNamespaces: false, wide: true })[1]).toBe(
+      'gated  Progressing (awaiting approval)  1/3 az-a  -    2           2h00m  v1.151.0-cluster  wf-3      BeforeFirstZone+BeforeEachZone → az-a  -',
+    );
+    expect(listDocument(rows).items[0]).toMatchObject({ phase: 'Progressing', awaiting });
+    // Without awaiting, nothing of it: the rows above.
+    expect(listRows(objects, NOW).map((r) => r.awaiting)).toEqual([undefined, undefined, undefined]);
   });
 
   it('a hostile message cannot break a row (wide)', () => {
@@ -179,6 +198,9 @@ describe('completion script', () => {
     }
     expect(complete('get', '-o', '')).toEqual(['wide', 'json', 'yaml']);
     expect(complete('completion', '')).toEqual(['bash', 'zsh']);
+    expect(complete('ab')).toEqual(['abort']);
+    expect(complete('abort', '--r')).toEqual(['--reason']);
+    expect(complete('abort', 'dc-o')).toEqual(['dc-one']);
     expect(complete('get', 'dc-t')).toEqual(['dc-two']);
     expect(complete('list', 'dc-')).toEqual([]);
   });

@@ -167,6 +167,36 @@ const paused: ViewInput = {
   previousVersion: 'v1.150.0-cluster',
 };
 
+const GATE_MESSAGE = 'waiting at gate AfterFirstZone for a person, every zone in reads: promote starts zone az-b, abort ends the rollout here';
+const AWAITING = { gates: ['AfterFirstZone' as const], nextZone: 'az-b', since: '2026-03-04T10:17:18Z' };
+
+/** az-a upgraded; the rollout waits at the AfterFirstZone gate before az-b, every zone in reads. */
+const atGate: ViewInput = {
+  object: vmdc({
+    phase: 'Progressing',
+    message: GATE_MESSAGE,
+    currentZone: 'az-b',
+    zonesOutOfRotation: [],
+    awaiting: AWAITING,
+    zones: [done('az-a', 4), { name: 'az-b', phase: 'Pending' }, { name: 'az-c', phase: 'Pending' }],
+  }),
+  workflow: {
+    progress: progressOf({
+      phase: 'Progressing',
+      message: GATE_MESSAGE,
+      currentZone: 'az-b',
+      currentStep: 'AwaitingApproval',
+      awaiting: AWAITING,
+      zones: [
+        pzone('az-a', { phase: 'Done', vmclusterGeneration: 4, startedAt: '2026-03-04T10:05:00Z', finishedAt: '2026-03-04T10:12:00Z' }),
+        pzone('az-b', {}),
+        pzone('az-c', {}),
+      ],
+    }),
+  },
+  previousVersion: 'v1.150.0-cluster',
+};
+
 const FAILED_MESSAGE =
   'failed at WaitingOperational, kept out of read rotation: VMCluster vm-az-b reports updateStatus failed at generation 7 ' +
   '(vmstorage-vm-az-b-1: CrashLoopBackOff: flag provided but not defined: -storage.minFreeDiskSpaceBytes)';
@@ -312,8 +342,66 @@ describe('kubectl vmdc get: text view (golden)', () => {
   });
 });
 
+describe('kubectl vmdc get: a rollout waiting at a gate', () => {
+  const awaitingLines = (input: ViewInput) => plain(input).filter((l) => /^Awaiting:|^ {14}(go on|stop):/.test(l));
+
+  it('says which gate holds which zone, for how long, and the two commands that answer it', () => {
+    expect(plain(atGate)).toEqual([
+      'Name:         vm-global',
+      'Namespace:    monitoring',
+      'Phase:        ◌ Progressing',
+      'Message:      waiting at gate AfterFirstZone for a person, every zone in reads: promote starts zone',
+      '              az-b, abort ends the rollout here',
+      'Awaiting:     approval at gate AfterFirstZone before zone az-b, for 3m12s',
+      '              go on: kubectl vmdc promote vm-global -n monitoring',
+      '              stop: kubectl vmdc abort vm-global -n monitoring',
+      'Zone:         2/3 az-b · AwaitingApproval',
+      'Version:      v1.150.0-cluster → v1.151.0-cluster',
+      'Generation:   2',
+      'Out of reads: none',
+      'Workflow:     vmdc/monitoring/vm-global/g2-1a2b3c4d',
+      'Source:       the workflow (progress query)',
+      '',
+      'ZONE  PHASE      STEP  IN STEP  READS  VMCLUSTER  GEN',
+      'az-a  ✔ Done     -     -        in     vm-az-a    4',
+      'az-b  ○ Pending  -     -        in     vm-az-b    -',
+      'az-c  ○ Pending  -     -        in     vm-az-c    -',
+    ]);
+    expect(statusLine(buildView(atGate), 200)).toBe(
+      'Progressing · zone 2/3 az-b AwaitingApproval · awaiting approval at gate AfterFirstZone before zone az-b (promote or abort) · out of reads: none',
+    );
+  });
+
+  it('from the status alone too; two gates at once; none once promoted, when ended, or when not of the shape vmrollout writes', () => {
+    const statusOnly: ViewInput = { object: atGate.object, workflowNote: 'Temporal unreachable' };
+    expect(awaitingLines(statusOnly)[0]).toBe('Awaiting:     approval at gate AfterFirstZone before zone az-b, for 3m12s');
+    const both = structuredClone(atGate);
+    both.workflow!.progress.awaiting = { ...AWAITING, gates: ['BeforeFirstZone', 'BeforeEachZone'], nextZone: 'az-a' };
+    expect(awaitingLines(both)[0]).toBe('Awaiting:     approval at gates BeforeFirstZone + BeforeEachZone before zone az-a, for 3m12s');
+    // The workflow's answer wins over a status not yet rewritten: promoted, it waits for nobody.
+    const promoted = structuredClone(atGate);
+    delete promoted.workflow!.progress.awaiting;
+    expect(awaitingLines(promoted)).toEqual([]);
+    expect(buildView(promoted).awaiting).toBeUndefined();
+    const aborted: ViewInput = {
+      object: vmdc({ ...atGate.object.status, phase: 'Aborted', message: 'aborted at gate AfterFirstZone before zone az-b', conditions: ready(2) }),
+    };
+    expect(awaitingLines(aborted)).toEqual([]);
+    expect(plain(aborted)[2]).toBe('Phase:        ■ Aborted');
+    for (const awaiting of [{ gates: 'AfterFirstZone', nextZone: 'az-b', since: 'x' }, { gates: [], nextZone: 7, since: 'x' }, 'AfterFirstZone']) {
+      const hostile: ViewInput = { object: vmdc({ ...atGate.object.status, awaiting: awaiting as never }) };
+      expect([awaiting, awaitingLines(hostile)]).toEqual([awaiting, []]);
+    }
+  });
+
+  it('-o json: awaiting {gates, nextZone, since}, null when none', () => {
+    expect(viewDocument(buildView(atGate), NOW).awaiting).toEqual(AWAITING);
+    expect(viewDocument(buildView(paused), NOW).awaiting).toBeNull();
+  });
+});
+
 describe('kubectl vmdc get: bounds and colour', () => {
-  const all = [queueWait, queueWaitStatusOnly, paused, failed, succeeded];
+  const all = [queueWait, queueWaitStatusOnly, paused, atGate, failed, succeeded];
 
   it('every line is at most 100 columns, with and without colour; no ANSI when colour is off', () => {
     for (const input of all) {
@@ -382,7 +470,7 @@ describe('kubectl vmdc get -o json', () => {
   it('has the same keys in the same order whatever the state, null for what is unknown', () => {
     const keys = (o: object) =>
       JSON.stringify(o, (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).map((k) => [k, 0])) : 0));
-    const docs = [queueWait, paused, failed, succeeded].map((i) => viewDocument(buildView(i), NOW));
+    const docs = [queueWait, paused, atGate, failed, succeeded].map((i) => viewDocument(buildView(i), NOW));
     for (const d of docs) expect(Object.keys(d)).toEqual(Object.keys(docs[0]!));
     const zoneKeys = docs.flatMap((d) => d.zones.map((z) => Object.keys(z).join(',')));
     expect(new Set(zoneKeys).size).toBe(1);
