@@ -89,6 +89,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       pollIntervalMs: durationsMs.pollInterval,
       zoneTimeoutMs: durationsMs.zoneTimeout,
       pauseBetweenZonesMs: durationsMs.pauseBetweenZones,
+      ...(s.strategy.gates.length ? { gates: [...s.strategy.gates] } : {}),
     },
   };
 }

@@ -3,7 +3,7 @@
 // the CLI reads (what the workflow returns, the progress query, the queue wait's heartbeat). Plain
 // values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import type { NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from './types';
+import type { Awaiting, Gate, NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from './types';
 
 export const WORKFLOW_TYPE = 'rolloutWorkflow';
 export const DEFAULT_TASK_QUEUE = 'vmrollout';
@@ -16,15 +16,44 @@ export const SIGNAL_SUPERSEDE = 'supersede';
 export const SIGNAL_QUEUE_SAMPLE = 'queueSample';
 export const QUERY_PROGRESS = 'progress';
 /**
- * Update: end the running pauseBetweenZones wait now (`kubectl vmdc promote`). Its validator refuses,
- * saying why, when no such wait is in progress; the result says which zone goes next.
+ * Update: go on from the zone boundary the rollout waits at (`kubectl vmdc promote`): a gate
+ * (strategy.gates) or the pauseBetweenZones wait. Its validator refuses, saying why, when neither is
+ * in progress; the result says which.
  */
 export const UPDATE_PROMOTE = 'promote';
-export interface PromoteResult {
+/** The pauseBetweenZones wait ended early (the only result of builds before gates). */
+export interface PausePromoted {
   /** The zone that finished before the wait. */
   after: string;
   /** How much of the wait was left (ms), skipped. */
   skippedMs: number;
+}
+/** A gate was passed. */
+export interface GatePromoted {
+  gates: Gate[];
+  /** The zone that starts now. */
+  nextZone: string;
+}
+export type PromoteResult = PausePromoted | GatePromoted;
+
+/**
+ * Update: end the rollout at the zone boundary it waits at (`kubectl vmdc abort`), every zone in
+ * reads: phase Aborted. Its validator refuses, saying why, anywhere else (a zone in flight is
+ * stopped by pause or cancel).
+ */
+export const UPDATE_ABORT = 'abort';
+export interface AbortRequest {
+  /** Why, in the status and the Event (at most ABORT_REASON_MAX_LENGTH characters). */
+  reason?: string;
+}
+export const ABORT_REASON_MAX_LENGTH = 256;
+export interface AbortResult {
+  /** The gates waited at; absent: the pauseBetweenZones wait. */
+  gates?: Gate[];
+  /** The zone that would have been next. */
+  nextZone: string;
+  /** Zones upgraded before the abort. */
+  upgraded: number;
 }
 
 export interface SupersedeSignal {
@@ -111,8 +140,8 @@ export interface LastQueueSample extends QueueSample {
   emptySince?: string;
 }
 
-/** Where a run is: a zone's step, preparing, or the pause between zones. */
-export type CurrentStep = ZoneStep | 'Preparing' | 'PauseBetweenZones';
+/** Where a run is: a zone's step, preparing, the pause between zones, or a gate. */
+export type CurrentStep = ZoneStep | 'Preparing' | 'PauseBetweenZones' | 'AwaitingApproval';
 
 /** A zone as the workflow tracks it and the progress query shows it (the workflow's ZoneState adds what it says in words). */
 export interface ZoneProgress {
@@ -165,4 +194,6 @@ export interface Progress {
   zonesOutOfRotation: string[];
   lastQueueSample?: LastQueueSample;
   statusError?: string;
+  /** The gate the run waits at (status.awaiting). */
+  awaiting?: Awaiting;
 }

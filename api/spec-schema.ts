@@ -32,7 +32,7 @@ import {
   type StrategyDurationField,
 } from './limits';
 import { checkHttpURL, HTTP_URL_MESSAGE, HTTP_URL_PATTERN, remoteWriteURLKeyCel } from './url';
-import type { JsonObject } from './types';
+import { GATES, type JsonObject } from './types';
 
 function objectName(kind: ManagedKind, description: string) {
   const max = derivedNameMaxLength(kind);
@@ -182,6 +182,15 @@ export const strategySchema = z
     pollInterval: durationField('pollInterval'),
     zoneTimeout: durationField('zoneTimeout'),
     pauseBetweenZones: durationField('pauseBetweenZones'),
+    gates: z
+      .array(z.enum(GATES))
+      .refine((g) => new Set(g).size === g.length, { error: 'must not list a gate twice' })
+      .default([])
+      .describe(
+        'Where the rollout waits for a person (kubectl vmdc promote / abort), every zone in reads: BeforeFirstZone, ' +
+          'AfterFirstZone (after the first zone it upgraded), BeforeEachZone. Empty: never.',
+      )
+      .meta({ 'x-kubernetes-list-type': 'set' }),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });

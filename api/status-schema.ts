@@ -1,7 +1,7 @@
 // The VMDistributedCluster status as zod schemas: written by vmrollout only; the schema documents it
 // and shapes the CRD (api/crd.ts).
 import { z } from 'zod';
-import { PHASES, ZONE_PHASES } from './types';
+import { GATES, PHASES, ZONE_PHASES } from './types';
 
 const timestamp = (description: string) => z.string().meta({ format: 'date-time' }).describe(description);
 const generation = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
@@ -47,6 +47,14 @@ export const vmDistributedClusterStatusSchema = z
         generation: generation('The metadata.generation it rolled out.'),
       })
       .describe('The last rollout of this object that Succeeded (kept until another succeeds): what `kubectl vmdc undo` rolls out again.')
+      .optional(),
+    awaiting: z
+      .object({
+        gates: z.array(z.enum(GATES)).describe('The gates (spec.strategy.gates) that hold here.'),
+        nextZone: z.string().describe('The zone that starts once promoted.'),
+        since: timestamp('When the rollout reached the gate.'),
+      })
+      .describe('Set while the rollout waits at a gate for `kubectl vmdc promote` (go on) or `kubectl vmdc abort` (end here, every zone in reads).')
       .optional(),
   })
   .describe('Observed state, written by vmrollout.');

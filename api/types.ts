@@ -28,6 +28,14 @@ export interface ZoneSpec {
 
 export type ZoneOrder = 'Shuffle' | 'Declared';
 
+/**
+ * Where a rollout stops for a person (`kubectl vmdc promote` / `abort`): before the first zone it
+ * upgrades, after the first zone it upgraded (before the next), before every zone. Always at a zone
+ * boundary, with every zone in reads.
+ */
+export const GATES = ['BeforeFirstZone', 'AfterFirstZone', 'BeforeEachZone'] as const;
+export type Gate = (typeof GATES)[number];
+
 /** Strategy with defaults applied and durations in milliseconds. */
 export interface Strategy {
   order: ZoneOrder;
@@ -37,6 +45,8 @@ export interface Strategy {
   pollIntervalMs: number;
   zoneTimeoutMs: number;
   pauseBetweenZonesMs: number;
+  /** Absent when none (specs without gates normalize, and hash, as before gates existed). */
+  gates?: Gate[];
 }
 
 /** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
@@ -57,7 +67,7 @@ export interface NormalizedSpec {
   strategy: Strategy;
 }
 
-export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Invalid'] as const;
+export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Aborted', 'Invalid'] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** The six steps of one zone, in order (docs/design.md#the-six-steps-of-a-zone). Each is also the zone's phase while it runs. */
@@ -99,6 +109,15 @@ export interface LastSucceeded {
   generation: number;
 }
 
+/** A gate the rollout waits at (status.awaiting): what a person is asked to promote or abort. */
+export interface Awaiting {
+  /** The gates that hold here (BeforeFirstZone and BeforeEachZone may coincide). */
+  gates: Gate[];
+  /** The zone that starts once promoted. */
+  nextZone: string;
+  since: string;
+}
+
 export interface VMDistributedClusterStatus {
   observedGeneration?: number;
   phase?: Phase;
@@ -109,6 +128,8 @@ export interface VMDistributedClusterStatus {
   zones?: ZoneStatus[];
   conditions?: Condition[];
   lastSucceeded?: LastSucceeded;
+  /** Set while the rollout waits at a gate (strategy.gates). */
+  awaiting?: Awaiting;
 }
 
 /** Identifies one generation of one VMDistributedCluster object. */

@@ -6,7 +6,7 @@ export const EXIT = {
   /** Done; for `status` and `get --watch`: the rollout Succeeded; for `import`: converted (notes on stderr). */
   ok: 0,
   /**
-   * The rollout ended Failed, Cancelled, Superseded or Invalid; for the other verbs: refused (nothing to
+   * The rollout ended Failed, Cancelled, Superseded, Aborted or Invalid; for the other verbs: refused (nothing to
    * retry, not confirmed, …); for `import`: not convertible, or the converted spec is not valid.
    */
   failed: 1,
@@ -38,6 +38,7 @@ export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
   retry: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   undo: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   promote: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  abort: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   diff: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   cancel: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   history: [EXIT.ok, EXIT.error, EXIT.interrupted],
@@ -48,7 +49,7 @@ export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
 };
 
 /** Phases after which nothing moves without a person: a Failed rollout waits for retry, cancel or a new spec. */
-export const ENDED_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
+export const ENDED_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Aborted', 'Invalid'];
 
 export function exitCodeForPhase(phase: Phase): number {
   return phase === 'Succeeded' ? EXIT.ok : EXIT.failed;

@@ -22,6 +22,7 @@ const PHASE_LOOK: Record<Phase, { icon: string; colour: Colour }> = {
   Failed: { icon: '✖', colour: 'red' },
   Superseded: { icon: '↷', colour: 'dim' },
   Cancelled: { icon: '⊘', colour: 'yellow' },
+  Aborted: { icon: '■', colour: 'yellow' },
   Invalid: { icon: '⚠', colour: 'red' },
 };
 

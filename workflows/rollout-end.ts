@@ -20,11 +20,11 @@ export function rolloutResult(state: RolloutState): RolloutResult {
 /** Record the end of the rollout (`end`) in the status and return its result. */
 export async function finish(
   { state, report }: { state: RolloutState; report: StatusReport },
-  end: Extract<RunNote, { kind: 'succeeded' | 'superseded' }>,
+  end: Extract<RunNote, { kind: 'succeeded' | 'superseded' | 'aborted' }>,
 ): Promise<RolloutResult> {
   state.run = end;
   state.currentStep = undefined;
-  if (end.kind === 'succeeded') state.currentZone = undefined;
+  if (end.kind !== 'superseded') state.currentZone = undefined;
   await report.write();
   return rolloutResult(state);
 }

@@ -2,6 +2,7 @@
 // the signals asked (RolloutSignals), how it tells its state (StatusReport), the read switch and the
 // failure hold. A part of the rollout gets only the parts it uses.
 import type { WorkflowRef } from '../api/types';
+import { Boundary } from './boundary';
 import { FailureHold } from './failure-hold';
 import { ReadSwitch } from './read-switch';
 import { runContext, type RunContext } from './run-context';
@@ -16,6 +17,7 @@ export interface RolloutRun {
   readonly report: StatusReport;
   readonly reads: ReadSwitch;
   readonly hold: FailureHold;
+  readonly boundary: Boundary;
 }
 
 export function startRun(input: RolloutWorkflowInput, workflow: WorkflowRef): RolloutRun {
@@ -24,5 +26,13 @@ export function startRun(input: RolloutWorkflowInput, workflow: WorkflowRef): Ro
   const state = initialState(spec, object, carried);
   const signals = new RolloutSignals(carried?.pauseRequested ?? spec.paused, carried?.supersededBy);
   const report = new StatusReport(ctx, state);
-  return Object.freeze({ ctx, state, signals, report, reads: new ReadSwitch(ctx, state, report), hold: new FailureHold(state, signals, report) });
+  return Object.freeze({
+    ctx,
+    state,
+    signals,
+    report,
+    reads: new ReadSwitch(ctx, state, report),
+    hold: new FailureHold(state, signals, report),
+    boundary: new Boundary(state, signals),
+  });
 }

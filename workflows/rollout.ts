@@ -1,16 +1,6 @@
 // The rollout workflow: its signal and query handlers, the zone loop and continue-as-new. The
 // zones' steps are in zone-runner.ts / zone-steps.ts, the parts of a run in rollout-run.ts.
-import {
-  CancellationScope,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
-  isCancellation,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, continueAsNew, defineQuery, defineSignal, defineUpdate, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   QUERY_PROGRESS,
   SIGNAL_PAUSE,
@@ -23,14 +13,18 @@ import {
   type PromoteResult,
   type RolloutResult,
   UPDATE_PROMOTE,
+  type AbortRequest,
+  type AbortResult,
+  UPDATE_ABORT,
 } from '../api/rollout-contract';
 import { FailureType, stepFailure } from './failures';
 import { applyDeferredRoutes, prepare } from './prepare';
 import { adoptRecordedZones } from './recorded-zones';
+import { upgradedZones } from './boundary';
 import { endStale, finish, finishSuperseded } from './rollout-end';
 import { startRun, type RolloutRun } from './rollout-run';
 import { safePoint } from './safe-point';
-import { zoneState, zonesOutOfRotation, type CarriedState, type RolloutWorkflowInput } from './state';
+import { zoneState, zonesOutOfRotation, type CarriedState, type RolloutWorkflowInput, type RunNote } from './state';
 import { progressOf } from './status';
 import { cleanupZone } from './zone-cleanup';
 import { runZone } from './zone-runner';
@@ -41,6 +35,11 @@ export const supersedeSignal = defineSignal<[SupersedeSignal]>(SIGNAL_SUPERSEDE)
 export const queueSampleSignal = defineSignal<[LastQueueSample]>(SIGNAL_QUEUE_SAMPLE);
 export const progressQuery = defineQuery<Progress>(QUERY_PROGRESS);
 export const promoteUpdate = defineUpdate<PromoteResult>(UPDATE_PROMOTE);
+export const abortUpdate = defineUpdate<AbortResult, [AbortRequest?]>(UPDATE_ABORT);
+
+function refuseUnless(refusal: string | undefined): void {
+  if (refusal) throw new Error(refusal);
+}
 
 /** Continue-as-new when the server suggests it or past this many events (checked between zones only). */
 export const CONTINUE_AS_NEW_AFTER_EVENTS = 8000;
@@ -60,25 +59,9 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     if (state.currentStep === 'WaitingForQueue' && s.zone === state.currentZone) state.lastQueueSample = s;
   });
   setHandler(progressQuery, () => progressOf(state, signals));
-  // The wait between zones, while it runs: promote ends it. Only then: a promote sent at any other
-  // moment is refused by the validator (not stored for a later wait, which it was not meant for).
-  let wait: { after: string; until: number; promoted: boolean } | undefined;
-  setHandler(
-    promoteUpdate,
-    () => {
-      const w = wait!;
-      w.promoted = true;
-      return { after: w.after, skippedMs: Math.max(0, w.until - Date.now()) };
-    },
-    {
-      validator: () => {
-        if (!wait || wait.promoted)
-          throw new Error(
-            `no pauseBetweenZones wait in progress: the rollout is ${progressOf(state, signals).phase}${state.currentZone ? ` at zone ${state.currentZone}` : ''}${state.currentStep ? `, step ${state.currentStep}` : ''}`,
-          );
-      },
-    },
-  );
+  // Only at a zone boundary (a gate, the pause between zones): the validators refuse at any other moment.
+  setHandler(promoteUpdate, () => run.boundary.promote(), { validator: () => refuseUnless(run.boundary.refusal('promote')) });
+  setHandler(abortUpdate, (r?: AbortRequest) => run.boundary.abort(r), { validator: (r?: AbortRequest) => refuseUnless(run.boundary.refusal('abort', r)) });
 
   try {
     const v = await ctx.acts.status.verifyInput({ object: input.object, spec: input.spec, previousWorkflowIds: input.previousWorkflowIds });
@@ -114,18 +97,17 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       }
       const outcome = await runZone(run, name);
       if (outcome === 'superseded') return await finishSuperseded(run);
-      const more = state.order.slice(i + 1).some((n) => !finished(zoneState(state, n).phase));
-      if (outcome === 'done' && more && ctx.st.pauseBetweenZonesMs > 0) {
+      if (typeof outcome === 'object') return await finishAborted(run, outcome.aborted);
+      const next = state.order.slice(i + 1).find((n) => !finished(zoneState(state, n).phase));
+      if (outcome === 'done' && next !== undefined && ctx.st.pauseBetweenZonesMs > 0) {
         state.currentStep = 'PauseBetweenZones';
-        // One timer, as the sleep it replaces (replays of histories with that sleep stay valid).
-        const w = (wait = { after: name, until: Date.now() + ctx.st.pauseBetweenZonesMs, promoted: false });
-        await condition(() => w.promoted, ctx.st.pauseBetweenZonesMs);
-        wait = undefined;
+        const end = await run.boundary.pause(name, next, ctx.st.pauseBetweenZonesMs);
+        if (end.kind === 'aborted') return await finishAborted(run, end.note);
       }
-      if (more && !signals.superseded()) await continueAsNewIfLong(run, input);
+      if (next !== undefined && !signals.superseded()) await continueAsNewIfLong(run, input);
     }
     if (state.routesDeferred && (await applyDeferredRoutes(run)) === 'superseded') return await finishSuperseded(run);
-    const upgraded = state.zones.filter((z) => z.phase === 'Done').length;
+    const upgraded = upgradedZones(state);
     return await finish(run, { kind: 'succeeded', clusterVersion: input.spec.clusterVersion, upgraded, upToDate: state.zones.length - upgraded });
   } catch (err) {
     if (!isCancellation(err)) throw err;
@@ -138,6 +120,15 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     });
     throw err;
   }
+}
+
+/**
+ * A person aborted at a zone boundary (every zone in reads). Route objects deferred while zones were
+ * out of reads are applied first: nothing is out now, and the next rollout must find them as desired.
+ */
+async function finishAborted(run: RolloutRun, end: Extract<RunNote, { kind: 'aborted' }>): Promise<RolloutResult> {
+  if (run.state.routesDeferred && (await applyDeferredRoutes(run)) === 'superseded') return finishSuperseded(run);
+  return finish(run, end);
 }
 
 /** At a zone boundary (nothing out of rotation, nothing in flight), start afresh if history is long. */

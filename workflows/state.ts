@@ -2,7 +2,7 @@
 // and its latest note, the run's latest note). What the status, the progress query, the Events and
 // the Web UI say is derived from it in one place (status.ts). Pure types + helpers.
 import type { CurrentStep, LastQueueSample, RolloutInput, ZoneProgress } from '../api/rollout-contract';
-import type { Condition, NormalizedSpec, ObjectGeneration, ZoneStep } from '../api/types';
+import type { Awaiting, Condition, Gate, NormalizedSpec, ObjectGeneration, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
 import { planZoneOrder, shuffleSeed } from './plan';
 
@@ -58,7 +58,9 @@ export type RunNote =
   | { kind: 'superseded'; generation: number | undefined }
   /** The input is for an older generation: nothing done (`message` says why). */
   | { kind: 'stale'; message: string }
-  | { kind: 'cancelled'; out: string[] };
+  | { kind: 'cancelled'; out: string[] }
+  /** A person aborted at the boundary before `zone` (a gate's, or the pauseBetweenZones wait when no gates). */
+  | { kind: 'aborted'; zone: string; gates?: Gate[]; reason?: string; upgraded: number };
 
 export interface RolloutState {
   run: RunNote;
@@ -67,6 +69,8 @@ export interface RolloutState {
   currentZone?: string;
   currentStep?: CurrentStep;
   paused: boolean;
+  /** The gate the run waits at, while it does. */
+  awaiting?: Awaiting;
   lastQueueSample?: LastQueueSample;
   conditions: Condition[];
   /** Why the last status write was rejected by the API server (cleared by the next write that lands). */

@@ -8,7 +8,7 @@ import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import type { QueueReport } from './activity-types';
 import { zonesOutOfRotation, type RolloutState, type RunNote, type ZoneNote, type ZoneState } from './state';
 
-type RunState = Pick<RolloutState, 'run' | 'paused' | 'currentZone' | 'currentStep'>;
+type RunState = Pick<RolloutState, 'run' | 'paused' | 'currentZone' | 'currentStep' | 'awaiting'>;
 
 const RUN_PHASE: { readonly [K in RunNote['kind']]: Phase } = {
   starting: 'Pending',
@@ -25,6 +25,7 @@ const RUN_PHASE: { readonly [K in RunNote['kind']]: Phase } = {
   superseded: 'Superseded',
   stale: 'Superseded',
   cancelled: 'Cancelled',
+  aborted: 'Aborted',
 };
 
 export function rolloutPhase(state: RunState): Phase {
@@ -33,6 +34,8 @@ export function rolloutPhase(state: RunState): Phase {
 
 export function rolloutMessage(state: RunState): string {
   if (state.paused) return state.currentZone ? `paused before ${state.currentStep ?? 'next step'} of zone ${state.currentZone}` : 'paused';
+  const a = state.awaiting;
+  if (a) return `waiting at gate ${a.gates.join(' + ')} for a person, every zone in reads: promote starts zone ${a.nextZone}, abort ends the rollout here`;
   const n = state.run;
   switch (n.kind) {
     case 'starting':
@@ -63,6 +66,8 @@ export function rolloutMessage(state: RunState): string {
       return n.message;
     case 'cancelled':
       return n.out.length ? `cancelled; out of read rotation: ${n.out.join(', ')}` : 'cancelled';
+    case 'aborted':
+      return `aborted ${n.gates ? `at gate ${n.gates.join(' + ')}` : 'in the pause between zones'} before zone ${n.zone}${n.reason ? ` (${n.reason})` : ''}: every zone in reads, ${n.upgraded} upgraded`;
   }
 }
 
@@ -161,6 +166,7 @@ export function deriveStatus(state: RolloutState, object: ObjectGeneration, work
     conditions,
   };
   if (state.currentZone) status.currentZone = state.currentZone;
+  if (state.awaiting) status.awaiting = { ...state.awaiting, gates: [...state.awaiting.gates] };
   // Written once, at the end; later generations' writes leave it as it is (a merge patch), so it
   // names the last success until the next one.
   if (state.run.kind === 'succeeded') status.lastSucceeded = { clusterVersion: state.run.clusterVersion, generation: object.generation };
@@ -186,6 +192,7 @@ export function progressOf(state: RolloutState, signals: { pauseRequested: boole
     zonesOutOfRotation: zonesOutOfRotation(state),
     lastQueueSample: state.lastQueueSample,
     statusError: state.statusError,
+    ...(state.awaiting ? { awaiting: state.awaiting } : {}),
   };
 }
 

@@ -7,11 +7,15 @@ import { isOperationalAt, resumeStep, stepIndex } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
-import { zoneState, type ZoneState } from './state';
+import { zoneState, type RunNote, type ZoneState } from './state';
+import { gatesBefore, upgradedZones } from './boundary';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
 
-export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 'skipped'> {
+/** How a zone ended: its Outcome, skipped (up to date), or the rollout aborted at its gate. */
+export type ZoneEnd = Outcome | 'skipped' | { aborted: Extract<RunNote, { kind: 'aborted' }> };
+
+export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
   const { state, ctx, report } = run;
   const z = zoneState(state, name);
   const zs = zoneSpec(ctx, name);
@@ -20,6 +24,13 @@ export async function runZone(run: RolloutRun, name: string): Promise<Outcome | 
   // A zone found out of reads (adopted from the records) has its first step set: it never skips.
   const check = z.step === undefined ? await skipIfUpToDate(run, z, zs) : { kind: 'run' as const };
   if (check.kind === 'skipped') return 'skipped';
+  // A zone found out of reads must get back: no gate holds it.
+  const gates = z.step === undefined ? gatesBefore(ctx.st.gates, upgradedZones(state)) : [];
+  if (gates.length) {
+    const end = await run.boundary.gate(gates, name, () => report.write());
+    if (end.kind === 'superseded') return 'superseded';
+    if (end.kind === 'aborted') return { aborted: end.note };
+  }
   z.startedAt = now();
   z.step ??= 'LeavingReads';
   const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals };

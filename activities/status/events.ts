@@ -41,7 +41,13 @@ const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => Status
 };
 
 /** Entering these rollout phases is an Event. */
-const ROLLOUT_PHASES_TOLD: Partial<Record<Phase, EventType>> = { Succeeded: 'Normal', Failed: 'Warning', Cancelled: 'Normal', Paused: 'Normal' };
+const ROLLOUT_PHASES_TOLD: Partial<Record<Phase, EventType>> = {
+  Succeeded: 'Normal',
+  Failed: 'Warning',
+  Cancelled: 'Normal',
+  Aborted: 'Normal',
+  Paused: 'Normal',
+};
 
 export function statusEvents(before: VMDistributedClusterStatus | undefined, after: VMDistributedClusterStatus): StatusEvent[] {
   const events: StatusEvent[] = [];
@@ -67,6 +73,12 @@ export function statusEvents(before: VMDistributedClusterStatus | undefined, aft
   if (unverified?.status === 'False' && records(before)?.message !== unverified.message) {
     events.push({ type: 'Warning', reason: 'RouteRecordsUnverified', message: unverified.message });
   }
+  const gate = after.awaiting;
+  if (gate && (before?.awaiting?.nextZone !== gate.nextZone || before.awaiting.since !== gate.since))
+    events.push({ type: 'Normal', reason: 'RolloutAwaitingApproval', message: after.message ?? `waiting at gate ${gate.gates.join(' + ')}` });
+  const passed = before?.awaiting;
+  if (passed && !gate && after.phase === 'Progressing')
+    events.push({ type: 'Normal', reason: 'RolloutPromoted', message: `gate ${passed.gates.join(' + ')} passed: zone ${passed.nextZone} starts` });
   const told = after.phase && ROLLOUT_PHASES_TOLD[after.phase];
   if (told && before?.phase !== after.phase) events.push({ type: told, reason: `Rollout${after.phase}`, message: after.message ?? `rollout ${after.phase}` });
   if (after.phase === 'Progressing' && before?.phase === 'Paused')

@@ -21,6 +21,7 @@ import { ANNOTATION_FAIL } from '../infra/simulator/simulator';
 import {
   DEMO_CLUSTERS,
   DEMO_TOKENS,
+  eventNames,
   getObject,
   mergePatch,
   REPO_ROOT,
@@ -29,6 +30,7 @@ import {
   waitVmclusterOperational,
   waitVmdcPhase,
   watchVmdc,
+  workerEvents,
   type CommandResult,
   type E2EStack,
   type VmdcSnapshot,
@@ -401,5 +403,98 @@ describe('kubectl vmdc against a real rollout', () => {
     for (const c of DEMO_CLUSTERS) expect((await getObject(kc, 'VMCluster', NS, c)).spec?.clusterVersion).toBe(V4);
     const again = await vmdc(['retry', VMDC]);
     expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 1, stderr: 'error: nothing to retry: the rollout is Succeeded, not Failed\n' });
+  });
+
+  /** The gate the rollout of `g` waits at, once it does. */
+  const awaitingAt = (g: number, zone: string) =>
+    waitFor(
+      async () => {
+        const st = await status();
+        return st.observedGeneration === g && st.awaiting?.nextZone === zone ? st : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, description: `generation ${g} waiting at a gate before ${zone}` },
+    );
+  const versions = async () => Promise.all(DEMO_CLUSTERS.map(async (c) => (await getObject(kc, 'VMCluster', NS, c)).spec?.clusterVersion));
+
+  it('gates: the rollout waits before the first zone and after it, every zone in reads, until promote; a promote mid-zone is refused', async () => {
+    const eventsBefore = await eventNames(kc, NS, VMDC);
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V1, strategy: { gates: ['BeforeFirstZone', 'AfterFirstZone'] } } });
+    const g = await generation();
+    const first = await awaitingAt(g, 'az-a');
+    expect(first).toMatchObject({ phase: 'Progressing', awaiting: { gates: ['BeforeFirstZone'], nextZone: 'az-a' } });
+    expect(first.zonesOutOfRotation ?? []).toEqual([]);
+    expect(await versions()).toEqual([V4, V4, V4]);
+
+    const view = await vmdc(['get', VMDC]);
+    keep('get-awaiting.txt', view.stdout);
+    expect({ code: view.code, stderr: view.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(view.stdout).toMatch(/^Awaiting: +approval at gate BeforeFirstZone before zone az-a, for /m);
+    expect(view.stdout).toContain(`kubectl vmdc promote ${VMDC} -n ${NS}`);
+    const doc = JSON.parse((await vmdc(['get', VMDC, '-o', 'json'])).stdout) as { awaiting: unknown };
+    expect(doc.awaiting).toMatchObject({ gates: ['BeforeFirstZone'], nextZone: 'az-a' });
+
+    const p1 = await vmdc(['promote', VMDC, '-o', 'json']);
+    expect({ code: p1.code, stderr: p1.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(p1.stdout)).toMatchObject({ verb: 'promote', result: 'accepted', gates: ['BeforeFirstZone'], nextZone: 'az-a' });
+
+    // A zone in flight: promote and abort are refused by the workflow's validators, nothing changes.
+    await waitFor(async () => ((await status()).zonesOutOfRotation ?? []).includes('az-a'), {
+      timeoutMs: 60_000,
+      intervalMs: 50,
+      description: 'az-a out of reads',
+    });
+    for (const verb of ['promote', 'abort']) {
+      const r = await vmdc([verb, VMDC, '-o', 'json']);
+      expect({ verb, code: r.code }).toEqual({ verb, code: 1 });
+      expect(JSON.parse(r.stdout)).toMatchObject({
+        result: 'refused',
+        reason: expect.stringMatching(/^no gate or pauseBetweenZones wait in progress: the rollout is \w+ at zone az-a/),
+      });
+    }
+
+    const second = await awaitingAt(g, 'az-b');
+    expect(second.awaiting!.gates).toEqual(['AfterFirstZone']);
+    expect(second.zonesOutOfRotation ?? []).toEqual([]);
+    expect(await versions()).toEqual([V1, V4, V4]);
+    expect((await vmdc(['promote', VMDC])).code).toBe(0);
+    const done = await vmdc(['status', VMDC, '--timeout', '3m'], 200_000);
+    expect({ code: done.code, stderr: done.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(await versions()).toEqual([V1, V1, V1]);
+    expect((await status()).awaiting).toBeUndefined();
+    const zoneEvents = (z: string) => ['ZoneLeftReads', 'ZoneUpgraded', 'ZoneOperational', 'ZoneDrained', 'ZoneRejoined'].map((r) => `${r} ${z}`);
+    expect(await workerEvents(kc, NS, VMDC, eventsBefore)).toEqual([
+      'RolloutAwaitingApproval',
+      'RolloutPromoted',
+      ...zoneEvents('az-a'),
+      'RolloutAwaitingApproval',
+      'RolloutPromoted',
+      ...zoneEvents('az-b'),
+      ...zoneEvents('az-c'),
+      'RolloutSucceeded',
+    ]);
+  });
+
+  it('abort at a gate: Aborted, every zone in reads, none upgraded; negative control: without gates the same change rolls through unasked', async () => {
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
+    const g = await generation();
+    await awaitingAt(g, 'az-a');
+    const r = await vmdc(['abort', VMDC, '--reason', 'e2e: stop here', '-o', 'json']);
+    keep('abort.json', r.stdout);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ verb: 'abort', result: 'accepted', gates: ['BeforeFirstZone'], nextZone: 'az-a', upgraded: 0 });
+    const aborted = await waitVmdcPhase(kc, NS, VMDC, g, ['Aborted'], { timeoutMs: 60_000, fresh: true });
+    expect(aborted.message).toBe('aborted at gate BeforeFirstZone before zone az-a (e2e: stop here): every zone in reads, 0 upgraded');
+    expect(aborted.zonesOutOfRotation ?? []).toEqual([]);
+    expect(aborted.awaiting).toBeUndefined();
+    expect(await versions()).toEqual([V1, V1, V1]);
+    expect((await workerEvents(kc, NS, VMDC)).at(-1)).toBe('RolloutAborted');
+    const late = await vmdc(['promote', VMDC]);
+    expect(late.code).toBe(1);
+
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { gates: [] } } });
+    const g2 = await generation();
+    await waitVmdcPhase(kc, NS, VMDC, g2, ['Succeeded'], { timeoutMs: 180_000, fresh: true });
+    expect(await versions()).toEqual([V2, V2, V2]);
+    expect(watch.history.some((s) => s.generation === g2 && s.status.awaiting)).toBe(false);
   });
 });

@@ -20,8 +20,9 @@ import { waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
 import { ANNOTATION_FAIL } from '../infra/simulator/simulator';
 import {
+  eventNames,
   getObject,
-  kubeRaw,
+  workerEvents,
   mergePatch,
   REPO_ROOT,
   startE2EStack,
@@ -131,7 +132,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const watch = watchVmdc(kc, NS, VMDC, (s) =>
       log(`vmdc g${s.generation} ${s.status.phase} zone=${s.status.currentZone} out=${s.status.zonesOutOfRotation}`),
     );
-    const eventsBefore = await eventNames();
+    const eventsBefore = await eventNames(kc, NS, VMDC);
 
     const t0 = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
@@ -236,7 +237,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(ui.currentDetails).toMatch(/^\*\*Succeeded\*\*/);
 
     // Every zone transition is an Event on the object, zone after zone, each once, then the end.
-    expect(await workerEvents(eventsBefore)).toEqual([
+    expect(await workerEvents(kc, NS, VMDC, eventsBefore)).toEqual([
       ...['az-a', 'az-b', 'az-c'].flatMap((z) => ['ZoneLeftReads', 'ZoneUpgraded', 'ZoneOperational', 'ZoneDrained', 'ZoneRejoined'].map((r) => `${r} ${z}`)),
       'RolloutSucceeded',
     ]);
@@ -288,28 +289,6 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     };
   }
 
-  /** The worker's Events on the object, in the order the API server stored them: `<reason>[ <zone>]`; `after` leaves out those already there then. */
-  async function workerEvents(after: Set<string> = new Set()): Promise<string[]> {
-    const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as {
-      items: Array<{ reason: string; message: string; reportingComponent?: string; metadata: { name: string; resourceVersion: string } }>;
-    };
-    return (
-      list.items
-        .filter((e) => e.reportingComponent === 'vmrollout.io/worker' && !after.has(e.metadata.name))
-        // Timestamps have whole seconds; the storage revision orders Events created within one.
-        .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
-        .map((e) => [e.reason, e.reason.startsWith('Zone') ? /^zone (az-\w)/.exec(e.message)?.[1] : undefined].filter(Boolean).join(' '))
-    );
-  }
-
-  /** The names of the Events on the object now. */
-  async function eventNames(): Promise<Set<string>> {
-    const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=involvedObject.name%3D${VMDC}`)).body) as {
-      items: Array<{ metadata: { name: string } }>;
-    };
-    return new Set(list.items.map((e) => e.metadata.name));
-  }
-
   it('a zone whose VMCluster fails: phase Failed, the zone stays out of reads, the status says so, reads stay fresh', async () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
     const t0 = Date.now();
@@ -326,7 +305,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(st.zones?.find((z) => z.name === 'az-c')?.phase).not.toBe('Done');
     expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V2); // never moved on
     // The failure is a Warning Event saying the zone is kept out of reads.
-    const events = await workerEvents();
+    const events = await workerEvents(kc, NS, VMDC);
     expect(events.slice(-2)).toEqual(['ZoneFailed az-b', 'RolloutFailed']);
 
     // vmauth no longer routes to the failed zone, on any route; the others still serve fresh reads.

@@ -329,7 +329,7 @@ export function startTraffic(opts: TrafficOptions) {
 }
 export type Traffic = ReturnType<typeof startTraffic>;
 
-const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Invalid'];
+const TERMINAL = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Aborted', 'Invalid'];
 
 /**
  * Waits until the workflow of `generation` reports one of `phases`. The trigger records the new
@@ -890,3 +890,25 @@ export const temporalCli = (address: string, namespace: string, args: string[]) 
 /** `npx tsx cli/main.ts release-zone ARGS` (`kubectl vmdc release-zone` from the checkout; tsx from node_modules, as `npx tsx` runs it). */
 export const releaseZone = (args: string[]) =>
   runCommand(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx'), [path.join(REPO_ROOT, 'cli', 'main.ts'), 'release-zone', ...args], { timeoutMs: 120_000 });
+
+/** The Events the worker raised on an object (`after`: names to leave out), in order, as `reason [zone]`. */
+export async function workerEvents(kc: k8s.KubeConfig, namespace: string, name: string, after: Set<string> = new Set()): Promise<string[]> {
+  const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${namespace}/events?fieldSelector=involvedObject.name%3D${name}`)).body) as {
+    items: Array<{ reason: string; message: string; reportingComponent?: string; metadata: { name: string; resourceVersion: string } }>;
+  };
+  return (
+    list.items
+      .filter((e) => e.reportingComponent === 'vmrollout.io/worker' && !after.has(e.metadata.name))
+      // Timestamps have whole seconds; the storage revision orders Events created within one.
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+      .map((e) => [e.reason, e.reason.startsWith('Zone') ? /^zone (az-\w)/.exec(e.message)?.[1] : undefined].filter(Boolean).join(' '))
+  );
+}
+
+/** The names of the Events on an object now. */
+export async function eventNames(kc: k8s.KubeConfig, namespace: string, name: string): Promise<Set<string>> {
+  const list = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${namespace}/events?fieldSelector=involvedObject.name%3D${name}`)).body) as {
+    items: Array<{ metadata: { name: string } }>;
+  };
+  return new Set(list.items.map((e) => e.metadata.name));
+}

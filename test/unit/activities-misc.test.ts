@@ -49,12 +49,15 @@ describe('status', () => {
       message: null,
       currentZone: null,
       zonesOutOfRotation: null,
+      awaiting: null,
     });
-    expect(statusPatch({ phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'] })).toEqual({
+    const awaiting = { gates: ['BeforeEachZone' as const], nextZone: 'a', since: '2026-12-05T10:00:00Z' };
+    expect(statusPatch({ phase: 'Progressing', currentZone: 'a', message: 'm', zonesOutOfRotation: ['a'], awaiting })).toEqual({
       phase: 'Progressing',
       currentZone: 'a',
       message: 'm',
       zonesOutOfRotation: ['a'],
+      awaiting,
     });
   });
   it("statusPatch keeps the conditions the rollout does not own (the trigger's Valid) and replaces its own", () => {

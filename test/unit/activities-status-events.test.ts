@@ -63,3 +63,17 @@ test('the rollout phases an SRE is told: succeeded, failed, cancelled, paused an
   expect(reasons(s('Succeeded'), s('Succeeded'))).toEqual([]);
   expect(reasons(s('Pending'), s('Progressing'))).toEqual([]);
 });
+
+test('a gate is told when the rollout reaches it (once), when it is passed, and an abort as the end of the rollout', () => {
+  const waiting = { gates: ['AfterFirstZone' as const], nextZone: 'az-b', since: '2026-12-05T10:00:00Z' };
+  const before = st([zone('az-a', 'Done'), zone('az-b', 'Pending')]);
+  const atGate = st([zone('az-a', 'Done'), zone('az-b', 'Pending')], { awaiting: waiting, message: 'waiting at gate AfterFirstZone' });
+  expect(statusEvents(before, atGate)).toEqual([{ type: 'Normal', reason: 'RolloutAwaitingApproval', message: 'waiting at gate AfterFirstZone' }]);
+  expect(reasons(atGate, atGate)).toEqual([]);
+  // The next gate (another zone, or the same zone reached again after a new generation) is told again.
+  expect(reasons(atGate, { ...atGate, awaiting: { ...waiting, since: '2026-12-05T11:00:00Z' } })).toEqual(['Normal/RolloutAwaitingApproval']);
+  const started = st([zone('az-a', 'Done'), zone('az-b', 'LeavingReads')]);
+  expect(statusEvents(atGate, started)).toEqual([{ type: 'Normal', reason: 'RolloutPromoted', message: 'gate AfterFirstZone passed: zone az-b starts' }]);
+  expect(reasons(atGate, st([zone('az-a', 'Done'), zone('az-b', 'Pending')], { phase: 'Aborted' }))).toEqual(['Normal/RolloutAborted']);
+  expect(reasons(atGate, st([zone('az-a', 'Done'), zone('az-b', 'Pending')], { phase: 'Superseded' }))).toEqual([]);
+});

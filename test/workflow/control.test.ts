@@ -1,7 +1,7 @@
 // Pause/resume and cancel at every step of a zone, on the real time-skipping test server.
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow';
-import { UPDATE_PROMOTE, type PromoteResult } from '../../api/rollout-contract';
+import { UPDATE_PROMOTE, type PausePromoted, type PromoteResult } from '../../api/rollout-contract';
 import { promoteWait, type Temporal } from '../../cli/temporal';
 import { CancelledFailure } from '@temporalio/common';
 import type { FakeCluster } from './fake-cluster';
@@ -150,7 +150,9 @@ test('promote ends the pauseBetweenZones wait at once (its timer cancelled, neve
     const t = { client: env().client, connection: env().connection, namespace: NS, address: '-', converter: loadDataConverter({}) } as Temporal;
     const refused = await promoteWait(t, h.workflowId).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect((refused as WorkflowUpdateFailedError).cause?.message).toBe('no pauseBetweenZones wait in progress: the rollout is Paused');
+    expect((refused as WorkflowUpdateFailedError).cause?.message).toBe(
+      'no gate or pauseBetweenZones wait in progress: the rollout is Paused; nothing to promote',
+    );
     await h.signal('resume');
 
     // Both waits (after az-a, after az-b) are promoted. No result() call in between: the test server
@@ -161,8 +163,8 @@ test('promote ends the pauseBetweenZones wait at once (its timer cancelled, neve
     ] as const) {
       await r.progressUntil(h, (p) => p.currentStep === 'PauseBetweenZones' && p.currentZone === after, 60_000);
       const promoted = after === 'az-a' ? await promoteWait(t, h.workflowId) : await h.executeUpdate<PromoteResult, []>(UPDATE_PROMOTE);
-      expect(promoted.after).toBe(after);
-      expect(promoted.skippedMs).toBeGreaterThan(WAIT_MS - 60_000);
+      expect(promoted).toEqual({ after, skippedMs: expect.any(Number) });
+      expect((promoted as PausePromoted).skippedMs).toBeGreaterThan(WAIT_MS - 60_000);
       await r.progressUntil(h, (p) => p.currentZone === next && p.currentStep !== 'PauseBetweenZones', 60_000);
     }
     expect((await h.result()).phase).toBe('Succeeded');

@@ -9,7 +9,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput, type Progress } from '../../api/rollout-contract';
-import type { JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
+import type { Gate, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { installQuietRuntime, startTimeSkippingEnv } from '../infra/harness/temporal';
 import { checkInvariants, type Breach } from '../infra/oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
@@ -64,6 +64,7 @@ export interface ScenarioOptions {
   readDrainDelayMs?: number;
   zoneTimeoutMs?: number;
   pauseBetweenZonesMs?: number;
+  gates?: Gate[];
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
 }
@@ -88,6 +89,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       pollIntervalMs: 5_000,
       zoneTimeoutMs: o.zoneTimeoutMs ?? 10 * 60_000,
       pauseBetweenZonesMs: o.pauseBetweenZonesMs ?? 0,
+      ...(o.gates ? { gates: o.gates } : {}),
     },
   };
 }

@@ -1,0 +1,102 @@
+// The zone boundaries a person acts on: a gate (strategy.gates), where the rollout waits for
+// `promote` or `abort`, and the pauseBetweenZones wait, which `promote` ends early. The Updates act
+// on the wait in progress only: their validators refuse at any other moment, saying why, so a
+// promote or abort sent a moment late cannot skip or stop anything else. Every zone is in reads at
+// a boundary: an abort ends the rollout with nothing out.
+import { condition } from '@temporalio/workflow';
+import { ABORT_REASON_MAX_LENGTH, type AbortRequest, type AbortResult, type PromoteResult } from '../api/rollout-contract';
+import type { Gate } from '../api/types';
+import { now } from './run-context';
+import type { RolloutSignals } from './signals';
+import type { RolloutState, RunNote } from './state';
+import { rolloutPhase } from './status';
+
+/**
+ * The gates that hold before a zone about to be upgraded, given how many zones this rollout has
+ * upgraded: each gate holds at one boundary, so none needs remembering across continue-as-new.
+ */
+export function gatesBefore(gates: readonly Gate[] | undefined, upgraded: number): Gate[] {
+  return (gates ?? []).filter((g) => g === 'BeforeEachZone' || (g === 'BeforeFirstZone' ? upgraded === 0 : upgraded === 1));
+}
+
+type Decision = { kind: 'promoted' } | { kind: 'aborted'; note: Extract<RunNote, { kind: 'aborted' }> };
+type Wait = ({ kind: 'gate'; gates: Gate[]; nextZone: string } | { kind: 'pause'; after: string; nextZone: string; until: number }) & { decision?: Decision };
+
+/** How a boundary ended: what a person decided, a gate superseded, or the pause's time up. */
+export type BoundaryEnd = Decision | { kind: 'superseded' } | { kind: 'elapsed' };
+
+export class Boundary {
+  private wait: Wait | undefined;
+
+  constructor(
+    private readonly state: RolloutState,
+    private readonly signals: RolloutSignals,
+  ) {}
+
+  /**
+   * Wait at a gate before `nextZone` until promoted, aborted or superseded (cancellation ends it
+   * too); status.awaiting says so meanwhile (`tell` writes it).
+   */
+  async gate(gates: Gate[], nextZone: string, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
+    const { state, signals } = this;
+    const w: Wait = (this.wait = { kind: 'gate', gates, nextZone });
+    const step = state.currentStep;
+    state.awaiting = { gates, nextZone, since: now() };
+    state.currentStep = 'AwaitingApproval';
+    try {
+      await tell();
+      await condition(() => w.decision !== undefined || signals.superseded());
+    } finally {
+      this.wait = undefined;
+      state.awaiting = undefined;
+      state.currentStep = step;
+    }
+    return w.decision ?? { kind: 'superseded' };
+  }
+
+  /** The pauseBetweenZones wait after zone `after`: ended by its timer, promote or abort. */
+  async pause(after: string, nextZone: string, ms: number): Promise<BoundaryEnd> {
+    const w: Wait = (this.wait = { kind: 'pause', after, nextZone, until: Date.now() + ms });
+    try {
+      // One timer, as the sleep it replaces (replays of histories with that sleep stay valid).
+      await condition(() => w.decision !== undefined, ms);
+    } finally {
+      this.wait = undefined;
+    }
+    return w.decision ?? { kind: 'elapsed' };
+  }
+
+  /** Why a promote or abort does not apply now, or undefined when it does. */
+  refusal(verb: 'promote' | 'abort', request?: AbortRequest): string | undefined {
+    const reason = request?.reason;
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > ABORT_REASON_MAX_LENGTH))
+      return `the reason must be a string of at most ${ABORT_REASON_MAX_LENGTH} characters`;
+    if (this.wait && !this.wait.decision) return undefined;
+    const { state } = this;
+    const where = `${state.currentZone ? ` at zone ${state.currentZone}` : ''}${state.currentStep ? `, step ${state.currentStep}` : ''}`;
+    const then =
+      verb === 'promote'
+        ? 'nothing to promote'
+        : 'nothing to abort here (a zone in flight is stopped by `kubectl vmdc pause`, or cancelled: the cancel puts it back into reads)';
+    return `no gate or pauseBetweenZones wait in progress: the rollout is ${rolloutPhase(state)}${where}; ${then}`;
+  }
+
+  promote(): PromoteResult {
+    const w = this.wait!;
+    w.decision = { kind: 'promoted' };
+    return w.kind === 'gate' ? { gates: w.gates, nextZone: w.nextZone } : { after: w.after, skippedMs: Math.max(0, w.until - Date.now()) };
+  }
+
+  abort(request?: AbortRequest): AbortResult {
+    const w = this.wait!;
+    const gates = w.kind === 'gate' ? { gates: w.gates } : {};
+    const upgraded = upgradedZones(this.state);
+    w.decision = { kind: 'aborted', note: { kind: 'aborted', zone: w.nextZone, ...gates, ...(request?.reason ? { reason: request.reason } : {}), upgraded } };
+    return { ...gates, nextZone: w.nextZone, upgraded };
+  }
+}
+
+/** Zones this rollout upgraded so far. */
+export function upgradedZones(state: Pick<RolloutState, 'zones'>): number {
+  return state.zones.filter((z) => z.phase === 'Done').length;
+}
