@@ -239,6 +239,7 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
       pollInterval: '5s',
       zoneTimeout: '1h30m',
       pauseBetweenZones: '0s',
+      gates: [],
     });
     const noStrategy = await create({ ...(JSON.parse(res.body) as Raw).spec, strategy: undefined });
     expect((JSON.parse(noStrategy.body) as Raw).spec.strategy).toMatchObject({ order: 'Shuffle', zoneTimeout: '30m', pollInterval: '5s' });

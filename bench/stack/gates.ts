@@ -1,0 +1,145 @@
+// What a gate costs the rollout beyond the person's wait (issue 31: "gates add no more than one poll
+// per step"). On the e2e stack (test/e2e/support.ts: real Temporal dev server, kube-apiserver,
+// VictoriaMetrics zones, vmagent, vmauth, worker and trigger), pairs of 3-zone rollouts one after
+// the other: one without gates, one with BeforeEachZone, promoted by this process as soon as the
+// status shows the gate (polled every 50 ms).
+//
+// From each workflow's Temporal history (event times are the server's):
+// - promoteToNextActivityMs: at each gate, the promote Update's completion → the next activity
+//   scheduled (the zone's first step): what a gate adds once it is passed;
+// - stepTransitionMs: without gates, every activity completion → the next activity scheduled (the
+//   workflow's own cost of moving from one step to the next), the baseline;
+// - net rollout time: with gates, the rollout's time minus the time the gates waited for the
+//   promote (the awaiting status written → the Update accepted), against the rollout without gates,
+//   per zone, in polls (noisier: two rollouts, not one).
+// Prints ONE JSON document (also .tmp/bench/gates.json); never asserts a time.
+// Run: npx tsx bench/stack/gates.ts [--quick]   (quick: one pair; full: three)
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import type { VMDistributedClusterStatus } from '../../api/types';
+import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, V1, V2, V3, V4, waitVmdcPhase, type E2EStack } from '../../test/e2e/support';
+import { minMaxMean, quantile, round } from '../analysis/stats';
+import { fullHistory, type HistoryEvent } from '../support/history';
+import { provenance } from '../support/provenance';
+
+const NS = 'default';
+const VMDC = 'gates';
+const POLL_MS = 250;
+const quick = process.argv.includes('--quick');
+const PAIRS = quick ? 1 : 3;
+const EventType = temporal.api.enums.v1.EventType;
+const t0 = Date.now();
+const progress = (m: string) => process.stderr.write(`[bench gates +${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}\n`);
+
+const at = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+const is = (e: HistoryEvent, t: temporal.api.enums.v1.EventType) => e.eventType === t;
+
+/** ms from each event of kind `from` to the first ACTIVITY_TASK_SCHEDULED after it. */
+function toNextActivity(events: HistoryEvent[], from: temporal.api.enums.v1.EventType): number[] {
+  const out: number[] = [];
+  events.forEach((e, i) => {
+    if (!is(e, from)) return;
+    const next = events.slice(i + 1).find((x) => is(x, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED));
+    if (next) out.push(at(next) - at(e));
+  });
+  return out;
+}
+
+interface Rollout {
+  gates: boolean;
+  rolloutMs: number;
+  /** With gates: the time the gates waited for the promote (awaiting written → Update accepted). */
+  waitedMs: number;
+  events: number;
+  promoteToNextActivityMs: number[];
+  stepTransitionMs: number[];
+}
+
+async function rollout(stack: E2EStack, version: string, gates: boolean): Promise<Rollout> {
+  const generation = (await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, strategy: { gates: gates ? ['BeforeEachZone'] : [] } } }))
+    .metadata.generation!;
+  const promoted = new Set<string>();
+  let waitedMs = 0;
+  let done: VMDistributedClusterStatus | undefined;
+  for (const deadline = Date.now() + 5 * 60_000; !done && Date.now() < deadline; ) {
+    const st = ((await getObject(stack.kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
+    if (st.observedGeneration === generation && st.awaiting && !promoted.has(st.awaiting.since)) {
+      promoted.add(st.awaiting.since);
+      const handle = stack.client.workflow.getHandle(st.workflow!.id);
+      await handle.executeUpdate('promote');
+      waitedMs += Date.now() - Date.parse(st.awaiting.since);
+    }
+    if (st.observedGeneration === generation && (st.phase === 'Succeeded' || st.phase === 'Failed')) done = st;
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  if (done?.phase !== 'Succeeded') throw new Error(`generation ${generation} did not succeed: ${done?.phase ?? 'timed out'} ${done?.message ?? ''}`);
+  const final = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded'], { fresh: true });
+  const { events } = await fullHistory(stack.client, final.workflow!.id, final.workflow!.runId);
+  return {
+    gates,
+    rolloutMs: at(events.at(-1)!) - at(events[0]!),
+    waitedMs,
+    events: events.length,
+    promoteToNextActivityMs: toNextActivity(events, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED),
+    stepTransitionMs: toNextActivity(events, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED),
+  };
+}
+
+async function main(): Promise<void> {
+  const runInfo = provenance();
+  progress(`starting the e2e stack (${PAIRS} pair(s) of rollouts)`);
+  const stack = await startE2EStack({
+    namespace: NS,
+    vmdcName: VMDC,
+    clusters: DEMO_CLUSTERS,
+    tokens: DEMO_TOKENS,
+    initialVersion: V1,
+    zoneDowntimeMs: 2000,
+    strategy: { order: 'Declared', readDrainDelay: '500ms', queueDrainedFor: '4s', pollInterval: `${POLL_MS}ms`, zoneTimeout: '2m' },
+    taskQueue: `vmrollout-bench-gates-${process.pid}`,
+  });
+  try {
+    const versions = [V2, V3, V4, V1];
+    const runs: Rollout[] = [];
+    for (let i = 0; i < PAIRS * 2; i++) {
+      const gates = i % 2 === 1;
+      runs.push(await rollout(stack, versions[i % versions.length]!, gates));
+      progress(`rollout ${i + 1} of ${PAIRS * 2} (${gates ? 'gates' : 'no gates'}) done`);
+    }
+    const withGates = runs.filter((r) => r.gates);
+    const without = runs.filter((r) => !r.gates);
+    const polls = (ms: number) => round(ms / POLL_MS);
+    const promote = withGates.flatMap((r) => r.promoteToNextActivityMs);
+    const transitions = without.flatMap((r) => r.stepTransitionMs);
+    const zones = DEMO_CLUSTERS.length;
+    const netPerZone = withGates.map((r, i) => (r.rolloutMs - r.waitedMs - without[i]!.rolloutMs) / zones);
+    const doc = {
+      benchmark: 'gates',
+      what: 'bench/stack/gates.ts: pairs of 3-zone rollouts on the e2e stack, without gates and with BeforeEachZone promoted at once; what a gate adds beyond the wait for a person, in polls',
+      ...runInfo,
+      pollIntervalMs: POLL_MS,
+      runs,
+      summary: {
+        promoteToNextActivity: { ms: minMaxMean(promote), p50Ms: round(quantile(promote, 0.5)), maxPolls: polls(Math.max(...promote)) },
+        stepTransitionWithoutGates: { ms: minMaxMean(transitions), p50Ms: round(quantile(transitions, 0.5)), maxPolls: polls(Math.max(...transitions)) },
+        /** A passed gate's cost over an ordinary step transition, in polls (target ≤ 1). */
+        gateOverPlainStepPolls: polls(Math.max(...promote) - quantile(transitions, 0.5)),
+        netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
+        eventsPerZone: { withGates: round(minMaxMean(withGates.map((r) => r.events)).mean / zones), without: round(minMaxMean(without.map((r) => r.events)).mean / zones) },
+      },
+    };
+    const text = `${JSON.stringify(doc, null, 2)}\n`;
+    const out = path.join(__dirname, '..', '..', '.tmp', 'bench', 'gates.json');
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, text);
+    process.stdout.write(text);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
