@@ -5,7 +5,7 @@
 // status shows the gate (polled every 50 ms).
 //
 // From each workflow's Temporal history (event times are the server's):
-// - promoteToNextActivityMs: at each gate, the promote Update's completion → the next activity
+// - promoteToNextActivityMs: at each gate, the promote sent by this process → the next activity
 //   scheduled (the zone's first step): what a gate adds once it is passed;
 // - stepTransitionMs: without gates, every activity completion → the next activity scheduled (the
 //   workflow's own cost of moving from one step to the next), the baseline;
@@ -35,15 +35,21 @@ const progress = (m: string) => process.stderr.write(`[bench gates +${((Date.now
 const at = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
 const is = (e: HistoryEvent, t: temporal.api.enums.v1.EventType) => e.eventType === t;
 
-/** ms from each event of kind `from` to the first ACTIVITY_TASK_SCHEDULED after it. */
-function toNextActivity(events: HistoryEvent[], from: temporal.api.enums.v1.EventType): number[] {
+/** For each event of kind `from`, the time of the first ACTIVITY_TASK_SCHEDULED after it. */
+function afterEach(events: HistoryEvent[], from: temporal.api.enums.v1.EventType): number[] {
   const out: number[] = [];
   events.forEach((e, i) => {
     if (!is(e, from)) return;
     const next = events.slice(i + 1).find((x) => is(x, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED));
-    if (next) out.push(at(next) - at(e));
+    if (next) out.push(at(next));
   });
   return out;
+}
+
+/** ms from each event of kind `from` to the first ACTIVITY_TASK_SCHEDULED after it. */
+function toNextActivity(events: HistoryEvent[], from: temporal.api.enums.v1.EventType): number[] {
+  const froms = events.filter((e) => is(e, from));
+  return afterEach(events, from).map((t, i) => t - at(froms[i]!));
 }
 
 interface Rollout {
@@ -57,20 +63,27 @@ interface Rollout {
 }
 
 async function rollout(stack: E2EStack, version: string, gates: boolean): Promise<Rollout> {
-  const generation = (await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, strategy: { gates: gates ? ['BeforeEachZone'] : [] } } }))
-    .metadata.generation!;
+  const generation = (
+    await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, strategy: { gates: gates ? ['BeforeEachZone'] : [] } } })
+  ).metadata.generation!;
   const promoted = new Set<string>();
+  const sentAt: number[] = [];
   let waitedMs = 0;
   let done: VMDistributedClusterStatus | undefined;
-  for (const deadline = Date.now() + 5 * 60_000; !done && Date.now() < deadline; ) {
+  // The previous generation's phase stays until this one's workflow writes its own: only an end seen
+  // after an active phase of this generation counts (as waitVmdcPhase does).
+  let active = false;
+  for (const deadline = Date.now() + 5 * 60_000; !done && Date.now() < deadline;) {
     const st = ((await getObject(stack.kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
-    if (st.observedGeneration === generation && st.awaiting && !promoted.has(st.awaiting.since)) {
+    const ours = st.observedGeneration === generation && !!st.workflow?.id.includes(`/g${generation}-`);
+    if (ours && st.awaiting && !promoted.has(st.awaiting.since)) {
       promoted.add(st.awaiting.since);
-      const handle = stack.client.workflow.getHandle(st.workflow!.id);
-      await handle.executeUpdate('promote');
+      sentAt.push(Date.now());
+      await stack.client.workflow.getHandle(st.workflow!.id).executeUpdate('promote');
       waitedMs += Date.now() - Date.parse(st.awaiting.since);
     }
-    if (st.observedGeneration === generation && (st.phase === 'Succeeded' || st.phase === 'Failed')) done = st;
+    if (ours && (st.phase === 'Pending' || st.phase === 'Progressing')) active = true;
+    if (ours && active && (st.phase === 'Succeeded' || st.phase === 'Failed')) done = st;
     else await new Promise((r) => setTimeout(r, 50));
   }
   if (done?.phase !== 'Succeeded') throw new Error(`generation ${generation} did not succeed: ${done?.phase ?? 'timed out'} ${done?.message ?? ''}`);
@@ -81,7 +94,9 @@ async function rollout(stack: E2EStack, version: string, gates: boolean): Promis
     rolloutMs: at(events.at(-1)!) - at(events[0]!),
     waitedMs,
     events: events.length,
-    promoteToNextActivityMs: toNextActivity(events, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED),
+    // The Update's completion and the activity it lets run share a workflow task: measured from
+    // when this process sent it (the same machine's clock as the server's event times).
+    promoteToNextActivityMs: afterEach(events, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED).map((t, i) => t - sentAt[i]!),
     stepTransitionMs: toNextActivity(events, EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED),
   };
 }
@@ -126,7 +141,10 @@ async function main(): Promise<void> {
         /** A passed gate's cost over an ordinary step transition, in polls (target ≤ 1). */
         gateOverPlainStepPolls: polls(Math.max(...promote) - quantile(transitions, 0.5)),
         netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
-        eventsPerZone: { withGates: round(minMaxMean(withGates.map((r) => r.events)).mean / zones), without: round(minMaxMean(without.map((r) => r.events)).mean / zones) },
+        eventsPerZone: {
+          withGates: round(minMaxMean(withGates.map((r) => r.events)).mean / zones),
+          without: round(minMaxMean(without.map((r) => r.events)).mean / zones),
+        },
       },
     };
     const text = `${JSON.stringify(doc, null, 2)}\n`;
