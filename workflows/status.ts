@@ -228,6 +228,11 @@ export function currentDetails(status: VMDistributedClusterStatus): string {
   const current = i >= 0 ? `: zone ${i + 1} of ${zones.length}, \`${zones[i]!.name}\` ${zones[i]!.phase}` : '';
   const out = status.zonesOutOfRotation?.length ? status.zonesOutOfRotation.map((z) => `\`${z}\``).join(', ') : 'none';
   const lines = [`**${status.phase ?? 'Pending'}**${current}`, `out of reads: ${out}`];
-  if (status.message) lines.push(status.message);
+  const a = status.awaiting;
+  if (a)
+    lines.push(
+      `**awaiting approval** at gate ${a.gates.join(' + ')} since ${a.since}: \`kubectl vmdc promote\` starts \`${a.nextZone}\`, \`kubectl vmdc abort\` ends the rollout here`,
+    );
+  else if (status.message) lines.push(status.message);
   return lines.join('\n\n');
 }

@@ -62,6 +62,22 @@ test('current details: the phase, zone N of M and its step, what is out of reads
   expect(currentDetails({ phase: 'Succeeded', zones: [] })).toBe('**Succeeded**\n\nout of reads: none');
 });
 
+test('current details at a gate: what is awaited and the two commands, in place of the message', () => {
+  const details = currentDetails({
+    phase: 'Progressing',
+    currentZone: 'az-b',
+    message: 'waiting at gate AfterFirstZone',
+    awaiting: { gates: ['AfterFirstZone'], nextZone: 'az-b', since: '2026-12-05T11:00:00.000Z' },
+    zones: [
+      { name: 'az-a', phase: 'Done' },
+      { name: 'az-b', phase: 'Pending' },
+    ],
+  });
+  expect(details).toBe(
+    '**Progressing**: zone 2 of 2, `az-b` Pending\n\nout of reads: none\n\n**awaiting approval** at gate AfterFirstZone since 2026-12-05T11:00:00.000Z: `kubectl vmdc promote` starts `az-b`, `kubectl vmdc abort` ends the rollout here',
+  );
+});
+
 test('the static summary and details name the object, the version, the zones in order and the strategy', () => {
   const d = workflowDescription({
     object: { namespace: 'monitoring', name: 'vm-global', uid: 'u-1', generation: 3 },
