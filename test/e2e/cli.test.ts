@@ -7,7 +7,9 @@
  *   `resume` (generations 3 and 4, adopted by the same workflow), `status` until it Succeeded,
  *   `history`; generation 5 (v1.152): `cancel` (refused without a terminal, then --yes), `status`
  *   reporting Cancelled; `release-zone --list` (bundle and `npx tsx cli/main.ts`); generation 6
- *   (v1.153): zone az-b fails, its cause is fixed, `retry` → Succeeded.
+ *   (v1.153): zone az-b fails, its cause is fixed, `retry` → Succeeded; then gates (strategy.gates):
+ *   `promote` at BeforeFirstZone and AfterFirstZone (refused mid-zone), `abort` and `cancel` at a
+ *   gate, and the negative control: the same edit without gates rolls through with no one promoting.
  * What the plugin shows is checked against the object's status as a poller saw it meanwhile.
  * Short durations (4 s zone downtime, 8 s queueDrainedFor) keep the file around three minutes.
  */
@@ -474,7 +476,7 @@ describe('kubectl vmdc against a real rollout', () => {
     ]);
   });
 
-  it('abort at a gate: Aborted, every zone in reads, none upgraded; negative control: without gates the same change rolls through unasked', async () => {
+  it('abort (and cancel) at a gate: Aborted (Cancelled), every zone in reads, none upgraded; negative control: without gates the same change rolls through unasked', async () => {
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
     const g = await generation();
     await awaitingAt(g, 'az-a');
@@ -491,10 +493,19 @@ describe('kubectl vmdc against a real rollout', () => {
     const late = await vmdc(['promote', VMDC]);
     expect(late.code).toBe(1);
 
+    // A cancel at a gate, on the real Temporal server: Cancelled, nothing out of reads, the gate cleared.
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
+    const gc = await generation();
+    await awaitingAt(gc, 'az-a');
+    expect((await vmdc(['cancel', VMDC, '--yes'])).code).toBe(0);
+    const cancelled = await waitVmdcPhase(kc, NS, VMDC, gc, ['Cancelled'], { timeoutMs: 60_000, fresh: true });
+    expect({ out: cancelled.zonesOutOfRotation ?? [], awaiting: cancelled.awaiting }).toEqual({ out: [], awaiting: undefined });
+    expect(await versions()).toEqual([V1, V1, V1]);
+
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { gates: [] } } });
     const g2 = await generation();
     await waitVmdcPhase(kc, NS, VMDC, g2, ['Succeeded'], { timeoutMs: 180_000, fresh: true });
-    expect(await versions()).toEqual([V2, V2, V2]);
+    expect(await versions()).toEqual([V3, V3, V3]);
     expect(watch.history.some((s) => s.generation === g2 && s.status.awaiting)).toBe(false);
   });
 });

@@ -4,9 +4,6 @@
 // `kubectl-vmdc __complete`, the protocol kubectl_complete-vmdc answers kubectl's TAB with.
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ABORT_REASON_MAX_LENGTH } from '../../api/rollout-contract';
 import { ALLOWED, GLOBAL_OPTIONS, parseCommand, USAGE, UsageError, VERB_OPTIONS, VERBS } from '../../cli/args';
@@ -15,6 +12,7 @@ import { completeArgs, completeOutput, DIRECTIVE } from '../../cli/complete-prot
 import { EXIT, Refused } from '../../cli/exit-codes';
 import { run } from '../../cli/main';
 import { actionPrinter, type ActionDocument } from '../../cli/output';
+import { writeKubeconfig } from '../support/kubeconfig';
 import { fakeIo } from '../support/fake-io';
 
 const ACTION_VERBS = ['pause', 'resume', 'retry', 'cancel', 'undo', 'promote', 'abort', 'diff'] as const;
@@ -162,18 +160,7 @@ describe('kubectl vmdc abort on the command line', () => {
         .end(JSON.stringify(own ? object : { kind: 'Status', code: 404, reason: 'NotFound' }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vmdc-abort-'));
-    const kubeconfig = path.join(dir, 'kubeconfig');
-    fs.writeFileSync(
-      kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters: [{ name: c, cluster: { server: 'http://127.0.0.1:${(server.address() as AddressInfo).port}', insecure-skip-tls-verify: true } }]
-users: [{ name: u, user: {} }]
-contexts: [{ name: ctx, context: { cluster: c, user: u, namespace: team-a } }]
-current-context: ctx
-`,
-    );
+    const kubeconfig = writeKubeconfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
     return { kubeconfig, asked, close };
   }

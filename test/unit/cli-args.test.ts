@@ -1,8 +1,5 @@
 // kubectl vmdc's command line and exit codes, without a cluster: what parses, what is refused and
 // with which code, and which status ends a rollout (the `status` and `get --watch` codes).
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { parseCommand, UsageError } from '../../cli/args';
 import { ENDED_PHASES, EXIT, exitCodeForPhase, RELEASE_ZONE_EXIT } from '../../cli/exit-codes';
 import { run } from '../../cli/main';
@@ -12,23 +9,10 @@ import type { VMDistributedClusterStatus } from '../../api/types';
 import { PHASES } from '../../api/types';
 import type { VmdcObject } from '../../kube/vmdc-object';
 import { fakeIo } from '../support/fake-io';
+import { writeKubeconfig } from '../support/kubeconfig';
 
 /** A kubeconfig whose server nobody answers on: enough for everything that fails before a request. */
-function deadKubeconfig(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vmdc-cli-'));
-  const file = path.join(dir, 'kubeconfig');
-  fs.writeFileSync(
-    file,
-    `apiVersion: v1
-kind: Config
-clusters: [{ name: c, cluster: { server: 'https://127.0.0.1:1' } }]
-users: [{ name: u, user: { token: t } }]
-contexts: [{ name: ctx, context: { cluster: c, user: u, namespace: team-a } }, { name: other, context: { cluster: c, user: u } }]
-current-context: ctx
-`,
-  );
-  return file;
-}
+const deadKubeconfig = () => writeKubeconfig('https://127.0.0.1:1', '{ token: t }');
 
 describe('parseCommand', () => {
   it('global flags before or after the verb; -n and the Temporal flags', () => {
