@@ -8,8 +8,10 @@
 //   activities implements the contract workflows declares; imports api, kube, workflows
 //   trigger    the watch → decide → execute loop; imports api, kube, process
 //   cli        the kubectl plugin; imports api, kube, process, and workflows/managed-objects.ts and
-//              merge.ts (pure: what a zone's apply is, for `diff`) (the shapes it reads of a rollout, its
-//              result, progress query and queue heartbeat, are api/rollout-contract.ts's)
+//              merge.ts (pure: what a zone's apply is, for `diff` and `plan`), plan.ts, routes.ts and
+//              gates.ts (pure: zone order, route removals, where gates hold, for `plan`) (the shapes it
+//              reads of a rollout, its result, progress query and queue heartbeat, are
+//              api/rollout-contract.ts's)
 //   worker     the worker process; imports anything above but trigger and cli
 // A process's entry point is worker/main.ts, trigger/main.ts or cli/main.ts. test/, bench/ and
 // scripts/ may import anything; no product code imports them. Type-only imports count.
@@ -40,11 +42,12 @@ module.exports = {
     layer('workflows', ['api']),
     layer('activities', ['api', 'kube', 'workflows']),
     layer('trigger', ['api', 'kube', 'process']),
-    // …and, of workflows/, only the pure modules that build each zone's VMCluster apply: `kubectl
-    // vmdc diff` dry-runs exactly what the workflow would apply, not a copy of it.
+    // …and, of workflows/, only the pure modules that build each zone's VMCluster apply, order the
+    // zones, plan route removals and place gates: `kubectl vmdc diff` dry-runs exactly what the
+    // workflow would apply, and `kubectl vmdc plan` predicts with the workflow's own functions, not copies.
     {
       ...layer('cli', ['api', 'kube', 'process']),
-      to: { path: OURS, pathNot: ['^(cli|api|kube|process)/', '^workflows/(managed-objects|merge)\\.ts$'] },
+      to: { path: OURS, pathNot: ['^(cli|api|kube|process)/', '^workflows/(managed-objects|merge|plan|routes|gates)\\.ts$'] },
     },
     layer('worker', ['api', 'kube', 'process', 'workflows', 'activities']),
     {

@@ -62,6 +62,7 @@ export type Command =
   | (Common & { verb: 'promote'; name: string; output: ActionOutput })
   | (Common & { verb: 'abort'; name: string; reason?: string; output: ActionOutput })
   | (Common & { verb: 'diff'; name: string; output: ActionOutput })
+  | (Common & { verb: 'plan'; name: string; output: ActionOutput })
   | (Common & { verb: 'cancel'; name: string; yes: boolean; output: ActionOutput })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
   | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean; output: ActionOutput });
@@ -80,6 +81,7 @@ export const VERBS = [
   'promote',
   'abort',
   'diff',
+  'plan',
   'version',
   'completion',
 ] as const;
@@ -134,6 +136,7 @@ export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
   promote: ['output'],
   abort: ['reason', 'output'],
   diff: ['output'],
+  plan: ['output'],
   cancel: ['yes', 'output'],
   history: ['output', 'limit'],
   'release-zone': ['vmdc', 'uid', 'zone', 'list', 'output'],
@@ -173,6 +176,8 @@ export const USAGE: Record<Verb | 'main', string> = {
                                      phase Aborted, every zone in reads
   diff NAME                          each zone's VMCluster spec before/after vmrollout's apply (dry run)
                                      (these and release-zone: -o json|yaml, one document of what they did)
+  plan NAME [-o json|yaml]           what a rollout of the current spec would do: zone order, zones
+                                     skipped, route edits, gates and pauses, a predicted duration
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
   version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
@@ -194,6 +199,7 @@ ${GLOBAL_HELP}`,
   abort: `usage: kubectl vmdc abort NAME [--reason TEXT] [-o json|yaml] [global flags]
        --reason: why, in the status and the Event (at most ${ABORT_REASON_MAX_LENGTH} characters)`,
   diff: 'usage: kubectl vmdc diff NAME [-o json|yaml] [global flags]',
+  plan: 'usage: kubectl vmdc plan NAME [-o json|yaml] [global flags]',
   cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [-o json|yaml] [global flags]',
   history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
   'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [-o json|yaml] [--kubeconfig PATH]

@@ -40,6 +40,7 @@ export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
   promote: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   abort: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   diff: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
+  plan: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   cancel: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   history: [EXIT.ok, EXIT.error, EXIT.interrupted],
   'release-zone': [RELEASE_ZONE_EXIT.ok, RELEASE_ZONE_EXIT.refused, RELEASE_ZONE_EXIT.usage, EXIT.interrupted],

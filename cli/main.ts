@@ -19,6 +19,7 @@ import { history } from './verbs/history';
 import { importVerb } from './verbs/import';
 import { list } from './verbs/list';
 import { pauseOrResume } from './verbs/pause';
+import { plan } from './verbs/plan';
 import { promote } from './verbs/promote';
 import { releaseZone } from './verbs/release-zone';
 import { retry } from './verbs/retry';
@@ -51,6 +52,8 @@ function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<numb
       return abort(cmd, io);
     case 'diff':
       return diff(cmd, io);
+    case 'plan':
+      return plan(cmd, io);
     case 'cancel':
       return cancel(cmd, io);
     case 'history':

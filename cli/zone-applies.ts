@@ -2,7 +2,7 @@
 // (workflows/managed-objects.ts clusterApplyFor, the same function), as a server-side apply
 // configuration. Pure.
 import { validateSpec, formatIssues } from '../api/validate';
-import type { JsonObject } from '../api/types';
+import type { JsonObject, NormalizedSpec } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import { clusterApplyFor } from '../workflows/managed-objects';
 import { appliedConfig } from '../workflows/merge';
@@ -17,7 +17,8 @@ export interface ZoneApply {
   spec: JsonObject;
 }
 
-export type ZoneApplies = { ok: true; applies: ZoneApply[] } | { ok: false; reason: string };
+/** `spec`: the spec validated, as the workflow receives it. */
+export type ZoneApplies = { ok: true; spec: NormalizedSpec; applies: ZoneApply[] } | { ok: false; reason: string };
 
 export function zoneApplies(obj: VmdcObject): ZoneApplies {
   const v = validateSpec(obj.spec);
@@ -26,6 +27,7 @@ export function zoneApplies(obj: VmdcObject): ZoneApplies {
   const object = { namespace: m.namespace ?? '', name: m.name ?? '', uid: m.uid ?? '', generation: m.generation ?? 0 };
   return {
     ok: true,
+    spec: v.spec,
     applies: v.spec.zones.map((zs) => {
       const a = clusterApplyFor(object, v.spec, zs);
       return { zone: zs.name, namespace: a.namespace, name: a.name, create: a.create, spec: appliedConfig(a.patch) };

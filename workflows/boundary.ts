@@ -11,14 +11,6 @@ import type { RolloutSignals } from './signals';
 import type { RolloutState, RunNote } from './state';
 import { rolloutPhase } from './status';
 
-/**
- * The gates that hold before a zone about to be upgraded, given how many zones this rollout has
- * upgraded: each gate holds at one boundary, so none needs remembering across continue-as-new.
- */
-export function gatesBefore(gates: readonly Gate[] | undefined, upgraded: number): Gate[] {
-  return (gates ?? []).filter((g) => g === 'BeforeEachZone' || (g === 'BeforeFirstZone' ? upgraded === 0 : upgraded === 1));
-}
-
 type Decision = { kind: 'promoted' } | { kind: 'aborted'; note: Extract<RunNote, { kind: 'aborted' }> };
 type Wait = ({ kind: 'gate'; gates: Gate[]; nextZone: string } | { kind: 'pause'; after: string; nextZone: string; until: number }) & { decision?: Decision };
 

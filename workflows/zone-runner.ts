@@ -8,7 +8,8 @@ import type { RolloutRun } from './rollout-run';
 import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
 import { zoneState, type RunNote, type ZoneState } from './state';
-import { gatesBefore, upgradedZones } from './boundary';
+import { upgradedZones } from './boundary';
+import { gatesBefore } from './gates';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
 

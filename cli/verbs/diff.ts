@@ -1,10 +1,8 @@
 // `kubectl vmdc diff NAME`: what the rollout of the current spec would change in each zone's
-// VMCluster: the apply the workflow would make (cli/zone-applies.ts), sent as a server-side apply
-// with dryRun=All under vmrollout's field manager and the person's own credentials (`patch` on
-// vmclusters: the API server checks a dry run as the write), and the object's spec before and after
-// as a unified diff. Nothing is stored. Exit 0: no zone would change; 1: some would (as `kubectl diff`).
+// VMCluster: the apply the workflow would make (cli/zone-applies.ts), dry-run as the person
+// (cli/zone-dry-run.ts), and the object's spec before and after as a unified diff. Nothing is
+// stored. Exit 0: no zone would change; 1: some would (as `kubectl diff`).
 import { stringify } from 'yaml';
-import { KubeObjects, vmKind } from '../../kube/custom-objects';
 import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
 import type { Io } from '../io';
@@ -12,6 +10,7 @@ import { getVmdc, loadKube } from '../kube';
 import { actionPrinter } from '../output';
 import { unifiedDiff } from '../unified-diff';
 import { zoneApplies } from '../zone-applies';
+import { dryRunZones } from '../zone-dry-run';
 
 type DiffCommand = Extract<Command, { verb: 'diff' }>;
 
@@ -24,27 +23,17 @@ export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
   const obj = await getVmdc(kube, cmd.name);
   const plan = zoneApplies(obj);
   if (!plan.ok) throw new Refused(`nothing to diff: ${plan.reason}`);
-  const objects = new KubeObjects(kube.kc);
-  const k = vmKind('VMCluster');
   let changed = 0;
   const zones: { zone: string; vmcluster: string; changed: boolean; missing?: true; diff: string }[] = [];
-  for (const a of plan.applies) {
+  for (const { apply: a, current, after } of await dryRunZones(kube, plan.applies)) {
     const what = `VMCluster ${a.namespace}/${a.name} (zone ${a.zone})`;
-    const current = await objects.get(k, a.namespace, a.name);
-    if (!current && !a.create) {
+    if (!after) {
       const note = `# ${what}: not found, and the spec names it without a full spec: the rollout would fail at this zone`;
       out.line(note);
       zones.push({ zone: a.zone, vmcluster: `${a.namespace}/${a.name}`, changed: true, missing: true, diff: note });
       changed++;
       continue;
     }
-    const after = await objects.apply(
-      k,
-      a.namespace,
-      a.name,
-      { metadata: { name: a.name, namespace: a.namespace }, spec: a.spec },
-      { dryRun: true, force: true },
-    );
     const lines = unifiedDiff(specText(current?.spec), specText(after.spec), {
       from: `${what} spec${current ? '' : ' (absent: created)'}`,
       to: `${what} spec after vmrollout's apply (server-side dry run)`,

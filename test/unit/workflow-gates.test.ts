@@ -1,9 +1,9 @@
-// Where gates hold (workflows/boundary.ts gatesBefore) and how a spec with gates normalizes: a spec
+// Where gates hold (workflows/gates.ts gatesBefore) and how a spec with gates normalizes: a spec
 // without gates normalizes, and hashes, as before gates existed (a rollout in flight is not a new one).
 import { specHash } from '../../api/spec-hash';
 import { validateSpec } from '../../api/validate';
 import { GATES, type Gate, type NormalizedSpec } from '../../api/types';
-import { gatesBefore } from '../../workflows/boundary';
+import { gatesBefore } from '../../workflows/gates';
 import { validRawSpec } from './api-helpers';
 
 test.each<[Gate[] | undefined, number, Gate[]]>([
