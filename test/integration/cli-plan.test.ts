@@ -218,4 +218,34 @@ describe('kubectl vmdc plan', () => {
     expect(io.err).toEqual([expect.stringMatching(/^error: cannot plan: invalid spec: spec\.overrideSpec: is nested too deep/)]);
     expect(io.out).toEqual([]);
   });
+
+  it('a route object that cannot be read is said in the plan (exit 0), the others still planned', async () => {
+    const zones = [
+      { name: 'az-a', vmcluster: { name: 'vm-az-a' }, vmuser: { name: 'u' } },
+      { name: 'az-b', vmcluster: { name: 'vm-az-b' }, vmuser: { name: 'gone' } },
+    ];
+    await custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: NS,
+      plural: PLURAL,
+      body: {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: 'no-user' },
+        spec: { clusterVersion: 'v1.151.0-cluster', zones, vmauth: { name: 'g' }, vmagent: { name: 'g' } },
+      },
+    });
+    const io = fakeIo();
+    expect(await run(['plan', 'no-user', '-n', NS, '--kubeconfig', kube.kubeconfigPath, '-o', 'json'], io)).toBe(0);
+    const doc = JSON.parse(io.out.join('\n')) as RolloutPlan;
+    expect(doc.routes.map((r) => [r.route.name, r.readable])).toEqual([
+      ['g', true],
+      ['u', true],
+      ['gone', false],
+    ]);
+    expect(doc.routes[2]!.reason).toMatch(/^not found: the rollout would fail/);
+    const a = doc.zones.find((z) => z.zone === 'az-a')!;
+    expect([a.removals.map((r) => r.route.name), a.unknownRoutes.map((r) => r.route.name)]).toEqual([['g', 'u'], ['gone']]);
+  });
 });
