@@ -435,6 +435,23 @@ describe('kubectl vmdc against a real rollout', () => {
     const doc = JSON.parse((await vmdc(['get', VMDC, '-o', 'json'])).stdout) as { awaiting: unknown };
     expect(doc.awaiting).toMatchObject({ gates: ['BeforeFirstZone'], nextZone: 'az-a' });
 
+    // What the plan says at the gate, read from the real objects: the order, each zone upgraded, where
+    // the gates hold, what each zone's leaving reads removes from the real VMAuth.
+    const plan = await vmdc(['plan', VMDC, '-o', 'json']);
+    keep('plan.json', plan.stdout);
+    expect({ code: plan.code, stderr: plan.stderr }).toEqual({ code: 0, stderr: '' });
+    const planned = JSON.parse(plan.stdout) as {
+      order: { zones: string[] };
+      zones: Array<{ zone: string; would: string; gates: string[]; removals: Array<{ route: { kind: string }; removed: unknown[] }> }>;
+    };
+    expect(planned.order.zones).toEqual(['az-a', 'az-b', 'az-c']);
+    expect(planned.zones.map((z) => [z.zone, z.would, z.gates])).toEqual([
+      ['az-a', 'upgrade', ['BeforeFirstZone']],
+      ['az-b', 'upgrade', ['AfterFirstZone']],
+      ['az-c', 'upgrade', []],
+    ]);
+    for (const z of planned.zones) expect(z.removals.filter((r) => r.route.kind === 'VMAuth' && r.removed.length > 0)).toHaveLength(1);
+
     const p1 = await vmdc(['promote', VMDC, '-o', 'json']);
     expect({ code: p1.code, stderr: p1.stderr }).toEqual({ code: 0, stderr: '' });
     expect(JSON.parse(p1.stdout)).toMatchObject({ verb: 'promote', result: 'accepted', gates: ['BeforeFirstZone'], nextZone: 'az-a' });
