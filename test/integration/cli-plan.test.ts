@@ -42,6 +42,14 @@ const getVM = async (kind: string, name: string) =>
   (await custom.getNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: plural(kind), name })) as Read;
 const getVmdc = async (name: string) =>
   (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: NS, plural: PLURAL, name })) as Read;
+const createVmdc = (name: string, spec: unknown) =>
+  custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    namespace: NS,
+    plural: PLURAL,
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec },
+  });
 
 /** Every object's resourceVersion: a plan changes none of them. */
 async function versions(): Promise<string[]> {
@@ -86,27 +94,16 @@ beforeAll(async () => {
   await create('VMAuth', 'g', { unauthorizedUserAccessSpec: { targetRefs: [objectsRef('vm-az-a', 'vm-az-b', 'vm-az-c')] } });
   await create('VMUser', 'u', { username: 'u', targetRefs: [nameRef('vm-az-a'), objectsRef('vm-az-b', 'vm-az-c')] });
 
-  await custom.createNamespacedCustomObject({
-    group: GROUP,
-    version: VERSION,
-    namespace: NS,
-    plural: PLURAL,
-    body: {
-      apiVersion: API_VERSION,
-      kind: KIND,
-      metadata: { name: 'dc' },
-      spec: {
-        clusterVersion: 'v1.151.0-cluster',
-        zones: [
-          { name: 'az-a', vmcluster: { name: 'vm-az-a' }, vmuser: { name: 'u' } },
-          { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
-          { name: 'az-c', vmcluster: { name: 'vm-az-c' } },
-        ],
-        vmauth: { name: 'g' },
-        vmagent: { name: 'g' },
-        strategy: { order: 'Shuffle', gates: ['BeforeFirstZone', 'AfterFirstZone'], pauseBetweenZones: '1m' },
-      },
-    },
+  await createVmdc('dc', {
+    clusterVersion: 'v1.151.0-cluster',
+    zones: [
+      { name: 'az-a', vmcluster: { name: 'vm-az-a' }, vmuser: { name: 'u' } },
+      { name: 'az-b', vmcluster: { name: 'vm-az-b' } },
+      { name: 'az-c', vmcluster: { name: 'vm-az-c' } },
+    ],
+    vmauth: { name: 'g' },
+    vmagent: { name: 'g' },
+    strategy: { order: 'Shuffle', gates: ['BeforeFirstZone', 'AfterFirstZone'], pauseBetweenZones: '1m' },
   });
   // The last rollout recorded: two zones upgraded in 4 and 6 minutes (mean 5m), one skipped.
   const status = {
@@ -206,13 +203,7 @@ describe('kubectl vmdc plan', () => {
       vmauth: { name: 'g' },
       vmagent: { name: 'g' },
     };
-    await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: NS,
-      plural: PLURAL,
-      body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'bad' }, spec },
-    });
+    await createVmdc('bad', spec);
     const io = fakeIo();
     expect(await run(['plan', 'bad', '-n', NS, '--kubeconfig', kube.kubeconfigPath], io)).toBe(1);
     expect(io.err).toEqual([expect.stringMatching(/^error: cannot plan: invalid spec: spec\.overrideSpec: is nested too deep/)]);
@@ -224,18 +215,7 @@ describe('kubectl vmdc plan', () => {
       { name: 'az-a', vmcluster: { name: 'vm-az-a' }, vmuser: { name: 'u' } },
       { name: 'az-b', vmcluster: { name: 'vm-az-b' }, vmuser: { name: 'gone' } },
     ];
-    await custom.createNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: NS,
-      plural: PLURAL,
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name: 'no-user' },
-        spec: { clusterVersion: 'v1.151.0-cluster', zones, vmauth: { name: 'g' }, vmagent: { name: 'g' } },
-      },
-    });
+    await createVmdc('no-user', { clusterVersion: 'v1.151.0-cluster', zones, vmauth: { name: 'g' }, vmagent: { name: 'g' } });
     const io = fakeIo();
     expect(await run(['plan', 'no-user', '-n', NS, '--kubeconfig', kube.kubeconfigPath, '-o', 'json'], io)).toBe(0);
     const doc = JSON.parse(io.out.join('\n')) as RolloutPlan;
