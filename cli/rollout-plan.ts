@@ -4,6 +4,7 @@
 // functions (workflows/plan.ts, routes.ts, gates.ts) on what cli/verbs/plan.ts read. Everything read
 // is hostile: a route object that cannot be parsed is said in the plan, never thrown.
 import { OPERATIONAL } from '../api/constants';
+import { isPlainObject } from '../api/json-value';
 import type { RemovedRef, RouteRef, RouteRemoval } from '../api/route-records';
 import { routeTargetRefs } from '../api/route-targets';
 import type { Gate, JsonObject, NormalizedSpec, ZoneOrder } from '../api/types';
@@ -83,7 +84,6 @@ export interface RolloutPlan {
   duration: DurationPrediction;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -93,13 +93,13 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
  */
 export function zoneWould(f: Pick<ZoneFinding, 'current' | 'after'>): { would: ZoneAction; reason: string } {
   if (f.after === undefined) return { would: 'fail', reason: 'not found, and the spec names it without a full spec: the rollout would fail at this zone' };
-  if (!isObject(f.current)) return { would: 'upgrade', reason: "absent: created from the zone's full spec" };
-  const meta = isObject(f.current.metadata) ? f.current.metadata : {};
-  const afterMeta = isObject(f.after) && isObject(f.after.metadata) ? f.after.metadata : {};
+  if (!isPlainObject(f.current)) return { would: 'upgrade', reason: "absent: created from the zone's full spec" };
+  const meta = isPlainObject(f.current.metadata) ? f.current.metadata : {};
+  const afterMeta = isPlainObject(f.after) && isPlainObject(f.after.metadata) ? f.after.metadata : {};
   const generation = num(meta.generation);
   if (generation === undefined || num(afterMeta.generation) !== generation)
     return { would: 'upgrade', reason: 'its spec would change (`kubectl vmdc diff` shows how)' };
-  const status = isObject(f.current.status) ? f.current.status : {};
+  const status = isPlainObject(f.current.status) ? f.current.status : {};
   const state = { exists: true, generation, observedGeneration: num(status.observedGeneration), updateStatus: str(status.updateStatus) };
   if (isOperationalAt(state, generation)) return { would: 'skip', reason: 'already at the desired spec and operational' };
   return {
@@ -112,16 +112,16 @@ export function zoneWould(f: Pick<ZoneFinding, 'current' | 'after'>): { would: Z
 export function routeSnapshot(r: RouteRead): { ok: true; targetRefs: JsonObject[] } | { ok: false; reason: string } {
   if ('error' in r) return { ok: false, reason: `could not be read: ${r.error}` };
   if ('missing' in r) return { ok: false, reason: 'not found: the rollout would fail at the first zone it takes out of reads' };
-  if (!isObject(r.obj))
+  if (!isPlainObject(r.obj))
     return {
       ok: false,
       reason: `could not be parsed: the API server answered ${Array.isArray(r.obj) ? 'a list' : r.obj === null ? 'null' : `a ${typeof r.obj}`}, not an object`,
     };
   const spec = r.obj.spec;
-  if (spec !== undefined && !isObject(spec)) return { ok: false, reason: 'could not be parsed: its spec is not an object' };
+  if (spec !== undefined && !isPlainObject(spec)) return { ok: false, reason: 'could not be parsed: its spec is not an object' };
   const holder = r.route.kind === 'VMAuth' ? spec?.unauthorizedUserAccessSpec : spec;
-  if (holder !== undefined && !isObject(holder)) return { ok: false, reason: 'could not be parsed: spec.unauthorizedUserAccessSpec is not an object' };
-  const refs = isObject(holder) ? holder.targetRefs : undefined;
+  if (holder !== undefined && !isPlainObject(holder)) return { ok: false, reason: 'could not be parsed: spec.unauthorizedUserAccessSpec is not an object' };
+  const refs = isPlainObject(holder) ? holder.targetRefs : undefined;
   if (refs !== undefined && !Array.isArray(refs)) return { ok: false, reason: 'could not be parsed: its targetRefs is not a list' };
   return { ok: true, targetRefs: routeTargetRefs(r.route.kind, r.obj) };
 }
@@ -143,10 +143,10 @@ const describeRemovals = (removals: readonly RouteRemoval[]): PlannedRemoval[] =
 
 /** The mean duration of the zones the status records as upgraded (phase Done, both times valid), and how many. */
 export function pastZoneDurations(status: unknown): { meanMs: number | null; zones: number } {
-  const zones = isObject(status) && Array.isArray(status.zones) ? status.zones : [];
+  const zones = isPlainObject(status) && Array.isArray(status.zones) ? status.zones : [];
   const ms: number[] = [];
   for (const z of zones) {
-    if (!isObject(z) || z.phase !== 'Done' || typeof z.startedAt !== 'string' || typeof z.finishedAt !== 'string') continue;
+    if (!isPlainObject(z) || z.phase !== 'Done' || typeof z.startedAt !== 'string' || typeof z.finishedAt !== 'string') continue;
     const d = Date.parse(z.finishedAt) - Date.parse(z.startedAt);
     if (Number.isFinite(d) && d >= 0) ms.push(d);
   }

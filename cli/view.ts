@@ -1,6 +1,7 @@
 // What `kubectl vmdc get` shows, built from the object and, when Temporal answered, from the
 // workflow itself. Pure: the same inputs and `now` give the same view (the renderers and the golden
 // tests rely on it).
+import { vmDistributedClusterStatusSchema } from '../api/status-schema';
 import { validateSpec } from '../api/validate';
 import type { Awaiting, Phase, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
@@ -97,14 +98,13 @@ function webUIUrl(baseUrl: string, namespace: string, id: string, runId: string)
 const isStep = (s: unknown): s is ZoneStep => ZONE_STEPS.includes(s as ZoneStep);
 
 /**
- * status.awaiting as far as it has the shape vmrollout writes: the status subresource can be
- * written by others, and an object served through a CRD without the field may carry anything.
+ * status.awaiting as far as it has the shape vmrollout writes (its status schema): the status
+ * subresource can be written by others, and an object served through a CRD without the field may
+ * carry anything.
  */
 function awaitingOf(raw: unknown): Awaiting | undefined {
-  const a = raw as Partial<Record<keyof Awaiting, unknown>> | undefined;
-  if (!a || typeof a !== 'object' || typeof a.nextZone !== 'string' || typeof a.since !== 'string') return undefined;
-  if (!Array.isArray(a.gates) || !a.gates.every((g) => typeof g === 'string')) return undefined;
-  return { gates: [...(a.gates as Awaiting['gates'])], nextZone: a.nextZone, since: a.since };
+  const parsed = vmDistributedClusterStatusSchema.shape.awaiting.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** The step a Failed zone failed at, as its message says (`failed at <Step>…`, workflows/zone-runner.ts). */

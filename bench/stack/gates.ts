@@ -18,7 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, V1, V2, V3, V4, waitVmdcPhase, type E2EStack } from '../../test/e2e/support';
+import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, V1, V2, V3, V4, type E2EStack } from '../../test/e2e/support';
 import { minMaxMean, quantile, round } from '../analysis/stats';
 import { fullHistory, type HistoryEvent } from '../support/history';
 import { provenance } from '../support/provenance';
@@ -87,8 +87,7 @@ async function rollout(stack: E2EStack, version: string, gates: boolean): Promis
     else await new Promise((r) => setTimeout(r, 50));
   }
   if (done?.phase !== 'Succeeded') throw new Error(`generation ${generation} did not succeed: ${done?.phase ?? 'timed out'} ${done?.message ?? ''}`);
-  const final = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded'], { fresh: true });
-  const { events } = await fullHistory(stack.client, final.workflow!.id, final.workflow!.runId);
+  const { events } = await fullHistory(stack.client, done.workflow!.id, done.workflow!.runId);
   return {
     gates,
     rolloutMs: at(events.at(-1)!) - at(events[0]!),
