@@ -35,6 +35,7 @@ import { queueReporter } from './vmagent/queue-report';
 import { waitCarriersReady } from './reads/carriers';
 import { waitReadsDrained } from './reads/drain';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
+import { checkQueueHeadroom } from './vmagent/headroom-check';
 import { QueueReader } from './vmagent/queue';
 import { waitOperational } from './objects/wait-operational';
 import { awaitSwitch } from './reads/await-switch';
@@ -200,6 +201,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
           queueReporter(report, input.queueDrainedForMs, { writeStatus: writeStatusOf, client: deps.temporalClient }),
         ),
       ),
+
+    checkQueueHeadroom: (input) => checkQueueHeadroom(queues, input, inActivity() ? Context.current().cancellationSignal : undefined),
 
     waitCarriersReady: (input) => sampling((sample) => waitCarriersReady(kube, sample, activityPollContext(), input)),
 

@@ -34,7 +34,7 @@ export const LIMITS = {
   secretNameMaxLength: 253,
 } as const;
 
-export type StrategyDurationField = 'readDrainDelay' | 'queueDrainedFor' | 'pollInterval' | 'zoneTimeout' | 'pauseBetweenZones';
+export type StrategyDurationField = 'readDrainDelay' | 'queueDrainedFor' | 'pollInterval' | 'zoneTimeout' | 'pauseBetweenZones' | 'expectedDowntime';
 
 export interface DurationRule {
   default: string;
@@ -76,9 +76,18 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
     max: '24h',
     description: 'Wait between one zone finishing and the next one starting.',
   },
+  expectedDowntime: {
+    default: '0s',
+    min: '0s',
+    max: '168h',
+    description:
+      "How long each zone's vmagent queue must be able to hold the zone's writes, by the queueHeadroom preflight; 0s means zoneTimeout (as long as the rollout waits for a zone before failing it).",
+  },
 };
 
 export const DEFAULT_ORDER = 'Shuffle' as const;
+/** The queue headroom preflight's modes: Enforce keeps a zone in reads whose queue would overflow; Off skips the check. */
+export const QUEUE_HEADROOM_MODES = ['Enforce', 'Off'] as const;
 export const DEFAULT_QUEUE_EMPTY_BYTES = 0;
 
 /** The rules' durations in ms, parsed once at load. */

@@ -90,6 +90,8 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       zoneTimeoutMs: durationsMs.zoneTimeout,
       pauseBetweenZonesMs: durationsMs.pauseBetweenZones,
       ...(s.strategy.gates.length ? { gates: [...s.strategy.gates] } : {}),
+      ...(s.strategy.queueHeadroom === 'Off' ? { queueHeadroom: 'Off' as const } : {}),
+      ...(durationsMs.expectedDowntime > 0 ? { expectedDowntimeMs: durationsMs.expectedDowntime } : {}),
     },
   };
 }

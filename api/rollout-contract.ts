@@ -3,7 +3,9 @@
 // the CLI reads (what the workflow returns, the progress query, the queue wait's heartbeat). Plain
 // values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import type { Awaiting, Gate, NormalizedSpec, ObjectGeneration, Phase, ZonePhase, ZoneStep } from './types';
+import type { Awaiting, Gate, NormalizedSpec, ObjectGeneration, Phase, QueueHeadroom, ZonePhase, ZoneStep } from './types';
+
+export type { QueueHeadroom } from './types';
 
 export const WORKFLOW_TYPE = 'rolloutWorkflow';
 export const DEFAULT_TASK_QUEUE = 'vmrollout';
@@ -170,6 +172,8 @@ export interface ZoneProgress {
   baseGeneration?: number;
   /** How the last read switch of the zone was confirmed in the vmauth pods. */
   switchConfirmed?: string;
+  /** The latest queue headroom preflight (strategy.queueHeadroom). */
+  queueHeadroom?: QueueHeadroom;
 }
 
 /** What the workflow returns. */

@@ -23,6 +23,7 @@ import {
   DNS1123_LABEL_PATTERN,
   DNS1123_SUBDOMAIN_PATTERN,
   DURATION_RULES,
+  QUEUE_HEADROOM_MODES,
   IMAGE_TAG_PATTERN,
   LIMITS,
   rangeMessage,
@@ -191,6 +192,15 @@ export const strategySchema = z
           'AfterFirstZone (after the first zone it upgraded), BeforeEachZone. Empty: never.',
       )
       .meta({ 'x-kubernetes-list-type': 'set' }),
+    queueHeadroom: z
+      .enum(QUEUE_HEADROOM_MODES)
+      .default('Enforce')
+      .describe(
+        "Before a zone leaves reads, whether every vmagent pod's queue for it can hold what it takes in over expectedDowntime " +
+          "(its intake since the pod started, against vmagent's own room: -remoteWrite.maxDiskUsagePerURL or the free disk). " +
+          'Enforce: a zone whose queue would overflow fails while still in reads, naming the numbers. Off: no check.',
+      ),
+    expectedDowntime: durationField('expectedDowntime'),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });

@@ -23,6 +23,26 @@ export const zoneStatusSchema = z.object({
   stepStartedAt: timestamp("When the zone's current step began (a Failed zone keeps the failed step's).").optional(),
   finishedAt: timestamp('When the zone finished.').optional(),
   message: z.string().optional(),
+  queueHeadroom: z
+    .object({
+      at: timestamp('When the vmagent pages were read.'),
+      fits: z.boolean().describe("Whether every vmagent pod's queue for the zone holds the expected downtime."),
+      horizonSeconds: z.number().int().min(0).describe('The expected downtime predicted for (strategy.expectedDowntime, or zoneTimeout), in seconds.'),
+      pods: z.number().int().min(0).describe('vmagent pods read.'),
+      pod: z.string().describe('The tightest pod (the least room left after its need).').optional(),
+      rateBytesPerSecond: z.number().min(0).describe("That pod's intake for the zone, bytes per second (average since it started).").optional(),
+      needBytes: z.number().int().min(0).meta({ format: 'int64' }).describe('What that intake adds over the expected downtime.').optional(),
+      roomBytes: z
+        .number()
+        .int()
+        .min(0)
+        .meta({ format: 'int64' })
+        .describe("What that pod's queue can still take (vm_persistentqueue_free_disk_space_bytes; 0 with the on-disk queue off).")
+        .optional(),
+      message: z.string(),
+    })
+    .describe('The latest queue headroom preflight of the zone (strategy.queueHeadroom), before it left reads.')
+    .optional(),
 });
 
 export const vmDistributedClusterStatusSchema = z

@@ -47,6 +47,10 @@ export interface Strategy {
   pauseBetweenZonesMs: number;
   /** Absent when none (specs without gates normalize, and hash, as before gates existed). */
   gates?: Gate[];
+  /** Present only when Off: absent is Enforce (specs from before the check normalize, and hash, as before). */
+  queueHeadroom?: 'Off';
+  /** Absent when 0s (zoneTimeout is the horizon), for the same reason. */
+  expectedDowntimeMs?: number;
 }
 
 /** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
@@ -77,6 +81,29 @@ export type ZoneStep = (typeof ZONE_STEPS)[number];
 export const ZONE_PHASES = ['Pending', 'Skipped', ...ZONE_STEPS, 'Done', 'Failed'] as const;
 export type ZonePhase = (typeof ZONE_PHASES)[number];
 
+/**
+ * The queue headroom preflight of a zone (strategy.queueHeadroom): whether every vmagent pod's queue
+ * for the zone can hold what it takes in over the expected downtime. Numbers are of the tightest pod.
+ */
+export interface QueueHeadroom {
+  /** ISO time of the reading. */
+  at: string;
+  fits: boolean;
+  /** The expected downtime the prediction is for (strategy.expectedDowntime, or zoneTimeout). */
+  horizonSeconds: number;
+  /** vmagent pods read. */
+  pods: number;
+  /** The tightest pod, and its numbers (absent with no pod). */
+  pod?: string;
+  /** Bytes per second its queue for the zone takes in (average since the pod started). */
+  rateBytesPerSecond?: number;
+  /** What that rate adds over the horizon. */
+  needBytes?: number;
+  /** What its queue can still take: vmagent's vm_persistentqueue_free_disk_space_bytes (0 with the on-disk queue off). */
+  roomBytes?: number;
+  message: string;
+}
+
 export interface ZoneStatus {
   name: string;
   phase: ZonePhase;
@@ -86,6 +113,7 @@ export interface ZoneStatus {
   stepStartedAt?: string;
   finishedAt?: string;
   message?: string;
+  queueHeadroom?: QueueHeadroom;
 }
 
 /** metav1.Condition */

@@ -2,7 +2,7 @@
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
 import type { JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import type { VMKind } from '../api/constants';
-import type { DrainHeartbeat, QueueSample } from '../api/rollout-contract';
+import type { DrainHeartbeat, QueueHeadroom, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
 
 /** The targetRefs of one route as read from the API server. */
@@ -197,6 +197,13 @@ export interface RolloutActivities {
    * heartbeats, not history events).
    */
   watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; report: QueueReport }): Promise<DrainHeartbeat>;
+
+  /**
+   * Whether every vmagent pod's queue for the zone can hold what it takes in over `horizonMs`
+   * (activities/vmagent/headroom.ts). A page that cannot be read, or a pod too young to say, is a
+   * retryable error; the verdict, fitting or not, is the result.
+   */
+  checkQueueHeadroom(input: QueueTarget & { horizonMs: number }): Promise<QueueHeadroom>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;

@@ -29,6 +29,8 @@ export const FailureType = {
   InputRefused: 'InputRefused',
   /** A zone's VMCluster changed while it was in reads (an edit landed between the dry run and the apply): a person must look. */
   ChangedInReads: 'ChangedInReads',
+  /** A vmagent queue for the zone would overflow within the expected downtime (strategy.queueHeadroom): the zone stays in reads. */
+  InsufficientHeadroom: 'InsufficientHeadroom',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

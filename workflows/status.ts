@@ -129,6 +129,7 @@ function zoneStatus(z: ZoneState): ZoneStatus {
   if (z.startedAt) s.startedAt = z.startedAt;
   if (z.stepStartedAt) s.stepStartedAt = z.stepStartedAt;
   if (z.finishedAt) s.finishedAt = z.finishedAt;
+  if (z.queueHeadroom) s.queueHeadroom = { ...z.queueHeadroom };
   const message = zoneMessage(z);
   if (message) s.message = message;
   return s;

@@ -5,7 +5,7 @@ import type { RouteRemoval } from '../api/route-records';
 import { applyRemoval } from '../api/route-edits';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
 import type { ApplyObjectInput, RouteSnapshot } from './activity-types';
-import { stepFailure } from './failures';
+import { FailureType, stepFailure } from './failures';
 import { clusterApplyFor } from './managed-objects';
 import type { EditedRoutes, ReadSwitch } from './read-switch';
 import { stopRefused } from './rollout-end';
@@ -73,6 +73,23 @@ async function waitForCarriers({ ctx, z, zs, report }: Pick<ZoneContext, 'ctx' |
 }
 
 /**
+ * Before the zone leaves: every vmagent pod's queue for it must hold what it takes in over the
+ * expected downtime (strategy.queueHeadroom), or the zone fails here, still in reads, with the numbers.
+ */
+async function checkQueueHeadroom({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
+  const { st } = ctx;
+  if (st.queueHeadroom === 'Off') return;
+  const verdict = await ctx.acts.short.checkQueueHeadroom({ ...queueTarget(ctx, zs), horizonMs: st.expectedDowntimeMs ?? st.zoneTimeoutMs });
+  z.queueHeadroom = verdict;
+  if (!verdict.fits) {
+    throw stepFailure(
+      FailureType.InsufficientHeadroom,
+      `${verdict.message}; the zone stays in reads: give the queue room (-remoteWrite.maxDiskUsagePerURL, disk), shorten strategy.expectedDowntime, or set strategy.queueHeadroom: Off, then resume`,
+    );
+  }
+}
+
+/**
  * 1. Take the zone out of every managed read route, announced in the status first. Planned afresh
  * from the routes as they are (a resumed zone finishes what a failed edit left); each route's edit
  * writes, in the same API call, the record of what it removed, and `z.removals` is only ever what
@@ -83,6 +100,7 @@ async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'e
   const { ctx, state, z, zs, edited, report, reads, signals } = c;
   // A patch the API server refuses fails the zone here, while it is still in reads.
   await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
+  await checkQueueHeadroom(c);
   await waitForCarriers(c);
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const { removals: plan } = await planRemovals(ctx, zs);

@@ -29,7 +29,8 @@ export const QUEUE_FAMILIES: readonly string[] = [PENDING_METRIC, DISK_PENDING_M
 /** The queue series of a vmagent /metrics text. */
 export const parseQueueSeries = (text: string): MetricSeries[] => parseSeries(text, QUEUE_FAMILIES);
 
-function pathMatches(path: string | undefined, dirName: string): boolean {
+/** Whether a series' `path` label is the queue directory `dirName` (any parent directory). */
+export function pathMatches(path: string | undefined, dirName: string): boolean {
   if (!path) return false;
   return path === dirName || path.endsWith(`/${dirName}`) || path.endsWith(`\\${dirName}`);
 }

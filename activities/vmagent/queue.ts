@@ -20,6 +20,11 @@ export interface QueueReaderDeps extends ServicePodsDeps {
   now?: () => Date;
 }
 
+/** One vmagent pod's /metrics page, or why it could not be read. */
+export type PodPage = { pod: string; ok: true; text: string } | { pod: string; ok: false; message: string };
+
+export type ZonePages = { ok: false; problem: string } | { ok: true; queues: RemoteWriteQueue[]; pages: PodPage[] };
+
 export class QueueReader {
   readonly pods: ServicePods;
 
@@ -34,8 +39,19 @@ export class QueueReader {
 
   /** Never throws for a read problem (it becomes a not-drained sample); rethrows only an abort by `signal`. */
   async sample(target: QueueTarget, signal?: AbortSignal): Promise<QueueSample> {
-    const now = this.deps.now ?? (() => new Date());
+    const at = () => (this.deps.now ?? (() => new Date()))();
     const opts = { queueEmptyBytes: target.queueEmptyBytes };
+    const found = await this.pages(target, signal);
+    if (!found.ok) return buildQueueSample([], { ...opts, at: at(), problem: found.problem });
+    const readings: PodReading[] = found.pages.map((p) => ({ pod: p.pod, reading: p.ok ? readZoneQueues(p.text, found.queues) : p }));
+    return buildQueueSample(readings, { ...opts, at: at() });
+  }
+
+  /**
+   * The zone's queues in the VMAgent's remoteWrite list and each of its pods' /metrics page (or why
+   * not). Never throws for a read problem; rethrows only an abort by `signal`.
+   */
+  async pages(target: QueueTarget, signal?: AbortSignal): Promise<ZonePages> {
     let queues: RemoteWriteQueue[];
     let pods: ServicePod[];
     let scheme: Scheme;
@@ -58,34 +74,31 @@ export class QueueReader {
     ]);
     try {
       const vmagent = settled(vmagentRead);
-      if (!vmagent) {
-        return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.namespace}/${target.vmagentName} not found` });
-      }
+      if (!vmagent) return { ok: false, problem: `VMAgent ${target.namespace}/${target.vmagentName} not found` };
       const spec = (vmagent.spec ?? {}) as { remoteWrite?: unknown; extraArgs?: unknown };
       const found = await findZoneQueues(spec.remoteWrite, target);
-      if (!found.ok) return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.vmagentName}: ${found.message}` });
+      if (!found.ok) return { ok: false, problem: `VMAgent ${target.vmagentName}: ${found.message}` };
       queues = found.queues;
       const schemeFound = vmagentScheme(spec.extraArgs);
-      if (!schemeFound.ok) return buildQueueSample([], { ...opts, at: now(), problem: `VMAgent ${target.vmagentName}: ${schemeFound.message}` });
+      if (!schemeFound.ok) return { ok: false, problem: `VMAgent ${target.vmagentName}: ${schemeFound.message}` };
       scheme = schemeFound.scheme;
       pods = settled(podsRead);
       headers = settled(headersRead);
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      return buildQueueSample([], { ...opts, at: now(), problem: `cannot read vmagent queues: ${describeError(err)}` });
+      return { ok: false, problem: `cannot read vmagent queues: ${describeError(err)}` };
     }
-    const readings: PodReading[] = await Promise.all(
-      pods.map(async (pod): Promise<PodReading> => {
-        if (pod.problem) return { pod: pod.name, reading: { ok: false, message: pod.problem } };
+    const pages = await Promise.all(
+      pods.map(async (pod): Promise<PodPage> => {
+        if (pod.problem) return { pod: pod.name, ok: false, message: pod.problem };
         try {
-          const text = await this.pods.scrape(pod, { headers, signal, scheme });
-          return { pod: pod.name, reading: readZoneQueues(text, queues) };
+          return { pod: pod.name, ok: true, text: await this.pods.scrape(pod, { headers, signal, scheme }) };
         } catch (err) {
-          return { pod: pod.name, reading: { ok: false, message: this.pods.describeScrapeError(err) } };
+          return { pod: pod.name, ok: false, message: this.pods.describeScrapeError(err) };
         }
       }),
     );
     if (signal?.aborted) throw signal.reason;
-    return buildQueueSample(readings, { ...opts, at: now() });
+    return { ok: true, queues, pages };
   }
 }

@@ -38,7 +38,9 @@ import {
   V1,
   V2,
   V3,
+  V4,
 } from './support';
+import { VMAGENT_ARGS } from '../infra/simulator/environment';
 
 jest.setTimeout(10 * 60_000);
 
@@ -289,11 +291,51 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     };
   }
 
+  it('queue headroom: a zone whose real vmagent queue cannot hold its downtime fails in reads, naming the numbers; with the check Off it leaves reads', async () => {
+    // az-b's on-disk queue off (-remoteWrite.disableOnDiskQueue for remoteWrite[1]): vmagent can hold
+    // only what fits in memory for it, while the writer keeps its intake above 0.
+    await vm.vmagent.restartWith([...VMAGENT_ARGS, '-remoteWrite.disableOnDiskQueue=false,true,false']);
+    try {
+      const t0 = Date.now();
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
+      const st = await waitPhase(3, ['Failed']);
+      const zone = (n: string) => st.zones!.find((z) => z.name === n)!;
+      const [a, b, c] = [zone('az-a'), zone('az-b'), zone('az-c')];
+      // az-a was checked on the real pages (the vmagent just restarted: read again until up long
+      // enough to say) and fitted: intake from the writer, room on the disk.
+      expect(a).toMatchObject({ phase: 'Done', queueHeadroom: { fits: true, pods: 1, horizonSeconds: 120 } });
+      expect(a.queueHeadroom!.rateBytesPerSecond).toBeGreaterThan(0);
+      expect(a.queueHeadroom!.roomBytes).toBeGreaterThan(a.queueHeadroom!.needBytes!);
+      expect(b).toMatchObject({ phase: 'Failed', queueHeadroom: { fits: false, pods: 1, roomBytes: 0 } });
+      expect(b.queueHeadroom!.needBytes).toBeGreaterThan(0);
+      expect(b.message).toMatch(
+        /remoteWrite\[1\]: takes in .*-remoteWrite\.disableOnDiskQueue is set for it: only what fits in memory; the zone stays in reads/,
+      );
+      expect(st.zonesOutOfRotation).toEqual([]);
+      expect(c.phase).toBe('Pending');
+      // Still in reads, untouched: its VMCluster at the old version, every route still sends it reads.
+      expect((await specOf('VMCluster', 'vm-az-b'))?.clusterVersion).toBe(V2);
+      expect(Object.values(vm.simulator.currentConfig!.routes).some((zs) => zs.includes('vm-az-b'))).toBe(true);
+      expect((await workerEvents(kc, NS, VMDC)).slice(-2)).toEqual(['ZoneFailed az-b', 'RolloutFailed']);
+      expect(traffic!.failed(t0, Date.now())).toEqual([]);
+
+      // Negative control: the same vmagent with the check Off: az-b leaves reads and is upgraded.
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { queueHeadroom: 'Off' } } });
+      const off = await waitPhase(4, ['Succeeded', 'Failed']);
+      expect(off.phase).toBe('Succeeded');
+      expect((await specOf('VMCluster', 'vm-az-b'))?.clusterVersion).toBe(V3);
+      expect(off.zones!.find((z) => z.name === 'az-b')!.queueHeadroom).toBeUndefined();
+    } finally {
+      await vm.vmagent.restartWith([...VMAGENT_ARGS]);
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { queueHeadroom: 'Enforce' } } });
+    }
+  });
+
   it('a zone whose VMCluster fails: phase Failed, the zone stays out of reads, the status says so, reads stay fresh', async () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
     const t0 = Date.now();
-    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
-    const st = await waitPhase(3, ['Failed']);
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } });
+    const st = await waitPhase(6, ['Failed']);
     const t1 = Date.now();
     dumpTimeline('failed-zone', t0, t1 + 2000);
 
@@ -303,7 +345,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(b?.phase).toBe('Failed');
     expect(`${st.message ?? ''} ${b?.message ?? ''}`).toMatch(/vm-az-b|az-b/);
     expect(st.zones?.find((z) => z.name === 'az-c')?.phase).not.toBe('Done');
-    expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V2); // never moved on
+    expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V3); // never moved on
     // The failure is a Warning Event saying the zone is kept out of reads.
     const events = await workerEvents(kc, NS, VMDC);
     expect(events.slice(-2)).toEqual(['ZoneFailed az-b', 'RolloutFailed']);

@@ -12,6 +12,9 @@ export const SECRET_PAGE = fs.readFileSync(path.join(FIXTURES, 'vmagent-v1.150.0
 /** The same with -remoteWrite.showURL and the default queues: 0 pending bytes, 4 and 3 blocks in backoff. */
 export const SHOWURL_PAGE = fs.readFileSync(path.join(FIXTURES, 'vmagent-v1.150.0-showurl-metrics.txt'), 'utf8');
 
+/** Remote writes U1 and U2 with -remoteWrite.maxDiskUsagePerURL=600MB,1GiB and -remoteWrite.disableOnDiskQueue=false,true. */
+export const LIMITS_PAGE = fs.readFileSync(path.join(FIXTURES, 'vmagent-v1.150.0-limits-metrics.txt'), 'utf8');
+
 /** `page` with every errors_total value lowered to its remote write's retries_count_total value. */
 export function settled(page: string): string {
   const retries = new Map<string, string>();

@@ -12,6 +12,7 @@ import type { InputVerdict, ObjectState, RolloutActivities, RouteSnapshot } from
 import type { Action } from '../infra/oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/reads/await-switch';
+import { judgeHeadroom } from '../../activities/vmagent/headroom';
 import { queueReporter } from '../../activities/vmagent/queue-report';
 import { applyPatch } from '../../workflows/merge';
 import { jsonEqual } from '../../api/json-value';
@@ -89,6 +90,8 @@ export class FakeCluster {
   readonly statuses: VMDistributedClusterStatus[] = [];
   readonly patchBehaviour = new Map<string, PatchBehaviour>();
   readonly queueBehaviour = new Map<string, QueueBehaviour>();
+  /** Per VMCluster, its vmagent queue's intake (bytes/s) and room (bytes) as the headroom check reads them; absent: 0 and 1 TiB. */
+  readonly headroom = new Map<string, { rateBytesPerSecond: number; roomBytes: number }>();
   /** VMClusters whose read switch can never be confirmed in the vmauth pods (no config Secret, a pod stuck on an old config). */
   readonly unconfirmableSwitch = new Set<string>();
   private readonly queueAttempts = new Map<string, number>();
@@ -149,7 +152,7 @@ export class FakeCluster {
   }
   /** Whether any call acted on (or waited for) `vmcluster`, reads of it and carrier checks aside. */
   touched(vmcluster: string): boolean {
-    return this.calls.some((c) => c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('dryRun') && !c.startsWith('waitCarriersReady'));
+    return this.calls.some((c) => c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('dryRun') && !c.startsWith('waitCarriersReady') && !c.startsWith('checkQueueHeadroom'));
   }
   object(kind: string, name: string): FakeObject | undefined {
     return this.objects.get(`${kind}/${name}`);
@@ -348,6 +351,14 @@ export class FakeCluster {
           await reporter.write({ last: s });
           await this.enter(`queueSampled:${t.vmclusterName}`);
         }
+      },
+
+      // One vmagent pod, judged by the real verdict (activities/vmagent/headroom.ts).
+      checkQueueHeadroom: async (t) => {
+        await this.enter(`checkQueueHeadroom:${t.vmclusterName}`);
+        const h = this.headroom.get(t.vmclusterName) ?? { rateBytesPerSecond: 0, roomBytes: 2 ** 40 };
+        const queue = { index: 0, ...h, onDiskOff: false, maxDiskUsage: '', uptimeSeconds: 3600 };
+        return judgeHeadroom([{ pod: 'vmagent-0', queues: [queue] }], t.horizonMs, new Date());
       },
 
       waitCarriersReady: async ({ carriers }) => {

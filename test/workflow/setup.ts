@@ -65,6 +65,8 @@ export interface ScenarioOptions {
   zoneTimeoutMs?: number;
   pauseBetweenZonesMs?: number;
   gates?: Gate[];
+  queueHeadroom?: 'Off';
+  expectedDowntimeMs?: number;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
 }
@@ -90,6 +92,8 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       zoneTimeoutMs: o.zoneTimeoutMs ?? 10 * 60_000,
       pauseBetweenZonesMs: o.pauseBetweenZonesMs ?? 0,
       ...(o.gates ? { gates: o.gates } : {}),
+      ...(o.queueHeadroom ? { queueHeadroom: o.queueHeadroom } : {}),
+      ...(o.expectedDowntimeMs ? { expectedDowntimeMs: o.expectedDowntimeMs } : {}),
     },
   };
 }

@@ -40,8 +40,8 @@ export interface ManagedProcess {
   stop(): Promise<void>;
   /** Starts it again with the same command, args and log file (appended), and waits until ready. */
   start(): Promise<void>;
-  /** stop() then start(). */
-  restart(): Promise<void>;
+  /** stop() then start(); with `args`, started with those from now on. */
+  restart(args?: string[]): Promise<void>;
   /** Sends a signal to the process (not the group), e.g. SIGHUP to reload a config. */
   signal(sig: NodeJS.Signals): void;
   /** Last `lines` lines of the log file. */
@@ -454,8 +454,9 @@ export async function startProcess(opts: StartProcessOptions): Promise<ManagedPr
       registry.add(entry);
       await spawnOnce();
     },
-    async restart() {
+    async restart(args?: string[]) {
       await stopNow();
+      if (args) opts.args = args;
       registry.add(entry);
       await spawnOnce();
     },

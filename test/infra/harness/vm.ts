@@ -110,6 +110,8 @@ export interface VmagentOptions {
 
 export interface VmagentHandle extends VmProcessHandle {
   remoteWriteUrls: string[];
+  /** Restarts it with its own flags and `extraArgs` instead of those it was started with (its queues kept). */
+  restartWith(extraArgs: string[]): Promise<void>;
 }
 
 /** vmagent on 127.0.0.1 remote-writing to each URL; ready when /health answers 200. */
@@ -128,21 +130,15 @@ export async function startVmagent(opts: VmagentOptions): Promise<VmagentHandle>
     }
     scrapeArgs = [`-promscrape.config=${file}`];
   }
-  const proc = await startProcess({
-    name,
-    command: bin,
-    args: [
-      ...opts.remoteWriteUrls.map((u) => `-remoteWrite.url=${u}`),
-      `-remoteWrite.tmpDataPath=${opts.tmpDataPath ?? path.join(dir, 'rw-tmp')}`,
-      `-httpListenAddr=127.0.0.1:${port}`,
-      '-loggerLevel=WARN',
-      ...scrapeArgs,
-      ...(opts.extraArgs ?? []),
-    ],
-    logDir: dir,
-    ready: httpReady(`${url}/health`),
-  });
-  return { ...handle(url, port, dir, proc), remoteWriteUrls: opts.remoteWriteUrls };
+  const own = [
+    ...opts.remoteWriteUrls.map((u) => `-remoteWrite.url=${u}`),
+    `-remoteWrite.tmpDataPath=${opts.tmpDataPath ?? path.join(dir, 'rw-tmp')}`,
+    `-httpListenAddr=127.0.0.1:${port}`,
+    '-loggerLevel=WARN',
+    ...scrapeArgs,
+  ];
+  const proc = await startProcess({ name, command: bin, args: [...own, ...(opts.extraArgs ?? [])], logDir: dir, ready: httpReady(`${url}/health`) });
+  return { ...handle(url, port, dir, proc), remoteWriteUrls: opts.remoteWriteUrls, restartWith: (extraArgs) => proc.restart([...own, ...extraArgs]) };
 }
 
 export interface VmauthOptions {

@@ -69,6 +69,20 @@ export interface VmEnvironment {
   stop(): Promise<void>;
 }
 
+/**
+ * The flags the environment's vmagent runs with, beyond its URLs and paths.
+ *
+ * vmagent_remotewrite_pending_data_bytes counts only the blocks still in the queue: a block a
+ * remote-write worker has taken and is retrying (exponential backoff, up to
+ * -remoteWrite.retryMaxInterval, default 1m) is not in it. After an outage the last blocks of
+ * a zone's backlog sit in those workers; the queue wait counts them from vmagent's send
+ * counters and waits them out. The retry interval is fixed at 2 s here so that this takes
+ * seconds, not up to a minute per zone; the rollouts' strategy.queueDrainedFor (6 s) exceeds
+ * the zone's ingestion-to-search lag (~2 s, up to ~4 s right after a restart with a backlog),
+ * so "drained for queueDrainedFor" means "delivered and searchable".
+ */
+export const VMAGENT_ARGS: readonly string[] = ['-remoteWrite.flushInterval=200ms', '-remoteWrite.retryMinInterval=2s', '-remoteWrite.retryMaxInterval=2s'];
+
 export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<VmEnvironment> {
   const started: Array<{ stop(): Promise<void> }> = [];
   const stopAllStarted = async () => {
@@ -95,15 +109,7 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
     const vmagent = await startVmagent({
       name: `vmagent-${opts.vmagentName}`,
       remoteWriteUrls: opts.vmclusters.map((n) => remoteWriteURLs[n]!),
-      // vmagent_remotewrite_pending_data_bytes counts only the blocks still in the queue: a block a
-      // remote-write worker has taken and is retrying (exponential backoff, up to
-      // -remoteWrite.retryMaxInterval, default 1m) is not in it. After an outage the last blocks of
-      // a zone's backlog sit in those workers; the queue wait counts them from vmagent's send
-      // counters and waits them out. The retry interval is fixed at 2 s here so that this takes
-      // seconds, not up to a minute per zone; the rollouts' strategy.queueDrainedFor (6 s) exceeds
-      // the zone's ingestion-to-search lag (~2 s, up to ~4 s right after a restart with a backlog),
-      // so "drained for queueDrainedFor" means "delivered and searchable".
-      extraArgs: ['-remoteWrite.flushInterval=200ms', '-remoteWrite.retryMinInterval=2s', '-remoteWrite.retryMaxInterval=2s'],
+      extraArgs: [...VMAGENT_ARGS],
     });
     started.push(vmagent);
 
