@@ -152,7 +152,14 @@ export class FakeCluster {
   }
   /** Whether any call acted on (or waited for) `vmcluster`, reads of it and carrier checks aside. */
   touched(vmcluster: string): boolean {
-    return this.calls.some((c) => c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('dryRun') && !c.startsWith('waitCarriersReady') && !c.startsWith('checkQueueHeadroom'));
+    return this.calls.some(
+      (c) =>
+        c.includes(vmcluster) &&
+        !c.startsWith('readObject') &&
+        !c.startsWith('dryRun') &&
+        !c.startsWith('waitCarriersReady') &&
+        !c.startsWith('checkQueueHeadroom'),
+    );
   }
   object(kind: string, name: string): FakeObject | undefined {
     return this.objects.get(`${kind}/${name}`);
