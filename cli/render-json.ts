@@ -39,6 +39,7 @@ function zoneDocument(z: ZoneView, now: Date) {
     finishedAt: z.finishedAt ?? null,
     message: z.message ?? null,
     queue: queueDocument(z.queue),
+    queueHeadroom: z.headroom ? { ...z.headroom } : null,
   };
 }
 

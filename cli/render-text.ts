@@ -181,7 +181,27 @@ function queueLines(q: QueueView, width: number, now: Date): Line[] {
   return lines;
 }
 
+/**
+ * A zone in flight whose headroom preflight passed: what its tightest vmagent queue takes in and
+ * can hold (a failed one says it in its message).
+ */
+function headroomLines(z: ZoneView): Line[] {
+  const h = z.headroom;
+  if (!h?.fits || !z.step || z.phase === 'Failed' || h.needBytes === undefined || h.roomBytes === undefined) return [];
+  const rate = formatBytes(Math.round(h.rateBytesPerSecond ?? 0));
+  return [
+    [
+      seg(`${DETAIL_INDENT}headroom `),
+      seg(`${formatBytes(h.needBytes)} of ${formatBytes(h.roomBytes)} over ${formatAge(h.horizonSeconds * 1000)} (${h.pod}: ${rate}/s)`, 'dim'),
+    ],
+  ];
+}
+
 function zoneDetails(z: ZoneView, width: number, now: Date): Line[] {
+  return [...headroomLines(z), ...zoneMessageLines(z, width, now)];
+}
+
+function zoneMessageLines(z: ZoneView, width: number, now: Date): Line[] {
   if (z.queue) return queueLines(z.queue, width, now);
   const show = z.step !== undefined || z.phase === 'Failed' || z.outOfReads;
   if (!show || !z.message) return [];

@@ -1,9 +1,9 @@
 // What `kubectl vmdc get` shows, built from the object and, when Temporal answered, from the
 // workflow itself. Pure: the same inputs and `now` give the same view (the renderers and the golden
 // tests rely on it).
-import { vmDistributedClusterStatusSchema } from '../api/status-schema';
+import { vmDistributedClusterStatusSchema, zoneStatusSchema } from '../api/status-schema';
 import { validateSpec } from '../api/validate';
-import type { Awaiting, Phase, ZonePhase, ZoneStatus } from '../api/types';
+import type { Awaiting, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
@@ -59,6 +59,8 @@ export interface ZoneView {
   finishedAt?: string;
   message?: string;
   queue?: QueueView;
+  /** The zone's latest queue headroom preflight (strategy.queueHeadroom). */
+  headroom?: QueueHeadroom;
 }
 
 export interface RolloutView {
@@ -104,6 +106,12 @@ const isStep = (s: unknown): s is ZoneStep => ZONE_STEPS.includes(s as ZoneStep)
  */
 function awaitingOf(raw: unknown): Awaiting | undefined {
   const parsed = vmDistributedClusterStatusSchema.shape.awaiting.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A zone's queueHeadroom as far as it has the shape vmrollout writes (see awaitingOf). */
+function headroomOf(raw: unknown): QueueHeadroom | undefined {
+  const parsed = zoneStatusSchema.shape.queueHeadroom.safeParse(raw);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -208,6 +216,8 @@ function zoneView(
     message,
   };
   if (step === 'WaitingForQueue' && phase !== 'Failed') z.queue = queueOf(z, input, facts);
+  const headroom = headroomOf(fromWorkflow ? fromWorkflow.queueHeadroom : fromStatus?.queueHeadroom);
+  if (headroom) z.headroom = headroom;
   return z;
 }
 

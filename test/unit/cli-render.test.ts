@@ -400,6 +400,44 @@ describe('kubectl vmdc get: a rollout waiting at a gate', () => {
   });
 });
 
+describe('kubectl vmdc get: the queue headroom preflight', () => {
+  const HEADROOM = {
+    at: '2026-03-04T10:12:11Z',
+    fits: true,
+    horizonSeconds: 1800,
+    pods: 2,
+    pod: 'vmagent-vm-global-7d9f-1',
+    rateBytesPerSecond: 1536.4,
+    needBytes: 2_765_520,
+    roomBytes: 536_870_912,
+    message: 'every vmagent queue for the zone holds its expected downtime; …',
+  };
+  const withHeadroom = (h: unknown): ViewInput => {
+    const input = structuredClone(queueWait);
+    (input.workflow!.progress.zones[1] as { queueHeadroom?: unknown }).queueHeadroom = h;
+    return input;
+  };
+  const headroomLines = (input: ViewInput) => plain(input).filter((l) => l.includes('headroom '));
+
+  it('a zone in flight shows what its tightest vmagent queue needs over the expected downtime and can hold', () => {
+    expect(headroomLines(withHeadroom(HEADROOM))).toEqual(['    headroom 2.6 MiB of 512.0 MiB over 30m00s (vmagent-vm-global-7d9f-1: 1.5 KiB/s)']);
+    // Negative control: the same view without a verdict has no such line.
+    expect(headroomLines(queueWait)).toEqual([]);
+  });
+
+  it('-o json: queueHeadroom as written, null when none; a value not of the shape vmrollout writes is not shown', () => {
+    expect(viewDocument(buildView(withHeadroom(HEADROOM)), NOW).zones[1]!.queueHeadroom).toEqual(HEADROOM);
+    expect(viewDocument(buildView(queueWait), NOW).zones[1]!.queueHeadroom).toBeNull();
+    for (const hostile of [{ ...HEADROOM, fits: 'yes' }, { ...HEADROOM, roomBytes: -1 }, 'fits']) {
+      expect([hostile, headroomLines(withHeadroom(hostile)), viewDocument(buildView(withHeadroom(hostile)), NOW).zones[1]!.queueHeadroom]).toEqual([
+        hostile,
+        [],
+        null,
+      ]);
+    }
+  });
+});
+
 describe('kubectl vmdc get: bounds and colour', () => {
   const all = [queueWait, queueWaitStatusOnly, paused, atGate, failed, succeeded];
 
@@ -526,6 +564,7 @@ describe('kubectl vmdc get -o json', () => {
         emptyForSeconds: 50,
         drainedForSeconds: 120,
       },
+      queueHeadroom: null,
     });
   });
 
