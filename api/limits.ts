@@ -86,8 +86,8 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
 };
 
 export const DEFAULT_ORDER = 'Shuffle' as const;
-/** The queue headroom preflight's modes: Enforce keeps a zone in reads whose queue would overflow; Off skips the check. */
-export const QUEUE_HEADROOM_MODES = ['Enforce', 'Off'] as const;
+/** The modes of the checks around a zone's window (queueHeadroom, dataCompleteness): Enforce holds the zone; Off skips the check. */
+export const CHECK_MODES = ['Enforce', 'Off'] as const;
 export const DEFAULT_QUEUE_EMPTY_BYTES = 0;
 
 /** The rules' durations in ms, parsed once at load. */

@@ -91,6 +91,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       pauseBetweenZonesMs: durationsMs.pauseBetweenZones,
       ...(s.strategy.gates.length ? { gates: [...s.strategy.gates] } : {}),
       ...(s.strategy.queueHeadroom === 'Off' ? { queueHeadroom: 'Off' as const } : {}),
+      ...(s.strategy.dataCompleteness === 'Off' ? { dataCompleteness: 'Off' as const } : {}),
       ...(durationsMs.expectedDowntime > 0 ? { expectedDowntimeMs: durationsMs.expectedDowntime } : {}),
     },
   };

@@ -3,7 +3,7 @@
 // the CLI reads (what the workflow returns, the progress query, the queue wait's heartbeat). Plain
 // values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import type { Awaiting, Gate, NormalizedSpec, ObjectGeneration, Phase, QueueHeadroom, ZonePhase, ZoneStep } from './types';
+import type { Awaiting, DataCompleteness, Gate, NormalizedSpec, ObjectGeneration, Phase, QueueHeadroom, ZonePhase, ZoneStep } from './types';
 
 export type { QueueHeadroom } from './types';
 
@@ -174,6 +174,8 @@ export interface ZoneProgress {
   switchConfirmed?: string;
   /** The latest queue headroom preflight (strategy.queueHeadroom). */
   queueHeadroom?: QueueHeadroom;
+  /** Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness). */
+  dataCompleteness?: DataCompleteness;
 }
 
 /** What the workflow returns. */

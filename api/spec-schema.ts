@@ -23,7 +23,7 @@ import {
   DNS1123_LABEL_PATTERN,
   DNS1123_SUBDOMAIN_PATTERN,
   DURATION_RULES,
-  QUEUE_HEADROOM_MODES,
+  CHECK_MODES,
   IMAGE_TAG_PATTERN,
   LIMITS,
   rangeMessage,
@@ -193,7 +193,7 @@ export const strategySchema = z
       )
       .meta({ 'x-kubernetes-list-type': 'set' }),
     queueHeadroom: z
-      .enum(QUEUE_HEADROOM_MODES)
+      .enum(CHECK_MODES)
       .default('Enforce')
       .describe(
         "Before a zone leaves reads, whether every vmagent pod's queue for it can hold what it takes in over expectedDowntime " +
@@ -201,6 +201,14 @@ export const strategySchema = z
           'Enforce: a zone whose queue would overflow fails while still in reads, naming the numbers. Off: no check.',
       ),
     expectedDowntime: durationField('expectedDowntime'),
+    dataCompleteness: z
+      .enum(CHECK_MODES)
+      .default('Enforce')
+      .describe(
+        'Before a zone rejoins reads, whether vmagent dropped anything for it since it left (its drop counters: samples refused by a full ' +
+          'in-memory queue, bytes dropped from a full on-disk queue, blocks refused for good), or cannot tell (a vmagent pod restarted or gone). ' +
+          'Enforce: such a zone stays out of reads, Failed, with the numbers. Off: no check.',
+      ),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });

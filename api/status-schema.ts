@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { GATES, PHASES, ZONE_PHASES } from './types';
 
 const timestamp = (description: string) => z.string().meta({ format: 'date-time' }).describe(description);
+const count = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
 const generation = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
 
 export const conditionSchema = z.object({
@@ -42,6 +43,24 @@ export const zoneStatusSchema = z.object({
       message: z.string(),
     })
     .describe('The latest queue headroom preflight of the zone (strategy.queueHeadroom), before it left reads.')
+    .optional(),
+  dataCompleteness: z
+    .object({
+      at: timestamp('When the counters were read.'),
+      complete: z.boolean().describe('Whether nothing was dropped for the zone in the window, and every vmagent pod can say so.'),
+      since: timestamp('The start of the window (the reading before the zone left reads); absent: since each vmagent pod started.').optional(),
+      dropped: z
+        .object({
+          samples: count('Samples refused by a full in-memory-only queue (vmagent_remotewrite_samples_dropped_total).'),
+          bytes: count('Bytes dropped from a full on-disk queue (vm_persistentqueue_bytes_dropped_total).'),
+          blocks: count('The blocks those bytes were in (vm_persistentqueue_blocks_dropped_total).'),
+          packets: count('Blocks the zone refused for good (vmagent_remotewrite_packets_dropped_total).'),
+        })
+        .describe('Dropped in the window, summed over the vmagent pods.'),
+      unverifiedPods: count('vmagent pods that restarted or went away in the window: what they lost cannot be told.'),
+      message: z.string(),
+    })
+    .describe('Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness), checked before it rejoined.')
     .optional(),
 });
 

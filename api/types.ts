@@ -51,6 +51,8 @@ export interface Strategy {
   queueHeadroom?: 'Off';
   /** Absent when 0s (zoneTimeout is the horizon), for the same reason. */
   expectedDowntimeMs?: number;
+  /** Present only when Off: absent is Enforce (as queueHeadroom). */
+  dataCompleteness?: 'Off';
 }
 
 /** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
@@ -104,6 +106,37 @@ export interface QueueHeadroom {
   message: string;
 }
 
+/** What one vmagent pod dropped for a zone's remote writes, by its counters (vmagent v1.150.0). */
+export interface DropCounters {
+  /** vmagent_remotewrite_samples_dropped_total: samples refused by a full in-memory-only queue. */
+  samples: number;
+  /** vm_persistentqueue_bytes_dropped_total: bytes dropped from a full on-disk queue (-remoteWrite.maxDiskUsagePerURL). */
+  bytes: number;
+  /** vm_persistentqueue_blocks_dropped_total: the blocks those bytes were in. */
+  blocks: number;
+  /** vmagent_remotewrite_packets_dropped_total: blocks the zone refused for good (400, 409, 415), never re-sent. */
+  packets: number;
+}
+
+/** Every vmagent pod's drop counters for a zone at one moment (a list: pod names are others' input). */
+export interface DropReading {
+  at: string;
+  pods: Array<{ pod: string; counters: DropCounters }>;
+}
+
+/** Whether vmagent dropped anything for a zone while it was out (strategy.dataCompleteness). */
+export interface DataCompleteness {
+  at: string;
+  complete: boolean;
+  /** Since when it was counted (the reading before the zone's upgrade); absent: since each pod started. */
+  since?: string;
+  /** Dropped in the window, summed over the pods. */
+  dropped: DropCounters;
+  /** Pods whose counters cannot say (restarted or gone in the window). */
+  unverifiedPods: number;
+  message: string;
+}
+
 export interface ZoneStatus {
   name: string;
   phase: ZonePhase;
@@ -114,6 +147,7 @@ export interface ZoneStatus {
   finishedAt?: string;
   message?: string;
   queueHeadroom?: QueueHeadroom;
+  dataCompleteness?: DataCompleteness;
 }
 
 /** metav1.Condition */

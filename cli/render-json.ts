@@ -40,6 +40,7 @@ function zoneDocument(z: ZoneView, now: Date) {
     message: z.message ?? null,
     queue: queueDocument(z.queue),
     queueHeadroom: z.headroom ? { ...z.headroom } : null,
+    dataCompleteness: z.completeness ? { ...z.completeness, dropped: { ...z.completeness.dropped } } : null,
   };
 }
 

@@ -3,7 +3,7 @@
 // tests rely on it).
 import { vmDistributedClusterStatusSchema, zoneStatusSchema } from '../api/status-schema';
 import { validateSpec } from '../api/validate';
-import type { Awaiting, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
+import type { Awaiting, DataCompleteness, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
@@ -61,6 +61,8 @@ export interface ZoneView {
   queue?: QueueView;
   /** The zone's latest queue headroom preflight (strategy.queueHeadroom). */
   headroom?: QueueHeadroom;
+  /** Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness). */
+  completeness?: DataCompleteness;
 }
 
 export interface RolloutView {
@@ -112,6 +114,12 @@ function awaitingOf(raw: unknown): Awaiting | undefined {
 /** A zone's queueHeadroom as far as it has the shape vmrollout writes (see awaitingOf). */
 function headroomOf(raw: unknown): QueueHeadroom | undefined {
   const parsed = zoneStatusSchema.shape.queueHeadroom.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A zone's dataCompleteness as far as it has the shape vmrollout writes. */
+function completenessOf(raw: unknown): DataCompleteness | undefined {
+  const parsed = zoneStatusSchema.shape.dataCompleteness.safeParse(raw);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -218,6 +226,8 @@ function zoneView(
   if (step === 'WaitingForQueue' && phase !== 'Failed') z.queue = queueOf(z, input, facts);
   const headroom = headroomOf(fromWorkflow ? fromWorkflow.queueHeadroom : fromStatus?.queueHeadroom);
   if (headroom) z.headroom = headroom;
+  const completeness = completenessOf(fromWorkflow ? fromWorkflow.dataCompleteness : fromStatus?.dataCompleteness);
+  if (completeness) z.completeness = completeness;
   return z;
 }
 

@@ -34,6 +34,7 @@ const SUMMARIES: Summaries = {
   sampleQueue: (i) => `read vmagent's queue for ${i.vmclusterName}`,
   watchQueue: (i) => `wait until vmagent's queue for ${i.vmclusterName} stays empty for ${formatDuration(i.queueDrainedForMs)}`,
   checkQueueHeadroom: (i) => `check vmagent's queue for ${i.vmclusterName} can hold ${formatDuration(i.horizonMs)} of the zone down`,
+  readDropCounters: (i) => `read what vmagent dropped for ${i.vmclusterName}`,
   waitCarriersReady: (i) => `wait until ${i.carriers.map((c) => c.vmcluster).join(', ') || 'the other zones'} can carry the reads`,
   confirmSwitch: (i) => `confirm every vmauth pod of VMAuth ${i.vmauthName} serves routes ${i.expect === 'absent' ? 'without' : 'with'} ${i.vmcluster}`,
   waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,

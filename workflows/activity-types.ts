@@ -1,6 +1,6 @@
 // The activities the rollout workflow calls. activities/ implements this interface
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
-import type { JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
+import type { DropReading, JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { DrainHeartbeat, QueueHeadroom, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
@@ -204,6 +204,13 @@ export interface RolloutActivities {
    * retryable error; the verdict, fitting or not, is the result.
    */
   checkQueueHeadroom(input: QueueTarget & { horizonMs: number }): Promise<QueueHeadroom>;
+
+  /**
+   * Every vmagent pod's drop counters for the zone (activities/vmagent/drops.ts), compared by the
+   * workflow before and after the zone's window (workflows/drops.ts). An unreadable page is a
+   * retryable error: no reading is made of part of the pods.
+   */
+  readDropCounters(input: QueueTarget): Promise<DropReading>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;

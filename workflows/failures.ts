@@ -31,6 +31,8 @@ export const FailureType = {
   ChangedInReads: 'ChangedInReads',
   /** A vmagent queue for the zone would overflow within the expected downtime (strategy.queueHeadroom): the zone stays in reads. */
   InsufficientHeadroom: 'InsufficientHeadroom',
+  /** vmagent dropped data for the zone while it was out, or cannot tell (strategy.dataCompleteness): the zone stays out. */
+  DataDropped: 'DataDropped',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -2,7 +2,7 @@
 // and its latest note, the run's latest note). What the status, the progress query, the Events and
 // the Web UI say is derived from it in one place (status.ts). Pure types + helpers.
 import type { CurrentStep, LastQueueSample, RolloutInput, ZoneProgress } from '../api/rollout-contract';
-import type { Awaiting, Condition, Gate, NormalizedSpec, ObjectGeneration, ZoneStep } from '../api/types';
+import type { Awaiting, Condition, DropReading, Gate, NormalizedSpec, ObjectGeneration, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
 import { planZoneOrder, shuffleSeed } from './plan';
 
@@ -11,6 +11,8 @@ export interface ZoneState extends ZoneProgress {
   note?: ZoneNote;
   /** What leaving reads removed (undefined before step 1 computed it). */
   removals?: RouteRemoval[];
+  /** vmagent's drop counters for the zone from before it left (or as of its last DataDropped failure). */
+  dropBaseline?: DropReading;
 }
 
 /** How a zone the cleanup put back into reads was found. */

@@ -130,6 +130,7 @@ function zoneStatus(z: ZoneState): ZoneStatus {
   if (z.stepStartedAt) s.stepStartedAt = z.stepStartedAt;
   if (z.finishedAt) s.finishedAt = z.finishedAt;
   if (z.queueHeadroom) s.queueHeadroom = { ...z.queueHeadroom };
+  if (z.dataCompleteness) s.dataCompleteness = { ...z.dataCompleteness, dropped: { ...z.dataCompleteness.dropped } };
   const message = zoneMessage(z);
   if (message) s.message = message;
   return s;
@@ -185,7 +186,7 @@ export function progressOf(state: RolloutState, signals: { pauseRequested: boole
     currentZone: state.currentZone,
     currentStep: state.currentStep,
     order: [...state.order],
-    zones: state.zones.map(({ removals, note, ...z }) => ({
+    zones: state.zones.map(({ removals, note, dropBaseline: _baseline, ...z }) => ({
       ...z,
       message: zoneMessage({ ...z, note }),
       removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),

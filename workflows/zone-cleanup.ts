@@ -8,6 +8,7 @@ import { isOperationalAt, patchMayHaveLanded } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { queueTarget, zoneSpec } from './run-context';
 import type { RejoinedHow, ZoneState } from './state';
+import { checkComplete } from './zone-steps';
 
 export async function cleanupZone(
   { ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>,
@@ -44,6 +45,7 @@ export async function cleanupZone(
     if (!isOperationalAt(cur, gen)) {
       return await stayOut(`VMCluster not operational at generation ${gen} (${cur.updateStatus ?? 'unknown'}, observed ${cur.observedGeneration ?? '-'})`);
     }
+    if (z.dataCompleteness && !z.dataCompleteness.complete) return await stayOut(z.dataCompleteness.message);
     const sample = await cleanup.sampleQueue(queueTarget(ctx, zs));
     state.lastQueueSample = { ...sample, zone: z.name };
     if (!sample.drained) return await stayOut(`vmagent queue not drained: ${sample.message}`);
@@ -53,6 +55,7 @@ export async function cleanupZone(
       pollIntervalMs: st.pollIntervalMs,
     });
     state.lastQueueSample = { ...confirmed, zone: z.name };
+    await checkComplete(ctx, z, zs, cleanup);
     z.drainedConfirmed = true;
     await rejoin('drained', gen);
     await report.write();

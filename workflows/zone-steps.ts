@@ -4,7 +4,8 @@
 import type { RouteRemoval } from '../api/route-records';
 import { applyRemoval } from '../api/route-edits';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
-import type { ApplyObjectInput, RouteSnapshot } from './activity-types';
+import type { ApplyObjectInput, RolloutActivities, RouteSnapshot } from './activity-types';
+import { compareDrops } from './drops';
 import { FailureType, stepFailure } from './failures';
 import { clusterApplyFor } from './managed-objects';
 import type { EditedRoutes, ReadSwitch } from './read-switch';
@@ -102,6 +103,8 @@ async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'e
   await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
   await checkQueueHeadroom(c);
   await waitForCarriers(c);
+  // Counted from here (still in reads): what vmagent drops for the zone from now on is its window's.
+  if (ctx.st.dataCompleteness !== 'Off') z.dropBaseline ??= await ctx.acts.short.readDropCounters(queueTarget(ctx, zs));
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const { removals: plan } = await planRemovals(ctx, zs);
   // The switch must be confirmable before the zone leaves: the operator's config Secret exists and
@@ -182,7 +185,26 @@ async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ct
     report: queueReport,
   });
   state.lastQueueSample = { ...streak.last, zone: z.name, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) };
+  await checkComplete(ctx, z, zs, ctx.acts.short);
   z.drainedConfirmed = true;
+}
+
+/**
+ * After the zone's queue drained: whether vmagent dropped anything for it since it left
+ * (strategy.dataCompleteness). If it did, or cannot tell, the zone stays out, Failed, with the numbers;
+ * the counters of this reading become the baseline, so a retry (after a backfill) counts from here.
+ */
+export async function checkComplete(ctx: RunContext, z: ZoneState, zs: ZoneSpec, acts: RolloutActivities): Promise<void> {
+  if (ctx.st.dataCompleteness === 'Off') return;
+  const after = await acts.readDropCounters(queueTarget(ctx, zs));
+  const verdict = compareDrops(z.dropBaseline, after);
+  z.dataCompleteness = verdict;
+  if (verdict.complete) return;
+  z.dropBaseline = after;
+  throw stepFailure(
+    FailureType.DataDropped,
+    `${verdict.message}; the zone stays out of reads: backfill its window from a healthy zone (vmctl), or accept the loss, then retry (counted from now on), or set strategy.dataCompleteness: Off`,
+  );
 }
 
 /** 6. Put back exactly what step 1 removed and wait for the switch. */

@@ -21,7 +21,8 @@
 import { formatDuration } from '../../api/duration';
 import type { QueueHeadroom } from '../../api/rollout-contract';
 import { badValue, parseSeries, type MetricSeries } from '../pods/prometheus-text';
-import { formatBytes, pathMatches, PENDING_METRIC, readQueue } from './match';
+import { formatBytes, PENDING_METRIC, queueSeries, readQueue } from './match';
+import type { PageReading } from './pod-readings';
 import type { RemoteWriteQueue } from './url';
 
 export const BYTES_SENT_METRIC = 'vmagent_remotewrite_bytes_sent_total';
@@ -51,8 +52,6 @@ export interface QueueRoom {
   uptimeSeconds: number;
 }
 
-export type HeadroomReading = { ok: true; queues: QueueRoom[] } | { ok: false; message: string };
-
 /** Entry `index` of a vmagent array flag as printed (comma-joined), by flagutil's GetOptionalArg. */
 export function arrayFlagEntry(printed: string, index: number): string | undefined {
   const entries = printed === '' ? [] : printed.split(',');
@@ -64,19 +63,10 @@ function flagValue(series: MetricSeries[], name: string): string | undefined {
   return series.find((s) => s.metric === FLAG_METRIC && s.labels.name === name)?.labels.value;
 }
 
-/** The series of `metric` for queue `q`: by the queue's path, else by its sanitized URL in `label`. */
-function queueSeries(series: MetricSeries[], metric: string, q: RemoteWriteQueue, label: 'url' | 'name'): MetricSeries[] {
-  const of = series.filter((s) => s.metric === metric);
-  const byPath = of.filter((s) => pathMatches(s.labels.path, q.dirName));
-  if (byPath.length > 0) return byPath;
-  const prefix = `${q.index + 1}:`;
-  return of.filter((s) => s.labels[label] === `${prefix}secret-url` || s.labels[label] === `${prefix}${q.url}`);
-}
-
 const total = (found: MetricSeries[]) => found.reduce((a, s) => a + s.value, 0);
 
 /** The room and intake of each of the zone's queues on one vmagent page. */
-export function readHeadroom(text: string, queues: RemoteWriteQueue[]): HeadroomReading {
+export function readHeadroom(text: string, queues: RemoteWriteQueue[]): PageReading<QueueRoom[]> {
   let series: MetricSeries[];
   try {
     series = parseSeries(text, HEADROOM_FAMILIES);
@@ -114,7 +104,7 @@ export function readHeadroom(text: string, queues: RemoteWriteQueue[]): Headroom
       uptimeSeconds,
     });
   }
-  return { ok: true, queues: out };
+  return { ok: true, value: out };
 }
 
 export interface PodRoom {

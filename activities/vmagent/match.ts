@@ -35,6 +35,15 @@ export function pathMatches(path: string | undefined, dirName: string): boolean 
   return path === dirName || path.endsWith(`/${dirName}`) || path.endsWith(`\\${dirName}`);
 }
 
+/** The series of `metric` for queue `q`: by the queue's path, else by its sanitized URL in `label`. */
+export function queueSeries(series: MetricSeries[], metric: string, q: RemoteWriteQueue, label: 'url' | 'name'): MetricSeries[] {
+  const of = series.filter((s) => s.metric === metric);
+  const byPath = of.filter((s) => pathMatches(s.labels.path, q.dirName));
+  if (byPath.length > 0) return byPath;
+  const prefix = `${q.index + 1}:`;
+  return of.filter((s) => s.labels[label] === `${prefix}secret-url` || s.labels[label] === `${prefix}${q.url}`);
+}
+
 export type MatchedBy = 'path' | 'url';
 
 export type QueueReading =

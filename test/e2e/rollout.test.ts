@@ -235,6 +235,8 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       said(new RegExp(`^apply VMCluster ${c} \\(clusterVersion ${V2}\\)$`));
       said(new RegExp(`^wait until vmagent's queue for ${c} stays empty for ${QUEUE_DRAINED_FOR_MS / 1000}s$`));
       said(new RegExp(`^put ${c} back into `));
+      said(new RegExp(`^check vmagent's queue for ${c} can hold 2m of the zone down$`));
+      said(new RegExp(`^read what vmagent dropped for ${c}$`));
     }
     expect(ui.currentDetails).toMatch(/^\*\*Succeeded\*\*/);
 
@@ -291,10 +293,12 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     };
   }
 
-  it('queue headroom: a zone whose real vmagent queue cannot hold its downtime fails in reads, naming the numbers; with the check Off it leaves reads', async () => {
+  it('queue headroom and data completeness on the real vmagent: a queue that cannot hold the downtime keeps its zone in reads; one that dropped data keeps it out; each with its check Off lets it through', async () => {
     // az-b's on-disk queue off (-remoteWrite.disableOnDiskQueue for remoteWrite[1]): vmagent can hold
-    // only what fits in memory for it, while the writer keeps its intake above 0.
-    await vm.vmagent.restartWith([...VMAGENT_ARGS, '-remoteWrite.disableOnDiskQueue=false,true,false']);
+    // only what fits in memory for it (-memory.allowedBytes=10MB: 2 blocks), while the writer keeps
+    // its intake above 0; once full, it drops az-b's samples (several URLs: vmagent drops rather
+    // than refuse the write), and counts them.
+    await vm.vmagent.restartWith([...VMAGENT_ARGS, '-remoteWrite.disableOnDiskQueue=false,true,false', '-memory.allowedBytes=10MB']);
     try {
       const t0 = Date.now();
       await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
@@ -319,15 +323,33 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       expect((await workerEvents(kc, NS, VMDC)).slice(-2)).toEqual(['ZoneFailed az-b', 'RolloutFailed']);
       expect(traffic!.failed(t0, Date.now())).toEqual([]);
 
-      // Negative control: the same vmagent with the check Off: az-b leaves reads and is upgraded.
+      // Negative control of the headroom check: Off, az-b leaves reads and is upgraded; its 15 s down
+      // overflow its in-memory queue, and the completeness check keeps it out once drained.
       await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { queueHeadroom: 'Off' } } });
-      const off = await waitPhase(4, ['Succeeded', 'Failed']);
-      expect(off.phase).toBe('Succeeded');
+      const held = await waitPhase(4, ['Succeeded', 'Failed']);
+      expect(held.phase).toBe('Failed');
+      const heldB = held.zones!.find((z) => z.name === 'az-b')!;
+      expect(heldB).toMatchObject({ phase: 'Failed', dataCompleteness: { complete: false, unverifiedPods: 0 } });
+      expect(heldB.queueHeadroom).toBeUndefined();
+      expect(heldB.dataCompleteness!.dropped.samples).toBeGreaterThan(0);
+      expect(heldB.message).toMatch(
+        /^failed at WaitingForQueue, kept out of read rotation: vmagent dropped data for the zone since .*: \d+ samples refused by its full in-memory queue .*the zone stays out of reads/,
+      );
+      expect(held.zonesOutOfRotation).toEqual(['az-b']);
       expect((await specOf('VMCluster', 'vm-az-b'))?.clusterVersion).toBe(V3);
-      expect(off.zones!.find((z) => z.name === 'az-b')!.queueHeadroom).toBeUndefined();
+      for (const zs of Object.values(vm.simulator.currentConfig!.routes)) expect(zs).not.toContain('vm-az-b');
+
+      // Negative control of the completeness check: Off, the next generation takes az-b over from its
+      // records and puts it back, then upgrades az-c.
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { dataCompleteness: 'Off' } } });
+      const off = await waitPhase(5, ['Succeeded', 'Failed']);
+      expect(off.phase).toBe('Succeeded');
+      expect(off.zonesOutOfRotation).toEqual([]);
+      expect(off.zones!.find((z) => z.name === 'az-b')!.dataCompleteness).toBeUndefined();
+      expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V3);
     } finally {
       await vm.vmagent.restartWith([...VMAGENT_ARGS]);
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { queueHeadroom: 'Enforce' } } });
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { queueHeadroom: 'Enforce', dataCompleteness: 'Enforce' } } });
     }
   });
 
@@ -335,7 +357,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
     const t0 = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } });
-    const st = await waitPhase(6, ['Failed']);
+    const st = await waitPhase(7, ['Failed']);
     const t1 = Date.now();
     dumpTimeline('failed-zone', t0, t1 + 2000);
 

@@ -15,6 +15,9 @@ export const SHOWURL_PAGE = fs.readFileSync(path.join(FIXTURES, 'vmagent-v1.150.
 /** Remote writes U1 and U2 with -remoteWrite.maxDiskUsagePerURL=600MB,1GiB and -remoteWrite.disableOnDiskQueue=false,true. */
 export const LIMITS_PAGE = fs.readFileSync(path.join(FIXTURES, 'vmagent-v1.150.0-limits-metrics.txt'), 'utf8');
 
+/** Two unreachable URLs, the second in memory only (-remoteWrite.disableOnDiskQueue=false,true) and full: 19 samples dropped for it. */
+export const DROPS_PAGE = fs.readFileSync(path.join(FIXTURES, 'vmagent-v1.150.0-drops-metrics.txt'), 'utf8');
+
 /** `page` with every errors_total value lowered to its remote write's retries_count_total value. */
 export function settled(page: string): string {
   const retries = new Map<string, string>();

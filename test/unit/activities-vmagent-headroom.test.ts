@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { arrayFlagEntry, judgeHeadroom, MIN_UPTIME_SECONDS, readHeadroom, type PodRoom } from '../../activities/vmagent/headroom';
-import { checkQueueHeadroom, HEADROOM_UNREADABLE } from '../../activities/vmagent/headroom-check';
+import { checkQueueHeadroom } from '../../activities/vmagent/headroom-check';
+import { VMAGENT_UNREADABLE } from '../../activities/vmagent/pod-readings';
 import type { ZonePages } from '../../activities/vmagent/queue';
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent/url';
 import { LIMITS_PAGE, SECRET_PAGE } from '../support/vmagent-pages';
@@ -29,20 +30,20 @@ describe('readHeadroom: real vmagent v1.150.0 pages (test/fixtures/vmagent)', ()
     const r = readHeadroom(hourUp(0), [await queue(0, U1)]);
     expect(r).toEqual({
       ok: true,
-      queues: [{ index: 0, rateBytesPerSecond: 0, roomBytes: 600_000_000, onDiskOff: false, maxDiskUsage: '600MB', uptimeSeconds: 3600 }],
+      value: [{ index: 0, rateBytesPerSecond: 0, roomBytes: 600_000_000, onDiskOff: false, maxDiskUsage: '600MB', uptimeSeconds: 3600 }],
     });
   });
 
   it('a queue whose on-disk queue is off (-remoteWrite.disableOnDiskQueue) has no room, whatever the gauge says', async () => {
     const r = readHeadroom(hourUp(0), [await queue(1, U2)]);
-    expect(r).toMatchObject({ ok: true, queues: [{ index: 1, roomBytes: 0, onDiskOff: true, maxDiskUsage: '1GiB' }] });
+    expect(r).toMatchObject({ ok: true, value: [{ index: 1, roomBytes: 0, onDiskOff: true, maxDiskUsage: '1GiB' }] });
     // Negative control: the gauge itself reports the limit.
     expect(LIMITS_PAGE).toMatch(/^vm_persistentqueue_free_disk_space_bytes\{path="[^"]*\/2_B078390AA32A37A2", name="2:secret-url"\} 1073741824$/m);
   });
 
   it('the intake is what was sent plus what is pending, over the uptime', async () => {
     const page = withValue(hourUp(3_600_000), 'vmagent_remotewrite_pending_data_bytes{path="/tmp/vmacap/rw/persistent-queue/1_', '360000');
-    expect(readHeadroom(page, [await queue(0, U1)])).toMatchObject({ ok: true, queues: [{ rateBytesPerSecond: 1100 }] });
+    expect(readHeadroom(page, [await queue(0, U1)])).toMatchObject({ ok: true, value: [{ rateBytesPerSecond: 1100 }] });
   });
 
   it('a pod up for less than the minimum is not judged (its average says nothing yet)', async () => {
@@ -137,7 +138,7 @@ describe('checkQueueHeadroom: a reading it cannot judge is retried, never judged
   const retryable = (p: Promise<unknown>, message: string | RegExp) =>
     expect(p).rejects.toMatchObject({
       constructor: ApplicationFailure,
-      type: HEADROOM_UNREADABLE,
+      type: VMAGENT_UNREADABLE,
       nonRetryable: false,
       message: expect.stringMatching(message),
     });

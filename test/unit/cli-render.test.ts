@@ -425,6 +425,27 @@ describe('kubectl vmdc get: the queue headroom preflight', () => {
     expect(headroomLines(queueWait)).toEqual([]);
   });
 
+  it('-o json: dataCompleteness as written, null when none or not of the shape vmrollout writes', () => {
+    const COMPLETE = {
+      at: '2026-03-04T10:20:30Z',
+      complete: false,
+      since: '2026-03-04T10:12:11Z',
+      dropped: { samples: 19, bytes: 0, blocks: 0, packets: 0 },
+      unverifiedPods: 0,
+      message: 'vmagent dropped data for the zone …',
+    };
+    const withCompleteness = (c: unknown): ViewInput => {
+      const input = structuredClone(queueWait);
+      (input.workflow!.progress.zones[1] as { dataCompleteness?: unknown }).dataCompleteness = c;
+      return input;
+    };
+    expect(viewDocument(buildView(withCompleteness(COMPLETE)), NOW).zones[1]!.dataCompleteness).toEqual(COMPLETE);
+    expect(viewDocument(buildView(queueWait), NOW).zones[1]!.dataCompleteness).toBeNull();
+    for (const hostile of [{ ...COMPLETE, dropped: { samples: -1 } }, { ...COMPLETE, complete: 'no' }, 7]) {
+      expect([hostile, viewDocument(buildView(withCompleteness(hostile)), NOW).zones[1]!.dataCompleteness]).toEqual([hostile, null]);
+    }
+  });
+
   it('-o json: queueHeadroom as written, null when none; a value not of the shape vmrollout writes is not shown', () => {
     expect(viewDocument(buildView(withHeadroom(HEADROOM)), NOW).zones[1]!.queueHeadroom).toEqual(HEADROOM);
     expect(viewDocument(buildView(queueWait), NOW).zones[1]!.queueHeadroom).toBeNull();
@@ -565,6 +586,7 @@ describe('kubectl vmdc get -o json', () => {
         drainedForSeconds: 120,
       },
       queueHeadroom: null,
+      dataCompleteness: null,
     });
   });
 

@@ -4,7 +4,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { SIGNAL_SUPERSEDE, parseWorkflowId, type QueueSample } from '../../api/rollout-contract';
-import type { JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
+import type { DropCounters, JsonObject, ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import { formatRecords, recordKey, type RecordedZone, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
 import { recordedZones } from '../../kube/route-records';
 import { restoreIssue, verifyRecords, type RouteObjectView } from '../../api/record-verification';
@@ -92,6 +92,10 @@ export class FakeCluster {
   readonly queueBehaviour = new Map<string, QueueBehaviour>();
   /** Per VMCluster, its vmagent queue's intake (bytes/s) and room (bytes) as the headroom check reads them; absent: 0 and 1 TiB. */
   readonly headroom = new Map<string, { rateBytesPerSecond: number; roomBytes: number }>();
+  /** Per VMCluster, vmagent's drop counters for it (one pod, vmagent-0); absent: all 0. */
+  readonly drops = new Map<string, DropCounters>();
+  /** Per VMCluster, what vmagent drops for it while its upgrade restarts it (added at each real patch). */
+  readonly dropsDuringUpgrade = new Map<string, Partial<DropCounters>>();
   /** VMClusters whose read switch can never be confirmed in the vmauth pods (no config Secret, a pod stuck on an old config). */
   readonly unconfirmableSwitch = new Set<string>();
   private readonly queueAttempts = new Map<string, number>();
@@ -158,7 +162,8 @@ export class FakeCluster {
         !c.startsWith('readObject') &&
         !c.startsWith('dryRun') &&
         !c.startsWith('waitCarriersReady') &&
-        !c.startsWith('checkQueueHeadroom'),
+        !c.startsWith('checkQueueHeadroom') &&
+        !c.startsWith('readDropCounters'),
     );
   }
   object(kind: string, name: string): FakeObject | undefined {
@@ -289,6 +294,16 @@ export class FakeCluster {
           o.spec = next;
           o.generation++;
           o.updateStatus = 'expanding';
+          const dropping = kind === 'VMCluster' ? this.dropsDuringUpgrade.get(name) : undefined;
+          if (dropping) {
+            const c = this.drops.get(name) ?? { samples: 0, bytes: 0, blocks: 0, packets: 0 };
+            this.drops.set(name, {
+              samples: c.samples + (dropping.samples ?? 0),
+              bytes: c.bytes + (dropping.bytes ?? 0),
+              blocks: c.blocks + (dropping.blocks ?? 0),
+              packets: c.packets + (dropping.packets ?? 0),
+            });
+          }
         }
         this.record({ type: 'patch', kind, name, generation: o.generation, changed });
         return { generation: o.generation, created: false, changed };
@@ -366,6 +381,12 @@ export class FakeCluster {
         const h = this.headroom.get(t.vmclusterName) ?? { rateBytesPerSecond: 0, roomBytes: 2 ** 40 };
         const queue = { index: 0, ...h, onDiskOff: false, maxDiskUsage: '', uptimeSeconds: 3600 };
         return judgeHeadroom([{ pod: 'vmagent-0', queues: [queue] }], t.horizonMs, new Date());
+      },
+
+      readDropCounters: async (t) => {
+        await this.enter(`readDropCounters:${t.vmclusterName}`);
+        const counters = this.drops.get(t.vmclusterName) ?? { samples: 0, bytes: 0, blocks: 0, packets: 0 };
+        return { at: new Date().toISOString(), pods: [{ pod: 'vmagent-0', counters: { ...counters } }] };
       },
 
       waitCarriersReady: async ({ carriers }) => {

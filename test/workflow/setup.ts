@@ -66,6 +66,7 @@ export interface ScenarioOptions {
   pauseBetweenZonesMs?: number;
   gates?: Gate[];
   queueHeadroom?: 'Off';
+  dataCompleteness?: 'Off';
   expectedDowntimeMs?: number;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
@@ -93,6 +94,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       pauseBetweenZonesMs: o.pauseBetweenZonesMs ?? 0,
       ...(o.gates ? { gates: o.gates } : {}),
       ...(o.queueHeadroom ? { queueHeadroom: o.queueHeadroom } : {}),
+      ...(o.dataCompleteness ? { dataCompleteness: o.dataCompleteness } : {}),
       ...(o.expectedDowntimeMs ? { expectedDowntimeMs: o.expectedDowntimeMs } : {}),
     },
   };

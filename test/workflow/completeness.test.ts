@@ -1,0 +1,69 @@
+// Data completeness before rejoin (strategy.dataCompleteness) on the time-skipping test server: a zone
+// whose vmagent dropped data while it was out stays out, Failed, with the numbers; a retry counts from
+// the failure on. The counters' reading is activities/vmagent/drops.ts (unit tests, real pages), the
+// comparison workflows/drops.ts (unit tests).
+import { inputOf, makeFake, withWorker, useTimeSkippingEnv } from './setup';
+
+jest.setTimeout(180_000);
+const env = useTimeSkippingEnv();
+
+const restores = (calls: string[], vmcluster: string) => calls.filter((c) => c.startsWith('editRoutes') && c.includes(vmcluster)).length;
+
+test('a zone vmagent dropped samples for while it was out stays out, Failed, with the numbers; a retry after the backfill rejoins it', async () => {
+  const fake = makeFake();
+  fake.dropsDuringUpgrade.set('vm-az-b', { samples: 19 });
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf());
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
+    const b = p.zones.find((z) => z.name === 'az-b')!;
+    expect(b).toMatchObject({ phase: 'Failed', failedStep: 'WaitingForQueue', outOfRotation: true, drainedConfirmed: false });
+    expect(b.dataCompleteness).toMatchObject({ complete: false, dropped: { samples: 19, bytes: 0, blocks: 0, packets: 0 }, unverifiedPods: 0 });
+    expect(p.zonesOutOfRotation).toEqual(['az-b']);
+    expect(p.message).toContain('vmagent dropped data for the zone since');
+    expect(p.message).toContain('19 samples refused by its full in-memory queue (vmagent_remotewrite_samples_dropped_total) (pods vmagent-0)');
+    expect(p.message).toContain('the zone stays out of reads: backfill its window');
+    expect(restores(fake.calls, 'vm-az-b')).toBe(1); // removed, never put back
+    expect(fake.touched('vm-az-c')).toBe(false);
+    const written = fake.statuses.at(-1)!;
+    expect(written.zones!.find((z) => z.name === 'az-b')!.dataCompleteness).toEqual(b.dataCompleteness);
+    expect(written.zones!.find((z) => z.name === 'az-a')!.dataCompleteness).toMatchObject({
+      complete: true,
+      message: expect.stringMatching(/^nothing dropped for the zone by 1 vmagent pod since /),
+    });
+
+    // The person backfilled the window: a retry counts from the failure on, and nothing more dropped.
+    await h.signal('resume');
+    const res = await h.result();
+    expect(res.phase).toBe('Succeeded');
+    expect(restores(fake.calls, 'vm-az-b')).toBe(2);
+    expect(fake.statuses.at(-1)!.zones!.find((z) => z.name === 'az-b')!.dataCompleteness).toMatchObject({ complete: true });
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('negative control: the same drops with dataCompleteness Off: the zone rejoins, never checked', async () => {
+  const fake = makeFake();
+  fake.dropsDuringUpgrade.set('vm-az-b', { samples: 19 });
+  await withWorker(env(), fake, async (r) => {
+    const res = await (await r.start(inputOf({ dataCompleteness: 'Off' }))).result();
+    expect(res.phase).toBe('Succeeded');
+    expect(restores(fake.calls, 'vm-az-b')).toBe(2);
+    expect(fake.calls.some((c) => c.startsWith('readDropCounters'))).toBe(false);
+  });
+});
+
+test('a cancel while the zone is held for dropped data leaves it out (the cleanup does not put back an incomplete zone)', async () => {
+  const fake = makeFake();
+  fake.dropsDuringUpgrade.set('vm-az-a', { bytes: 4096, blocks: 2 });
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf());
+    await r.progressUntil(h, (p) => p.phase === 'Failed');
+    await h.cancel();
+    const res = await h.result().catch(() => undefined);
+    expect(res).toBeUndefined();
+    const last = fake.statuses.at(-1)!;
+    expect(last).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
+    expect(last.zones!.find((z) => z.name === 'az-a')!.message).toContain('4096 bytes in 2 blocks dropped from its full on-disk queue');
+    expect(restores(fake.calls, 'vm-az-a')).toBe(1);
+  });
+});
