@@ -92,6 +92,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       ...(s.strategy.gates.length ? { gates: [...s.strategy.gates] } : {}),
       ...(s.strategy.queueHeadroom === 'Off' ? { queueHeadroom: 'Off' as const } : {}),
       ...(s.strategy.dataCompleteness === 'Off' ? { dataCompleteness: 'Off' as const } : {}),
+      ...(s.strategy.dryRun ? { dryRun: true as const } : {}),
       ...(durationsMs.expectedDowntime > 0 ? { expectedDowntimeMs: durationsMs.expectedDowntime } : {}),
     },
   };

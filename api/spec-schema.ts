@@ -209,6 +209,13 @@ export const strategySchema = z
           'in-memory queue, bytes dropped from a full on-disk queue, blocks refused for good), or cannot tell (a vmagent pod restarted or gone). ' +
           'Enforce: such a zone stays out of reads, Failed, with the numbers. Off: no check.',
       ),
+    dryRun: z
+      .boolean()
+      .default(false)
+      .describe(
+        'true: this generation plans its rollout into status.plan (zone order, zones skipped, route edits, queue headroom, gates) ' +
+          'and changes nothing; phase Planned. Like any spec change it supersedes a rollout in flight.',
+      ),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });

@@ -87,6 +87,27 @@ export const vmDistributedClusterStatusSchema = z
       })
       .describe('The last rollout of this object that Succeeded (kept until another succeeds): what `kubectl vmdc undo` rolls out again.')
       .optional(),
+    plan: z
+      .object({
+        generation: generation('The generation planned.'),
+        at: timestamp('When it was planned.'),
+        order: z.array(z.string()).describe('The zone order the rollout would take.'),
+        zones: z.array(
+          z.object({
+            zone: z.string(),
+            would: z
+              .enum(['skip', 'upgrade', 'adopt', 'fail'])
+              .describe('skip: up to date; upgrade; adopt: out of reads (recorded), taken first; fail: would fail, in reads.'),
+            reason: z.string(),
+            gates: z.array(z.enum(GATES)).describe('The gates that would hold before the zone.'),
+            routes: z.array(z.string()).describe('The read route objects its leaving would edit (Kind/name).'),
+            removedRefs: count('How many targetRef entries its leaving would remove.'),
+            queueHeadroom: zoneStatusSchema.shape.queueHeadroom,
+          }),
+        ),
+      })
+      .describe('What a rollout of this generation would do (strategy.dryRun: true), nothing changed.')
+      .optional(),
     awaiting: z
       .object({
         gates: z.array(z.enum(GATES)).describe('The gates (spec.strategy.gates) that hold here.'),

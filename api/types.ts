@@ -53,6 +53,8 @@ export interface Strategy {
   expectedDowntimeMs?: number;
   /** Present only when Off: absent is Enforce (as queueHeadroom). */
   dataCompleteness?: 'Off';
+  /** Present only when true: plan the rollout into status.plan and change nothing (phase Planned). */
+  dryRun?: true;
 }
 
 /** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
@@ -73,7 +75,7 @@ export interface NormalizedSpec {
   strategy: Strategy;
 }
 
-export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Aborted', 'Invalid'] as const;
+export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Aborted', 'Invalid', 'Planned'] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** The six steps of one zone, in order (docs/design.md#the-six-steps-of-a-zone). Each is also the zone's phase while it runs. */
@@ -137,6 +139,29 @@ export interface DataCompleteness {
   message: string;
 }
 
+/** What a rollout would do to one zone (strategy.dryRun). */
+export interface PlannedZoneStatus {
+  zone: string;
+  /** skip: up to date and operational; upgrade: would leave reads and be upgraded; adopt: out of reads (recorded), taken first; fail: would fail, in reads. */
+  would: 'skip' | 'upgrade' | 'adopt' | 'fail';
+  reason: string;
+  /** The gates that would hold before it. */
+  gates: Gate[];
+  /** Read route objects its leaving would edit, and how many targetRef entries it would remove from them. */
+  routes: string[];
+  removedRefs: number;
+  /** The queue headroom preflight as it would find the zone now (absent when Off, skipped, or unreadable: `reason` says). */
+  queueHeadroom?: QueueHeadroom;
+}
+
+/** A dry run's plan (strategy.dryRun): what a rollout of this generation would do, nothing changed. */
+export interface RolloutPlanStatus {
+  generation: number;
+  at: string;
+  order: string[];
+  zones: PlannedZoneStatus[];
+}
+
 export interface ZoneStatus {
   name: string;
   phase: ZonePhase;
@@ -192,6 +217,8 @@ export interface VMDistributedClusterStatus {
   lastSucceeded?: LastSucceeded;
   /** Set while the rollout waits at a gate (strategy.gates). */
   awaiting?: Awaiting;
+  /** Written by a dry run (strategy.dryRun). */
+  plan?: RolloutPlanStatus;
 }
 
 /** Identifies one generation of one VMDistributedCluster object. */

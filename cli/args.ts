@@ -163,7 +163,7 @@ export const USAGE: Record<Verb | 'main', string> = {
 
   get NAME [-w|--watch] [-o wide|json|yaml] [--interval 2s]   the rollout: header, one line per zone
   list [-A|--all-namespaces] [-o wide|json|yaml]   one line per object (also: get -A, get without NAME)
-  status NAME [--timeout 1h] [-o json|yaml]   wait for the rollout to end; exit 0 Succeeded, 1 Failed,
+  status NAME [--timeout 1h] [-o json|yaml]   wait for the rollout to end; exit 0 Succeeded or Planned, 1 Failed,
                                      Cancelled, Superseded, Aborted or Invalid, 2 timeout,
                                      3 usage/API error
   pause NAME | resume NAME           set spec.paused (the trigger signals the workflow)

@@ -50,10 +50,10 @@ export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
 };
 
 /** Phases after which nothing moves without a person: a Failed rollout waits for retry, cancel or a new spec. */
-export const ENDED_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Aborted', 'Invalid'];
+export const ENDED_PHASES: readonly Phase[] = ['Succeeded', 'Failed', 'Cancelled', 'Superseded', 'Aborted', 'Invalid', 'Planned'];
 
 export function exitCodeForPhase(phase: Phase): number {
-  return phase === 'Succeeded' ? EXIT.ok : EXIT.failed;
+  return phase === 'Succeeded' || phase === 'Planned' ? EXIT.ok : EXIT.failed;
 }
 
 /** A verb that will not act, saying why (exit 1): nothing to retry, not confirmed, … */

@@ -24,6 +24,7 @@ const PHASE_LOOK: Record<Phase, { icon: string; colour: Colour }> = {
   Cancelled: { icon: '⊘', colour: 'yellow' },
   Aborted: { icon: '■', colour: 'yellow' },
   Invalid: { icon: '⚠', colour: 'red' },
+  Planned: { icon: '◇', colour: 'green' },
 };
 
 function zoneLook(phase: ZonePhase): { icon: string; colour: Colour } {

@@ -69,7 +69,7 @@ export type Action =
   | { type: 'finalize'; object: ObjectGeneration; workflowIds: string[] };
 
 /** Phases after which the workflow named in the status has ended: no pause/resume signals. */
-const ENDED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['Succeeded', 'Cancelled', 'Superseded', 'Aborted']);
+const ENDED_PHASES: ReadonlySet<Phase> = new Set<Phase>(['Succeeded', 'Cancelled', 'Superseded', 'Aborted', 'Planned']);
 
 /** The object's identity at its current generation, or undefined when metadata is incomplete. */
 export function objectGeneration(obj: VmdcObject): ObjectGeneration | undefined {

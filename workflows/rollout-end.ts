@@ -20,7 +20,7 @@ export function rolloutResult(state: RolloutState): RolloutResult {
 /** Record the end of the rollout (`end`) in the status and return its result. */
 export async function finish(
   { state, report }: { state: RolloutState; report: StatusReport },
-  end: Extract<RunNote, { kind: 'succeeded' | 'superseded' | 'aborted' }>,
+  end: Extract<RunNote, { kind: 'succeeded' | 'superseded' | 'aborted' | 'planned' }>,
 ): Promise<RolloutResult> {
   state.run = end;
   state.currentStep = undefined;

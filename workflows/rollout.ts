@@ -27,6 +27,7 @@ import { safePoint } from './safe-point';
 import { zoneState, zonesOutOfRotation, type CarriedState, type RolloutWorkflowInput, type RunNote } from './state';
 import { progressOf } from './status';
 import { cleanupZone } from './zone-cleanup';
+import { planOnly } from './dry-run';
 import { runZone } from './zone-runner';
 
 export const pauseSignal = defineSignal(SIGNAL_PAUSE);
@@ -79,6 +80,7 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
       });
       if (t.stale) return endStale(state, 'a newer generation of the object exists; nothing done');
     }
+    if (ctx.st.dryRun) return await planOnly(run);
     if ((await adoptRecordedZones(run)) === 'superseded') return await finishSuperseded(run);
     if (!input.carried) {
       await safePoint(run);

@@ -2,7 +2,7 @@
 // and its latest note, the run's latest note). What the status, the progress query, the Events and
 // the Web UI say is derived from it in one place (status.ts). Pure types + helpers.
 import type { CurrentStep, LastQueueSample, RolloutInput, ZoneProgress } from '../api/rollout-contract';
-import type { Awaiting, Condition, DropReading, Gate, NormalizedSpec, ObjectGeneration, ZoneStep } from '../api/types';
+import type { Awaiting, Condition, DropReading, Gate, NormalizedSpec, ObjectGeneration, RolloutPlanStatus, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
 import { planZoneOrder, shuffleSeed } from './plan';
 
@@ -61,6 +61,8 @@ export type RunNote =
   /** The input is for an older generation: nothing done (`message` says why). */
   | { kind: 'stale'; message: string }
   | { kind: 'cancelled'; out: string[] }
+  /** A dry run planned the rollout (status.plan) and changed nothing. */
+  | { kind: 'planned'; upgrade: number; skip: number; adopt: number; fail: number }
   /** A person aborted at the boundary before `zone` (a gate's, or the pauseBetweenZones wait when no gates). */
   | { kind: 'aborted'; zone: string; gates?: Gate[]; reason?: string; upgraded: number };
 
@@ -73,6 +75,8 @@ export interface RolloutState {
   paused: boolean;
   /** The gate the run waits at, while it does. */
   awaiting?: Awaiting;
+  /** A dry run's plan (strategy.dryRun). */
+  plan?: RolloutPlanStatus;
   lastQueueSample?: LastQueueSample;
   conditions: Condition[];
   /** Why the last status write was rejected by the API server (cleared by the next write that lands). */

@@ -26,6 +26,7 @@ const RUN_PHASE: { readonly [K in RunNote['kind']]: Phase } = {
   stale: 'Superseded',
   cancelled: 'Cancelled',
   aborted: 'Aborted',
+  planned: 'Planned',
 };
 
 export function rolloutPhase(state: RunState): Phase {
@@ -66,6 +67,8 @@ export function rolloutMessage(state: RunState): string {
       return n.message;
     case 'cancelled':
       return n.out.length ? `cancelled; out of read rotation: ${n.out.join(', ')}` : 'cancelled';
+    case 'planned':
+      return `dry run (strategy.dryRun), nothing changed: ${n.upgrade} zone${n.upgrade === 1 ? '' : 's'} would be upgraded, ${n.skip} skipped${n.adopt ? `, ${n.adopt} taken over out of reads` : ''}${n.fail ? `, ${n.fail} would fail` : ''}: status.plan`;
     case 'aborted':
       return `aborted ${n.gates ? `at gate ${n.gates.join(' + ')}` : 'in the pause between zones'} before zone ${n.zone}${n.reason ? ` (${n.reason})` : ''}: every zone in reads, ${n.upgraded} upgraded`;
   }
@@ -169,6 +172,8 @@ export function deriveStatus(state: RolloutState, object: ObjectGeneration, work
   };
   if (state.currentZone) status.currentZone = state.currentZone;
   if (state.awaiting) status.awaiting = { ...state.awaiting, gates: [...state.awaiting.gates] };
+  if (state.plan)
+    status.plan = { ...state.plan, order: [...state.plan.order], zones: state.plan.zones.map((z) => ({ ...z, gates: [...z.gates], routes: [...z.routes] })) };
   // Written once, at the end; later generations' writes leave it as it is (a merge patch), so it
   // names the last success until the next one.
   if (state.run.kind === 'succeeded') status.lastSucceeded = { clusterVersion: state.run.clusterVersion, generation: object.generation };

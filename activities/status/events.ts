@@ -46,6 +46,7 @@ const ROLLOUT_PHASES_TOLD: Partial<Record<Phase, EventType>> = {
   Failed: 'Warning',
   Cancelled: 'Normal',
   Aborted: 'Normal',
+  Planned: 'Normal',
   Paused: 'Normal',
 };
 

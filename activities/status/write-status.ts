@@ -18,7 +18,7 @@ import { noopMetrics, type ActivityMetrics } from '../metrics';
 import { statusEvents, type StatusEvent } from './events';
 
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
-const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation', 'awaiting'] as const;
+const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation', 'awaiting', 'plan'] as const;
 
 /**
  * Pure: the status part of the merge patch. Absent rollout-owned fields are deleted with null; a

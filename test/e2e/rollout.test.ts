@@ -25,6 +25,7 @@ import {
   workerEvents,
   mergePatch,
   REPO_ROOT,
+  routeSpecs,
   startE2EStack,
   STALE_AFTER_MS,
   waitVmdcPhase,
@@ -353,11 +354,29 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     }
   });
 
+  it('strategy.dryRun plans the next rollout into status.plan from the real objects and vmagent, changing nothing', async () => {
+    const routes = stack.manifests.filter((o) => o.kind === 'VMAuth' || o.kind === 'VMUser').map((o) => ({ kind: o.kind, name: o.metadata.name }));
+    const before = { clusters: await Promise.all(CLUSTERS.map((c) => specOf('VMCluster', c))), routes: await routeSpecs(kc, NS, routes) };
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4, strategy: { dryRun: true } } });
+    const st = await waitPhase(7, ['Planned', 'Failed']);
+    expect(st.phase).toBe('Planned');
+    expect(st.message).toBe('dry run (strategy.dryRun), nothing changed: 3 zones would be upgraded, 0 skipped: status.plan');
+    expect(st.plan).toMatchObject({ generation: 7, order: ['az-a', 'az-b', 'az-c'] });
+    for (const z of st.plan!.zones) {
+      expect(z).toMatchObject({ would: 'upgrade', gates: [], queueHeadroom: { fits: true, pods: 1, horizonSeconds: 120 } });
+      expect(z.routes).toEqual(expect.arrayContaining(['VMAuth/vm-global', `VMUser/reads-${z.zone}`]));
+      expect(z.removedRefs).toBeGreaterThanOrEqual(2);
+    }
+    expect(st.zonesOutOfRotation).toEqual([]);
+    // Nothing changed: every VMCluster and route object's spec as before.
+    expect({ clusters: await Promise.all(CLUSTERS.map((c) => specOf('VMCluster', c))), routes: await routeSpecs(kc, NS, routes) }).toEqual(before);
+  });
+
   it('a zone whose VMCluster fails: phase Failed, the zone stays out of reads, the status says so, reads stay fresh', async () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
     const t0 = Date.now();
-    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } });
-    const st = await waitPhase(7, ['Failed']);
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4, strategy: { dryRun: false } } });
+    const st = await waitPhase(8, ['Failed']);
     const t1 = Date.now();
     dumpTimeline('failed-zone', t0, t1 + 2000);
 

@@ -240,6 +240,10 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
       zoneTimeout: '1h30m',
       pauseBetweenZones: '0s',
       gates: [],
+      queueHeadroom: 'Enforce',
+      expectedDowntime: '0s',
+      dataCompleteness: 'Enforce',
+      dryRun: false,
     });
     const noStrategy = await create({ ...(JSON.parse(res.body) as Raw).spec, strategy: undefined });
     expect((JSON.parse(noStrategy.body) as Raw).spec.strategy).toMatchObject({ order: 'Shuffle', zoneTimeout: '30m', pollInterval: '5s' });

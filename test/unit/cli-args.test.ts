@@ -125,7 +125,7 @@ describe('exit codes', () => {
     expect(ui.err[0]).toContain('must be http(s)://');
   });
 
-  it('the status verb: 0 only for Succeeded, 1 for every other end', () => {
+  it('the status verb: 0 for Succeeded and a dry run Planned, 1 for every other end', () => {
     expect(ENDED_PHASES.map((p) => [p, exitCodeForPhase(p)])).toEqual([
       ['Succeeded', 0],
       ['Failed', 1],
@@ -133,6 +133,7 @@ describe('exit codes', () => {
       ['Superseded', 1],
       ['Aborted', 1],
       ['Invalid', 1],
+      ['Planned', 0],
     ]);
   });
 });

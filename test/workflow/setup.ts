@@ -67,6 +67,7 @@ export interface ScenarioOptions {
   gates?: Gate[];
   queueHeadroom?: 'Off';
   dataCompleteness?: 'Off';
+  dryRun?: true;
   expectedDowntimeMs?: number;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
@@ -95,6 +96,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       ...(o.gates ? { gates: o.gates } : {}),
       ...(o.queueHeadroom ? { queueHeadroom: o.queueHeadroom } : {}),
       ...(o.dataCompleteness ? { dataCompleteness: o.dataCompleteness } : {}),
+      ...(o.dryRun ? { dryRun: o.dryRun } : {}),
       ...(o.expectedDowntimeMs ? { expectedDowntimeMs: o.expectedDowntimeMs } : {}),
     },
   };

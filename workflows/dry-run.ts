@@ -1,0 +1,91 @@
+// strategy.dryRun: the rollout of this generation, planned into status.plan, nothing changed. Each
+// zone is judged as the rollout would judge it at its turn, on the objects as they are now: out of
+// reads by an earlier generation's records (taken first), up to date (the apply's server-side dry
+// run leaves the generation alone, and operational: skipped), failing in reads (a dry run the API
+// server refuses, a route left without a backend, a queue that cannot hold the downtime), or
+// upgraded, with the route entries its leaving would remove, its queue headroom and the gates
+// before it. Reads only: the bounded `cleanup` calls, so an API server or vmagent away is said in the
+// plan rather than waited for.
+import type { PlannedZoneStatus, QueueHeadroom } from '../api/types';
+import { failureMessage, isStepFailure } from './failures';
+import { gatesBefore } from './gates';
+import { isOperationalAt } from './plan';
+import { syncRecorded } from './read-switch';
+import { finish } from './rollout-end';
+import type { RolloutRun } from './rollout-run';
+import { RoutePlanError, computeRemovals } from './routes';
+import { now, queueTarget, zoneSpec } from './run-context';
+import type { RolloutResult } from '../api/rollout-contract';
+import { clusterApply } from './zone-steps';
+
+type Judged = Omit<PlannedZoneStatus, 'zone' | 'gates'>;
+
+/** A read that fails for good becomes the zone's `fail` reason; anything else (a bug, a cancel) is thrown. */
+async function orFail<T>(read: () => Promise<T>): Promise<T | { failed: string }> {
+  try {
+    return await read();
+  } catch (err) {
+    if (!isStepFailure(err)) throw err;
+    return { failed: failureMessage(err) };
+  }
+}
+const failed = (x: unknown): x is { failed: string } => typeof x === 'object' && x !== null && 'failed' in x;
+
+async function judgeZone({ ctx }: RolloutRun, name: string): Promise<Judged> {
+  const zs = zoneSpec(ctx, name);
+  const { cleanup: acts } = ctx.acts;
+  const none = { routes: [], removedRefs: 0 };
+  const cur = await orFail(() => acts.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name }));
+  if (failed(cur)) return { ...none, would: 'fail', reason: cur.failed };
+  const dry = await orFail(() => acts.applyObject({ ...clusterApply(ctx, zs), dryRun: true }));
+  if (failed(dry)) return { ...none, would: 'fail', reason: `the apply's server-side dry run is refused: ${dry.failed}` };
+  if (cur.exists && !dry.changed && isOperationalAt(cur, cur.generation)) return { ...none, would: 'skip', reason: 'already up to date and operational' };
+  const snaps = await orFail(() => acts.readRoutes({ namespace: ctx.ns, routes: [...ctx.routes] }));
+  if (failed(snaps)) return { ...none, would: 'fail', reason: `the read routes cannot be read: ${snaps.failed}` };
+  let removals;
+  try {
+    removals = computeRemovals(snaps, { name: zs.vmcluster.name, namespace: ctx.ns });
+  } catch (e) {
+    if (e instanceof RoutePlanError) return { ...none, would: 'fail', reason: e.message };
+    throw e;
+  }
+  const edited = removals.filter((r) => r.removed.length > 0);
+  const routes = { routes: edited.map((r) => `${r.route.kind}/${r.route.name}`), removedRefs: edited.reduce((n, r) => n + r.removed.length, 0) };
+  if (ctx.st.queueHeadroom === 'Off') return { ...routes, would: 'upgrade', reason: 'would leave reads and be upgraded (queue headroom not checked: Off)' };
+  const headroom = await orFail<QueueHeadroom>(() =>
+    acts.checkQueueHeadroom({ ...queueTarget(ctx, zs), horizonMs: ctx.st.expectedDowntimeMs ?? ctx.st.zoneTimeoutMs }),
+  );
+  if (failed(headroom))
+    return { ...routes, would: 'upgrade', reason: `would leave reads and be upgraded; the queue headroom cannot be read now: ${headroom.failed}` };
+  if (!headroom.fits) return { ...routes, queueHeadroom: headroom, would: 'fail', reason: `would stay in reads (InsufficientHeadroom): ${headroom.message}` };
+  return { ...routes, queueHeadroom: headroom, would: 'upgrade', reason: 'would leave reads and be upgraded' };
+}
+
+/** Plans every zone in rollout order, writes the plan into the status, ends the run Planned. */
+export async function planOnly(run: RolloutRun): Promise<RolloutResult> {
+  const { ctx, state } = run;
+  const recorded = await ctx.acts.cleanup.readRecords({ namespace: ctx.ns, uid: ctx.object.uid });
+  // The status says what is out of reads, dry run or not.
+  syncRecorded(state, recorded);
+  const out = new Map(recorded.map((r) => [r.zone, r]));
+  const order = [...state.order.filter((n) => out.has(n)), ...state.order.filter((n) => !out.has(n))];
+  const zones: PlannedZoneStatus[] = [];
+  let upgrades = 0;
+  for (const name of order) {
+    const r = out.get(name);
+    const judged: Judged = r
+      ? {
+          routes: r.removals.map((x) => `${x.route.kind}/${x.route.name}`),
+          removedRefs: r.removals.reduce((n, x) => n + x.removed.length, 0),
+          would: 'adopt',
+          reason: `out of reads since ${r.since} (left by generation ${r.generation}): taken first, upgraded, rejoins once drained`,
+        }
+      : await judgeZone(run, name);
+    const gates = judged.would === 'upgrade' ? gatesBefore(ctx.st.gates, upgrades) : [];
+    if (judged.would === 'upgrade') upgrades++;
+    zones.push({ zone: name, gates, ...judged });
+  }
+  state.plan = { generation: ctx.object.generation, at: now(), order, zones };
+  const count = (w: PlannedZoneStatus['would']) => zones.filter((z) => z.would === w).length;
+  return finish(run, { kind: 'planned', upgrade: count('upgrade'), skip: count('skip'), adopt: count('adopt'), fail: count('fail') });
+}
