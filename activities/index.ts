@@ -35,9 +35,7 @@ import { queueReporter } from './vmagent/queue-report';
 import { waitCarriersReady } from './reads/carriers';
 import { waitReadsDrained } from './reads/drain';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
-import { readDrops } from './vmagent/drops';
-import { checkQueueHeadroom } from './vmagent/headroom-check';
-import { readEveryPod } from './vmagent/pod-readings';
+import { readVmagent } from './vmagent/reading';
 import { QueueReader } from './vmagent/queue';
 import { waitOperational } from './objects/wait-operational';
 import { awaitSwitch } from './reads/await-switch';
@@ -204,12 +202,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
         ),
       ),
 
-    checkQueueHeadroom: (input) => checkQueueHeadroom(queues, input, inActivity() ? Context.current().cancellationSignal : undefined),
-
-    readDropCounters: async (input) => {
-      const pods = await readEveryPod(queues, input, "vmagent's drop counters", readDrops, inActivity() ? Context.current().cancellationSignal : undefined);
-      return { at: new Date().toISOString(), pods: pods.map((p) => ({ pod: p.pod, counters: p.value })) };
-    },
+    readVmagent: (input) => readVmagent(queues, input, inActivity() ? Context.current().cancellationSignal : undefined),
 
     waitCarriersReady: (input) => sampling((sample) => waitCarriersReady(kube, sample, activityPollContext(), input)),
 

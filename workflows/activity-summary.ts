@@ -33,8 +33,8 @@ const SUMMARIES: Summaries = {
   waitQueueDrained: (i) => `wait until vmagent's queue for ${i.vmclusterName} stays empty for ${formatDuration(i.queueDrainedForMs)}`,
   sampleQueue: (i) => `read vmagent's queue for ${i.vmclusterName}`,
   watchQueue: (i) => `wait until vmagent's queue for ${i.vmclusterName} stays empty for ${formatDuration(i.queueDrainedForMs)}`,
-  checkQueueHeadroom: (i) => `check vmagent's queue for ${i.vmclusterName} can hold ${formatDuration(i.horizonMs)} of the zone down`,
-  readDropCounters: (i) => `read what vmagent dropped for ${i.vmclusterName}`,
+  readVmagent: (i) =>
+    `read vmagent for ${i.vmclusterName}: ${[i.headroomHorizonMs !== undefined ? `can its queue hold ${formatDuration(i.headroomHorizonMs)} of the zone down` : '', i.drops ? 'what it dropped' : ''].filter(Boolean).join('; ')}`,
   waitCarriersReady: (i) => `wait until ${i.carriers.map((c) => c.vmcluster).join(', ') || 'the other zones'} can carry the reads`,
   confirmSwitch: (i) => `confirm every vmauth pod of VMAuth ${i.vmauthName} serves routes ${i.expect === 'absent' ? 'without' : 'with'} ${i.vmcluster}`,
   waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,

@@ -31,6 +31,18 @@ export interface QueueTarget {
   objectName?: string;
 }
 
+/** What readVmagent is asked to read of the zone's queues. */
+export interface VmagentReadingInput extends QueueTarget {
+  headroomHorizonMs?: number;
+  drops?: boolean;
+}
+
+/** What readVmagent read: the parts asked for. */
+export interface VmagentReading {
+  headroom?: QueueHeadroom;
+  drops?: DropReading;
+}
+
 /** The read switch to confirm in the vmauth pods (see activities/vmauth/switch.ts). */
 export interface SwitchInput {
   namespace: string;
@@ -199,18 +211,13 @@ export interface RolloutActivities {
   watchQueue(input: QueueTarget & { queueDrainedForMs: number; pollIntervalMs: number; report: QueueReport }): Promise<DrainHeartbeat>;
 
   /**
-   * Whether every vmagent pod's queue for the zone can hold what it takes in over `horizonMs`
-   * (activities/vmagent/headroom.ts). A page that cannot be read, or a pod too young to say, is a
-   * retryable error; the verdict, fitting or not, is the result.
+   * One reading of every vmagent pod's page for the zone (activities/vmagent/reading.ts): with
+   * `headroomHorizonMs`, whether each queue can hold its intake over that long (the verdict, fitting
+   * or not); with `drops`, the drop counters, compared by the workflow before and after the zone's
+   * window (workflows/drops.ts). A page that cannot be read or judged (a pod just started) is a
+   * retryable error: nothing is decided on part of the pods.
    */
-  checkQueueHeadroom(input: QueueTarget & { horizonMs: number }): Promise<QueueHeadroom>;
-
-  /**
-   * Every vmagent pod's drop counters for the zone (activities/vmagent/drops.ts), compared by the
-   * workflow before and after the zone's window (workflows/drops.ts). An unreadable page is a
-   * retryable error: no reading is made of part of the pods.
-   */
-  readDropCounters(input: QueueTarget): Promise<DropReading>;
+  readVmagent(input: VmagentReadingInput): Promise<VmagentReading>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;

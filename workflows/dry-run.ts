@@ -16,7 +16,7 @@ import type { RolloutRun } from './rollout-run';
 import { RoutePlanError, computeRemovals } from './routes';
 import { now, queueTarget, zoneSpec } from './run-context';
 import type { RolloutResult } from '../api/rollout-contract';
-import { clusterApply } from './zone-steps';
+import { clusterApply, headroomHorizonMs } from './zone-steps';
 
 type Judged = Omit<PlannedZoneStatus, 'zone' | 'gates'>;
 
@@ -51,10 +51,9 @@ async function judgeZone({ ctx }: RolloutRun, name: string): Promise<Judged> {
   }
   const edited = removals.filter((r) => r.removed.length > 0);
   const routes = { routes: edited.map((r) => `${r.route.kind}/${r.route.name}`), removedRefs: edited.reduce((n, r) => n + r.removed.length, 0) };
-  if (ctx.st.queueHeadroom === 'Off') return { ...routes, would: 'upgrade', reason: 'would leave reads and be upgraded (queue headroom not checked: Off)' };
-  const headroom = await orFail<QueueHeadroom>(() =>
-    acts.checkQueueHeadroom({ ...queueTarget(ctx, zs), horizonMs: ctx.st.expectedDowntimeMs ?? ctx.st.zoneTimeoutMs }),
-  );
+  const horizon = headroomHorizonMs(ctx.st);
+  if (horizon === undefined) return { ...routes, would: 'upgrade', reason: 'would leave reads and be upgraded (queue headroom not checked: Off)' };
+  const headroom = await orFail<QueueHeadroom>(async () => (await acts.readVmagent({ ...queueTarget(ctx, zs), headroomHorizonMs: horizon })).headroom!);
   if (failed(headroom))
     return { ...routes, would: 'upgrade', reason: `would leave reads and be upgraded; the queue headroom cannot be read now: ${headroom.failed}` };
   if (!headroom.fits) return { ...routes, queueHeadroom: headroom, would: 'fail', reason: `would stay in reads (InsufficientHeadroom): ${headroom.message}` };

@@ -73,19 +73,29 @@ async function waitForCarriers({ ctx, z, zs, report }: Pick<ZoneContext, 'ctx' |
   });
 }
 
+/** The horizon of the queue headroom preflight (strategy.expectedDowntime, or zoneTimeout), or undefined when Off. */
+export function headroomHorizonMs(st: Strategy): number | undefined {
+  return st.queueHeadroom === 'Off' ? undefined : (st.expectedDowntimeMs ?? st.zoneTimeoutMs);
+}
+
 /**
- * Before the zone leaves: every vmagent pod's queue for it must hold what it takes in over the
- * expected downtime (strategy.queueHeadroom), or the zone fails here, still in reads, with the numbers.
+ * Before the zone leaves, one reading of vmagent's pages: every pod's queue for the zone must hold
+ * what it takes in over the expected downtime (strategy.queueHeadroom), or the zone fails here, still
+ * in reads, with the numbers; and the drop counters are counted from here (strategy.dataCompleteness):
+ * what vmagent drops for the zone from now on is its window's.
  */
-async function checkQueueHeadroom({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
-  const { st } = ctx;
-  if (st.queueHeadroom === 'Off') return;
-  const verdict = await ctx.acts.short.checkQueueHeadroom({ ...queueTarget(ctx, zs), horizonMs: st.expectedDowntimeMs ?? st.zoneTimeoutMs });
-  z.queueHeadroom = verdict;
-  if (!verdict.fits) {
+async function readVmagentBeforeLeaving({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
+  const horizon = headroomHorizonMs(ctx.st);
+  const drops = ctx.st.dataCompleteness !== 'Off' && z.dropBaseline === undefined;
+  if (horizon === undefined && !drops) return;
+  const r = await ctx.acts.short.readVmagent({ ...queueTarget(ctx, zs), ...(horizon !== undefined ? { headroomHorizonMs: horizon } : {}), drops });
+  if (r.drops) z.dropBaseline = r.drops;
+  if (!r.headroom) return;
+  z.queueHeadroom = r.headroom;
+  if (!r.headroom.fits) {
     throw stepFailure(
       FailureType.InsufficientHeadroom,
-      `${verdict.message}; the zone stays in reads: give the queue room (-remoteWrite.maxDiskUsagePerURL, disk), shorten strategy.expectedDowntime, or set strategy.queueHeadroom: Off, then resume`,
+      `${r.headroom.message}; the zone stays in reads: give the queue room (-remoteWrite.maxDiskUsagePerURL, disk), shorten strategy.expectedDowntime, or set strategy.queueHeadroom: Off, then resume`,
     );
   }
 }
@@ -101,10 +111,8 @@ async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'e
   const { ctx, state, z, zs, edited, report, reads, signals } = c;
   // A patch the API server refuses fails the zone here, while it is still in reads.
   await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
-  await checkQueueHeadroom(c);
+  await readVmagentBeforeLeaving(c);
   await waitForCarriers(c);
-  // Counted from here (still in reads): what vmagent drops for the zone from now on is its window's.
-  if (ctx.st.dataCompleteness !== 'Off') z.dropBaseline ??= await ctx.acts.short.readDropCounters(queueTarget(ctx, zs));
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const { removals: plan } = await planRemovals(ctx, zs);
   // The switch must be confirmable before the zone leaves: the operator's config Secret exists and
@@ -196,7 +204,7 @@ async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ct
  */
 export async function checkComplete(ctx: RunContext, z: ZoneState, zs: ZoneSpec, acts: RolloutActivities): Promise<void> {
   if (ctx.st.dataCompleteness === 'Off') return;
-  const after = await acts.readDropCounters(queueTarget(ctx, zs));
+  const after = (await acts.readVmagent({ ...queueTarget(ctx, zs), drops: true })).drops!;
   const verdict = compareDrops(z.dropBaseline, after);
   z.dataCompleteness = verdict;
   if (verdict.complete) return;

@@ -20,7 +20,7 @@ import { temporal } from '@temporalio/proto';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, V1, V2, V3, V4, type E2EStack } from '../../test/e2e/support';
 import { minMaxMean, quantile, round } from '../analysis/stats';
-import { fullHistory, type HistoryEvent } from '../support/history';
+import { eventTimeMs, fullHistory, type HistoryEvent } from '../support/history';
 import { provenance } from '../support/provenance';
 
 const NS = 'default';
@@ -32,7 +32,7 @@ const EventType = temporal.api.enums.v1.EventType;
 const t0 = Date.now();
 const progress = (m: string) => process.stderr.write(`[bench gates +${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}\n`);
 
-const at = (e: HistoryEvent) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+const at = eventTimeMs;
 const is = (e: HistoryEvent, t: temporal.api.enums.v1.EventType) => e.eventType === t;
 
 /** For each event of kind `from`, the time of the first ACTIVITY_TASK_SCHEDULED after it. */

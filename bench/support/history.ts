@@ -5,6 +5,9 @@ import { temporal } from '@temporalio/proto';
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const EventType = temporal.api.enums.v1.EventType;
 
+/** An event's time (the server's clock), in ms. */
+export const eventTimeMs = (e: HistoryEvent): number => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+
 /** Every event of a workflow execution, all runs of a continue-as-new chain included. */
 export async function fullHistory(client: Client, workflowId: string, firstRunId: string): Promise<{ events: HistoryEvent[]; runs: number }> {
   const events: HistoryEvent[] = [];

@@ -236,8 +236,8 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       said(new RegExp(`^apply VMCluster ${c} \\(clusterVersion ${V2}\\)$`));
       said(new RegExp(`^wait until vmagent's queue for ${c} stays empty for ${QUEUE_DRAINED_FOR_MS / 1000}s$`));
       said(new RegExp(`^put ${c} back into `));
-      said(new RegExp(`^check vmagent's queue for ${c} can hold 2m of the zone down$`));
-      said(new RegExp(`^read what vmagent dropped for ${c}$`));
+      said(new RegExp(`^read vmagent for ${c}: can its queue hold 2m of the zone down; what it dropped$`));
+      said(new RegExp(`^read vmagent for ${c}: what it dropped$`));
     }
     expect(ui.currentDetails).toMatch(/^\*\*Succeeded\*\*/);
 

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { arrayFlagEntry, judgeHeadroom, MIN_UPTIME_SECONDS, readHeadroom, type PodRoom } from '../../activities/vmagent/headroom';
-import { checkQueueHeadroom } from '../../activities/vmagent/headroom-check';
+import { readVmagent } from '../../activities/vmagent/reading';
 import { VMAGENT_UNREADABLE } from '../../activities/vmagent/pod-readings';
 import type { ZonePages } from '../../activities/vmagent/queue';
 import { queueDirName, type RemoteWriteQueue } from '../../activities/vmagent/url';
@@ -132,9 +132,9 @@ describe('judgeHeadroom', () => {
   });
 });
 
-describe('checkQueueHeadroom: a reading it cannot judge is retried, never judged', () => {
+describe('readVmagent: a reading it cannot judge is retried, never judged', () => {
   const pages = (found: ZonePages) => ({ pages: async () => found });
-  const target = { namespace: 'ns', vmagentName: 'vma', vmclusterName: 'vm-az-a', queueEmptyBytes: 0, horizonMs: HOUR };
+  const target = { namespace: 'ns', vmagentName: 'vma', vmclusterName: 'vm-az-a', queueEmptyBytes: 0, headroomHorizonMs: HOUR };
   const retryable = (p: Promise<unknown>, message: string | RegExp) =>
     expect(p).rejects.toMatchObject({
       constructor: ApplicationFailure,
@@ -143,21 +143,23 @@ describe('checkQueueHeadroom: a reading it cannot judge is retried, never judged
       message: expect.stringMatching(message),
     });
 
-  it('judges every pod once all are read', async () => {
+  it('judges every pod once all are read; the drop counters from the same pages when asked', async () => {
     const q = await queue(0, U1);
-    const v = await checkQueueHeadroom(
-      pages({ ok: true, queues: [q], pages: [{ pod: 'p0', ok: true, text: hourUp(3_600_000) }] }),
-      target,
-      undefined,
-      () => new Date(0),
-    );
-    expect(v).toMatchObject({ fits: true, pods: 1, pod: 'p0', rateBytesPerSecond: 1000, needBytes: 3_600_000, roomBytes: 600_000_000 });
+    const found = pages({ ok: true, queues: [q], pages: [{ pod: 'p0', ok: true, text: hourUp(3_600_000) }] });
+    const v = await readVmagent(found, target, undefined, () => new Date(0));
+    expect(v).toEqual({
+      headroom: expect.objectContaining({ fits: true, pods: 1, pod: 'p0', rateBytesPerSecond: 1000, needBytes: 3_600_000, roomBytes: 600_000_000 }),
+    });
+    const both = await readVmagent(found, { ...target, drops: true }, undefined, () => new Date(0));
+    expect(both.drops).toEqual({ at: new Date(0).toISOString(), pods: [{ pod: 'p0', counters: { samples: 0, bytes: 0, blocks: 0, packets: 0 } }] });
+    const { headroomHorizonMs: _h, ...dropsOnly } = { ...target, drops: true };
+    expect(Object.keys(await readVmagent(found, dropsOnly))).toEqual(['drops']);
   });
 
   it('one pod unreadable, no pods, or the VMAgent unreadable: a retryable failure (the zone stays in reads)', async () => {
     const q = await queue(0, U1);
     await retryable(
-      checkQueueHeadroom(
+      readVmagent(
         pages({
           ok: true,
           queues: [q],
@@ -170,12 +172,12 @@ describe('checkQueueHeadroom: a reading it cannot judge is retried, never judged
       ),
       /vmagent pod p1: connection refused/,
     );
-    await retryable(checkQueueHeadroom(pages({ ok: true, queues: [q], pages: [] }), target), /no vmagent pods found/);
-    await retryable(checkQueueHeadroom(pages({ ok: false, problem: 'VMAgent ns/vma not found' }), target), /VMAgent ns\/vma not found/);
+    await retryable(readVmagent(pages({ ok: true, queues: [q], pages: [] }), target), /no vmagent pods found/);
+    await retryable(readVmagent(pages({ ok: false, problem: 'VMAgent ns/vma not found' }), target), /VMAgent ns\/vma not found/);
   });
 
   it('credentials quoted from a page never reach the message', async () => {
     const problem = 'VMAgent vma: cannot read http://user:hunter2@vminsert:8480/write';
-    await expect(checkQueueHeadroom(pages({ ok: false, problem }), target)).rejects.toThrow(/^(?!.*hunter2)/s);
+    await expect(readVmagent(pages({ ok: false, problem }), target)).rejects.toThrow(/^(?!.*hunter2)/s);
   });
 });

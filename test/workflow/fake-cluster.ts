@@ -158,12 +158,7 @@ export class FakeCluster {
   touched(vmcluster: string): boolean {
     return this.calls.some(
       (c) =>
-        c.includes(vmcluster) &&
-        !c.startsWith('readObject') &&
-        !c.startsWith('dryRun') &&
-        !c.startsWith('waitCarriersReady') &&
-        !c.startsWith('checkQueueHeadroom') &&
-        !c.startsWith('readDropCounters'),
+        c.includes(vmcluster) && !c.startsWith('readObject') && !c.startsWith('dryRun') && !c.startsWith('waitCarriersReady') && !c.startsWith('readVmagent'),
     );
   }
   object(kind: string, name: string): FakeObject | undefined {
@@ -375,18 +370,17 @@ export class FakeCluster {
         }
       },
 
-      // One vmagent pod, judged by the real verdict (activities/vmagent/headroom.ts).
-      checkQueueHeadroom: async (t) => {
-        await this.enter(`checkQueueHeadroom:${t.vmclusterName}`);
-        const h = this.headroom.get(t.vmclusterName) ?? { rateBytesPerSecond: 0, roomBytes: 2 ** 40 };
+      // One vmagent pod: its headroom judged by the real verdict (activities/vmagent/headroom.ts), its drop counters as set.
+      readVmagent: async ({ headroomHorizonMs: horizon, drops, vmclusterName }) => {
+        await this.enter(`readVmagent:${vmclusterName}:${[horizon !== undefined ? 'headroom' : '', drops ? 'drops' : ''].filter(Boolean).join(',')}`);
+        const at = new Date();
+        const h = this.headroom.get(vmclusterName) ?? { rateBytesPerSecond: 0, roomBytes: 2 ** 40 };
         const queue = { index: 0, ...h, onDiskOff: false, maxDiskUsage: '', uptimeSeconds: 3600 };
-        return judgeHeadroom([{ pod: 'vmagent-0', queues: [queue] }], t.horizonMs, new Date());
-      },
-
-      readDropCounters: async (t) => {
-        await this.enter(`readDropCounters:${t.vmclusterName}`);
-        const counters = this.drops.get(t.vmclusterName) ?? { samples: 0, bytes: 0, blocks: 0, packets: 0 };
-        return { at: new Date().toISOString(), pods: [{ pod: 'vmagent-0', counters: { ...counters } }] };
+        const counters = this.drops.get(vmclusterName) ?? { samples: 0, bytes: 0, blocks: 0, packets: 0 };
+        return {
+          ...(horizon !== undefined ? { headroom: judgeHeadroom([{ pod: 'vmagent-0', queues: [queue] }], horizon, at) } : {}),
+          ...(drops ? { drops: { at: at.toISOString(), pods: [{ pod: 'vmagent-0', counters: { ...counters } }] } } : {}),
+        };
       },
 
       waitCarriersReady: async ({ carriers }) => {

@@ -53,7 +53,7 @@ test('negative control: the same queue with queueHeadroom Off leaves reads and i
     const res = await (await r.start(inputOf({ queueHeadroom: 'Off' }))).result();
     expect(res.phase).toBe('Succeeded');
     expect(edits(fake.calls, 'vm-az-b')).toBe(2);
-    expect(fake.calls.some((c) => c.startsWith('checkQueueHeadroom'))).toBe(false);
+    expect(fake.calls.some((c) => c.startsWith('readVmagent') && c.includes('headroom'))).toBe(false);
     expect(fake.statuses.some((s) => s.zones?.some((z) => z.queueHeadroom))).toBe(false);
   });
 });

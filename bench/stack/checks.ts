@@ -1,0 +1,149 @@
+// What the vmagent checks around a zone's window cost the rollout (issue 31: "analysis adds no more
+// than one poll per step"): the queue headroom preflight and the drop-counter readings before and
+// after the zone's window (strategy.queueHeadroom, strategy.dataCompleteness). On the e2e stack
+// (test/e2e/support.ts: real Temporal dev server, kube-apiserver, VictoriaMetrics zones, vmagent,
+// vmauth, worker and trigger), pairs of 3-zone rollouts one after the other: both checks Off, then
+// both Enforce (the default).
+//
+// From each workflow's Temporal history (event times are the server's):
+// - checkMs: each check's local activity, as the workflow task that ran it (start → completion):
+//   what the check holds its step up by;
+// - events per zone, with and without the checks;
+// - net rollout time per zone, Enforce against Off, in polls (noisier: two rollouts, not one).
+// Prints ONE JSON document (also .tmp/bench/checks.json); never asserts a time.
+// Run: npx tsx bench/stack/checks.ts [--quick]   (quick: one pair; full: three)
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { DEMO_CLUSTERS, DEMO_TOKENS, mergePatch, startE2EStack, V1, V2, V3, V4, waitVmdcPhase, type E2EStack } from '../../test/e2e/support';
+import { minMaxMean, quantile, round } from '../analysis/stats';
+import { eventTimeMs, fullHistory, type HistoryEvent } from '../support/history';
+import { provenance } from '../support/provenance';
+
+const NS = 'default';
+const VMDC = 'checks';
+const POLL_MS = 250;
+const CHECKS = ['readVmagent'];
+const quick = process.argv.includes('--quick');
+const PAIRS = quick ? 1 : 3;
+const t0 = Date.now();
+const progress = (m: string) => process.stderr.write(`[bench checks +${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}\n`);
+
+const EventType = temporal.api.enums.v1.EventType;
+
+/**
+ * Each check's local activity, by its marker, and the workflow task that ran it (a local activity
+ * runs inside the task whose completion records its marker): that task's start → completion, the
+ * time the check held the workflow (its scrape included).
+ */
+function checkDurations(events: HistoryEvent[]): Check[] {
+  const out: Check[] = [];
+  events.forEach((e, i) => {
+    const m = e.markerRecordedEventAttributes;
+    const payload = m?.markerName === 'core_local_activity' ? m.details?.data?.payloads?.[0]?.data : undefined;
+    if (!payload) return;
+    const activity = (JSON.parse(Buffer.from(payload).toString('utf8')) as { activity_type?: string }).activity_type;
+    if (!activity || !CHECKS.includes(activity)) return;
+    const before = events.slice(0, i).reverse();
+    const completed = before.find((x) => x.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const started = before.find((x) => x.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED);
+    if (completed && started) out.push({ activity, task: Number(completed.eventId ?? 0), taskMs: eventTimeMs(completed) - eventTimeMs(started) });
+  });
+  return out;
+}
+
+/** One check, and the workflow task it ran in (checks run at once share one: counted once). */
+interface Check {
+  activity: string;
+  /** The event id of the task's completion. */
+  task: number;
+  taskMs: number;
+}
+
+/** The workflow tasks that ran checks, each once. */
+const tasks = (checks: Check[]) => [...new Map(checks.map((c) => [c.task, c.taskMs])).values()];
+
+interface Rollout {
+  checks: boolean;
+  rolloutMs: number;
+  events: number;
+  checkMs: Check[];
+}
+
+async function rollout(stack: E2EStack, version: string, checks: boolean): Promise<Rollout> {
+  const mode = checks ? 'Enforce' : 'Off';
+  const generation = (
+    await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, {
+      spec: { clusterVersion: version, strategy: { queueHeadroom: mode, dataCompleteness: mode } },
+    })
+  ).metadata.generation!;
+  const done = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded', 'Failed'], { timeoutMs: 5 * 60_000 });
+  if (done.phase !== 'Succeeded') throw new Error(`generation ${generation} did not succeed: ${done.phase} ${done.message ?? ''}`);
+  const { events } = await fullHistory(stack.client, done.workflow!.id, done.workflow!.runId);
+  return { checks, rolloutMs: eventTimeMs(events.at(-1)!) - eventTimeMs(events[0]!), events: events.length, checkMs: checkDurations(events) };
+}
+
+async function main(): Promise<void> {
+  const runInfo = provenance();
+  progress(`starting the e2e stack (${PAIRS} pair(s) of rollouts)`);
+  const stack = await startE2EStack({
+    namespace: NS,
+    vmdcName: VMDC,
+    clusters: DEMO_CLUSTERS,
+    tokens: DEMO_TOKENS,
+    initialVersion: V1,
+    zoneDowntimeMs: 2000,
+    strategy: { order: 'Declared', readDrainDelay: '500ms', queueDrainedFor: '4s', pollInterval: `${POLL_MS}ms`, zoneTimeout: '2m' },
+    taskQueue: `vmrollout-bench-checks-${process.pid}`,
+  });
+  try {
+    const versions = [V2, V3, V4, V1];
+    const runs: Rollout[] = [];
+    for (let i = 0; i < PAIRS * 2; i++) {
+      const checks = i % 2 === 1;
+      runs.push(await rollout(stack, versions[i % versions.length]!, checks));
+      progress(`rollout ${i + 1} of ${PAIRS * 2} (${checks ? 'checks Enforce' : 'checks Off'}) done`);
+    }
+    const withChecks = runs.filter((r) => r.checks);
+    const without = runs.filter((r) => !r.checks);
+    const zones = DEMO_CLUSTERS.length;
+    const polls = (ms: number) => round(ms / POLL_MS);
+    const all = withChecks.flatMap((r) => tasks(r.checkMs));
+    const perZone = withChecks.map((r) => tasks(r.checkMs).reduce((n, ms) => n + ms, 0) / zones);
+    const netPerZone = withChecks.map((r, i) => (r.rolloutMs - without[i]!.rolloutMs) / zones);
+    const doc = {
+      benchmark: 'checks',
+      what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the vmagent checks (queueHeadroom, dataCompleteness) Off then Enforce; what they add, in polls',
+      ...runInfo,
+      pollIntervalMs: POLL_MS,
+      runs,
+      summary: {
+        /**
+         * Per workflow task that ran checks: 2 per zone, one per step (LeavingReads: the headroom
+         * preflight and the first drop-counter reading, one readVmagent; WaitingForQueue: the second).
+         * Target: at most one poll each.
+         */
+        checkTask: { ms: minMaxMean(all), p50Ms: round(quantile(all, 0.5)), maxPolls: polls(Math.max(...all)) },
+        /** Both tasks of a zone together. */
+        checksPerZonePolls: { values: perZone.map(polls), max: polls(Math.max(...perZone)) },
+        netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
+        eventsPerZone: {
+          withChecks: round(minMaxMean(withChecks.map((r) => r.events)).mean / zones),
+          without: round(minMaxMean(without.map((r) => r.events)).mean / zones),
+        },
+      },
+    };
+    const text = `${JSON.stringify(doc, null, 2)}\n`;
+    const out = path.join(__dirname, '..', '..', '.tmp', 'bench', 'checks.json');
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, text);
+    process.stdout.write(text);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
