@@ -12,15 +12,15 @@
 // - net rollout time per zone, Enforce against Off, in polls (noisier: two rollouts, not one).
 // Prints ONE JSON document (also .tmp/bench/checks.json); never asserts a time.
 // Run: npx tsx bench/stack/checks.ts [--quick]   (quick: one pair; full: three)
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { DEMO_CLUSTERS, DEMO_TOKENS, mergePatch, startE2EStack, V1, V2, V3, V4, waitVmdcPhase, type E2EStack } from '../../test/e2e/support';
+import { DEMO_CLUSTERS, mergePatch, waitVmdcPhase, type E2EStack } from '../../test/e2e/support';
 import { minMaxMean, quantile, round } from '../analysis/stats';
 import { eventTimeMs, fullHistory, type HistoryEvent } from '../support/history';
 import { provenance } from '../support/provenance';
+import { runBench, writeBenchDocument } from '../support/document';
+import { PAIRED_NS, pairedRollouts } from '../support/paired-rollouts';
 
-const NS = 'default';
+const NS = PAIRED_NS;
 const VMDC = 'checks';
 const POLL_MS = 250;
 const CHECKS = ['readVmagent'];
@@ -85,65 +85,40 @@ async function rollout(stack: E2EStack, version: string, checks: boolean): Promi
 
 async function main(): Promise<void> {
   const runInfo = provenance();
-  progress(`starting the e2e stack (${PAIRS} pair(s) of rollouts)`);
-  const stack = await startE2EStack({
-    namespace: NS,
-    vmdcName: VMDC,
-    clusters: DEMO_CLUSTERS,
-    tokens: DEMO_TOKENS,
-    initialVersion: V1,
-    zoneDowntimeMs: 2000,
-    strategy: { order: 'Declared', readDrainDelay: '500ms', queueDrainedFor: '4s', pollInterval: `${POLL_MS}ms`, zoneTimeout: '2m' },
-    taskQueue: `vmrollout-bench-checks-${process.pid}`,
-  });
-  try {
-    const versions = [V2, V3, V4, V1];
-    const runs: Rollout[] = [];
-    for (let i = 0; i < PAIRS * 2; i++) {
-      const checks = i % 2 === 1;
-      runs.push(await rollout(stack, versions[i % versions.length]!, checks));
-      progress(`rollout ${i + 1} of ${PAIRS * 2} (${checks ? 'checks Enforce' : 'checks Off'}) done`);
-    }
-    const withChecks = runs.filter((r) => r.checks);
-    const without = runs.filter((r) => !r.checks);
-    const zones = DEMO_CLUSTERS.length;
-    const polls = (ms: number) => round(ms / POLL_MS);
-    const all = withChecks.flatMap((r) => tasks(r.checkMs));
-    const perZone = withChecks.map((r) => tasks(r.checkMs).reduce((n, ms) => n + ms, 0) / zones);
-    const netPerZone = withChecks.map((r, i) => (r.rolloutMs - without[i]!.rolloutMs) / zones);
-    const doc = {
-      benchmark: 'checks',
-      what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the vmagent checks (queueHeadroom, dataCompleteness) Off then Enforce; what they add, in polls',
-      ...runInfo,
-      pollIntervalMs: POLL_MS,
-      runs,
-      summary: {
-        /**
-         * Per workflow task that ran checks: 2 per zone, one per step (LeavingReads: the headroom
-         * preflight and the first drop-counter reading, one readVmagent; WaitingForQueue: the second).
-         * Target: at most one poll each.
-         */
-        checkTask: { ms: minMaxMean(all), p50Ms: round(quantile(all, 0.5)), maxPolls: polls(Math.max(...all)) },
-        /** Both tasks of a zone together. */
-        checksPerZonePolls: { values: perZone.map(polls), max: polls(Math.max(...perZone)) },
-        netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
-        eventsPerZone: {
-          withChecks: round(minMaxMean(withChecks.map((r) => r.events)).mean / zones),
-          without: round(minMaxMean(without.map((r) => r.events)).mean / zones),
-        },
+  const runs = await pairedRollouts(
+    { name: 'checks', vmdc: VMDC, pairs: PAIRS, pollMs: POLL_MS, progress, label: (on) => (on ? 'checks Enforce' : 'checks Off') },
+    rollout,
+  );
+  const withChecks = runs.filter((r) => r.checks);
+  const without = runs.filter((r) => !r.checks);
+  const zones = DEMO_CLUSTERS.length;
+  const polls = (ms: number) => round(ms / POLL_MS);
+  const all = withChecks.flatMap((r) => tasks(r.checkMs));
+  const perZone = withChecks.map((r) => tasks(r.checkMs).reduce((n, ms) => n + ms, 0) / zones);
+  const netPerZone = withChecks.map((r, i) => (r.rolloutMs - without[i]!.rolloutMs) / zones);
+  const doc = {
+    benchmark: 'checks',
+    what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the vmagent checks (queueHeadroom, dataCompleteness) Off then Enforce; what they add, in polls',
+    ...runInfo,
+    pollIntervalMs: POLL_MS,
+    runs,
+    summary: {
+      /**
+       * Per workflow task that ran checks: 2 per zone, one per step (LeavingReads: the headroom
+       * preflight and the first drop-counter reading, one readVmagent; WaitingForQueue: the second).
+       * Target: at most one poll each.
+       */
+      checkTask: { ms: minMaxMean(all), p50Ms: round(quantile(all, 0.5)), maxPolls: polls(Math.max(...all)) },
+      /** Both tasks of a zone together. */
+      checksPerZonePolls: { values: perZone.map(polls), max: polls(Math.max(...perZone)) },
+      netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
+      eventsPerZone: {
+        withChecks: round(minMaxMean(withChecks.map((r) => r.events)).mean / zones),
+        without: round(minMaxMean(without.map((r) => r.events)).mean / zones),
       },
-    };
-    const text = `${JSON.stringify(doc, null, 2)}\n`;
-    const out = path.join(__dirname, '..', '..', '.tmp', 'bench', 'checks.json');
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, text);
-    process.stdout.write(text);
-  } finally {
-    await stack.stop();
-  }
+    },
+  };
+  writeBenchDocument('checks', doc);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -14,16 +14,16 @@
 //   per zone, in polls (noisier: two rollouts, not one).
 // Prints ONE JSON document (also .tmp/bench/gates.json); never asserts a time.
 // Run: npx tsx bench/stack/gates.ts [--quick]   (quick: one pair; full: three)
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { VMDistributedClusterStatus } from '../../api/types';
-import { DEMO_CLUSTERS, DEMO_TOKENS, getObject, mergePatch, startE2EStack, V1, V2, V3, V4, type E2EStack } from '../../test/e2e/support';
+import { DEMO_CLUSTERS, getObject, mergePatch, type E2EStack } from '../../test/e2e/support';
 import { minMaxMean, quantile, round } from '../analysis/stats';
 import { eventTimeMs, fullHistory, type HistoryEvent } from '../support/history';
 import { provenance } from '../support/provenance';
+import { runBench, writeBenchDocument } from '../support/document';
+import { PAIRED_NS, pairedRollouts } from '../support/paired-rollouts';
 
-const NS = 'default';
+const NS = PAIRED_NS;
 const VMDC = 'gates';
 const POLL_MS = 250;
 const quick = process.argv.includes('--quick');
@@ -102,61 +102,36 @@ async function rollout(stack: E2EStack, version: string, gates: boolean): Promis
 
 async function main(): Promise<void> {
   const runInfo = provenance();
-  progress(`starting the e2e stack (${PAIRS} pair(s) of rollouts)`);
-  const stack = await startE2EStack({
-    namespace: NS,
-    vmdcName: VMDC,
-    clusters: DEMO_CLUSTERS,
-    tokens: DEMO_TOKENS,
-    initialVersion: V1,
-    zoneDowntimeMs: 2000,
-    strategy: { order: 'Declared', readDrainDelay: '500ms', queueDrainedFor: '4s', pollInterval: `${POLL_MS}ms`, zoneTimeout: '2m' },
-    taskQueue: `vmrollout-bench-gates-${process.pid}`,
-  });
-  try {
-    const versions = [V2, V3, V4, V1];
-    const runs: Rollout[] = [];
-    for (let i = 0; i < PAIRS * 2; i++) {
-      const gates = i % 2 === 1;
-      runs.push(await rollout(stack, versions[i % versions.length]!, gates));
-      progress(`rollout ${i + 1} of ${PAIRS * 2} (${gates ? 'gates' : 'no gates'}) done`);
-    }
-    const withGates = runs.filter((r) => r.gates);
-    const without = runs.filter((r) => !r.gates);
-    const polls = (ms: number) => round(ms / POLL_MS);
-    const promote = withGates.flatMap((r) => r.promoteToNextActivityMs);
-    const transitions = without.flatMap((r) => r.stepTransitionMs);
-    const zones = DEMO_CLUSTERS.length;
-    const netPerZone = withGates.map((r, i) => (r.rolloutMs - r.waitedMs - without[i]!.rolloutMs) / zones);
-    const doc = {
-      benchmark: 'gates',
-      what: 'bench/stack/gates.ts: pairs of 3-zone rollouts on the e2e stack, without gates and with BeforeEachZone promoted at once; what a gate adds beyond the wait for a person, in polls',
-      ...runInfo,
-      pollIntervalMs: POLL_MS,
-      runs,
-      summary: {
-        promoteToNextActivity: { ms: minMaxMean(promote), p50Ms: round(quantile(promote, 0.5)), maxPolls: polls(Math.max(...promote)) },
-        stepTransitionWithoutGates: { ms: minMaxMean(transitions), p50Ms: round(quantile(transitions, 0.5)), maxPolls: polls(Math.max(...transitions)) },
-        /** A passed gate's cost over an ordinary step transition, in polls (target ≤ 1). */
-        gateOverPlainStepPolls: polls(Math.max(...promote) - quantile(transitions, 0.5)),
-        netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
-        eventsPerZone: {
-          withGates: round(minMaxMean(withGates.map((r) => r.events)).mean / zones),
-          without: round(minMaxMean(without.map((r) => r.events)).mean / zones),
-        },
+  const runs = await pairedRollouts(
+    { name: 'gates', vmdc: VMDC, pairs: PAIRS, pollMs: POLL_MS, progress, label: (on) => (on ? 'gates' : 'no gates') },
+    rollout,
+  );
+  const withGates = runs.filter((r) => r.gates);
+  const without = runs.filter((r) => !r.gates);
+  const polls = (ms: number) => round(ms / POLL_MS);
+  const promote = withGates.flatMap((r) => r.promoteToNextActivityMs);
+  const transitions = without.flatMap((r) => r.stepTransitionMs);
+  const zones = DEMO_CLUSTERS.length;
+  const netPerZone = withGates.map((r, i) => (r.rolloutMs - r.waitedMs - without[i]!.rolloutMs) / zones);
+  const doc = {
+    benchmark: 'gates',
+    what: 'bench/stack/gates.ts: pairs of 3-zone rollouts on the e2e stack, without gates and with BeforeEachZone promoted at once; what a gate adds beyond the wait for a person, in polls',
+    ...runInfo,
+    pollIntervalMs: POLL_MS,
+    runs,
+    summary: {
+      promoteToNextActivity: { ms: minMaxMean(promote), p50Ms: round(quantile(promote, 0.5)), maxPolls: polls(Math.max(...promote)) },
+      stepTransitionWithoutGates: { ms: minMaxMean(transitions), p50Ms: round(quantile(transitions, 0.5)), maxPolls: polls(Math.max(...transitions)) },
+      /** A passed gate's cost over an ordinary step transition, in polls (target ≤ 1). */
+      gateOverPlainStepPolls: polls(Math.max(...promote) - quantile(transitions, 0.5)),
+      netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
+      eventsPerZone: {
+        withGates: round(minMaxMean(withGates.map((r) => r.events)).mean / zones),
+        without: round(minMaxMean(without.map((r) => r.events)).mean / zones),
       },
-    };
-    const text = `${JSON.stringify(doc, null, 2)}\n`;
-    const out = path.join(__dirname, '..', '..', '.tmp', 'bench', 'gates.json');
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, text);
-    process.stdout.write(text);
-  } finally {
-    await stack.stop();
-  }
+    },
+  };
+  writeBenchDocument('gates', doc);
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -10,8 +10,6 @@
 //
 // Runs inside the bed's network namespace (`make bench-operator`). Prints ONE JSON document (also
 // written to .tmp/bench/operator.json); never asserts a time.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { createObjects, DEMO_CLUSTERS, mergePatch, V1, V2, waitVmdcPhase } from '../../test/e2e/support';
 import { startRealOperatorBed } from '../../test/infra/harness/operator-bed';
@@ -21,6 +19,7 @@ import { stopAll } from '../../test/infra/harness/processes';
 import { quantile, round } from '../analysis/stats';
 import { eventTypeCounts, fullHistory } from '../support/history';
 import { provenance } from '../support/provenance';
+import { writeBenchDocument } from '../support/document';
 
 const NS = 'default';
 const VMAUTH = 'vm-global';
@@ -102,11 +101,7 @@ async function main(): Promise<void> {
       ),
     },
   };
-  const text = `${JSON.stringify(doc, null, 2)}\n`;
-  const out = path.join(__dirname, '..', '..', '.tmp', 'bench', 'operator.json');
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, text);
-  process.stdout.write(text);
+  writeBenchDocument('operator', doc);
 }
 
 main()
