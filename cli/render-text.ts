@@ -184,11 +184,12 @@ function queueLines(q: QueueView, width: number, now: Date): Line[] {
 
 /**
  * A zone in flight whose headroom preflight passed: what its tightest vmagent queue takes in and
- * can hold (a failed one says it in its message).
+ * can hold, while the queue fills (a failed zone says it in its message; in the queue wait the
+ * backlog itself is shown).
  */
 function headroomLines(z: ZoneView): Line[] {
   const h = z.headroom;
-  if (!h?.fits || !z.step || z.phase === 'Failed' || h.needBytes === undefined || h.roomBytes === undefined) return [];
+  if (!h?.fits || !z.step || z.phase === 'Failed' || z.queue || h.needBytes === undefined || h.roomBytes === undefined) return [];
   const rate = formatBytes(Math.round(h.rateBytesPerSecond ?? 0));
   return [
     [

@@ -47,6 +47,7 @@ describe('status', () => {
       phase: 'Succeeded',
       zones: [],
       message: null,
+      plan: null,
       currentZone: null,
       zonesOutOfRotation: null,
       awaiting: null,
@@ -58,7 +59,11 @@ describe('status', () => {
       message: 'm',
       zonesOutOfRotation: ['a'],
       awaiting,
+      plan: null,
     });
+    // A dry run's plan is written as it is; the next rollout's status (without one) clears it.
+    const plan = { generation: 3, at: '2026-12-05T10:00:00Z', order: ['a'], zones: [] };
+    expect(statusPatch({ phase: 'Planned', plan }).plan).toEqual(plan);
   });
   it("statusPatch keeps the conditions the rollout does not own (the trigger's Valid) and replaces its own", () => {
     const t = '2025-01-01T00:00:00Z';

@@ -412,17 +412,23 @@ describe('kubectl vmdc get: the queue headroom preflight', () => {
     roomBytes: 536_870_912,
     message: 'every vmagent queue for the zone holds its expected downtime; …',
   };
-  const withHeadroom = (h: unknown): ViewInput => {
+  /** The queue wait's rollout a step earlier (the operator restarting az-b: its queue fills), or in the queue wait itself. */
+  const withHeadroom = (h: unknown, step: 'WaitingOperational' | 'WaitingForQueue' = 'WaitingOperational'): ViewInput => {
     const input = structuredClone(queueWait);
-    (input.workflow!.progress.zones[1] as { queueHeadroom?: unknown }).queueHeadroom = h;
+    const z = input.workflow!.progress.zones[1]!;
+    Object.assign(z, { phase: step, step, queueHeadroom: h });
+    input.workflow!.progress.currentStep = step;
+    if (step !== 'WaitingForQueue') delete input.workflow!.queueHeartbeat;
     return input;
   };
   const headroomLines = (input: ViewInput) => plain(input).filter((l) => l.includes('headroom '));
 
   it('a zone in flight shows what its tightest vmagent queue needs over the expected downtime and can hold', () => {
     expect(headroomLines(withHeadroom(HEADROOM))).toEqual(['    headroom 2.6 MiB of 512.0 MiB over 30m00s (vmagent-vm-global-7d9f-1: 1.5 KiB/s)']);
-    // Negative control: the same view without a verdict has no such line.
-    expect(headroomLines(queueWait)).toEqual([]);
+    // Negative controls: the same view without a verdict has no such line; in the queue wait the backlog replaces it.
+    expect(headroomLines(withHeadroom(undefined))).toEqual([]);
+    expect(headroomLines(withHeadroom(HEADROOM, 'WaitingForQueue'))).toEqual([]);
+    expect(plain(withHeadroom(HEADROOM, 'WaitingForQueue')).some((l) => l.startsWith('    backlog '))).toBe(true);
   });
 
   it('-o json: dataCompleteness as written, null when none or not of the shape vmrollout writes', () => {
