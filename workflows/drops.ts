@@ -6,11 +6,12 @@ import type { DataCompleteness, DropCounters, DropReading } from '../api/types';
 const ZERO: DropCounters = { samples: 0, bytes: 0, blocks: 0, packets: 0 };
 const values = (c: DropCounters): number[] => [c.samples, c.bytes, c.blocks, c.packets];
 
-const add = (a: DropCounters, b: DropCounters): DropCounters => ({
-  samples: a.samples + b.samples,
-  bytes: a.bytes + b.bytes,
-  blocks: a.blocks + b.blocks,
-  packets: a.packets + b.packets,
+/** `f` of two readings, counter by counter. */
+const zip = (a: DropCounters, b: DropCounters, f: (x: number, y: number) => number): DropCounters => ({
+  samples: f(a.samples, b.samples),
+  bytes: f(a.bytes, b.bytes),
+  blocks: f(a.blocks, b.blocks),
+  packets: f(a.packets, b.packets),
 });
 
 function describeDropped(d: DropCounters): string {
@@ -38,14 +39,9 @@ export function compareDrops(before: DropReading | undefined, after: DropReading
     const reset = base !== undefined && values(counters).some((v, i) => v < values(base)[i]!);
     if (reset) unverified.push(`${pod} restarted (its counters went down)`);
     const from = base && !reset ? base : ZERO;
-    const delta: DropCounters = {
-      samples: counters.samples - from.samples,
-      bytes: counters.bytes - from.bytes,
-      blocks: counters.blocks - from.blocks,
-      packets: counters.packets - from.packets,
-    };
+    const delta = zip(counters, from, (x, y) => x - y);
     if (values(delta).some((v) => v > 0)) droppedBy.push(pod);
-    dropped = add(dropped, delta);
+    dropped = zip(dropped, delta, (x, y) => x + y);
   }
   const now = new Set(after.pods.map((p) => p.pod));
   for (const pod of was.keys()) if (!now.has(pod)) unverified.push(`${pod} is gone`);

@@ -9,7 +9,7 @@
 import type { PlannedZoneStatus, QueueHeadroom } from '../api/types';
 import { failureMessage, isStepFailure } from './failures';
 import { gatesBefore } from './gates';
-import { isOperationalAt } from './plan';
+import { isUpToDate } from './plan';
 import { syncRecorded } from './read-switch';
 import { finish } from './rollout-end';
 import type { RolloutRun } from './rollout-run';
@@ -39,7 +39,7 @@ async function judgeZone({ ctx }: RolloutRun, name: string): Promise<Judged> {
   if (failed(cur)) return { ...none, would: 'fail', reason: cur.failed };
   const dry = await orFail(() => acts.applyObject({ ...clusterApply(ctx, zs), dryRun: true }));
   if (failed(dry)) return { ...none, would: 'fail', reason: `the apply's server-side dry run is refused: ${dry.failed}` };
-  if (cur.exists && !dry.changed && isOperationalAt(cur, cur.generation)) return { ...none, would: 'skip', reason: 'already up to date and operational' };
+  if (isUpToDate(cur, dry.changed)) return { ...none, would: 'skip', reason: 'already up to date and operational' };
   const snaps = await orFail(() => acts.readRoutes({ namespace: ctx.ns, routes: [...ctx.routes] }));
   if (failed(snaps)) return { ...none, would: 'fail', reason: `the read routes cannot be read: ${snaps.failed}` };
   let removals;

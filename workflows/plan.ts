@@ -63,6 +63,14 @@ export function resumeStep(failed: ZoneStep): ZoneStep {
   return failed === 'WaitingOperational' ? 'Upgrading' : failed;
 }
 
+/**
+ * The skip rule of a zone: its VMCluster exists, applying the desired spec would not change it, and
+ * it is operational at its generation: it never leaves reads (the rollout and its dry run judge alike).
+ */
+export function isUpToDate(cur: ObjectState, applyChanges: boolean): boolean {
+  return cur.exists && !applyChanges && isOperationalAt(cur, cur.generation);
+}
+
 /** Operational at `generation` (default: the object's own generation), as the operator reports it. */
 export function isOperationalAt(o: ObjectState, generation: number | undefined): boolean {
   return o.exists && o.updateStatus === OPERATIONAL && (o.observedGeneration ?? -1) >= (generation ?? o.generation ?? Number.MAX_SAFE_INTEGER);

@@ -3,7 +3,7 @@
 import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
 import { FailureType, isStepFailure, stepFailure } from './failures';
 import type { Outcome } from './failure-hold';
-import { isOperationalAt, resumeStep, stepIndex } from './plan';
+import { isUpToDate, resumeStep, stepIndex } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
@@ -88,7 +88,7 @@ async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, 
       message: `VMCluster ${zs.vmcluster.name} changed while in read rotation: the dry run found it at the desired spec, and the apply after it changed it (an edit landed in between); check the zone, then resume: it leaves reads and is upgraded as any other`,
     };
   }
-  if (!(cur.exists && applied === 'unchanged' && isOperationalAt(cur, cur.generation))) {
+  if (!isUpToDate(cur, applied !== 'unchanged')) {
     z.baseGeneration = cur.exists ? cur.generation : 0;
     return { kind: 'run' };
   }

@@ -24,12 +24,13 @@ export async function readVmagent(
     if (counters && !counters.ok) return counters;
     return { ok: true, value: { rooms: rooms?.value, counters: counters?.value } };
   };
+  // Every page gave what was asked of it (read() refuses it otherwise): rooms with a horizon, counters with drops.
   const pods = await readEveryPod(queues, target, "vmagent's pages", read, signal);
   const at = now();
   const out: VmagentReading = {};
   if (horizon !== undefined) {
     const verdict = judgeHeadroom(
-      pods.map((p) => ({ pod: p.pod, queues: p.value.rooms ?? [] })),
+      pods.map((p) => ({ pod: p.pod, queues: p.value.rooms! })),
       horizon,
       at,
     );
@@ -38,7 +39,7 @@ export async function readVmagent(
   if (drops)
     out.drops = {
       at: at.toISOString(),
-      pods: pods.map((p) => ({ pod: p.pod, counters: p.value.counters ?? { samples: 0, bytes: 0, blocks: 0, packets: 0 } })),
+      pods: pods.map((p) => ({ pod: p.pod, counters: p.value.counters! })),
     };
   return out;
 }
