@@ -232,12 +232,14 @@ describe('confirmSwitch', () => {
   });
 });
 
-/** Reads through vmauth pod 0 (balanced over the zones it routes) until stopped. */
-function readLoad(): { stop(): Promise<void> } {
+/** Reads through vmauth pod 0 (balanced over the zones it routes) until stopped; when the last read was sent. */
+function readLoad(): { stop(): Promise<void>; lastSentAt(): number } {
   const pod = vm.vmauthPods[0]!;
   let stopped = false;
+  let lastSentAt = 0;
   const running = (async () => {
     while (!stopped) {
+      lastSentAt = Date.now();
       await httpRequest('GET', `${pod.vmauth.url}/select/0/prometheus/api/v1/query?query=up`, { timeoutMs: 2_000 }).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -247,18 +249,24 @@ function readLoad(): { stop(): Promise<void> } {
       stopped = true;
       await running;
     },
+    lastSentAt: () => lastSentAt,
   };
 }
 
 describe('waitReadsDrained', () => {
   it("is quiet only once requests stop reaching the zone's vmselect", async () => {
+    const startedAt = Date.now();
     const load = readLoad();
-    const stopAt = Date.now() + 3_000;
     setTimeout(() => void load.stop(), 3_000);
     const d = await drained({ namespace: NS, vmcluster: 'vm-az-b', quietMs: 1_000, maxMs: 20_000, pollIntervalMs: 200 });
+    const decidedAt = Date.now();
     await load.stop();
     expect(d.quiet).toBe(true);
-    expect(Date.now()).toBeGreaterThanOrEqual(stopAt + 1_000);
+    // Quiet at least quietMs after the last read was sent (it reached the vmselect after that): the
+    // load stops at 3 s, but its last read may leave up to a pause (50 ms) before.
+    expect(decidedAt - load.lastSentAt()).toBeGreaterThanOrEqual(1_000);
+    // The reads went on until stopped: the quiet came after them, not between them.
+    expect(load.lastSentAt() - startedAt).toBeGreaterThanOrEqual(2_000);
     expect(d.message).toMatch(/no new \/select\/ request on 1 vmselect pod/);
     // Requests really reached it while the load ran (the counter is what was watched).
     expect(vm.vmselects['vm-az-b']!.counts()['/select/{}/prometheus/api/v1/query']).toBeGreaterThan(0);
