@@ -34,6 +34,7 @@ import { waitQueueDrained, watchQueue } from './vmagent/drain';
 import { queueReporter } from './vmagent/queue-report';
 import { waitCarriersReady } from './reads/carriers';
 import { waitReadsDrained } from './reads/drain';
+import { measureCanary } from './analysis/measure';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
 import { readVmagent } from './vmagent/reading';
 import { QueueReader } from './vmagent/queue';
@@ -212,6 +213,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     },
 
     waitReadsDrained: (input) => waitReadsDrained(queues.pods, activityPollContext(), input),
+
+    measureCanary: (input) => measureCanary(queues.pods, activityPollContext(), input),
 
     awaitSwitch: (input) => awaitSwitch(activities, input),
   };

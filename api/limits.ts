@@ -34,14 +34,28 @@ export const LIMITS = {
   secretNameMaxLength: 253,
 } as const;
 
-export type StrategyDurationField = 'readDrainDelay' | 'queueDrainedFor' | 'pollInterval' | 'zoneTimeout' | 'pauseBetweenZones' | 'expectedDowntime';
+export type StrategyDurationField =
+  | 'readDrainDelay'
+  | 'queueDrainedFor'
+  | 'pollInterval'
+  | 'zoneTimeout'
+  | 'pauseBetweenZones'
+  | 'expectedDowntime'
+  | 'canaryBake'
+  | 'canaryInterval'
+  | 'canaryMaxIngestionLag';
 
 export interface DurationRule {
   default: string;
   min: string;
   max: string;
   description: string;
+  /** Where the field is under spec.strategy, when not at its top (by its own name). */
+  path?: readonly string[];
 }
+
+/** Where a strategy duration is written, under spec.strategy. */
+export const durationPath = (field: StrategyDurationField): readonly string[] => DURATION_RULES[field].path ?? [field];
 
 /** Defaults and inclusive ranges of the strategy durations. */
 export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
@@ -83,12 +97,50 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
     description:
       "How long each zone's vmagent queue must be able to hold the zone's writes, by the queueHeadroom preflight; 0s means zoneTimeout (as long as the rollout waits for a zone before failing it).",
   },
+  canaryBake: {
+    default: '5m',
+    min: '1s',
+    max: '24h',
+    description: 'How long the canary zone is analysed, upgraded and drained but still out of reads, before it rejoins them.',
+    path: ['canary', 'bake'],
+  },
+  canaryInterval: {
+    default: '30s',
+    min: '1s',
+    max: '1h',
+    description: 'How often the analysis measures the canary against the baseline zone during the bake. At most bake.',
+    path: ['canary', 'analysis', 'interval'],
+  },
+  canaryMaxIngestionLag: {
+    default: '30s',
+    min: '1s',
+    max: '1h',
+    description:
+      "How far the canary's newest sample of freshnessSelector may be behind the baseline's; also how far in the past the queries are compared (data older than this must be the same in both zones).",
+    path: ['canary', 'analysis', 'maxIngestionLag'],
+  },
 };
 
 export const DEFAULT_ORDER = 'Shuffle' as const;
 /** The modes of the checks around a zone's window (queueHeadroom, dataCompleteness): Enforce holds the zone; Off skips the check. */
 export const CHECK_MODES = ['Enforce', 'Off'] as const;
 export const DEFAULT_QUEUE_EMPTY_BYTES = 0;
+
+/** The canary analysis's bounds (strategy.canary.analysis). */
+export const CANARY_LIMITS = {
+  /** Queries the SRE names, and recent ones replayed from the baseline's top_queries. */
+  maxQueries: 20,
+  maxRecentQueries: 20,
+  defaultRecentQueries: 5,
+  /** VictoriaMetrics' own -search.maxQueryLen default is 16 KiB; a named query longer than this is a mistake. */
+  queryMaxLength: 4096,
+  selectorMaxLength: 1024,
+  defaultTenant: '0',
+  tenantPattern: '^[0-9]{1,10}(:[0-9]{1,10})?$',
+  defaultMaxLatencyRatio: 2,
+  maxLatencyRatio: 100,
+  defaultTolerance: 0.01,
+} as const;
 
 /** The rules' durations in ms, parsed once at load. */
 export const DURATION_RULES_MS = Object.fromEntries(

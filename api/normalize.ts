@@ -3,8 +3,15 @@
 // copied and durations in ms (normalize, after validation).
 import { isPlainObject } from './json-value';
 import type { StrategyDurationField } from './limits';
-import { strategySchema, vmDistributedClusterSpecSchema, zoneSchema, type VMDistributedClusterSpecOutput } from './spec-schema';
-import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from './types';
+import {
+  canaryAnalysisSchema,
+  canarySchema,
+  strategySchema,
+  vmDistributedClusterSpecSchema,
+  zoneSchema,
+  type VMDistributedClusterSpecOutput,
+} from './spec-schema';
+import type { Canary, JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from './types';
 
 /** A deep copy of a (validated, acyclic) JSON value; iterative, so any depth the API server accepts is fine. */
 function cloneJson<T extends JsonValue>(v: T): T {
@@ -94,6 +101,25 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       ...(s.strategy.dataCompleteness === 'Off' ? { dataCompleteness: 'Off' as const } : {}),
       ...(s.strategy.dryRun ? { dryRun: true as const } : {}),
       ...(durationsMs.expectedDowntime > 0 ? { expectedDowntimeMs: durationsMs.expectedDowntime } : {}),
+      ...(s.strategy.canary ? { canary: normalizeCanary(s.strategy.canary, durationsMs) } : {}),
+    },
+  };
+}
+
+function normalizeCanary(c: NonNullable<VMDistributedClusterSpecOutput['strategy']['canary']>, durationsMs: Record<StrategyDurationField, number>): Canary {
+  const a = c.analysis;
+  return {
+    ...(c.zone !== undefined ? { zone: c.zone } : {}),
+    bakeMs: durationsMs.canaryBake,
+    analysis: {
+      intervalMs: durationsMs.canaryInterval,
+      tenant: a.tenant,
+      queries: [...a.queries],
+      recentQueries: a.recentQueries,
+      maxLatencyRatio: a.maxLatencyRatio,
+      tolerance: Object.is(a.tolerance, -0) ? 0 : a.tolerance,
+      ...(a.freshnessSelector !== undefined ? { freshnessSelector: a.freshnessSelector } : {}),
+      maxIngestionLagMs: durationsMs.canaryMaxIngestionLag,
     },
   };
 }
@@ -104,6 +130,8 @@ const STRUCTURAL_KEYS = {
   spec: Object.keys(vmDistributedClusterSpecSchema.shape),
   zone: Object.keys(zoneSchema.shape),
   strategy: Object.keys(strategySchema.shape),
+  canary: Object.keys(canarySchema.shape),
+  analysis: Object.keys(canaryAnalysisSchema.shape),
 };
 
 /** `obj` without its declared fields that are null (a copy when there are some). */
@@ -150,6 +178,18 @@ export function pruneNulls(raw: unknown): unknown {
   }
   if (spec.vmauth !== undefined) set('vmauth', withoutNulls(spec.vmauth, MANAGED_KEYS));
   if (spec.vmagent !== undefined) set('vmagent', withoutNulls(spec.vmagent, MANAGED_KEYS));
-  if (spec.strategy !== undefined) set('strategy', withoutNulls(spec.strategy, STRUCTURAL_KEYS.strategy));
+  if (spec.strategy !== undefined) set('strategy', strategyWithoutNulls(spec.strategy));
   return changed ? out : raw;
+}
+
+/** The strategy without declared nulls, down to strategy.canary.analysis. */
+function strategyWithoutNulls(raw: unknown): unknown {
+  const strategy = withoutNulls(raw, STRUCTURAL_KEYS.strategy);
+  if (!isPlainObject(strategy) || !isPlainObject(strategy.canary)) return strategy;
+  const canary = withoutNulls(strategy.canary, STRUCTURAL_KEYS.canary);
+  const analysis = isPlainObject(canary) ? withoutNulls(canary.analysis, STRUCTURAL_KEYS.analysis) : undefined;
+  if (canary === strategy.canary && (!isPlainObject(canary) || analysis === canary.analysis)) return strategy;
+  const copy: Record<string, unknown> = strategy === raw ? { ...strategy } : strategy;
+  copy.canary = isPlainObject(canary) && analysis !== canary.analysis ? { ...canary, analysis } : canary;
+  return copy;
 }

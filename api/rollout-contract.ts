@@ -3,7 +3,18 @@
 // the CLI reads (what the workflow returns, the progress query, the queue wait's heartbeat). Plain
 // values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
-import type { Awaiting, DataCompleteness, Gate, NormalizedSpec, ObjectGeneration, Phase, QueueHeadroom, ZonePhase, ZoneStep } from './types';
+import type {
+  Awaiting,
+  CanaryAnalysisStatus,
+  DataCompleteness,
+  Gate,
+  NormalizedSpec,
+  ObjectGeneration,
+  Phase,
+  QueueHeadroom,
+  ZonePhase,
+  ZoneStep,
+} from './types';
 
 export type { QueueHeadroom } from './types';
 
@@ -176,6 +187,10 @@ export interface ZoneProgress {
   queueHeadroom?: QueueHeadroom;
   /** Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness). */
   dataCompleteness?: DataCompleteness;
+  /** The canary of this rollout (strategy.canary): analysed before it rejoins reads. */
+  canary?: true;
+  /** Its analysis. */
+  analysis?: CanaryAnalysisStatus;
 }
 
 /** What the workflow returns. */

@@ -24,6 +24,7 @@ import {
   DNS1123_SUBDOMAIN_PATTERN,
   DURATION_RULES,
   CHECK_MODES,
+  CANARY_LIMITS,
   IMAGE_TAG_PATTERN,
   LIMITS,
   rangeMessage,
@@ -162,8 +163,85 @@ const ZONES_CEL_RULES = [
   },
 ];
 
+export const CANARY_ZONE_MESSAGE = 'must name a zone of spec.zones';
+const CANARY_ZONE_CEL =
+  '!has(self.strategy) || !has(self.strategy.canary) || !has(self.strategy.canary.zone) || self.zones.exists(z, z.name == self.strategy.canary.zone)';
+
 /** The URL rule in CEL: the grammar of api/url.ts, as a raw string (the pattern has no `"`). */
 export const REMOTE_WRITE_URL_CEL = `self == '' || self.matches(r"${HTTP_URL_PATTERN}")`;
+
+const zoneNameSchema = z
+  .string()
+  .min(1, { error: 'must not be empty' })
+  .max(LIMITS.zoneNameMaxLength, { error: `must be at most ${LIMITS.zoneNameMaxLength} characters` })
+  .regex(new RegExp(DNS1123_LABEL_PATTERN), {
+    error: "must be a lowercase DNS-1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit), e.g. az-a",
+  });
+
+export const canaryAnalysisSchema = z
+  .strictObject({
+    interval: durationField('canaryInterval'),
+    tenant: z
+      .string()
+      .regex(new RegExp(CANARY_LIMITS.tenantPattern), {
+        error: 'must be a tenant as vmselect paths write it: accountID or accountID:projectID, e.g. 0 or 42:1',
+      })
+      .default(CANARY_LIMITS.defaultTenant)
+      .describe('The tenant whose data is compared (/select/<tenant>/prometheus). Default 0.'),
+    queries: z
+      .array(
+        z
+          .string()
+          .min(1, { error: 'must not be empty' })
+          .max(CANARY_LIMITS.queryMaxLength, { error: `must be at most ${CANARY_LIMITS.queryMaxLength} characters` }),
+      )
+      .max(CANARY_LIMITS.maxQueries, { error: `must list at most ${CANARY_LIMITS.maxQueries} queries` })
+      .default([])
+      .describe(
+        'MetricsQL queries compared between the canary and the baseline zone in every measurement (instant queries, maxIngestionLag in the past): ' +
+          'their errors, latency and results.',
+      ),
+    recentQueries: z
+      .number()
+      .int({ error: 'must be a whole number' })
+      .min(0, { error: 'must not be negative' })
+      .max(CANARY_LIMITS.maxRecentQueries, { error: `must be at most ${CANARY_LIMITS.maxRecentQueries}` })
+      .default(CANARY_LIMITS.defaultRecentQueries)
+      .describe("How many of the baseline's most frequent recent queries (its /api/v1/status/top_queries) are compared too, beside `queries`. 0 to 20."),
+    maxLatencyRatio: z
+      .number()
+      .min(1, { error: 'must be at least 1' })
+      .max(CANARY_LIMITS.maxLatencyRatio, { error: `must be at most ${CANARY_LIMITS.maxLatencyRatio}` })
+      .default(CANARY_LIMITS.defaultMaxLatencyRatio)
+      .describe("The canary fails when its queries take longer than this many times the baseline's (and over 100 ms more). 1 to 100."),
+    tolerance: z
+      .number()
+      .min(0, { error: 'must not be negative' })
+      .max(1, { error: 'must be at most 1' })
+      .default(CANARY_LIMITS.defaultTolerance)
+      .describe("How far apart the canary's and the baseline's values of one series may be, relative to the larger (0.01: 1%). 0 to 1."),
+    freshnessSelector: z
+      .string()
+      .min(1, { error: 'must not be empty' })
+      .max(CANARY_LIMITS.selectorMaxLength, { error: `must be at most ${CANARY_LIMITS.selectorMaxLength} characters` })
+      .optional()
+      .describe(
+        'A series selector every zone ingests continuously (e.g. up{job="vmagent"}): the canary\'s newest sample of it may be at most maxIngestionLag behind the baseline\'s. Unset: ingestion lag is not measured.',
+      ),
+    maxIngestionLag: durationField('canaryMaxIngestionLag'),
+  })
+  .describe('What the canary is measured by, against a zone still at the previous version and in reads.');
+
+export const canarySchema = z
+  .strictObject({
+    zone: zoneNameSchema.optional().describe('The zone upgraded first and analysed (a name in spec.zones). Unset: the first zone of the order.'),
+    bake: durationField('canaryBake'),
+    analysis: canaryAnalysisSchema.default(() => canaryAnalysisSchema.parse({})),
+  })
+  .describe(
+    'A canary zone: upgraded first, then analysed for `bake` while still out of reads (MetricsQL against its vmselect and a not-yet-upgraded zone). ' +
+      'Failed: the rollout stops with the canary out of reads and the numbers in its status. Inconclusive: it waits for kubectl vmdc promote (rejoin, go on) or abort.',
+  );
 
 export const strategySchema = z
   .strictObject({
@@ -216,19 +294,13 @@ export const strategySchema = z
         'true: this generation plans its rollout into status.plan (zone order, zones skipped, route edits, queue headroom, gates) ' +
           'and changes nothing; phase Planned. Like any spec change it supersedes a rollout in flight.',
       ),
+    canary: canarySchema.optional(),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });
 
 export const zoneSchema = z.strictObject({
-  name: z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .max(LIMITS.zoneNameMaxLength, { error: `must be at most ${LIMITS.zoneNameMaxLength} characters` })
-    .regex(new RegExp(DNS1123_LABEL_PATTERN), {
-      error: "must be a lowercase DNS-1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit), e.g. az-a",
-    })
-    .describe('Zone name, unique in the list (e.g. az-a).'),
+  name: zoneNameSchema.describe('Zone name, unique in the list (e.g. az-a).'),
   vmcluster: managedObject('VMCluster', "The zone's VMCluster"),
   vmuser: managedObject('VMUser', 'Optional VMUser that routes reads to this zone').optional(),
   remoteWriteURL: z
@@ -291,7 +363,8 @@ export const vmDistributedClusterSpecSchema = z
       ),
     strategy: strategySchema.default(() => strategySchema.parse({})),
   })
-  .describe('Desired state of a VictoriaMetrics deployment spread over zones.');
+  .describe('Desired state of a VictoriaMetrics deployment spread over zones.')
+  .meta({ 'x-kubernetes-validations': [{ rule: CANARY_ZONE_CEL, message: CANARY_ZONE_MESSAGE, fieldPath: '.strategy.canary.zone' }] });
 
 /** The spec as written in a custom resource (defaults not applied, durations as strings). */
 export type VMDistributedClusterSpecInput = z.input<typeof vmDistributedClusterSpecSchema>;

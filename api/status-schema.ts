@@ -1,7 +1,7 @@
 // The VMDistributedCluster status as zod schemas: written by vmrollout only; the schema documents it
 // and shapes the CRD (api/crd.ts).
 import { z } from 'zod';
-import { GATES, PHASES, ZONE_PHASES } from './types';
+import { ANALYSIS_VERDICTS, GATES, PHASES, QUERY_VERDICTS, ZONE_PHASES } from './types';
 
 const timestamp = (description: string) => z.string().meta({ format: 'date-time' }).describe(description);
 const count = (description: string) => z.number().int().min(0).meta({ format: 'int64' }).describe(description);
@@ -62,6 +62,43 @@ export const zoneStatusSchema = z.object({
     })
     .describe('Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness), checked before it rejoined.')
     .optional(),
+  analysis: z
+    .object({
+      verdict: z.enum(ANALYSIS_VERDICTS).describe('Running, Successful (it rejoins reads), Failed (it stays out), Inconclusive (a person decides).'),
+      baseline: z.string().describe('The zone it is compared with: at the previous version, in reads.').optional(),
+      startedAt: timestamp('When the analysis started.'),
+      bakeSeconds: z.number().int().min(0).describe('strategy.canary.bake, in seconds.'),
+      measurements: count('Measurements taken.'),
+      failed: count('Measurements that were Failed.'),
+      inconclusive: count('Measurements that were Inconclusive.'),
+      latest: z
+        .object({
+          at: timestamp('When it was taken.'),
+          verdict: z.enum(['Successful', 'Failed', 'Inconclusive']),
+          queries: z.array(
+            z.object({
+              query: z.string().describe('The query (its first 200 characters).'),
+              source: z
+                .enum(['spec', 'recent', 'freshness'])
+                .describe("spec: analysis.queries; recent: the baseline's top_queries; freshness: freshnessSelector."),
+              verdict: z.enum(QUERY_VERDICTS),
+              baselineMs: z.number().int().min(0).describe('How long the baseline took, ms.').optional(),
+              canaryMs: z.number().int().min(0).describe('How long the canary took, ms.').optional(),
+              baselineSeries: count('Series in the baseline result.').optional(),
+              canarySeries: count('Series in the canary result.').optional(),
+              detail: z.string().optional(),
+            }),
+          ),
+          lagSeconds: z.number().describe("How far the canary's newest freshnessSelector sample is behind the baseline's, seconds.").optional(),
+          message: z.string(),
+        })
+        .describe('The deciding measurement (the first Failed one), else the latest.')
+        .optional(),
+      promoted: z.literal(true).describe('Inconclusive, and a person promoted the canary (kubectl vmdc promote): it rejoins reads.').optional(),
+      message: z.string(),
+    })
+    .describe('The canary analysis of the zone (strategy.canary), against a zone still at the previous version.')
+    .optional(),
 });
 
 export const vmDistributedClusterStatusSchema = z
@@ -111,7 +148,11 @@ export const vmDistributedClusterStatusSchema = z
     awaiting: z
       .object({
         gates: z.array(z.enum(GATES)).describe('The gates (spec.strategy.gates) that hold here.'),
-        nextZone: z.string().describe('The zone that starts once promoted.'),
+        nextZone: z.string().describe('The zone that starts once promoted (for a canary: the canary, which rejoins reads).'),
+        canary: z
+          .string()
+          .describe('Set when the canary analysis was Inconclusive: promote puts the canary back into reads and goes on; abort fails it, out of reads.')
+          .optional(),
         since: timestamp('When the rollout reached the gate.'),
       })
       .describe('Set while the rollout waits at a gate for `kubectl vmdc promote` (go on) or `kubectl vmdc abort` (end here, every zone in reads).')

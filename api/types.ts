@@ -55,6 +55,26 @@ export interface Strategy {
   dataCompleteness?: 'Off';
   /** Present only when true: plan the rollout into status.plan and change nothing (phase Planned). */
   dryRun?: true;
+  canary?: Canary;
+}
+
+/** strategy.canary, defaults applied. */
+export interface Canary {
+  /** Absent: the first zone of the order. */
+  zone?: string;
+  bakeMs: number;
+  analysis: CanaryAnalysisSpec;
+}
+
+export interface CanaryAnalysisSpec {
+  intervalMs: number;
+  tenant: string;
+  queries: string[];
+  recentQueries: number;
+  maxLatencyRatio: number;
+  tolerance: number;
+  freshnessSelector?: string;
+  maxIngestionLagMs: number;
 }
 
 /** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
@@ -78,8 +98,11 @@ export interface NormalizedSpec {
 export const PHASES = ['Pending', 'Progressing', 'Paused', 'Succeeded', 'Failed', 'Superseded', 'Cancelled', 'Aborted', 'Invalid', 'Planned'] as const;
 export type Phase = (typeof PHASES)[number];
 
-/** The six steps of one zone, in order (docs/design.md#the-six-steps-of-a-zone). Each is also the zone's phase while it runs. */
-export const ZONE_STEPS = ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads'] as const;
+/**
+ * The steps of one zone, in order (docs/design.md#the-six-steps-of-a-zone). Each is also the zone's phase while it runs.
+ * Analyzing runs for the canary zone only (strategy.canary); every other zone goes from WaitingForQueue to RejoiningReads.
+ */
+export const ZONE_STEPS = ['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'Analyzing', 'RejoiningReads'] as const;
 export type ZoneStep = (typeof ZONE_STEPS)[number];
 
 export const ZONE_PHASES = ['Pending', 'Skipped', ...ZONE_STEPS, 'Done', 'Failed'] as const;
@@ -162,6 +185,57 @@ export interface RolloutPlanStatus {
   zones: PlannedZoneStatus[];
 }
 
+/** How a canary's analysis judged it (Argo Rollouts' analysis phases, plus Running). */
+export const ANALYSIS_VERDICTS = ['Running', 'Successful', 'Failed', 'Inconclusive'] as const;
+export type AnalysisVerdict = (typeof ANALYSIS_VERDICTS)[number];
+
+/** How one query compared: its result on both zones, the canary's error or slowness, or no verdict. */
+export const QUERY_VERDICTS = ['match', 'mismatch', 'canaryError', 'slow', 'lagging', 'inconclusive'] as const;
+export type QueryVerdict = (typeof QUERY_VERDICTS)[number];
+
+/** One query of one measurement, on the baseline zone and the canary. */
+export interface QueryComparison {
+  /** The query (its first 200 characters). */
+  query: string;
+  /** spec: strategy.canary.analysis.queries; recent: the baseline's top_queries; freshness: freshnessSelector's newest sample. */
+  source: 'spec' | 'recent' | 'freshness';
+  verdict: QueryVerdict;
+  baselineMs?: number;
+  canaryMs?: number;
+  /** Series in each result. */
+  baselineSeries?: number;
+  canarySeries?: number;
+  detail?: string;
+}
+
+/** One measurement of the canary against the baseline zone. */
+export interface AnalysisMeasurement {
+  at: string;
+  verdict: Exclude<AnalysisVerdict, 'Running'>;
+  queries: QueryComparison[];
+  /** How far the canary's newest sample of freshnessSelector is behind the baseline's, in seconds. */
+  lagSeconds?: number;
+  message: string;
+}
+
+/** The canary's analysis (strategy.canary), as it goes. */
+export interface CanaryAnalysisStatus {
+  verdict: AnalysisVerdict;
+  /** The zone it is compared with: at the previous version, in reads. */
+  baseline?: string;
+  startedAt: string;
+  bakeSeconds: number;
+  measurements: number;
+  /** The measurements that were Failed, Inconclusive. */
+  failed: number;
+  inconclusive: number;
+  /** The deciding measurement (the first Failed one), else the latest. */
+  latest?: AnalysisMeasurement;
+  /** Inconclusive, and a person promoted the canary (kubectl vmdc promote): it rejoins reads. */
+  promoted?: true;
+  message: string;
+}
+
 export interface ZoneStatus {
   name: string;
   phase: ZonePhase;
@@ -173,6 +247,7 @@ export interface ZoneStatus {
   message?: string;
   queueHeadroom?: QueueHeadroom;
   dataCompleteness?: DataCompleteness;
+  analysis?: CanaryAnalysisStatus;
 }
 
 /** metav1.Condition */
@@ -200,8 +275,10 @@ export interface LastSucceeded {
 export interface Awaiting {
   /** The gates that hold here (BeforeFirstZone and BeforeEachZone may coincide). */
   gates: Gate[];
-  /** The zone that starts once promoted. */
+  /** The zone that starts once promoted (for a canary: the canary, which rejoins reads). */
   nextZone: string;
+  /** Set when the wait is the canary's: its analysis was Inconclusive; abort fails it, out of reads. */
+  canary?: string;
   since: string;
 }
 

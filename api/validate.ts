@@ -4,9 +4,9 @@
 import type { z } from 'zod';
 import { parseDuration, type DurationParseResult } from './duration';
 import { childrenOf, describe, isContainer, isPlainObject, jsonDepth } from './json-value';
-import { ADOPT_MESSAGE, BOTH_FORMS_MESSAGE, DURATION_RULES, DURATION_RULES_MS, LIMITS, rangeMessage, type StrategyDurationField } from './limits';
+import { ADOPT_MESSAGE, BOTH_FORMS_MESSAGE, DURATION_RULES, DURATION_RULES_MS, durationPath, LIMITS, rangeMessage, type StrategyDurationField } from './limits';
 import { normalize, pruneNulls } from './normalize';
-import { vmDistributedClusterSpecSchema } from './spec-schema';
+import { CANARY_ZONE_MESSAGE, vmDistributedClusterSpecSchema } from './spec-schema';
 import type { NormalizedSpec } from './types';
 import { normalizeURL, redactURL, redactURLsIn } from './url';
 
@@ -77,7 +77,7 @@ function strategyDurations(spec: unknown): StrategyDurations {
   const out = new Map<StrategyDurationField, { text: string; parsed: DurationParseResult }>();
   const strategy = get(spec, 'strategy');
   for (const field of Object.keys(DURATION_RULES) as StrategyDurationField[]) {
-    const text = get(strategy, field);
+    const text = durationPath(field).reduce<unknown>(get, strategy);
     if (typeof text === 'string') out.set(field, { text, parsed: parseDuration(text) });
   }
   return out;
@@ -87,7 +87,7 @@ function strategyDurations(spec: unknown): StrategyDurations {
 function durationIssues(durations: StrategyDurations): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const [field, { text, parsed }] of durations) {
-    const path = formatPath(['strategy', field]);
+    const path = formatPath(['strategy', ...durationPath(field)]);
     const { min, max } = DURATION_RULES_MS[field];
     if (!parsed.ok) issues.push({ path, message: `${parsed.message} (got ${JSON.stringify(text.slice(0, 40))})` });
     else if (parsed.ms < min || parsed.ms > max) issues.push({ path, message: `${rangeMessage(DURATION_RULES[field])} (got ${text})` });
@@ -154,6 +154,10 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
       bothForms(vmuser, ['zones', i, 'vmuser']);
       unique(seen.url, get(zone, 'remoteWriteURL'), ['zones', i, 'remoteWriteURL'], urlWhat, urlKey);
     });
+  }
+  const canaryZone = get(get(raw.strategy, 'canary'), 'zone');
+  if (typeof canaryZone === 'string' && Array.isArray(zones) && !zones.some((z: unknown) => get(z, 'name') === canaryZone)) {
+    issues.push({ path: 'spec.strategy.canary.zone', message: `${CANARY_ZONE_MESSAGE} (got ${JSON.stringify(canaryZone.slice(0, 63))})` });
   }
   bothForms(raw.vmagent, ['vmagent']);
   bothForms(raw.vmauth, ['vmauth']);

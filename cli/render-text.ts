@@ -1,7 +1,6 @@
 // The text view of `kubectl vmdc get`: a header, then one line per zone (with the backlog during
 // the queue wait). Pure: view + now → lines, each at most `width` columns, colour only on request.
 import type { Phase, ZonePhase } from '../api/types';
-import { ZONE_STEPS } from '../api/types';
 import { bar, formatAge, formatBytes, gatesText } from './format';
 import { fit, seg, serialize, textWidth, wrap, type Colour, type Line, type Segment } from './style';
 import type { QueueView, RolloutView, ZoneView } from './view';
@@ -55,10 +54,13 @@ function awaitingLines(v: RolloutView, width: number, now: Date): Line[] {
   if (!a) return [];
   const age = ago(a.since, now);
   const command = (verb: string) => `kubectl vmdc ${verb} ${v.name} -n ${v.namespace}`;
+  const what = a.canary
+    ? `approval of canary ${a.canary}, out of reads after an Inconclusive analysis${age ? `, for ${age}` : ''}`
+    : `approval at ${gatesText(a.gates)} before zone ${a.nextZone}${age ? `, for ${age}` : ''}`;
   return [
-    ...field('Awaiting', `approval at ${gatesText(a.gates)} before zone ${a.nextZone}${age ? `, for ${age}` : ''}`, width, ['yellow', 'bold']),
-    ...field(undefined, `go on: ${command('promote')}`, width),
-    ...field(undefined, `stop: ${command('abort')}`, width),
+    ...field('Awaiting', what, width, ['yellow', 'bold']),
+    ...field(undefined, `${a.canary ? 'put it back, go on' : 'go on'}: ${command('promote')}`, width),
+    ...field(undefined, `${a.canary ? 'fail it, it stays out' : 'stop'}: ${command('abort')}`, width),
   ];
 }
 
@@ -125,7 +127,7 @@ interface Columns {
  */
 function stepText(z: ZoneView): string {
   if (!z.stepIndex) return '-';
-  return z.step === z.phase ? `${z.stepIndex}/${ZONE_STEPS.length}` : `${z.stepIndex}/${ZONE_STEPS.length} ${z.step}`;
+  return z.step === z.phase ? `${z.stepIndex}/${z.stepCount}` : `${z.stepIndex}/${z.stepCount} ${z.step}`;
 }
 
 const TIME_COL = 7;
@@ -199,8 +201,16 @@ function headroomLines(z: ZoneView): Line[] {
   ];
 }
 
+/** The canary's analysis, while it runs or once it decided: its verdict, against which zone, how many measurements (the zone's message says the latest). */
+function analysisLines(z: ZoneView): Line[] {
+  const a = z.analysis;
+  if (!a) return [];
+  const counts = `${a.measurements} measurement${a.measurements === 1 ? '' : 's'} of ${formatAge(a.bakeSeconds * 1000)} bake (${a.failed} Failed, ${a.inconclusive} Inconclusive)`;
+  return [[seg(`${DETAIL_INDENT}canary `), seg(`${a.verdict}${a.promoted ? ' (promoted)' : ''} vs ${a.baseline ?? 'no zone'} · ${counts}`, 'dim')]];
+}
+
 function zoneDetails(z: ZoneView, width: number, now: Date): Line[] {
-  return [...headroomLines(z), ...zoneMessageLines(z, width, now)];
+  return [...headroomLines(z), ...analysisLines(z), ...zoneMessageLines(z, width, now)];
 }
 
 function zoneMessageLines(z: ZoneView, width: number, now: Date): Line[] {
@@ -250,7 +260,8 @@ export function renderText(v: RolloutView, opts: TextOptions): string[] {
 export function statusLine(v: RolloutView, width = DEFAULT_WIDTH): string {
   const parts = [v.current ? (v.phase ?? 'no status yet') : `generation ${v.generation ?? '-'} not picked up yet`];
   if (v.current && v.zoneIndex) parts.push(`zone ${v.zoneIndex}/${v.zoneCount} ${v.currentZone}${v.currentStep && !v.ended ? ` ${v.currentStep}` : ''}`);
-  if (v.awaiting) parts.push(`awaiting approval at ${gatesText(v.awaiting.gates)} before zone ${v.awaiting.nextZone} (promote or abort)`);
+  if (v.awaiting?.canary) parts.push(`awaiting approval of canary ${v.awaiting.canary} (Inconclusive analysis: promote or abort)`);
+  else if (v.awaiting) parts.push(`awaiting approval at ${gatesText(v.awaiting.gates)} before zone ${v.awaiting.nextZone} (promote or abort)`);
   parts.push(`out of reads: ${v.zonesOutOfRotation.join(', ') || 'none'}`);
   return serialize(fit([seg(parts.join(' · '))], width), false);
 }

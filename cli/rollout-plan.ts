@@ -177,6 +177,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
     spec.zones.map((z) => z.name),
     st.order,
     seed,
+    st.canary?.zone,
   );
   const reads = input.routes.map((r) => ({ route: r.route, snap: routeSnapshot(r) }));
   const snapshots = reads.flatMap((r) => (r.snap.ok ? [{ route: { ...r.route }, targetRefs: r.snap.targetRefs }] : []));

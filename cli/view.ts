@@ -3,7 +3,7 @@
 // tests rely on it).
 import { vmDistributedClusterStatusSchema, zoneStatusSchema } from '../api/status-schema';
 import { validateSpec } from '../api/validate';
-import type { Awaiting, DataCompleteness, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
+import type { Awaiting, CanaryAnalysisStatus, DataCompleteness, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
@@ -48,8 +48,10 @@ export interface ZoneView {
   phase: ZonePhase;
   /** The step running, about to run, or (Failed) the one that failed. */
   step?: ZoneStep;
-  /** 1-based position of `step` among the six. */
+  /** 1-based position of `step` among the zone's steps (the canary's include Analyzing). */
   stepIndex?: number;
+  /** How many steps the zone has: 6, or 7 for the canary. */
+  stepCount: number;
   /** Since when the zone is in `step`; an upper bound (the zone's start) unless `stepSinceExact`. */
   stepSince?: string;
   stepSinceExact: boolean;
@@ -63,6 +65,8 @@ export interface ZoneView {
   headroom?: QueueHeadroom;
   /** Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness). */
   completeness?: DataCompleteness;
+  /** The canary's analysis (strategy.canary). */
+  analysis?: CanaryAnalysisStatus;
 }
 
 export interface RolloutView {
@@ -116,6 +120,15 @@ function headroomOf(raw: unknown): QueueHeadroom | undefined {
   const parsed = zoneStatusSchema.shape.queueHeadroom.safeParse(raw);
   return parsed.success ? parsed.data : undefined;
 }
+
+/** A zone's canary analysis as far as it has the shape vmrollout writes. */
+function analysisOf(raw: unknown): CanaryAnalysisStatus | undefined {
+  const parsed = zoneStatusSchema.shape.analysis.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A zone's steps: Analyzing only for the canary. */
+const stepsOf = (canary: boolean): readonly ZoneStep[] => (canary ? ZONE_STEPS : ZONE_STEPS.filter((s) => s !== 'Analyzing'));
 
 /** A zone's dataCompleteness as far as it has the shape vmrollout writes. */
 function completenessOf(raw: unknown): DataCompleteness | undefined {
@@ -208,13 +221,16 @@ function zoneView(
   // about to run (paused before it) has not begun. Rollouts started before the step-started-at
   // workflow version date no step: the zone's start bounds it.
   const dated = phase === 'Failed' || phase === step;
+  const analysis = analysisOf(fromWorkflow ? fromWorkflow.analysis : fromStatus?.analysis);
+  const steps = stepsOf(!!(fromWorkflow?.canary || analysis));
   const stepStartedAt = !dated ? undefined : fromWorkflow ? fromWorkflow.stepStartedAt : fromStatus?.stepStartedAt;
   const z: ZoneView = {
     name,
     vmcluster: fromWorkflow?.vmcluster ?? facts.zones.find((s) => s.name === name)?.vmcluster,
     phase,
     step,
-    stepIndex: step ? ZONE_STEPS.indexOf(step) + 1 : undefined,
+    stepIndex: step ? steps.indexOf(step) + 1 : undefined,
+    stepCount: steps.length,
     stepSince: step ? (stepStartedAt ?? startedAt) : undefined,
     stepSinceExact: !!(step && stepStartedAt),
     outOfReads,
@@ -228,6 +244,7 @@ function zoneView(
   if (headroom) z.headroom = headroom;
   const completeness = completenessOf(fromWorkflow ? fromWorkflow.dataCompleteness : fromStatus?.dataCompleteness);
   if (completeness) z.completeness = completeness;
+  if (analysis) z.analysis = analysis;
   return z;
 }
 

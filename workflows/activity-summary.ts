@@ -37,6 +37,8 @@ const SUMMARIES: Summaries = {
     `read vmagent for ${i.vmclusterName}: ${[i.headroomHorizonMs !== undefined ? `can its queue hold ${formatDuration(i.headroomHorizonMs)} of the zone down` : '', i.drops ? 'what it dropped' : ''].filter(Boolean).join('; ')}`,
   waitCarriersReady: (i) => `wait until ${i.carriers.map((c) => c.vmcluster).join(', ') || 'the other zones'} can carry the reads`,
   confirmSwitch: (i) => `confirm every vmauth pod of VMAuth ${i.vmauthName} serves routes ${i.expect === 'absent' ? 'without' : 'with'} ${i.vmcluster}`,
+  measureCanary: (i) =>
+    `compare canary ${i.canary.vmcluster} with ${i.baseline.vmcluster}: ${i.analysis.queries.length} queries${i.analysis.recentQueries ? ` + ${i.analysis.recentQueries} recent` : ''}${i.analysis.freshnessSelector ? ', ingestion lag' : ''}`,
   waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,
   awaitSwitch: (i) =>
     `wait until ${routes(i.routes)} apply and every vmauth pod serves routes ${i.confirm.expect === 'absent' ? 'without' : 'with'} ${i.confirm.vmcluster}`,

@@ -1,6 +1,14 @@
 // The activities the rollout workflow calls. activities/ implements this interface
 // (createActivities(deps): RolloutActivities); the workflow proxies it. Types only.
-import type { DropReading, JsonObject, NormalizedSpec, ObjectGeneration, VMDistributedClusterStatus } from '../api/types';
+import type {
+  AnalysisMeasurement,
+  CanaryAnalysisSpec,
+  DropReading,
+  JsonObject,
+  NormalizedSpec,
+  ObjectGeneration,
+  VMDistributedClusterStatus,
+} from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { DrainHeartbeat, QueueHeadroom, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
@@ -41,6 +49,14 @@ export interface VmagentReadingInput extends QueueTarget {
 export interface VmagentReading {
   headroom?: QueueHeadroom;
   drops?: DropReading;
+}
+
+/** One measurement of the canary against the baseline zone (strategy.canary.analysis). */
+export interface CanaryMeasureInput {
+  namespace: string;
+  canary: { zone: string; vmcluster: string };
+  baseline: { zone: string; vmcluster: string };
+  analysis: CanaryAnalysisSpec;
 }
 
 /** The read switch to confirm in the vmauth pods (see activities/vmauth/switch.ts). */
@@ -218,6 +234,13 @@ export interface RolloutActivities {
    * retryable error: nothing is decided on part of the pods.
    */
   readVmagent(input: VmagentReadingInput): Promise<VmagentReading>;
+
+  /**
+   * One measurement of the canary (activities/analysis/measure.ts): the same queries on a vmselect pod
+   * of the canary and of the baseline zone, compared and timed, and the canary's ingestion lag. Its
+   * verdict, whatever the zones answer: a zone that cannot be asked makes it Inconclusive.
+   */
+  measureCanary(input: CanaryMeasureInput): Promise<AnalysisMeasurement>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;

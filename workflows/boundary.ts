@@ -1,11 +1,12 @@
 // The zone boundaries a person acts on: a gate (strategy.gates), where the rollout waits for
-// `promote` or `abort`, and the pauseBetweenZones wait, which `promote` ends early. The Updates act
+// `promote` or `abort`, the pauseBetweenZones wait, which `promote` ends early, and the wait after a
+// canary's Inconclusive analysis (the one wait with a zone out: the canary). The Updates act
 // on the wait in progress only: their validators refuse at any other moment, saying why, so a
 // promote or abort sent a moment late cannot skip or stop anything else. Every zone is in reads at
-// a boundary: an abort ends the rollout with nothing out.
+// a gate: an abort there ends the rollout with nothing out.
 import { condition } from '@temporalio/workflow';
 import { ABORT_REASON_MAX_LENGTH, type AbortRequest, type AbortResult, type PromoteResult } from '../api/rollout-contract';
-import type { Gate } from '../api/types';
+import type { Awaiting, Gate } from '../api/types';
 import { now } from './run-context';
 import type { RolloutSignals } from './signals';
 import type { RolloutState, RunNote } from './state';
@@ -29,11 +30,23 @@ export class Boundary {
    * Wait at a gate before `nextZone` until promoted, aborted or superseded (cancellation ends it
    * too); status.awaiting says so meanwhile (`tell` writes it).
    */
-  async gate(gates: Gate[], nextZone: string, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
+  gate(gates: Gate[], nextZone: string, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
+    return this.hold({ kind: 'gate', gates, nextZone }, { gates, nextZone, since: now() }, tell);
+  }
+
+  /**
+   * Wait for a person after the canary's analysis was Inconclusive (the canary out of reads, every
+   * other zone in): promote puts it back and goes on, abort fails it; as a gate otherwise.
+   */
+  canary(zone: string, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
+    return this.hold({ kind: 'gate', gates: [], nextZone: zone }, { gates: [], nextZone: zone, canary: zone, since: now() }, tell);
+  }
+
+  private async hold(w: Wait, awaiting: Awaiting, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
     const { state, signals } = this;
-    const w: Wait = (this.wait = { kind: 'gate', gates, nextZone });
+    this.wait = w;
     const step = state.currentStep;
-    state.awaiting = { gates, nextZone, since: now() };
+    state.awaiting = awaiting;
     state.currentStep = 'AwaitingApproval';
     try {
       await tell();
@@ -70,7 +83,7 @@ export class Boundary {
       verb === 'promote'
         ? 'nothing to promote'
         : 'nothing to abort here (a zone in flight is stopped by `kubectl vmdc pause`, or cancelled: the cancel puts it back into reads)';
-    return `no gate or pauseBetweenZones wait in progress: the rollout is ${rolloutPhase(state)}${where}; ${then}`;
+    return `no gate, pauseBetweenZones or canary wait in progress: the rollout is ${rolloutPhase(state)}${where}; ${then}`;
   }
 
   promote(): PromoteResult {

@@ -33,6 +33,8 @@ export const FailureType = {
   InsufficientHeadroom: 'InsufficientHeadroom',
   /** vmagent dropped data for the zone while it was out, or cannot tell (strategy.dataCompleteness): the zone stays out. */
   DataDropped: 'DataDropped',
+  /** The canary's analysis (strategy.canary) Failed, or a person aborted it after it was Inconclusive: the canary stays out. */
+  AnalysisFailed: 'AnalysisFailed',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

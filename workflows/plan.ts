@@ -35,18 +35,19 @@ export function shuffleSeed(obj: Pick<ObjectGeneration, 'uid' | 'generation'>): 
   return `${obj.uid}/${obj.generation}`;
 }
 
-/** Zone names in rollout order: as declared, or a Fisher–Yates shuffle seeded by `seed`. */
-export function planZoneOrder(zoneNames: readonly string[], order: ZoneOrder, seed: string): string[] {
+/** Zone names in rollout order: as declared, or a Fisher–Yates shuffle seeded by `seed`; a named canary (strategy.canary.zone) first. */
+export function planZoneOrder(zoneNames: readonly string[], order: ZoneOrder, seed: string, canary?: string): string[] {
   const out = [...zoneNames];
-  if (order === 'Declared') return out;
-  const rnd = mulberry32(fnv1a32(seed));
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    const t = out[i]!;
-    out[i] = out[j]!;
-    out[j] = t;
+  if (order === 'Shuffle') {
+    const rnd = mulberry32(fnv1a32(seed));
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      const t = out[i]!;
+      out[i] = out[j]!;
+      out[j] = t;
+    }
   }
-  return out;
+  return canary !== undefined && out.includes(canary) ? [canary, ...out.filter((z) => z !== canary)] : out;
 }
 
 export function stepIndex(step: ZoneStep): number {

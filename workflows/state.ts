@@ -109,6 +109,7 @@ export function initialState(spec: NormalizedSpec, object: ObjectGeneration, car
       spec.zones.map((z) => z.name),
       spec.strategy.order,
       shuffleSeed(object),
+      spec.strategy.canary?.zone,
     ),
     zones: spec.zones.map((z) => ({
       name: z.name,

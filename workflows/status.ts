@@ -3,7 +3,7 @@
 // and the workflow's result. The Events follow from the status before and after each write
 // (activities/status/events.ts), so the CLI, the CR, the Events and the Web UI cannot disagree. Pure.
 import { mergeConditions } from '../api/conditions';
-import type { Condition, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
+import type { CanaryAnalysisStatus, Condition, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import type { QueueReport } from './activity-types';
 import { zonesOutOfRotation, type RolloutState, type RunNote, type ZoneNote, type ZoneState } from './state';
@@ -36,6 +36,7 @@ export function rolloutPhase(state: RunState): Phase {
 export function rolloutMessage(state: RunState): string {
   if (state.paused) return state.currentZone ? `paused before ${state.currentStep ?? 'next step'} of zone ${state.currentZone}` : 'paused';
   const a = state.awaiting;
+  if (a?.canary) return canaryWaitMessage(a.canary);
   if (a) return `waiting at gate ${a.gates.join(' + ')} for a person, every zone in reads: promote starts zone ${a.nextZone}, abort ends the rollout here`;
   const n = state.run;
   switch (n.kind) {
@@ -74,6 +75,9 @@ export function rolloutMessage(state: RunState): string {
   }
 }
 
+const canaryWaitMessage = (zone: string) =>
+  `the analysis of canary ${zone} was Inconclusive: waiting for a person, the canary out of reads: promote puts it back into reads and goes on, abort fails it (it stays out)`;
+
 const REJOINED: { readonly [K in Extract<ZoneNote, { kind: 'rejoined' }>['how']]: (why: string, generation?: number) => string } = {
   'before-upgrade': (why) => `rejoined reads (${why}) before upgrade`,
   'after-upgrade': (why) => `rejoined reads (${why}) after upgrade`,
@@ -82,7 +86,7 @@ const REJOINED: { readonly [K in Extract<ZoneNote, { kind: 'rejoined' }>['how']]
 };
 
 /** What the status says about a zone beyond its phase. Every zone out of rotation says why. */
-export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRotation' | 'switchConfirmed' | 'note'>): string | undefined {
+export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRotation' | 'switchConfirmed' | 'note' | 'analysis'>): string | undefined {
   const n = z.note;
   if (!n) return z.outOfRotation ? `out of read rotation: ${z.phase}` : undefined;
   const forUpgrade = 'out of read rotation for the upgrade';
@@ -96,6 +100,7 @@ export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRot
     case 'leaving':
       return forUpgrade;
     case 'out-for-upgrade':
+      if (z.phase === 'Analyzing' && z.analysis) return `out of read rotation, the canary: ${z.analysis.message}`;
       return z.switchConfirmed ? `${forUpgrade} (${z.switchConfirmed})` : forUpgrade;
     case 'draining-reads':
       return `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${n.quietMs / 1000} s (at most readDrainDelay)`;
@@ -134,9 +139,15 @@ function zoneStatus(z: ZoneState): ZoneStatus {
   if (z.finishedAt) s.finishedAt = z.finishedAt;
   if (z.queueHeadroom) s.queueHeadroom = { ...z.queueHeadroom };
   if (z.dataCompleteness) s.dataCompleteness = { ...z.dataCompleteness, dropped: { ...z.dataCompleteness.dropped } };
+  if (z.analysis) s.analysis = structuredAnalysis(z.analysis);
   const message = zoneMessage(z);
   if (message) s.message = message;
   return s;
+}
+
+/** A copy of an analysis for the status (the state keeps its own). */
+function structuredAnalysis(a: CanaryAnalysisStatus): CanaryAnalysisStatus {
+  return { ...a, ...(a.latest ? { latest: { ...a.latest, queries: a.latest.queries.map((q) => ({ ...q })) } } : {}) };
 }
 
 /** What the rollout tells at a moment: the CR status and the Web UI's current details. */
@@ -236,7 +247,8 @@ export function currentDetails(status: VMDistributedClusterStatus): string {
   const out = status.zonesOutOfRotation?.length ? status.zonesOutOfRotation.map((z) => `\`${z}\``).join(', ') : 'none';
   const lines = [`**${status.phase ?? 'Pending'}**${current}`, `out of reads: ${out}`];
   const a = status.awaiting;
-  if (a)
+  if (a?.canary) lines.push(`**awaiting approval** since ${a.since}: ${canaryWaitMessage(a.canary)}`);
+  else if (a)
     lines.push(
       `**awaiting approval** at gate ${a.gates.join(' + ')} since ${a.since}: \`kubectl vmdc promote\` starts \`${a.nextZone}\`, \`kubectl vmdc abort\` ends the rollout here`,
     );

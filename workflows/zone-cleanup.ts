@@ -27,6 +27,9 @@ export async function cleanupZone(
     await reads.rejoin(z, cleanup);
     z.note = { kind: 'rejoined', why, how, ...(generation !== undefined ? { generation } : {}) };
   };
+  const a = z.analysis;
+  // A canary put back only once its analysis passed (or a person promoted it): never by a cancel.
+  if (z.patchAttempted && a && a.verdict !== 'Successful' && !a.promoted) return await stayOut(`canary analysis ${a.verdict}: ${a.message}`);
   try {
     if (!z.patchAttempted || z.drainedConfirmed) {
       await rejoin(z.drainedConfirmed ? 'after-upgrade' : 'before-upgrade');

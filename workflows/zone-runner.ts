@@ -33,8 +33,9 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
     if (end.kind === 'aborted') return { aborted: end.note };
   }
   z.startedAt = now();
+  if (z.step === undefined && isCanary(run, name)) z.canary = true;
   z.step ??= 'LeavingReads';
-  const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals };
+  const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals, boundary: run.boundary };
   // Changed in reads: the zone fails there, before its first step; a resume takes the full path.
   let changedInReads = check.kind === 'changed-in-reads' ? check.message : undefined;
   const steps = async (): Promise<Outcome> => {
@@ -69,6 +70,13 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
     await report.write();
   }
   return outcome;
+}
+
+/** The canary (strategy.canary): the zone named, or else the first zone this rollout upgrades. */
+function isCanary({ ctx, state }: RolloutRun, name: string): boolean {
+  const c = ctx.st.canary;
+  if (!c) return false;
+  return c.zone !== undefined ? c.zone === name : !state.zones.some((z) => z.canary) && upgradedZones(state) === 0;
 }
 
 type SkipCheck = { kind: 'skipped' } | { kind: 'run' } | { kind: 'changed-in-reads'; message: string };
@@ -124,6 +132,7 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
   const { z } = c;
   for (let i = stepIndex(z.step!); i < ZONE_STEPS.length; i++) {
     const s = ZONE_STEPS[i]!;
+    if (s === 'Analyzing' && !z.canary) continue;
     z.step = s;
     state.currentStep = s;
     await safePoint(run);

@@ -3,8 +3,11 @@
 // zone runs its failed step again as is.
 import type { RouteRemoval } from '../api/route-records';
 import { applyRemoval } from '../api/route-edits';
+import { condition } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
 import type { ApplyObjectInput, RolloutActivities, RouteSnapshot } from './activity-types';
+import { baselineZone, concludeAnalysis, recordMeasurement, startAnalysis } from './analysis';
+import type { Boundary } from './boundary';
 import { compareDrops } from './drops';
 import { FailureType, stepFailure } from './failures';
 import { clusterApplyFor } from './managed-objects';
@@ -27,6 +30,7 @@ export interface ZoneContext {
   readonly report: StatusReport;
   readonly reads: ReadSwitch;
   readonly signals: RolloutSignals;
+  readonly boundary: Boundary;
 }
 
 type StepHandler = (c: ZoneContext) => Promise<void>;
@@ -215,6 +219,57 @@ export async function checkComplete(ctx: RunContext, z: ZoneState, zs: ZoneSpec,
   );
 }
 
+/**
+ * 5b. The canary only (strategy.canary), upgraded, drained and still out of reads: measured against a
+ * zone at the previous version every interval for the bake. Failed: the step fails, the canary stays
+ * out. Inconclusive (nothing comparable, or the bake cut short by a newer generation): a person
+ * decides — promote, it rejoins; abort, the step fails. No automatic rollback (docs/design.md).
+ */
+async function analyze({
+  ctx,
+  state,
+  z,
+  report,
+  signals,
+  boundary,
+}: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'report' | 'signals' | 'boundary'>): Promise<void> {
+  const canary = ctx.st.canary!;
+  const every = Math.min(canary.analysis.intervalMs, canary.bakeMs);
+  const started = Date.now();
+  const base = baselineZone(state.zones, state.order, z.name);
+  let a = (z.analysis = startAnalysis(new Date(started).toISOString(), canary.bakeMs, base?.name));
+  await report.write();
+  let cutShort: string | undefined;
+  while (base) {
+    const m = await ctx.acts.wait.measureCanary({
+      namespace: ctx.ns,
+      canary: { zone: z.name, vmcluster: z.vmcluster },
+      baseline: { zone: base.name, vmcluster: base.vmcluster },
+      analysis: canary.analysis,
+    });
+    a = z.analysis = recordMeasurement(a, m);
+    // The last measurement at the end of the bake.
+    const left = canary.bakeMs - (Date.now() - started);
+    if (m.verdict === 'Failed' || left <= 0) break;
+    await report.write();
+    if (await condition(() => signals.superseded(), Math.min(every, left))) {
+      cutShort = `the bake cut short by generation ${signals.supersededBy}`;
+      break;
+    }
+  }
+  a = z.analysis = concludeAnalysis(a, cutShort);
+  if (a.verdict === 'Successful') return;
+  const stays = 'the canary stays out of reads: look at it, then resume (analysed again), or roll back';
+  if (a.verdict === 'Failed') throw stepFailure(FailureType.AnalysisFailed, `${a.message}; ${stays}`);
+  const end = signals.superseded() ? { kind: 'superseded' as const } : await boundary.canary(z.name, () => report.write());
+  if (end.kind === 'promoted') {
+    z.analysis = { ...a, promoted: true, message: `${a.message}; promoted by a person` };
+    return;
+  }
+  const how = end.kind === 'aborted' ? `aborted by a person${end.note.reason ? ` (${end.note.reason})` : ''}` : 'superseded before a person decided';
+  throw stepFailure(FailureType.AnalysisFailed, `${a.message}; ${how}: ${stays}`);
+}
+
 /** 6. Put back exactly what step 1 removed and wait for the switch. */
 async function rejoinReads({ ctx, z, reads }: Pick<ZoneContext, 'ctx' | 'z' | 'reads'>): Promise<void> {
   await reads.rejoin(z, ctx.acts.step);
@@ -226,5 +281,6 @@ export const ZONE_STEP_HANDLERS: ZoneStepHandlers = {
   Upgrading: upgrade,
   WaitingOperational: waitOperational,
   WaitingForQueue: waitForQueue,
+  Analyzing: analyze,
   RejoiningReads: rejoinReads,
 };

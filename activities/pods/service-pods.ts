@@ -163,11 +163,14 @@ export function selectorOf(service: V1Service): string | undefined {
   return entries.length === 0 ? undefined : entries.map(([k, v]) => `${k}=${v}`).join(',');
 }
 
-/** The pod's /metrics URL, on its `http` port or on `port` (a sidecar's). */
-export function metricsURL(pod: ServicePod, port = pod.port, scheme: Scheme = 'http'): string {
+/** A URL of the pod, on its `http` port or on `port` (a sidecar's). */
+export function podURL(pod: ServicePod, pathAndQuery: string, port = pod.port, scheme: Scheme = 'http'): string {
   const host = pod.address!.includes(':') ? `[${pod.address}]` : pod.address!;
-  return `${scheme}://${host}:${port}/metrics`;
+  return `${scheme}://${host}:${port}${pathAndQuery}`;
 }
+
+/** The pod's /metrics URL, on its `http` port or on `port` (a sidecar's). */
+export const metricsURL = (pod: ServicePod, port = pod.port, scheme: Scheme = 'http'): string => podURL(pod, '/metrics', port, scheme);
 
 export interface ServicePodsDeps {
   kubeConfig: KubeConfig;
@@ -231,16 +234,36 @@ export class ServicePods {
    * never followed: it could take the request, and its credentials, to another host or to http.
    */
   async scrape(pod: ServicePod, opts: { headers?: Record<string, string>; signal?: AbortSignal; port?: number; scheme?: Scheme } = {}): Promise<string> {
-    const timeout = AbortSignal.timeout(this.deps.scrapeTimeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS);
+    return (await this.get(pod, '/metrics', { ...opts, okOnly: true })).body;
+  }
+
+  /**
+   * GET `pathAndQuery` of the pod, as scrape does (bounded in time and size, never redirected): its
+   * status and body, whatever the status (a query's error says why in its body), unless `okOnly`.
+   */
+  async get(
+    pod: ServicePod,
+    pathAndQuery: string,
+    opts: {
+      headers?: Record<string, string>;
+      signal?: AbortSignal;
+      port?: number;
+      scheme?: Scheme;
+      timeoutMs?: number;
+      maxBytes?: number;
+      okOnly?: boolean;
+    } = {},
+  ): Promise<{ status: number; body: string }> {
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? this.deps.scrapeTimeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS);
     const both = opts.signal ? AbortSignal.any([timeout, opts.signal]) : timeout;
-    const url = metricsURL(pod, opts.port, opts.scheme);
+    const url = podURL(pod, pathAndQuery, opts.port, opts.scheme);
     const res = await this.fetchFn(url, { headers: opts.headers ?? {}, signal: both, redirect: 'manual' });
-    if (!res.ok) {
+    const redirect = res.status >= 300 && res.status < 400;
+    if (redirect || (opts.okOnly && !res.ok)) {
       await res.body?.cancel().catch(() => {});
-      const redirect = res.status >= 300 && res.status < 400 ? ' (a redirect: not followed)' : '';
-      throw new Error(`HTTP ${res.status} from ${url}${redirect}`);
+      throw new Error(`HTTP ${res.status} from ${url.split('?')[0]}${redirect ? ' (a redirect: not followed)' : ''}`);
     }
-    return await readBodyCapped(res, this.deps.maxPageBytes ?? MAX_METRICS_PAGE_BYTES, both);
+    return { status: res.status, body: await readBodyCapped(res, opts.maxBytes ?? this.deps.maxPageBytes ?? MAX_METRICS_PAGE_BYTES, both) };
   }
 
   /** Why a scrape failed, in words (a timeout is named as one). */

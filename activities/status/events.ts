@@ -32,7 +32,19 @@ const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => Status
     reason: 'ZoneOperational',
     message: `zone ${z.name}: VMCluster operational${generationOf(z)}; waiting until the vmagent backlog is drained`,
   }),
-  RejoiningReads: (z) => ({ type: 'Normal', reason: 'ZoneDrained', message: `zone ${z.name}: vmagent backlog drained; rejoining read rotation` }),
+  Analyzing: (z) => ({
+    type: 'Normal',
+    reason: 'ZoneDrained',
+    message: `zone ${z.name}: vmagent backlog drained; the canary is analysed for ${z.analysis?.bakeSeconds ?? '?'} s${z.analysis?.baseline ? ` against zone ${z.analysis.baseline}` : ''}, out of read rotation`,
+  }),
+  RejoiningReads: (z) =>
+    z.analysis
+      ? {
+          type: 'Normal',
+          reason: 'CanaryPassed',
+          message: `zone ${z.name}: ${z.analysis.message}; rejoining read rotation`,
+        }
+      : { type: 'Normal', reason: 'ZoneDrained', message: `zone ${z.name}: vmagent backlog drained; rejoining read rotation` },
   Failed: (z, out) => ({
     type: 'Warning',
     reason: 'ZoneFailed',
@@ -79,7 +91,13 @@ export function statusEvents(before: VMDistributedClusterStatus | undefined, aft
     events.push({ type: 'Normal', reason: 'RolloutAwaitingApproval', message: after.message ?? `waiting at gate ${gate.gates.join(' + ')}` });
   const passed = before?.awaiting;
   if (passed && !gate && after.phase === 'Progressing')
-    events.push({ type: 'Normal', reason: 'RolloutPromoted', message: `gate ${passed.gates.join(' + ')} passed: zone ${passed.nextZone} starts` });
+    events.push({
+      type: 'Normal',
+      reason: 'RolloutPromoted',
+      message: passed.canary
+        ? `canary ${passed.canary} promoted by a person after an Inconclusive analysis: it rejoins reads`
+        : `gate ${passed.gates.join(' + ')} passed: zone ${passed.nextZone} starts`,
+    });
   const told = after.phase && ROLLOUT_PHASES_TOLD[after.phase];
   if (told && before?.phase !== after.phase) events.push({ type: told, reason: `Rollout${after.phase}`, message: after.message ?? `rollout ${after.phase}` });
   if (after.phase === 'Progressing' && before?.phase === 'Paused')

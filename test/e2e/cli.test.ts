@@ -471,7 +471,7 @@ describe('kubectl vmdc against a real rollout', () => {
       expect({ verb, code: r.code }).toEqual({ verb, code: 1 });
       expect(JSON.parse(r.stdout)).toMatchObject({
         result: 'refused',
-        reason: expect.stringMatching(/^no gate or pauseBetweenZones wait in progress: the rollout is \w+ at zone az-a/),
+        reason: expect.stringMatching(/^no gate, pauseBetweenZones or canary wait in progress: the rollout is \w+ at zone az-a/),
       });
     }
 

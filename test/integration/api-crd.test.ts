@@ -22,6 +22,7 @@ import {
   nestedLists,
   nestedObjects,
   setPath,
+  strategyWith,
   toJsonText,
   type BadSpec,
 } from '../fixtures/bad-specs';
@@ -245,6 +246,18 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
       dataCompleteness: 'Enforce',
       dryRun: false,
     });
+    // A canary written as {}: its bake and analysis defaulted by the server as by validateSpec.
+    const withCanary = await create(minimalRawSpec({ strategy: { canary: {} } }));
+    const canary = ((JSON.parse(withCanary.body) as Raw).spec as Raw).strategy.canary;
+    expect(canary).toEqual({
+      bake: '5m',
+      analysis: { interval: '30s', tenant: '0', queries: [], recentQueries: 5, maxLatencyRatio: 2, tolerance: 0.01, maxIngestionLag: '30s' },
+    });
+    const local = validateSpec(minimalRawSpec({ strategy: { canary } }));
+    expect(local.success && local.spec.strategy.canary).toEqual({
+      bakeMs: 300_000,
+      analysis: { intervalMs: 30_000, tenant: '0', queries: [], recentQueries: 5, maxLatencyRatio: 2, tolerance: 0.01, maxIngestionLagMs: 30_000 },
+    });
     const noStrategy = await create({ ...(JSON.parse(res.body) as Raw).spec, strategy: undefined });
     expect((JSON.parse(noStrategy.body) as Raw).spec.strategy).toMatchObject({ order: 'Shuffle', zoneTimeout: '30m', pollInterval: '5s' });
   });
@@ -347,7 +360,7 @@ describe('VMDistributedCluster CRD on a real kube-apiserver', () => {
     it('durations, in every strategy field (with the cross-field rules)', async () => {
       const fields = Object.keys(DURATION_RULES) as StrategyDurationField[];
       const values = generated(fc.tuple(fc.constantFrom(...fields), nearValidDuration), 40);
-      const specs = values.map(([field, d]) => ({ label: `${field} ${JSON.stringify(d)}`, spec: { ...validRawSpec(), strategy: { [field]: d } } }));
+      const specs = values.map(([field, d]) => ({ label: `${field} ${JSON.stringify(d)}`, spec: { ...validRawSpec(), strategy: strategyWith(field, d) } }));
       for (const d of ['100.5ms', '1m0.0000001s', '0.00002750000000h', '0.0000275h', '1.0000000001s', '24h0.001s', '1h0.0005s']) {
         specs.push({ label: `pauseBetweenZones ${d}`, spec: { ...validRawSpec(), strategy: { pauseBetweenZones: d } } });
       }

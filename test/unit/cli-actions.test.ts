@@ -112,7 +112,7 @@ describe('promote and abort: what the workflow answered their Update', () => {
   it.each(['promote', 'abort'] as const)(
     '%s refused by the workflow: the document says why, no line for a person, and it ends as a refusal (exit 1)',
     (verb) => {
-      const reason = `no gate or pauseBetweenZones wait in progress: the rollout is Progressing at zone az-b, step Upgrading; nothing to ${verb}`;
+      const reason = `no gate, pauseBetweenZones or canary wait in progress: the rollout is Progressing at zone az-b, step Upgrading; nothing to ${verb}`;
       const text = said(refusedOutcome(target(verb), reason), 'text');
       expect(text.lines).toEqual([]);
       expect(text.end).toEqual(new Refused(`${WORKFLOW_ID} refused the ${verb}: ${reason}`));

@@ -593,11 +593,68 @@ describe('kubectl vmdc get -o json', () => {
       },
       queueHeadroom: null,
       dataCompleteness: null,
+      analysis: null,
     });
   });
 
   it('is the same text for the same inputs', () => {
     expect(renderJson(buildView(failed), NOW)).toBe(renderJson(buildView(structuredClone(failed)), NOW));
     expect(viewDocument(buildView(succeeded), NOW)).toMatchObject({ ended: 'Succeeded', statusIsCurrent: true, source: 'status' });
+  });
+});
+
+describe('kubectl vmdc get: the canary (strategy.canary)', () => {
+  const ANALYSIS = {
+    verdict: 'Failed',
+    baseline: 'az-a',
+    startedAt: '2026-03-04T10:15:00Z',
+    bakeSeconds: 300,
+    measurements: 3,
+    failed: 1,
+    inconclusive: 0,
+    latest: {
+      at: '2026-03-04T10:16:00Z',
+      verdict: 'Failed',
+      queries: [{ query: 'sum(up)', source: 'spec', verdict: 'mismatch', baselineMs: 4, canaryMs: 5, baselineSeries: 1, canarySeries: 1, detail: 'series {}: 3 on the baseline, 2 on the canary' }],
+      message: '1 of 1 queries failed on the canary: mismatch for sum(up): series {}: 3 on the baseline, 2 on the canary',
+    },
+    message: 'canary analysis Failed after 3 measurements against az-a (1 Failed, 0 Inconclusive)',
+  };
+  /** az-b, the canary, failed its analysis: from the status alone. */
+  const canaryFailed = (analysis: unknown): ViewInput => {
+    const input = structuredClone(failed);
+    const b = input.object.status!.zones![1]!;
+    Object.assign(b, { message: `failed at Analyzing, kept out of read rotation: ${ANALYSIS.message}`, analysis });
+    return input;
+  };
+  const zoneLines = (input: ViewInput) => plain(input).filter((l) => l.startsWith('az-b') || l.startsWith('    canary'));
+
+  it('a canary counts 7 steps (Analyzing among them), and its analysis is a line under it; any other zone counts 6', () => {
+    expect(zoneLines(canaryFailed(ANALYSIS))).toEqual([
+      'az-b  ✖ Failed   6/7 Analyzing  ≤8m20s   OUT    vm-az-b    7',
+      '    canary Failed vs az-a · 3 measurements of 5m00s bake (1 Failed, 0 Inconclusive)',
+    ]);
+    expect(buildView(canaryFailed(ANALYSIS)).zones[1]!.stepCount).toBe(7);
+    expect(buildView(failed).zones[1]!.stepCount).toBe(6);
+    expect(viewDocument(buildView(canaryFailed(ANALYSIS)), NOW).zones[1]!.analysis).toEqual(ANALYSIS);
+  });
+
+  it('an analysis not of the shape vmrollout writes is not shown (the status subresource is others\' input too)', () => {
+    for (const hostile of [{ ...ANALYSIS, verdict: 'Passed' }, { ...ANALYSIS, measurements: -1 }, 'Failed']) {
+      expect([hostile, viewDocument(buildView(canaryFailed(hostile)), NOW).zones[1]!.analysis]).toEqual([hostile, null]);
+      expect(zoneLines(canaryFailed(hostile)).some((l) => l.startsWith('    canary'))).toBe(false);
+    }
+  });
+
+  it('awaiting a person after an Inconclusive analysis: what promote and abort do to the canary', () => {
+    const input = canaryFailed({ ...ANALYSIS, verdict: 'Inconclusive', failed: 0, inconclusive: 3 });
+    Object.assign(input.object.status!, { phase: 'Progressing', awaiting: { gates: [], nextZone: 'az-b', canary: 'az-b', since: '2026-03-04T10:20:00Z' } });
+    const lines = plain(input);
+    expect(lines.filter((l) => /^(Awaiting: | {14}(put|fail))/.test(l))).toEqual([
+      'Awaiting:     approval of canary az-b, out of reads after an Inconclusive analysis, for 30s',
+      '              put it back, go on: kubectl vmdc promote vm-global -n monitoring',
+      '              fail it, it stays out: kubectl vmdc abort vm-global -n monitoring',
+    ]);
+    expect(statusLine(buildView(input), 200)).toContain('awaiting approval of canary az-b (Inconclusive analysis: promote or abort)');
   });
 });

@@ -42,10 +42,11 @@ test('every zone step needs a handler: a table missing one is a compile error (c
     Upgrading: run,
     WaitingOperational: run,
     WaitingForQueue: run,
+    Analyzing: run,
     RejoiningReads: run,
   };
   // @ts-expect-error RejoiningReads has no handler
-  const missing: ZoneStepHandlers = { LeavingReads: run, WaitingForSwitch: run, Upgrading: run, WaitingOperational: run, WaitingForQueue: run };
+  const missing: ZoneStepHandlers = { LeavingReads: run, WaitingForSwitch: run, Upgrading: run, WaitingOperational: run, WaitingForQueue: run, Analyzing: run };
   expect(Object.keys(complete)).toEqual([...ZONE_STEPS]);
   expect(Object.keys(missing)).not.toContain('RejoiningReads');
 });

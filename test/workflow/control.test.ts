@@ -151,7 +151,7 @@ test('promote ends the pauseBetweenZones wait at once (its timer cancelled, neve
     const refused = await promoteWait(t, h.workflowId).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
     expect((refused as WorkflowUpdateFailedError).cause?.message).toBe(
-      'no gate or pauseBetweenZones wait in progress: the rollout is Paused; nothing to promote',
+      'no gate, pauseBetweenZones or canary wait in progress: the rollout is Paused; nothing to promote',
     );
     await h.signal('resume');
 

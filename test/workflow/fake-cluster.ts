@@ -13,6 +13,7 @@ import type { Action } from '../infra/oracle/invariants';
 import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/reads/await-switch';
 import { judgeHeadroom } from '../../activities/vmagent/headroom';
+import { compareQuery, judgeMeasurement, type QueryAnswer } from '../../activities/analysis/compare';
 import { queueReporter } from '../../activities/vmagent/queue-report';
 import { applyPatch } from '../../workflows/merge';
 import { jsonEqual } from '../../api/json-value';
@@ -96,6 +97,11 @@ export class FakeCluster {
   readonly drops = new Map<string, DropCounters>();
   /** Per VMCluster, what vmagent drops for it while its upgrade restarts it (added at each real patch). */
   readonly dropsDuringUpgrade = new Map<string, Partial<DropCounters>>();
+  /**
+   * Per VMCluster, what its vmselect answers to a canary analysis query (the real comparison judges
+   * the answers: activities/analysis/compare.ts); absent: one series, value 1, in 5 ms.
+   */
+  readonly selectAnswers = new Map<string, (query: string) => QueryAnswer>();
   /** VMClusters whose read switch can never be confirmed in the vmauth pods (no config Secret, a pod stuck on an old config). */
   readonly unconfirmableSwitch = new Set<string>();
   private readonly queueAttempts = new Map<string, number>();
@@ -381,6 +387,17 @@ export class FakeCluster {
           ...(horizon !== undefined ? { headroom: judgeHeadroom([{ pod: 'vmagent-0', queues: [queue] }], horizon, at) } : {}),
           ...(drops ? { drops: { at: at.toISOString(), pods: [{ pod: 'vmagent-0', counters: { ...counters } }] } } : {}),
         };
+      },
+
+      // The spec's queries on both zones' answers, compared and judged as the real activity does.
+      measureCanary: async ({ canary, baseline, analysis }) => {
+        await this.enter(`measureCanary:${canary.vmcluster}`);
+        const answer = (vmc: string, q: string): QueryAnswer =>
+          this.selectAnswers.get(vmc)?.(q) ?? { ok: true, ms: 5, result: { type: 'vector', series: new Map([['[]', [[1, '1']]]]) } };
+        const queries = analysis.queries.map((q) =>
+          compareQuery({ text: q, source: 'spec' }, answer(baseline.vmcluster, q), answer(canary.vmcluster, q), analysis),
+        );
+        return judgeMeasurement(new Date().toISOString(), queries, undefined, analysis);
       },
 
       waitCarriersReady: async ({ carriers }) => {

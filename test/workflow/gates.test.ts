@@ -105,10 +105,10 @@ test('abort in the pauseBetweenZones wait ends the rollout there; with no wait a
     // A zone in flight: neither applies (pause or cancel stop it).
     const inFlight = await refusal(abort(h));
     expect(inFlight).toMatch(
-      /^no gate or pauseBetweenZones wait in progress: the rollout is Progressing at zone az-a, step WaitingOperational; nothing to abort here/,
+      /^no gate, pauseBetweenZones or canary wait in progress: the rollout is Progressing at zone az-a, step WaitingOperational; nothing to abort here/,
     );
     expect(await refusal(promote(h))).toBe(
-      'no gate or pauseBetweenZones wait in progress: the rollout is Progressing at zone az-a, step WaitingOperational; nothing to promote',
+      'no gate, pauseBetweenZones or canary wait in progress: the rollout is Progressing at zone az-a, step WaitingOperational; nothing to promote',
     );
     held.release();
     await r.progressUntil(h, (p) => p.currentStep === 'PauseBetweenZones', 60_000);

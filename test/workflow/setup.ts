@@ -9,7 +9,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput, type Progress } from '../../api/rollout-contract';
-import type { Gate, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
+import type { Canary, Gate, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { installQuietRuntime, startTimeSkippingEnv } from '../infra/harness/temporal';
 import { checkInvariants, type Breach } from '../infra/oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
@@ -69,6 +69,7 @@ export interface ScenarioOptions {
   dataCompleteness?: 'Off';
   dryRun?: true;
   expectedDowntimeMs?: number;
+  canary?: Canary;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
 }
@@ -98,6 +99,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       ...(o.dataCompleteness ? { dataCompleteness: o.dataCompleteness } : {}),
       ...(o.dryRun ? { dryRun: o.dryRun } : {}),
       ...(o.expectedDowntimeMs ? { expectedDowntimeMs: o.expectedDowntimeMs } : {}),
+      ...(o.canary ? { canary: o.canary } : {}),
     },
   };
 }
