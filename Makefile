@@ -6,7 +6,7 @@ RESULTS ?= .tmp/test-results
 # Extra jest arguments / test path patterns, e.g. `make test-integration ARGS=smoke-vm`
 ARGS ?=
 
-.PHONY: help image release cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale bench-scale-real bench-gates bench-checks bench-operator tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
+.PHONY: help image release cli chaos bench bench-queue-reading bench-rollout bench-trigger bench-scale bench-scale-real bench-gates bench-checks bench-canary bench-operator tools deps crd lint typecheck test test-unit test-workflow test-integration test-e2e test-chaos demo summary clean-results
 
 help:
 	@echo "make test              install what is missing (npm packages, tools), typecheck, lint, run every suite"
@@ -96,13 +96,13 @@ clean-results:
 # Benchmarks print one JSON document each (also written to .tmp/bench/<name>.json); bench/*.ts are
 # pure, bench/stack/*.ts start the real stack (tools needed).
 BENCH_ARGS ?=
-bench: bench-queue-reading bench-rollout bench-trigger bench-scale bench-scale-real bench-gates bench-checks bench-operator
+bench: bench-queue-reading bench-rollout bench-trigger bench-scale bench-scale-real bench-gates bench-checks bench-canary bench-operator
 
 # Each document names the command that made it (bench/support/provenance.ts).
 bench-queue-reading: deps
 	@mkdir -p .tmp/bench && BENCH_COMMAND="make $@ BENCH_ARGS='$(BENCH_ARGS)'" $(NPX) tsx bench/queue-reading.ts $(BENCH_ARGS) | tee .tmp/bench/queue-reading.json
 
-bench-rollout bench-trigger bench-scale bench-scale-real bench-gates bench-checks: bench-%: deps tools
+bench-rollout bench-trigger bench-scale bench-scale-real bench-gates bench-checks bench-canary: bench-%: deps tools
 	@BENCH_COMMAND="make $@ BENCH_ARGS='$(BENCH_ARGS)'" $(NPX) tsx bench/stack/$*.ts $(BENCH_ARGS)
 
 # The real-operator bed's start-up and a rollout under the real operator, in the bed's network namespace.

@@ -91,6 +91,8 @@ export async function measureCanary(
   const instant = (query: string, time: number) =>
     `/query?query=${encodeURIComponent(query)}&time=${(time / 1000).toFixed(3)}&nocache=1&timeout=${QUERY_TIMEOUT_MS / 1000}s`;
 
+  const freshness =
+    spec.freshnessSelector === undefined ? undefined : freshnessQuery(spec.freshnessSelector, Math.max(300, Math.ceil((2 * spec.maxIngestionLagMs) / 1000)));
   const queries: Array<{ text: string; source: QueryComparison['source'] }> = spec.queries.map((text) => ({ text, source: 'spec' }));
   let recentProblem: string | undefined;
   if (spec.recentQueries > 0) {
@@ -101,7 +103,8 @@ export async function measureCanary(
         maxBytes: MAX_ANSWER_BYTES,
         okOnly: true,
       });
-      const recent = recentQueries(page.body, spec.recentQueries, CANARY_LIMITS.queryMaxLength, spec.queries);
+      // The analysis's own queries are in the baseline's top_queries too: not recent ones.
+      const recent = recentQueries(page.body, spec.recentQueries, CANARY_LIMITS.queryMaxLength, freshness ? [...spec.queries, freshness] : spec.queries);
       recentProblem = recent.problem;
       for (const text of recent.queries) queries.push({ text, source: 'recent' });
     } catch (err) {
@@ -118,11 +121,9 @@ export async function measureCanary(
     comparisons.push(compareQuery(q, ba, ca, spec));
   }
   let lagSeconds: number | undefined;
-  if (spec.freshnessSelector !== undefined) {
-    const windowSeconds = Math.max(300, Math.ceil((2 * spec.maxIngestionLagMs) / 1000));
-    const text = freshnessQuery(spec.freshnessSelector, windowSeconds);
-    const [ba, ca] = await both(instant(text, now()));
-    const f = compareFreshness(text, ba, ca, spec.maxIngestionLagMs);
+  if (freshness !== undefined) {
+    const [ba, ca] = await both(instant(freshness, now()));
+    const f = compareFreshness(freshness, ba, ca, spec.maxIngestionLagMs);
     comparisons.push(f.comparison);
     lagSeconds = f.lagSeconds;
   }

@@ -77,3 +77,39 @@ test('a gate is told when the rollout reaches it (once), when it is passed, and 
   expect(reasons(atGate, st([zone('az-a', 'Done'), zone('az-b', 'Pending')], { phase: 'Aborted' }))).toEqual(['Normal/RolloutAborted']);
   expect(reasons(atGate, st([zone('az-a', 'Done'), zone('az-b', 'Pending')], { phase: 'Superseded' }))).toEqual([]);
 });
+
+test('the canary: its bake starts on ZoneDrained, it rejoins on CanaryPassed; a promote after an Inconclusive analysis says so', () => {
+  const analysis = {
+    verdict: 'Running',
+    baseline: 'az-b',
+    startedAt: 't',
+    bakeSeconds: 300,
+    measurements: 0,
+    failed: 0,
+    inconclusive: 0,
+    message: 'comparing with zone az-b',
+  };
+  const [drained] = statusEvents(st([zone('az-a', 'WaitingForQueue')]), st([zone('az-a', 'Analyzing', { analysis })]));
+  expect(drained).toEqual({
+    type: 'Normal',
+    reason: 'ZoneDrained',
+    message: 'zone az-a: vmagent backlog drained; the canary is analysed for 300 s against zone az-b, out of read rotation',
+  });
+  const passed = {
+    ...analysis,
+    verdict: 'Successful',
+    measurements: 11,
+    message: 'canary analysis Successful after 11 measurements against az-b (0 Failed, 0 Inconclusive)',
+  };
+  expect(statusEvents(st([zone('az-a', 'Analyzing', { analysis })]), st([zone('az-a', 'RejoiningReads', { analysis: passed })]))).toEqual([
+    { type: 'Normal', reason: 'CanaryPassed', message: `zone az-a: ${passed.message}; rejoining read rotation` },
+  ]);
+  const awaiting = { gates: [], nextZone: 'az-a', canary: 'az-a', since: 't' };
+  const waiting = st([zone('az-a', 'Analyzing', { analysis })], { awaiting });
+  expect(reasons(st([zone('az-a', 'Analyzing', { analysis })]), waiting)).toEqual(['Normal/RolloutAwaitingApproval']);
+  expect(statusEvents(waiting, st([zone('az-a', 'RejoiningReads', { analysis: { ...analysis, verdict: 'Inconclusive', promoted: true } })]))).toContainEqual({
+    type: 'Normal',
+    reason: 'RolloutPromoted',
+    message: 'canary az-a promoted by a person after an Inconclusive analysis: it rejoins reads',
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * End to end, the canary zone (strategy.canary) on real processes: real Temporal, kube-apiserver,
+ * 3 real VictoriaMetrics zones behind their vmselect fronts, the real vmagent and vmauth, the real
+ * worker and trigger (the zone simulator plays the operator, as in rollout.test.ts).
+ *
+ * The canary is analysed on its real vmselect against a zone still at the previous version: a
+ * canary made wrong on purpose (its series deleted through the real VictoriaMetrics admin API
+ * while it bakes) fails and stays out of reads with the numbers; without the analysis (negative
+ * control) the same wrong zone serves reads again; a canary that is right rejoins and the rollout
+ * goes on, its recent queries replayed from the baseline's real top_queries.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import type { VMDistributedClusterStatus, ZoneStatus } from '../../api/types';
+import { httpRequest, waitFor } from '../infra/harness/processes';
+import type { VmEnvironment } from '../infra/simulator/environment';
+import {
+  DEMO_CLUSTERS,
+  DEMO_TOKENS,
+  getObject,
+  mergePatch,
+  startE2EStack,
+  V1,
+  V2,
+  V3,
+  waitVmdcPhase,
+  workerEvents,
+  type E2EStack,
+  type Traffic,
+} from './support';
+
+jest.setTimeout(10 * 60_000);
+
+const NS = 'default';
+const VMDC = 'canary';
+const SERIES = 'vmrollout_e2e_heartbeat';
+/** What the analysis compares: the heartbeat's samples over 2 minutes, as of maxIngestionLag ago. */
+const COUNT = `count_over_time(${SERIES}[2m])`;
+const ANALYSIS = { interval: '3s', queries: [COUNT], recentQueries: 3, freshnessSelector: SERIES, maxIngestionLag: '10s' };
+
+let stack: E2EStack;
+let kc: k8s.KubeConfig;
+let vm: VmEnvironment;
+let traffic: Traffic;
+
+beforeAll(async () => {
+  stack = await startE2EStack({
+    namespace: NS,
+    vmdcName: VMDC,
+    clusters: DEMO_CLUSTERS,
+    tokens: DEMO_TOKENS,
+    initialVersion: V1,
+    zoneDowntimeMs: 3_000,
+    strategy: { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '2m' },
+    taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-canary`,
+  });
+  ({ kc, vm, traffic } = stack);
+}, 5 * 60_000);
+
+afterAll(() => stack?.stop(), 120_000);
+
+const status = async () => ((await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
+const zoneIn = (st: VMDistributedClusterStatus, name: string) => st.zones!.find((z) => z.name === name)!;
+const waitPhase = (generation: number, phases: string[]) =>
+  waitVmdcPhase(kc, NS, VMDC, generation, phases, { diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}` });
+const clusterVersion = async (vmc: string) => ((await getObject(kc, 'VMCluster', NS, vmc)).spec as { clusterVersion?: string }).clusterVersion;
+const routed = (vmc: string) => Object.values(vm.simulator.currentConfig!.routes).some((zs) => zs.includes(vmc));
+/** The heartbeat's sample count over 2 minutes, read straight from a zone's process. */
+const countIn = async (vmc: string) => {
+  const r = await httpRequest('GET', `${vm.zones[vmc]!.url}/api/v1/query?query=${encodeURIComponent(COUNT)}`, { timeoutMs: 5_000 });
+  return Number((JSON.parse(r.body) as { data: { result: Array<{ value: [number, string] }> } }).data.result[0]?.value[1] ?? 0);
+};
+
+describe('a canary zone analysed on the real VictoriaMetrics', () => {
+  it('made wrong while it bakes, the canary fails its analysis: it stays out of reads, nothing else is upgraded, its status has the numbers', async () => {
+    const t0 = Date.now();
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, {
+      spec: { clusterVersion: V2, strategy: { canary: { zone: 'az-c', bake: '20s', analysis: ANALYSIS } } },
+    });
+    // Once it bakes (upgraded, drained, out of reads), its data goes wrong: the heartbeat deleted.
+    await waitFor(async () => zoneIn(await status(), 'az-c')?.phase === 'Analyzing', { timeoutMs: 120_000, description: 'az-c to be analysed' });
+    expect(routed('vm-az-c')).toBe(false);
+    const del = await httpRequest('POST', `${vm.zones['vm-az-c']!.url}/api/v1/admin/tsdb/delete_series?match[]=${SERIES}`, { timeoutMs: 5_000 });
+    expect(del.status).toBe(204);
+
+    const st = await waitPhase(2, ['Failed', 'Succeeded']);
+    expect(st.phase).toBe('Failed');
+    expect(st.zones!.map((z) => z.name)).toEqual(['az-c', 'az-a', 'az-b']);
+    const c = zoneIn(st, 'az-c');
+    expect(c).toMatchObject({ phase: 'Failed', analysis: { verdict: 'Failed', baseline: 'az-a', bakeSeconds: 20, failed: 1 } });
+    const count = c.analysis!.latest!.queries.find((q) => q.query === COUNT)!;
+    expect(count).toMatchObject({ source: 'spec', verdict: 'mismatch', baselineSeries: 1 });
+    expect(count.detail).toMatch(/missing on the canary|on the baseline, \d+ on the canary/);
+    expect(c.message).toMatch(
+      /^failed at Analyzing, kept out of read rotation: canary analysis Failed after \d+ measurements? against az-a .*the canary stays out of reads/,
+    );
+    expect(st.zonesOutOfRotation).toEqual(['az-c']);
+    expect(routed('vm-az-c')).toBe(false);
+    // Nothing else upgraded; reads went on from the other zones without a failure.
+    expect([await clusterVersion('vm-az-c'), await clusterVersion('vm-az-a'), await clusterVersion('vm-az-b')]).toEqual([V2, V1, V1]);
+    expect(traffic.failed(t0, Date.now())).toEqual([]);
+    expect(traffic.stale(t0, Date.now())).toEqual([]);
+    expect((await workerEvents(kc, NS, VMDC)).slice(-3)).toEqual(['ZoneDrained az-c', 'ZoneFailed az-c', 'RolloutFailed']);
+  });
+
+  it('negative control: without strategy.canary the same wrong zone rejoins reads and the rollout succeeds', async () => {
+    // Still wrong: its count over 2 minutes is short of the baseline's.
+    expect(await countIn('vm-az-c')).toBeLessThan((await countIn('vm-az-a')) * 0.9);
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { canary: null } } });
+    const st = await waitPhase(3, ['Failed', 'Succeeded']);
+    expect(st.phase).toBe('Succeeded');
+    expect(st.zonesOutOfRotation).toEqual([]);
+    expect(routed('vm-az-c')).toBe(true);
+    expect(st.zones!.some((z: ZoneStatus) => z.analysis)).toBe(false);
+  });
+
+  it('a canary that is right rejoins after its bake and the rollout goes on; recent queries come from the baseline top_queries', async () => {
+    const t0 = Date.now();
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3, strategy: { canary: { bake: '12s', analysis: ANALYSIS } } } });
+    const st = await waitPhase(4, ['Failed', 'Succeeded']);
+    expect(st.phase).toBe('Succeeded');
+    // Unnamed: the first zone of the order, compared with the next one not yet upgraded.
+    const a = zoneIn(st, 'az-a');
+    expect(a).toMatchObject({ phase: 'Done', analysis: { verdict: 'Successful', baseline: 'az-b', bakeSeconds: 12, failed: 0, inconclusive: 0 } });
+    expect(a.analysis!.measurements).toBeGreaterThanOrEqual(3);
+    const queries = a.analysis!.latest!.queries;
+    expect(queries.find((q) => q.query === COUNT)).toMatchObject({ verdict: expect.stringMatching(/^(match|slow)$/), baselineSeries: 1, canarySeries: 1 });
+    // The reads the traffic sends through vmauth, replayed from the baseline's real top_queries.
+    expect({ message: a.analysis!.latest!.message, queries: queries.map((q) => [q.source, q.query]) }).toEqual({
+      message: expect.any(String),
+      queries: expect.arrayContaining([['recent', `max(${SERIES})`]]),
+    });
+    expect(queries.find((q) => q.source === 'recent' && q.query === `max(${SERIES})`)).toMatchObject({ verdict: expect.stringMatching(/^(match|slow)$/) });
+    expect(queries.find((q) => q.source === 'freshness')).toMatchObject({ verdict: 'match' });
+    expect(a.analysis!.latest!.lagSeconds).toBeLessThanOrEqual(10);
+    expect(['az-b', 'az-c'].map((z) => zoneIn(st, z).analysis)).toEqual([undefined, undefined]);
+    for (const vmc of DEMO_CLUSTERS) expect(await clusterVersion(vmc)).toBe(V3);
+    expect(traffic.failed(t0, Date.now())).toEqual([]);
+    expect(traffic.stale(t0, Date.now())).toEqual([]);
+    const events = await workerEvents(kc, NS, VMDC);
+    expect(events).toContain('CanaryPassed');
+  });
+});
