@@ -140,6 +140,7 @@ export const vmDistributedClusterStatusSchema = z
             routes: z.array(z.string()).describe('The read route objects its leaving would edit (Kind/name).'),
             removedRefs: count('How many targetRef entries its leaving would remove.'),
             queueHeadroom: zoneStatusSchema.shape.queueHeadroom,
+            canary: z.literal(true).describe('It would be the canary (strategy.canary), analysed before it rejoins reads.').optional(),
           }),
         ),
       })

@@ -175,6 +175,8 @@ export interface PlannedZoneStatus {
   removedRefs: number;
   /** The queue headroom preflight as it would find the zone now (absent when Off, skipped, or unreadable: `reason` says). */
   queueHeadroom?: QueueHeadroom;
+  /** It would be the canary (strategy.canary): analysed for the bake before it rejoins reads. */
+  canary?: true;
 }
 
 /** A dry run's plan (strategy.dryRun): what a rollout of this generation would do, nothing changed. */

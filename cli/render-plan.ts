@@ -23,7 +23,7 @@ export function durationText(d: DurationPrediction): string {
   const gates = d.plusGateWaits ? " + the gates' waits" : '';
   if (d.zonesToUpgrade === 0) return 'none to predict: every zone would be skipped';
   if (d.predictedMs === null || d.meanZoneMs === null) return `no past rollout to predict from${gates}`;
-  const pauses = d.pauses ? `, + ${d.pauses} × pauseBetweenZones ${formatAge(d.pauseBetweenZonesMs)}` : '';
+  const pauses = `${d.pauses ? `, + ${d.pauses} × pauseBetweenZones ${formatAge(d.pauseBetweenZonesMs)}` : ''}${d.canaryBakeMs ? `, + the canary's bake ${formatAge(d.canaryBakeMs)}` : ''}`;
   const zones = `${d.zonesToUpgrade} ${d.zonesToUpgrade === 1 ? 'zone' : 'zones'}`;
   const past = `${d.pastZones} upgraded ${d.pastZones === 1 ? 'zone' : 'zones'}`;
   return `about ${formatAge(d.predictedMs)} (${zones} × ${formatAge(d.meanZoneMs)}, the mean of the last rollout's ${past}${pauses})${gates}`;
@@ -40,6 +40,14 @@ function zoneLines(p: RolloutPlan, z: PlannedZone, n: number): string[] {
       for (const x of r.removed) out.push(...hanging(`${INDENT}out of reads: `, `${r.route.kind} ${r.route.name} ${x.ref}: ${x.what}`, `${INDENT}  `));
     for (const u of z.unknownRoutes) out.push(...hanging(`${INDENT}out of reads: `, `${u.route.kind} ${u.route.name} unknown (${u.reason})`, `${INDENT}  `));
   }
+  if (z.canaryBakeMs !== undefined)
+    out.push(
+      ...hanging(
+        `${INDENT}canary: `,
+        `analysed for ${formatAge(z.canaryBakeMs)}, still out of reads, against a zone not yet upgraded, before it rejoins (Failed: it stays out; Inconclusive: kubectl vmdc promote ${name} -n ${namespace})`,
+        `${INDENT}  `,
+      ),
+    );
   if (z.pauseAfterMs > 0) out.push(`${INDENT}then pauseBetweenZones ${formatAge(z.pauseAfterMs)} (kubectl vmdc promote ends it early)`);
   return out;
 }

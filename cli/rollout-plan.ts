@@ -8,7 +8,7 @@ import { isPlainObject } from '../api/json-value';
 import type { RemovedRef, RouteRef, RouteRemoval } from '../api/route-records';
 import { routeTargetRefs } from '../api/route-targets';
 import type { Gate, JsonObject, NormalizedSpec, ZoneOrder } from '../api/types';
-import { gatesBefore } from '../workflows/gates';
+import { gatesBefore, isCanaryZone } from '../workflows/gates';
 import { isOperationalAt, planZoneOrder, shuffleSeed } from '../workflows/plan';
 import { computeRemovals, RoutePlanError } from '../workflows/routes';
 import type { ActionDocument } from './output';
@@ -50,6 +50,8 @@ export interface PlannedZone {
   gates: Gate[];
   /** pauseBetweenZones after the zone (0: none). */
   pauseAfterMs: number;
+  /** It would be the canary (strategy.canary): analysed this long before it rejoins reads. */
+  canaryBakeMs?: number;
   /** What leaving reads would remove, route by route (none for a skipped zone). */
   removals: PlannedRemoval[];
   /** Routes whose removals cannot be predicted (unreadable): the reason each. */
@@ -73,6 +75,8 @@ export interface DurationPrediction {
   pauseBetweenZonesMs: number;
   /** Gates hold somewhere: their waits (a person's promote) come on top, unbounded. */
   plusGateWaits: boolean;
+  /** The canary's bake, on top of the zones' mean (0: no canary). */
+  canaryBakeMs: number;
 }
 
 export interface RolloutPlan {
@@ -157,7 +161,8 @@ export function predictDuration(status: unknown, zones: readonly PlannedZone[], 
   const past = pastZoneDurations(status);
   const zonesToUpgrade = zones.filter((z) => z.would !== 'skip').length;
   const pauses = zones.filter((z) => z.pauseAfterMs > 0).length;
-  const predictedMs = past.meanMs === null || zonesToUpgrade === 0 ? null : past.meanMs * zonesToUpgrade + pauses * pauseBetweenZonesMs;
+  const canaryBakeMs = zones.find((z) => z.canaryBakeMs !== undefined)?.canaryBakeMs ?? 0;
+  const predictedMs = past.meanMs === null || zonesToUpgrade === 0 ? null : past.meanMs * zonesToUpgrade + pauses * pauseBetweenZonesMs + canaryBakeMs;
   return {
     predictedMs,
     meanZoneMs: past.meanMs,
@@ -166,6 +171,7 @@ export function predictDuration(status: unknown, zones: readonly PlannedZone[], 
     pauses,
     pauseBetweenZonesMs,
     plusGateWaits: zones.some((z) => z.gates.length > 0),
+    canaryBakeMs,
   };
 }
 
@@ -188,6 +194,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
     let { would, reason } = zoneWould(finding);
     if (would === 'skip') return { zone: name, vmcluster: finding.vmcluster, would, reason, gates: [], pauseAfterMs: 0, removals: [], unknownRoutes: [] };
     const gates = gatesBefore(st.gates, upgraded);
+    const canary = isCanaryZone(st.canary, name, upgraded) ? { canaryBakeMs: st.canary!.bakeMs } : {};
     upgraded++;
     let removals: PlannedRemoval[] = [];
     try {
@@ -198,7 +205,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
       would = 'fail';
     }
     const pauseAfterMs = i < order.length - 1 ? st.pauseBetweenZonesMs : 0;
-    return { zone: name, vmcluster: finding.vmcluster, would, reason, gates, pauseAfterMs, removals, unknownRoutes };
+    return { zone: name, vmcluster: finding.vmcluster, would, reason, gates, pauseAfterMs, ...canary, removals, unknownRoutes };
   });
   return {
     object,

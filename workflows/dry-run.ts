@@ -8,7 +8,7 @@
 // plan rather than waited for.
 import type { PlannedZoneStatus, QueueHeadroom } from '../api/types';
 import { failureMessage, isStepFailure } from './failures';
-import { gatesBefore } from './gates';
+import { gatesBefore, isCanaryZone } from './gates';
 import { isUpToDate } from './plan';
 import { syncRecorded } from './read-switch';
 import { finish } from './rollout-end';
@@ -80,9 +80,11 @@ export async function planOnly(run: RolloutRun): Promise<RolloutResult> {
           reason: `out of reads since ${r.since} (left by generation ${r.generation}): taken first, upgraded, rejoins once drained`,
         }
       : await judgeZone(run, name);
-    const gates = judged.would === 'upgrade' ? gatesBefore(ctx.st.gates, upgrades) : [];
-    if (judged.would === 'upgrade') upgrades++;
-    zones.push({ zone: name, gates, ...judged });
+    const upgrade = judged.would === 'upgrade';
+    const gates = upgrade ? gatesBefore(ctx.st.gates, upgrades) : [];
+    const canary = upgrade && isCanaryZone(ctx.st.canary, name, upgrades);
+    if (upgrade) upgrades++;
+    zones.push({ zone: name, gates, ...judged, ...(canary ? { canary: true as const } : {}) });
   }
   state.plan = { generation: ctx.object.generation, at: now(), order, zones };
   const count = (w: PlannedZoneStatus['would']) => zones.filter((z) => z.would === w).length;

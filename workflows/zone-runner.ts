@@ -9,7 +9,7 @@ import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
 import { zoneState, type RunNote, type ZoneState } from './state';
 import { upgradedZones } from './boundary';
-import { gatesBefore } from './gates';
+import { gatesBefore, isCanaryZone } from './gates';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
 
@@ -33,7 +33,7 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
     if (end.kind === 'aborted') return { aborted: end.note };
   }
   z.startedAt = now();
-  if (z.step === undefined && isCanary(run, name)) z.canary = true;
+  if (z.step === undefined && isCanaryZone(ctx.st.canary, name, upgradedZones(state))) z.canary = true;
   z.step ??= 'LeavingReads';
   const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals, boundary: run.boundary };
   // Changed in reads: the zone fails there, before its first step; a resume takes the full path.
@@ -70,13 +70,6 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
     await report.write();
   }
   return outcome;
-}
-
-/** The canary (strategy.canary): the zone named, or else the first zone this rollout upgrades. */
-function isCanary({ ctx, state }: RolloutRun, name: string): boolean {
-  const c = ctx.st.canary;
-  if (!c) return false;
-  return c.zone !== undefined ? c.zone === name : !state.zones.some((z) => z.canary) && upgradedZones(state) === 0;
 }
 
 type SkipCheck = { kind: 'skipped' } | { kind: 'run' } | { kind: 'changed-in-reads'; message: string };

@@ -155,6 +155,24 @@ describe('where it would wait', () => {
     ]);
   });
 
+  it('the canary: the zone named (put first), or the first zone to upgrade; skipped zones are not the canary', () => {
+    const canaries = (canary: Record<string, unknown>, zones: ZoneFinding[]) =>
+      planRollout(input({ strategy: { order: 'Declared', canary }, zones })).zones.map((z) => [z.zone, z.canaryBakeMs]);
+    const all = [cluster('vm-az-a'), cluster('vm-az-b'), cluster('vm-az-c')];
+    expect(canaries({ zone: 'az-c', bake: '10m' }, all)).toEqual([
+      ['az-c', 600_000],
+      ['az-a', undefined],
+      ['az-b', undefined],
+    ]);
+    expect(canaries({}, [cluster('vm-az-a', { changes: false }), cluster('vm-az-b'), cluster('vm-az-c')])).toEqual([
+      ['az-a', undefined],
+      ['az-b', 300_000],
+      ['az-c', undefined],
+    ]);
+    const text = renderPlan(planRollout(input({ strategy: { order: 'Declared', canary: { bake: '10m' } }, zones: all })));
+    expect(text).toContain('     canary: analysed for 10m00s, still out of reads, against a zone not yet upgraded, before it');
+  });
+
   it('BeforeEachZone before every zone upgraded, none before one skipped', () => {
     expect(gated(['BeforeEachZone'], [cluster('vm-az-a'), cluster('vm-az-b', { changes: false }), cluster('vm-az-c')]).map((z) => z[1])).toEqual([
       ['BeforeEachZone'],
@@ -187,10 +205,18 @@ describe('the predicted duration', () => {
       pauses: 1,
       pauseBetweenZonesMs: 60_000,
       plusGateWaits: true,
+      canaryBakeMs: 0,
     });
     expect(durationText(p.duration)).toBe(
       "about 11m00s (2 zones × 5m00s, the mean of the last rollout's 2 upgraded zones, + 1 × pauseBetweenZones 1m00s) + the gates' waits",
     );
+  });
+
+  it("a canary's bake adds to it, once", () => {
+    const zones = [cluster('vm-az-a'), cluster('vm-az-b'), cluster('vm-az-c')];
+    const p = planRollout(input({ strategy: { canary: { bake: '15m' } }, zones, status }));
+    expect([p.duration.predictedMs, p.duration.canaryBakeMs]).toEqual([3 * 5 * 60_000 + 15 * 60_000, 15 * 60_000]);
+    expect(durationText(p.duration)).toBe("about 30m00s (3 zones × 5m00s, the mean of the last rollout's 2 upgraded zones, + the canary's bake 15m00s)");
   });
 
   it('no number without a past rollout to predict from (a status without zones, or none at all)', () => {
