@@ -35,6 +35,7 @@ import { queueReporter } from './vmagent/queue-report';
 import { waitCarriersReady } from './reads/carriers';
 import { waitReadsDrained } from './reads/drain';
 import { measureCanary } from './analysis/measure';
+import { Notifier } from './notify/send';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
 import { readVmagent } from './vmagent/reading';
 import { QueueReader } from './vmagent/queue';
@@ -110,6 +111,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
   const switches = new SwitchChecker({ kube, kubeConfig: deps.kubeConfig, pods: queues.pods });
   const vmdcStatus = statusClient(deps.kubeConfig);
   const createEvent = eventCreator(deps.kubeConfig, { component: 'worker', instance: deps.instance ?? os.hostname() }, REQUEST_TIMEOUT_MS);
+  const notifier = new Notifier({ kubeConfig: deps.kubeConfig, metrics, createEvent });
   const policy = deps.policy ?? STRICT_TRUST_POLICY;
   const guard = writeGuard({ vmdcs: vmdcStatus, policy });
   /** Every write activity checks its write first (docs/security.md#every-write-is-bound-to-its-object). */
@@ -144,7 +146,7 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
       input.status,
       records.zones.map((z) => z.zone),
     );
-    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent, unverifiedRecords: records.unverified });
+    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent, unverifiedRecords: records.unverified, notifier });
   };
 
   const activities: RolloutActivities = {

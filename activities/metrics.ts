@@ -21,6 +21,8 @@ export interface ActivityMetrics {
   zoneStepDuration(object: { namespace: string; name: string }, step: ZonePhase, seconds: number): void;
   /** The route records of one VMDistributedCluster not acted on, as counted by the last read of them. */
   unverifiedRecords(labels: { namespace: string; name: string }, count: number): void;
+  /** One notification (spec.notifications) sent, or not: `result` ok or failed. */
+  notification(type: string, result: 'ok' | 'failed'): void;
 }
 
 export const noopMetrics: ActivityMetrics = {
@@ -29,6 +31,7 @@ export const noopMetrics: ActivityMetrics = {
   activityError() {},
   zoneStepDuration() {},
   unverifiedRecords() {},
+  notification() {},
 };
 
 export type QueueSampler = (target: QueueTarget) => Promise<QueueSample>;

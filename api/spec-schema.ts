@@ -323,6 +323,68 @@ export const zoneSchema = z.strictObject({
     .optional(),
 });
 
+/** Where a notification goes (spec.notifications[].type). */
+export const NOTIFICATION_TYPES = ['Slack', 'GrafanaAnnotation'] as const;
+/** What can be notified: the worker's status Events (docs/operations.md#events), and the rollout's start. */
+export const NOTIFIED_REASONS = [
+  'RolloutStarted',
+  'ZoneLeftReads',
+  'ZoneUpgraded',
+  'ZoneOperational',
+  'ZoneDrained',
+  'CanaryPassed',
+  'ZoneRejoined',
+  'ZoneReleased',
+  'ZoneFailed',
+  'RouteRecordsUnverified',
+  'RolloutAwaitingApproval',
+  'RolloutPromoted',
+  'RolloutSucceeded',
+  'RolloutFailed',
+  'RolloutCancelled',
+  'RolloutAborted',
+  'RolloutPlanned',
+  'RolloutPaused',
+  'RolloutResumed',
+] as const;
+/** Without `on`: started, zone out and in, awaiting approval, failed, finished. */
+export const DEFAULT_NOTIFIED: readonly (typeof NOTIFIED_REASONS)[number][] = [
+  'RolloutStarted',
+  'ZoneLeftReads',
+  'ZoneRejoined',
+  'ZoneFailed',
+  'RolloutAwaitingApproval',
+  'RolloutSucceeded',
+  'RolloutFailed',
+  'RolloutCancelled',
+  'RolloutAborted',
+];
+
+export const notificationSchema = z.strictObject({
+  type: z
+    .enum(NOTIFICATION_TYPES)
+    .describe(
+      'Slack: a Slack-compatible incoming webhook ({"text": ...}); GrafanaAnnotation: an annotation through Grafana\'s HTTP API (POST /api/annotations).',
+    ),
+  secretName: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(LIMITS.secretNameMaxLength, { error: `must be at most ${LIMITS.secretNameMaxLength} characters` })
+    .regex(new RegExp(DNS1123_SUBDOMAIN_PATTERN), { error: 'must be a Secret name: a lowercase DNS-1123 subdomain' })
+    .describe(
+      "A Secret in this object's namespace holding `url` (the webhook URL, or Grafana's base URL) and, for Grafana, `token` (a service account token): " +
+        'the URL and its credential together, so no spec can send a credential elsewhere. The worker reads only the Secrets the chart grants (notificationSecrets).',
+    ),
+  on: z
+    .array(z.enum(NOTIFIED_REASONS))
+    .refine((r) => new Set(r).size === r.length, { error: 'must not list a reason twice' })
+    .optional()
+    .describe(
+      'The Event reasons notified (and RolloutStarted). Unset: RolloutStarted, ZoneLeftReads, ZoneRejoined, ZoneFailed, RolloutAwaitingApproval and the ends.',
+    )
+    .meta({ 'x-kubernetes-list-type': 'set' }),
+});
+
 export const vmDistributedClusterSpecSchema = z
   .strictObject({
     paused: z.boolean().default(false).describe('true: stop at the next safe point; false: go on.'),
@@ -362,6 +424,13 @@ export const vmDistributedClusterSpecSchema = z
           'false: such a conflict fails the zone while it is still in reads, naming the field and the manager.',
       ),
     strategy: strategySchema.default(() => strategySchema.parse({})),
+    notifications: z
+      .array(notificationSchema)
+      .max(4, { error: 'must list at most 4 notifications' })
+      .optional()
+      .describe(
+        "Where the rollout's transitions are also told: Slack-compatible webhooks, Grafana annotations. Best effort: a notification that fails is a Warning Event, never a failed rollout.",
+      ),
   })
   .describe('Desired state of a VictoriaMetrics deployment spread over zones.')
   .meta({ 'x-kubernetes-validations': [{ rule: CANARY_ZONE_CEL, message: CANARY_ZONE_MESSAGE, fieldPath: '.strategy.canary.zone' }] });

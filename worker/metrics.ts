@@ -73,6 +73,13 @@ export function createWorkerMetrics(
     registers: [registry],
   });
 
+  const notifications = new Counter({
+    name: 'vmrollout_notifications_total',
+    help: 'Notifications of spec.notifications by type, sent (ok) or not (failed: a Warning Event NotificationFailed says why)',
+    labelNames: ['type', 'result'],
+    registers: [registry],
+  });
+
   return {
     registry,
     queuePendingBytes: (l, bytes) => pending.set({ namespace: l.namespace, name: l.name, zone: l.zone }, bytes),
@@ -80,6 +87,7 @@ export function createWorkerMetrics(
     activityError: (activity, type) => errors.inc({ activity, type }),
     zoneStepDuration: observeStep,
     unverifiedRecords: (l, count) => unverified.set({ namespace: l.namespace, name: l.name }, count),
+    notification: (type, result) => notifications.inc({ type, result }),
   };
 }
 

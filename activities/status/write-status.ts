@@ -16,6 +16,8 @@ import { nonRetryable } from '../errors';
 import { FIELD_MANAGER } from '../../kube/field-managers';
 import { noopMetrics, type ActivityMetrics } from '../metrics';
 import { statusEvents, type StatusEvent } from './events';
+import { started } from '../notify/messages';
+import type { Notifier } from '../notify/send';
 
 /** Fields the rollout owns and clears when its status leaves them out (the trigger owns observedGeneration, workflow). */
 const CLEARED_WHEN_ABSENT = ['message', 'currentZone', 'zonesOutOfRotation', 'awaiting', 'plan'] as const;
@@ -117,15 +119,17 @@ async function writeOrReject(
 export async function writeStatus(
   client: VmdcStatusClient<CurrentObject>,
   input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
-  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; createEvent?: CreateEvent; unverifiedRecords?: readonly string[] } = {},
+  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; createEvent?: CreateEvent; unverifiedRecords?: readonly string[]; notifier?: Notifier } = {},
 ): Promise<{ written: boolean }> {
   const { object } = input;
   const workflowId = callerWorkflowId(input.status);
   let before: VMDistributedClusterStatus | undefined;
   let after = input.status;
+  let spec: unknown;
   const written = await writeOrReject(client, object, (current) => {
     if (!mayWriteStatus(current, object, workflowId)) return undefined;
     before = current.status as VMDistributedClusterStatus | undefined;
+    spec = current.spec;
     // Adopted (the object is at a later generation): observedGeneration and workflow are the
     // trigger's; never move them back to the workflow's own generation.
     let status = input.status;
@@ -142,7 +146,12 @@ export async function writeStatus(
   });
   if (!written) return { written: false };
   opts.stepTimer?.observe(object, input.status, Date.now(), opts.metrics ?? noopMetrics);
-  if (opts.createEvent) await raiseEvents(opts.createEvent, object, statusEvents(before, after));
+  const events = statusEvents(before, after);
+  if (opts.createEvent) await raiseEvents(opts.createEvent, object, events);
+  if (opts.notifier) {
+    const start = started(before, after, (spec as { clusterVersion?: unknown } | undefined)?.clusterVersion);
+    await opts.notifier.notify(object, spec, start ? [start, ...events] : events);
+  }
   return { written: true };
 }
 

@@ -9,7 +9,8 @@
  * control) the same wrong zone serves reads again; a canary that is right rejoins and the rollout
  * goes on, its recent queries replayed from the baseline's real top_queries.
  */
-import type * as k8s from '@kubernetes/client-node';
+import * as http from 'node:http';
+import * as k8s from '@kubernetes/client-node';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus, ZoneStatus } from '../../api/types';
 import { httpRequest, waitFor } from '../infra/harness/processes';
@@ -17,7 +18,9 @@ import type { VmEnvironment } from '../infra/simulator/environment';
 import {
   DEMO_CLUSTERS,
   DEMO_TOKENS,
+  E2E_NOTIFICATION_SECRET,
   getObject,
+  kubeRaw,
   mergePatch,
   startE2EStack,
   V1,
@@ -38,6 +41,17 @@ const SERIES = 'vmrollout_e2e_heartbeat';
 const COUNT = `count_over_time(${SERIES}[2m])`;
 const ANALYSIS = { interval: '3s', queries: [COUNT], recentQueries: 3, freshnessSelector: SERIES, maxIngestionLag: '10s' };
 
+/** A Slack-compatible webhook receiver: what the worker told it, in order. */
+const told: string[] = [];
+const receiver = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (c: Buffer) => (body += c.toString()));
+  req.on('end', () => {
+    told.push((JSON.parse(body) as { text: string }).text);
+    res.end('ok');
+  });
+});
+
 let stack: E2EStack;
 let kc: k8s.KubeConfig;
 let vm: VmEnvironment;
@@ -55,9 +69,15 @@ beforeAll(async () => {
     taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-canary`,
   });
   ({ kc, vm, traffic } = stack);
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/e2e`;
+  await kc.makeApiClient(k8s.CoreV1Api).createNamespacedSecret({ namespace: NS, body: { metadata: { name: E2E_NOTIFICATION_SECRET }, stringData: { url } } });
 }, 5 * 60_000);
 
-afterAll(() => stack?.stop(), 120_000);
+afterAll(async () => {
+  receiver.close();
+  await stack?.stop();
+}, 120_000);
 
 const status = async () => ((await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
 const zoneIn = (st: VMDistributedClusterStatus, name: string) => st.zones!.find((z) => z.name === name)!;
@@ -75,7 +95,13 @@ describe('a canary zone analysed on the real VictoriaMetrics', () => {
   it('made wrong while it bakes, the canary fails its analysis: it stays out of reads, nothing else is upgraded, its status has the numbers', async () => {
     const t0 = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, {
-      spec: { clusterVersion: V2, strategy: { canary: { zone: 'az-c', bake: '20s', analysis: ANALYSIS } } },
+      spec: {
+        clusterVersion: V2,
+        strategy: { canary: { zone: 'az-c', bake: '20s', analysis: ANALYSIS } },
+        notifications: [
+          { type: 'Slack', secretName: E2E_NOTIFICATION_SECRET, on: ['RolloutStarted', 'ZoneLeftReads', 'ZoneDrained', 'ZoneFailed', 'RolloutFailed'] },
+        ],
+      },
     });
     // Once it bakes (upgraded, drained, out of reads), its data goes wrong: the heartbeat deleted.
     await waitFor(async () => zoneIn(await status(), 'az-c')?.phase === 'Analyzing', { timeoutMs: 120_000, description: 'az-c to be analysed' });
@@ -100,7 +126,15 @@ describe('a canary zone analysed on the real VictoriaMetrics', () => {
     expect([await clusterVersion('vm-az-c'), await clusterVersion('vm-az-a'), await clusterVersion('vm-az-b')]).toEqual([V2, V1, V1]);
     expect(traffic.failed(t0, Date.now())).toEqual([]);
     expect(traffic.stale(t0, Date.now())).toEqual([]);
+    const failedNotifications = JSON.parse((await kubeRaw(kc, 'GET', `/api/v1/namespaces/${NS}/events?fieldSelector=reason%3DNotificationFailed`)).body) as {
+      items: Array<{ message: string }>;
+    };
+    expect(failedNotifications.items.map((e) => e.message)).toEqual([]);
     expect((await workerEvents(kc, NS, VMDC)).slice(-3)).toEqual(['ZoneDrained az-c', 'ZoneFailed az-c', 'RolloutFailed']);
+    // spec.notifications: the Slack-compatible webhook was told the same story (what `on` asks).
+    const story = told.map((t) => /^(?::warning: )?\*default\/canary\* (\w+): (?:zone (az-\w))?/.exec(t)?.slice(1).filter(Boolean).join(' '));
+    expect(story).toEqual(['RolloutStarted', 'ZoneLeftReads az-c', 'ZoneDrained az-c', 'ZoneFailed az-c', 'RolloutFailed az-c']);
+    expect(told.at(-2)).toMatch(/^:warning: \*default\/canary\* ZoneFailed: zone az-c failed, kept OUT of read rotation: failed at Analyzing/);
   });
 
   it('negative control: without strategy.canary the same wrong zone rejoins reads and the rollout succeeds', async () => {

@@ -506,6 +506,8 @@ export type ZoneProbe = ReturnType<typeof startZoneProbe>;
 export const CHART_RELEASE_NAMESPACE = 'vmrollout-system';
 
 export const DEMO_CLUSTERS = ['vm-az-a', 'vm-az-b', 'vm-az-c'];
+/** The one Secret spec.notifications may name on the e2e stack: the chart grants the worker `get` on it (notificationSecrets). */
+export const E2E_NOTIFICATION_SECRET = 'rollout-slack';
 /** The clusterVersions the e2e files roll out, in turn (tags only: the zone simulator restarts the same binary). */
 export const V1 = 'v1.150.0-cluster';
 export const V2 = 'v1.151.0-cluster';
@@ -665,7 +667,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     // them for this namespace (the test itself, and the zone simulator playing the VM operator, stay admin).
     const identities = await installChartIdentities(kc, {
       releaseNamespace: CHART_RELEASE_NAMESPACE,
-      values: [`watchNamespaces={${opts.namespace}}`, `createNamespaces={${opts.namespace}}`, `vmauths={${opts.namespace}/vm-global}`],
+      values: [
+        `watchNamespaces={${opts.namespace}}`,
+        `createNamespaces={${opts.namespace}}`,
+        `vmauths={${opts.namespace}/vm-global}`,
+        `notificationSecrets={${opts.namespace}/${E2E_NOTIFICATION_SECRET}}`,
+      ],
     });
     const uiPort = opts.temporalUi ? await freePort() : undefined;
     const temporal = (parts.temporal = await startTemporalDevEnv({ ui: !!uiPort, uiPort }));

@@ -108,6 +108,7 @@ beforeAll(async () => {
       queueWatchEnded() {},
       zoneStepDuration() {},
       unverifiedRecords() {},
+      notification() {},
     },
   });
   // Continuous traffic: a batch of samples every 100 ms into vmagent's import endpoint.

@@ -273,6 +273,20 @@ describe('helm chart', () => {
     expect(() => render('createNamespaces={Not_A_Namespace}')).toThrow(/- at '\/createNamespaces\/0'/);
   });
 
+  test('notificationSecrets: <namespace>/<name> → get on exactly those Secrets, per namespace; a namespace vmrollout does not watch fails rendering', () => {
+    const objs = render('notificationSecrets={prod/rollout-slack,prod/rollout-grafana,staging/rollout-slack}', 'vmauths={prod/vm-global}');
+    const secretRules = renderedRbacRules(objs).filter((r) => r.rule.resources?.includes('secrets'));
+    expect(secretRules.map((r) => [r.namespace, r.name, r.rule.resourceNames, r.rule.verbs, r.components])).toEqual([
+      ['prod', `${WORKER_SA}-vmauth-config`, ['vmauth-config-vm-global'], ['get'], ['worker']],
+      ['prod', `${WORKER_SA}-notifications`, ['rollout-slack', 'rollout-grafana'], ['get'], ['worker']],
+      ['staging', `${WORKER_SA}-notifications`, ['rollout-slack'], ['get'], ['worker']],
+    ]);
+    expect(() => render('notificationSecrets={rollout-slack}')).toThrow(/- at '\/notificationSecrets\/0'/);
+    expect(() => render('watchNamespaces={prod}', 'notificationSecrets={staging/s}')).toThrow(
+      /notificationSecrets: namespace "staging" is not in watchNamespaces/,
+    );
+  });
+
   test('watchNamespaces=[a,b]: a Role + RoleBinding per component in a and in b, nothing cluster-wide', () => {
     const objs = render('watchNamespaces={a,b}');
     for (const ns of ['a', 'b']) {

@@ -178,6 +178,7 @@ describe('kubectl vmdc plan', () => {
       pauses,
       pauseBetweenZonesMs: 60_000,
       plusGateWaits: true,
+      canaryBakeMs: 0,
     });
 
     const text = await plan();

@@ -273,8 +273,9 @@ worker (activities/*.ts, kube/status-writer.ts, kube/route-records.ts):
   services get, pods list (each endpoint verified against its Service's uid and the Pod it names:
   the pods the Service's selector selects, activities/pods/service-pods.ts);
   events create (a status write's Events: zone transitions, kube/events.ts).
-Granted separately: create of VM objects (createNamespaces), the VMAuth config Secrets (vmauths)
-and the vmagent metrics credentials (vmagentMetricsAuthSecret), each a Role in one namespace.
+Granted separately: create of VM objects (createNamespaces), the VMAuth config Secrets (vmauths),
+the notification Secrets (notificationSecrets) and the vmagent metrics credentials
+(vmagentMetricsAuthSecret), each a Role in one namespace.
 */}}
 {{- define "vmrollout.rules.trigger" -}}
 - apiGroups: ["vmrollout.io"]
@@ -323,13 +324,29 @@ The config Secrets the worker may read, by namespace: {namespace: [vmauth-config
 from .Values.vmauths (<namespace>/<name>, as values.schema.json requires). Returned as JSON.
 */}}
 {{- define "vmrollout.vmauthSecrets" -}}
+{{- include "vmrollout.byNamespace" (list .Values.vmauths "vmauth-config-%s") }}
+{{- end -}}
+
+{{/*
+The notification Secrets the worker may read, by namespace, from .Values.notificationSecrets
+(<namespace>/<name>). Returned as JSON.
+*/}}
+{{- define "vmrollout.notificationSecrets" -}}
+{{- include "vmrollout.byNamespace" (list .Values.notificationSecrets "%s") }}
+{{- end -}}
+
+{{/*
+<namespace>/<name> references grouped by namespace, each name formatted: (list refs format) → JSON.
+*/}}
+{{- define "vmrollout.byNamespace" -}}
 {{- $byNs := dict }}
-{{- range $ref := .Values.vmauths }}
+{{- $format := index . 1 }}
+{{- range $ref := index . 0 }}
 {{- $parts := splitList "/" $ref }}
 {{- $ns := index $parts 0 }}
 {{- $names := list }}
 {{- if hasKey $byNs $ns }}{{ $names = get $byNs $ns }}{{ end }}
-{{- $_ := set $byNs $ns (append $names (printf "vmauth-config-%s" (index $parts 1)) | uniq) }}
+{{- $_ := set $byNs $ns (append $names (printf $format (index $parts 1)) | uniq) }}
 {{- end }}
 {{- toJson $byNs }}
 {{- end -}}
@@ -349,6 +366,11 @@ schema's): namespaces outside watchNamespaces. Fails rendering with a clear mess
 {{- range $ns, $_ := include "vmrollout.vmauthSecrets" $ | fromJson }}
 {{- if not (has $ns $watched) }}
 {{- fail (printf "vmauths: namespace %q is not in watchNamespaces (vmrollout never acts there)" $ns) }}
+{{- end }}
+{{- end }}
+{{- range $ns, $_ := include "vmrollout.notificationSecrets" $ | fromJson }}
+{{- if not (has $ns $watched) }}
+{{- fail (printf "notificationSecrets: namespace %q is not in watchNamespaces (vmrollout never acts there)" $ns) }}
 {{- end }}
 {{- end }}
 {{- end }}
