@@ -615,7 +615,18 @@ describe('kubectl vmdc get: the canary (strategy.canary)', () => {
     latest: {
       at: '2026-03-04T10:16:00Z',
       verdict: 'Failed',
-      queries: [{ query: 'sum(up)', source: 'spec', verdict: 'mismatch', baselineMs: 4, canaryMs: 5, baselineSeries: 1, canarySeries: 1, detail: 'series {}: 3 on the baseline, 2 on the canary' }],
+      queries: [
+        {
+          query: 'sum(up)',
+          source: 'spec',
+          verdict: 'mismatch',
+          baselineMs: 4,
+          canaryMs: 5,
+          baselineSeries: 1,
+          canarySeries: 1,
+          detail: 'series {}: 3 on the baseline, 2 on the canary',
+        },
+      ],
       message: '1 of 1 queries failed on the canary: mismatch for sum(up): series {}: 3 on the baseline, 2 on the canary',
     },
     message: 'canary analysis Failed after 3 measurements against az-a (1 Failed, 0 Inconclusive)',
@@ -639,7 +650,7 @@ describe('kubectl vmdc get: the canary (strategy.canary)', () => {
     expect(viewDocument(buildView(canaryFailed(ANALYSIS)), NOW).zones[1]!.analysis).toEqual(ANALYSIS);
   });
 
-  it('an analysis not of the shape vmrollout writes is not shown (the status subresource is others\' input too)', () => {
+  it("an analysis not of the shape vmrollout writes is not shown (the status subresource is others' input too)", () => {
     for (const hostile of [{ ...ANALYSIS, verdict: 'Passed' }, { ...ANALYSIS, measurements: -1 }, 'Failed']) {
       expect([hostile, viewDocument(buildView(canaryFailed(hostile)), NOW).zones[1]!.analysis]).toEqual([hostile, null]);
       expect(zoneLines(canaryFailed(hostile)).some((l) => l.startsWith('    canary'))).toBe(false);
