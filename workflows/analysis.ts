@@ -12,6 +12,17 @@ export function baselineZone(zones: readonly ZoneState[], order: readonly string
   return order.map((n) => zones.find((z) => z.name === n)).find((z) => z && z.name !== canary && z.phase === 'Pending' && !z.outOfRotation);
 }
 
+/**
+ * At most this many measurements in one bake: each adds ~8 events to the rollout's history, which
+ * must stay far below Temporal's limit (51,200) whatever bake and interval a spec asks for.
+ */
+export const MAX_MEASUREMENTS = 500;
+
+/** The time between measurements: the spec's interval, at most the bake, stretched to MAX_MEASUREMENTS per bake. */
+export function measurementInterval(bakeMs: number, intervalMs: number): number {
+  return Math.max(Math.min(intervalMs, bakeMs), Math.ceil(bakeMs / MAX_MEASUREMENTS));
+}
+
 export function startAnalysis(at: string, bakeMs: number, baseline: string | undefined): CanaryAnalysisStatus {
   return {
     verdict: 'Running',

@@ -6,7 +6,7 @@ import { applyRemoval } from '../api/route-edits';
 import { condition } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
 import type { ApplyObjectInput, RolloutActivities, RouteSnapshot } from './activity-types';
-import { baselineZone, concludeAnalysis, recordMeasurement, startAnalysis } from './analysis';
+import { baselineZone, concludeAnalysis, measurementInterval, recordMeasurement, startAnalysis } from './analysis';
 import type { Boundary } from './boundary';
 import { compareDrops } from './drops';
 import { FailureType, stepFailure } from './failures';
@@ -234,7 +234,7 @@ async function analyze({
   boundary,
 }: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'report' | 'signals' | 'boundary'>): Promise<void> {
   const canary = ctx.st.canary!;
-  const every = Math.min(canary.analysis.intervalMs, canary.bakeMs);
+  const every = measurementInterval(canary.bakeMs, canary.analysis.intervalMs);
   const started = Date.now();
   const base = baselineZone(state.zones, state.order, z.name);
   let a = (z.analysis = startAnalysis(new Date(started).toISOString(), canary.bakeMs, base?.name));

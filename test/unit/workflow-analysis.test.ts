@@ -1,7 +1,7 @@
 // The canary analysis over its bake (workflows/analysis.ts): the baseline it is compared with, and
 // what its measurements add up to (the first failure decides; nothing measured is never a pass).
 import type { AnalysisMeasurement } from '../../api/types';
-import { baselineZone, concludeAnalysis, recordMeasurement, startAnalysis } from '../../workflows/analysis';
+import { baselineZone, concludeAnalysis, MAX_MEASUREMENTS, measurementInterval, recordMeasurement, startAnalysis } from '../../workflows/analysis';
 import type { ZoneState } from '../../workflows/state';
 
 const zone = (name: string, phase: ZoneState['phase'], outOfRotation = false): ZoneState => ({
@@ -45,4 +45,13 @@ test('nothing measured, no baseline, or a bake cut short is Inconclusive, never 
   });
   const cut = concludeAnalysis(recordMeasurement(startAnalysis('t0', 60_000, 'az-b'), m('Successful')), 'the bake cut short by generation 9');
   expect(cut).toMatchObject({ verdict: 'Inconclusive', message: expect.stringMatching(/: the bake cut short by generation 9$/) });
+});
+
+test('the interval: as asked, at most the bake, and stretched so that one bake takes at most MAX_MEASUREMENTS measurements', () => {
+  expect(measurementInterval(300_000, 30_000)).toBe(30_000);
+  expect(measurementInterval(10_000, 30_000)).toBe(10_000);
+  // 24 h every second would be 86,400 measurements: one every 173 s at least.
+  const day = 24 * 3_600_000;
+  expect(measurementInterval(day, 1_000)).toBe(Math.ceil(day / MAX_MEASUREMENTS));
+  expect(day / measurementInterval(day, 1_000)).toBeLessThanOrEqual(MAX_MEASUREMENTS);
 });
