@@ -98,3 +98,30 @@ test('the static summary and details name the object, the version, the zones in 
   expect(d.staticDetails).toContain('**supersedes** `vmdc/monitoring/vm-global/g2-u-1`');
   expect(d.staticSummary).not.toContain('\n');
 });
+
+test('the canary: each measurement says what it compares; the Inconclusive wait says what promote and abort do to the canary', () => {
+  const analysis = {
+    intervalMs: 30_000,
+    tenant: '0',
+    queries: ['up', 'sum(up)'],
+    recentQueries: 5,
+    maxLatencyRatio: 2,
+    tolerance: 0.01,
+    maxIngestionLagMs: 30_000,
+  };
+  const input = { namespace: 'm', canary: { zone: 'az-c', vmcluster: 'vm-az-c' }, baseline: { zone: 'az-a', vmcluster: 'vm-az-a' }, analysis };
+  expect(activitySummary('measureCanary', input)).toBe('compare canary vm-az-c with vm-az-a: 2 queries + 5 recent');
+  expect(activitySummary('measureCanary', { ...input, analysis: { ...analysis, recentQueries: 0, freshnessSelector: 'up' } })).toBe(
+    'compare canary vm-az-c with vm-az-a: 2 queries, ingestion lag',
+  );
+  const details = currentDetails({
+    phase: 'Progressing',
+    currentZone: 'az-c',
+    awaiting: { gates: [], nextZone: 'az-c', canary: 'az-c', since: '2026-12-05T11:00:00.000Z' },
+    zonesOutOfRotation: ['az-c'],
+    zones: [{ name: 'az-c', phase: 'Analyzing' }],
+  });
+  expect(details).toBe(
+    '**Progressing**: zone 1 of 1, `az-c` Analyzing\n\nout of reads: `az-c`\n\n**awaiting approval** since 2026-12-05T11:00:00.000Z: the analysis of canary az-c was Inconclusive: waiting for a person, the canary out of reads: promote puts it back into reads and goes on, abort fails it (it stays out)',
+  );
+});
