@@ -35,6 +35,7 @@ import { queueReporter } from './vmagent/queue-report';
 import { waitCarriersReady } from './reads/carriers';
 import { waitReadsDrained } from './reads/drain';
 import { measureCanary } from './analysis/measure';
+import { readReadHealth } from './reads/read-health';
 import { Notifier } from './notify/send';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
 import { readVmagent } from './vmagent/reading';
@@ -217,6 +218,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     waitReadsDrained: (input) => waitReadsDrained(queues.pods, activityPollContext(), input),
 
     measureCanary: (input) => measureCanary(queues.pods, activityPollContext(), input),
+
+    readReadHealth: (input) => readReadHealth(queues.pods, input, inActivity() ? Context.current().cancellationSignal : new AbortController().signal),
 
     awaitSwitch: (input) => awaitSwitch(activities, input),
   };

@@ -126,6 +126,13 @@ export const DEFAULT_ORDER = 'Shuffle' as const;
 export const CHECK_MODES = ['Enforce', 'Off'] as const;
 export const DEFAULT_QUEUE_EMPTY_BYTES = 0;
 
+/** The capacity guard's bounds (strategy.capacityGuard). */
+export const CAPACITY_LIMITS = {
+  defaultMaxErrorRatio: 0.01,
+  defaultMaxLatencyRatio: 3,
+  maxLatencyRatio: 100,
+} as const;
+
 /** The canary analysis's bounds (strategy.canary.analysis). */
 export const CANARY_LIMITS = {
   /** Queries the SRE names, and recent ones replayed from the baseline's top_queries. */

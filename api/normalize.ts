@@ -6,6 +6,7 @@ import type { StrategyDurationField } from './limits';
 import {
   canaryAnalysisSchema,
   canarySchema,
+  capacityGuardSchema,
   strategySchema,
   vmDistributedClusterSpecSchema,
   zoneSchema,
@@ -102,6 +103,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       ...(s.strategy.dryRun ? { dryRun: true as const } : {}),
       ...(durationsMs.expectedDowntime > 0 ? { expectedDowntimeMs: durationsMs.expectedDowntime } : {}),
       ...(s.strategy.canary ? { canary: normalizeCanary(s.strategy.canary, durationsMs) } : {}),
+      ...(s.strategy.capacityGuard ? { capacityGuard: { ...s.strategy.capacityGuard } } : {}),
     },
   };
 }
@@ -131,6 +133,7 @@ const STRUCTURAL_KEYS = {
   zone: Object.keys(zoneSchema.shape),
   strategy: Object.keys(strategySchema.shape),
   canary: Object.keys(canarySchema.shape),
+  capacityGuard: Object.keys(capacityGuardSchema.shape),
   analysis: Object.keys(canaryAnalysisSchema.shape),
 };
 
@@ -184,7 +187,11 @@ export function pruneNulls(raw: unknown): unknown {
 
 /** The strategy without declared nulls, down to strategy.canary.analysis. */
 function strategyWithoutNulls(raw: unknown): unknown {
-  const strategy = withoutNulls(raw, STRUCTURAL_KEYS.strategy);
+  let strategy = withoutNulls(raw, STRUCTURAL_KEYS.strategy);
+  if (isPlainObject(strategy) && isPlainObject(strategy.capacityGuard)) {
+    const guard = withoutNulls(strategy.capacityGuard, STRUCTURAL_KEYS.capacityGuard);
+    if (guard !== strategy.capacityGuard) strategy = { ...strategy, capacityGuard: guard };
+  }
   if (!isPlainObject(strategy) || !isPlainObject(strategy.canary)) return strategy;
   const canary = withoutNulls(strategy.canary, STRUCTURAL_KEYS.canary);
   const analysis = isPlainObject(canary) ? withoutNulls(canary.analysis, STRUCTURAL_KEYS.analysis) : undefined;

@@ -6,6 +6,7 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 import type {
   Awaiting,
   CanaryAnalysisStatus,
+  CapacityCheck,
   DataCompleteness,
   Gate,
   NormalizedSpec,
@@ -191,6 +192,8 @@ export interface ZoneProgress {
   canary?: true;
   /** Its analysis. */
   analysis?: CanaryAnalysisStatus;
+  /** The capacity guard's latest judgement while the zone was out (strategy.capacityGuard). */
+  capacity?: CapacityCheck;
 }
 
 /** What the workflow returns. */

@@ -25,6 +25,7 @@ import {
   DURATION_RULES,
   CHECK_MODES,
   CANARY_LIMITS,
+  CAPACITY_LIMITS,
   IMAGE_TAG_PATTERN,
   LIMITS,
   rangeMessage,
@@ -243,6 +244,26 @@ export const canarySchema = z
       'Failed: the rollout stops with the canary out of reads and the numbers in its status. Inconclusive: it waits for kubectl vmdc promote (rejoin, go on) or abort.',
   );
 
+export const capacityGuardSchema = z
+  .strictObject({
+    maxErrorRatio: z
+      .number()
+      .min(0, { error: 'must not be negative' })
+      .max(1, { error: 'must be at most 1' })
+      .default(CAPACITY_LIMITS.defaultMaxErrorRatio)
+      .describe("The share of reads that may fail (vmauth errors and the carriers' vmselect errors) while a zone is out. 0 to 1, default 0.01."),
+    maxLatencyRatio: z
+      .number()
+      .min(1, { error: 'must be at least 1' })
+      .max(CAPACITY_LIMITS.maxLatencyRatio, { error: `must be at most ${CAPACITY_LIMITS.maxLatencyRatio}` })
+      .default(CAPACITY_LIMITS.defaultMaxLatencyRatio)
+      .describe("How many times vmauth's mean read latency before the zone left it may become (and 100 ms more) while the zone is out. 1 to 100, default 3."),
+  })
+  .describe(
+    'The capacity guard: while a zone is out of reads, before each of its next steps, the reads the other zones carry are measured on every vmauth pod ' +
+      'and on their vmselect pods; a breach of either bound waits for kubectl vmdc promote (go on) or abort (the zone fails, out of reads).',
+  );
+
 export const strategySchema = z
   .strictObject({
     order: z
@@ -295,6 +316,7 @@ export const strategySchema = z
           'and changes nothing; phase Planned. Like any spec change it supersedes a rollout in flight.',
       ),
     canary: canarySchema.optional(),
+    capacityGuard: capacityGuardSchema.optional(),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });

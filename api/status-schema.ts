@@ -99,6 +99,18 @@ export const zoneStatusSchema = z.object({
     })
     .describe('The canary analysis of the zone (strategy.canary), against a zone still at the previous version.')
     .optional(),
+  capacity: z
+    .object({
+      at: timestamp('When the pods were read.'),
+      breached: z.boolean().describe('Whether the reads the other zones carried breached strategy.capacityGuard (or could not be read).'),
+      requests: count('Reads in the window judged, over every vmauth and vmselect pod read.'),
+      errorRatio: z.number().min(0).describe('Failed reads / reads in the window.').optional(),
+      latencyMs: z.number().min(0).describe("vmauth's mean read latency in the window, ms.").optional(),
+      baselineLatencyMs: z.number().min(0).describe("vmauth's mean read latency before the zone left, ms.").optional(),
+      message: z.string(),
+    })
+    .describe('The capacity guard (strategy.capacityGuard): the reads the other zones carried while this zone was out, as last judged.')
+    .optional(),
 });
 
 export const vmDistributedClusterStatusSchema = z
@@ -153,6 +165,10 @@ export const vmDistributedClusterStatusSchema = z
         canary: z
           .string()
           .describe('Set when the canary analysis was Inconclusive: promote puts the canary back into reads and goes on; abort fails it, out of reads.')
+          .optional(),
+        capacity: z
+          .string()
+          .describe('Set when the capacity guard breached while nextZone is out (why): promote goes on, abort fails the zone, out of reads.')
           .optional(),
         since: timestamp('When the rollout reached the gate.'),
       })

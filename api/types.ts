@@ -56,6 +56,44 @@ export interface Strategy {
   /** Present only when true: plan the rollout into status.plan and change nothing (phase Planned). */
   dryRun?: true;
   canary?: Canary;
+  /** Present: the capacity guard is on. */
+  capacityGuard?: CapacityGuard;
+}
+
+/** strategy.capacityGuard, defaults applied. */
+export interface CapacityGuard {
+  maxErrorRatio: number;
+  maxLatencyRatio: number;
+}
+
+/** Cumulative read counters of one pod (vmauth: its users' requests, errors and durations; vmselect: its /select/ requests and errors). */
+export interface ReadCounters {
+  requests: number;
+  errors: number;
+  durationSeconds: number;
+  durationCount: number;
+}
+
+/** One reading of the pods that serve reads: every vmauth pod and the carriers' vmselect pods. */
+export interface ReadHealthReading {
+  at: string;
+  /** `vmauth/<pod>` or `vmselect/<pod>`: a list (pod names are others' input). */
+  pods: Array<{ pod: string; counters: ReadCounters }>;
+  /** Why some pods could not be read (none judged then). */
+  unreadable?: string;
+}
+
+/** The capacity guard's latest judgement of a zone's window (strategy.capacityGuard). */
+export interface CapacityCheck {
+  at: string;
+  breached: boolean;
+  /** Reads in the window judged (over every pod read). */
+  requests: number;
+  errorRatio?: number;
+  latencyMs?: number;
+  /** vmauth's mean read latency before the zone left (since each pod's last config reload). */
+  baselineLatencyMs?: number;
+  message: string;
 }
 
 /** strategy.canary, defaults applied. */
@@ -250,6 +288,7 @@ export interface ZoneStatus {
   queueHeadroom?: QueueHeadroom;
   dataCompleteness?: DataCompleteness;
   analysis?: CanaryAnalysisStatus;
+  capacity?: CapacityCheck;
 }
 
 /** metav1.Condition */
@@ -281,6 +320,8 @@ export interface Awaiting {
   nextZone: string;
   /** Set when the wait is the canary's: its analysis was Inconclusive; abort fails it, out of reads. */
   canary?: string;
+  /** Set when the capacity guard breached while `nextZone` is out (why); promote goes on, abort fails the zone, out of reads. */
+  capacity?: string;
   since: string;
 }
 

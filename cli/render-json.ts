@@ -42,6 +42,7 @@ function zoneDocument(z: ZoneView, now: Date) {
     queueHeadroom: z.headroom ? { ...z.headroom } : null,
     dataCompleteness: z.completeness ? { ...z.completeness, dropped: { ...z.completeness.dropped } } : null,
     analysis: z.analysis ? { ...z.analysis } : null,
+    capacity: z.capacity ? { ...z.capacity } : null,
   };
 }
 

@@ -54,13 +54,17 @@ function awaitingLines(v: RolloutView, width: number, now: Date): Line[] {
   if (!a) return [];
   const age = ago(a.since, now);
   const command = (verb: string) => `kubectl vmdc ${verb} ${v.name} -n ${v.namespace}`;
+  const since = age ? `, for ${age}` : '';
   const what = a.canary
-    ? `approval of canary ${a.canary}, out of reads after an Inconclusive analysis${age ? `, for ${age}` : ''}`
-    : `approval at ${gatesText(a.gates)} before zone ${a.nextZone}${age ? `, for ${age}` : ''}`;
+    ? `approval of canary ${a.canary}, out of reads after an Inconclusive analysis${since}`
+    : a.capacity
+      ? `approval to go on with zone ${a.nextZone}, out of reads: the capacity guard breached (${a.capacity})${since}`
+      : `approval at ${gatesText(a.gates)} before zone ${a.nextZone}${since}`;
+  const out = a.canary || a.capacity;
   return [
     ...field('Awaiting', what, width, ['yellow', 'bold']),
     ...field(undefined, `${a.canary ? 'put it back, go on' : 'go on'}: ${command('promote')}`, width),
-    ...field(undefined, `${a.canary ? 'fail it, it stays out' : 'stop'}: ${command('abort')}`, width),
+    ...field(undefined, `${out ? 'fail it, it stays out' : 'stop'}: ${command('abort')}`, width),
   ];
 }
 
@@ -209,8 +213,22 @@ function analysisLines(z: ZoneView): Line[] {
   return [[seg(`${DETAIL_INDENT}canary `), seg(`${a.verdict}${a.promoted ? ' (promoted)' : ''} vs ${a.baseline ?? 'no zone'} · ${counts}`, 'dim')]];
 }
 
+/** The capacity guard's latest look at the reads the other zones carry, while the zone is out. */
+function capacityLines(z: ZoneView): Line[] {
+  const c = z.capacity;
+  if (!c || !z.outOfReads) return [];
+  const failed = c.errorRatio !== undefined ? `, ${(c.errorRatio * 100).toFixed(2)}% failed` : '';
+  const latency = `${c.latencyMs !== undefined ? `, mean ${c.latencyMs} ms` : ''}${c.baselineLatencyMs !== undefined ? ` (before: ${c.baselineLatencyMs} ms)` : ''}`;
+  return [
+    [
+      seg(`${DETAIL_INDENT}capacity `),
+      seg(`${c.breached ? 'BREACHED' : 'ok'} · ${c.requests} reads since the last look${failed}${latency}`, c.breached ? 'yellow' : 'dim'),
+    ],
+  ];
+}
+
 function zoneDetails(z: ZoneView, width: number, now: Date): Line[] {
-  return [...headroomLines(z), ...analysisLines(z), ...zoneMessageLines(z, width, now)];
+  return [...headroomLines(z), ...analysisLines(z), ...capacityLines(z), ...zoneMessageLines(z, width, now)];
 }
 
 function zoneMessageLines(z: ZoneView, width: number, now: Date): Line[] {
@@ -261,6 +279,7 @@ export function statusLine(v: RolloutView, width = DEFAULT_WIDTH): string {
   const parts = [v.current ? (v.phase ?? 'no status yet') : `generation ${v.generation ?? '-'} not picked up yet`];
   if (v.current && v.zoneIndex) parts.push(`zone ${v.zoneIndex}/${v.zoneCount} ${v.currentZone}${v.currentStep && !v.ended ? ` ${v.currentStep}` : ''}`);
   if (v.awaiting?.canary) parts.push(`awaiting approval of canary ${v.awaiting.canary} (Inconclusive analysis: promote or abort)`);
+  else if (v.awaiting?.capacity) parts.push(`awaiting approval: the capacity guard breached while zone ${v.awaiting.nextZone} is out (promote or abort)`);
   else if (v.awaiting) parts.push(`awaiting approval at ${gatesText(v.awaiting.gates)} before zone ${v.awaiting.nextZone} (promote or abort)`);
   parts.push(`out of reads: ${v.zonesOutOfRotation.join(', ') || 'none'}`);
   return serialize(fit([seg(parts.join(' · '))], width), false);

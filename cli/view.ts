@@ -3,7 +3,7 @@
 // tests rely on it).
 import { vmDistributedClusterStatusSchema, zoneStatusSchema } from '../api/status-schema';
 import { validateSpec } from '../api/validate';
-import type { Awaiting, CanaryAnalysisStatus, DataCompleteness, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
+import type { Awaiting, CanaryAnalysisStatus, CapacityCheck, DataCompleteness, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
@@ -67,6 +67,8 @@ export interface ZoneView {
   completeness?: DataCompleteness;
   /** The canary's analysis (strategy.canary). */
   analysis?: CanaryAnalysisStatus;
+  /** The capacity guard's latest look while the zone was out (strategy.capacityGuard). */
+  capacity?: CapacityCheck;
 }
 
 export interface RolloutView {
@@ -124,6 +126,12 @@ function headroomOf(raw: unknown): QueueHeadroom | undefined {
 /** A zone's canary analysis as far as it has the shape vmrollout writes. */
 function analysisOf(raw: unknown): CanaryAnalysisStatus | undefined {
   const parsed = zoneStatusSchema.shape.analysis.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A zone's capacity check as far as it has the shape vmrollout writes. */
+function capacityOf(raw: unknown): CapacityCheck | undefined {
+  const parsed = zoneStatusSchema.shape.capacity.safeParse(raw);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -245,6 +253,8 @@ function zoneView(
   const completeness = completenessOf(fromWorkflow ? fromWorkflow.dataCompleteness : fromStatus?.dataCompleteness);
   if (completeness) z.completeness = completeness;
   if (analysis) z.analysis = analysis;
+  const capacity = capacityOf(fromWorkflow ? fromWorkflow.capacity : fromStatus?.capacity);
+  if (capacity) z.capacity = capacity;
   return z;
 }
 

@@ -39,6 +39,7 @@ const SUMMARIES: Summaries = {
   confirmSwitch: (i) => `confirm every vmauth pod of VMAuth ${i.vmauthName} serves routes ${i.expect === 'absent' ? 'without' : 'with'} ${i.vmcluster}`,
   measureCanary: (i) =>
     `compare canary ${i.canary.vmcluster} with ${i.baseline.vmcluster}: ${i.analysis.queries.length} queries${i.analysis.recentQueries ? ` + ${i.analysis.recentQueries} recent` : ''}${i.analysis.freshnessSelector ? ', ingestion lag' : ''}`,
+  readReadHealth: (i) => `read how VMAuth ${i.vmauthName}${i.carriers.length ? ` and ${i.carriers.join(', ')}` : ''} serve the reads`,
   waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,
   awaitSwitch: (i) =>
     `wait until ${routes(i.routes)} apply and every vmauth pod serves routes ${i.confirm.expect === 'absent' ? 'without' : 'with'} ${i.confirm.vmcluster}`,

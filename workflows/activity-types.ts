@@ -3,6 +3,7 @@
 import type {
   AnalysisMeasurement,
   CanaryAnalysisSpec,
+  ReadHealthReading,
   DropReading,
   JsonObject,
   NormalizedSpec,
@@ -57,6 +58,14 @@ export interface CanaryMeasureInput {
   canary: { zone: string; vmcluster: string };
   baseline: { zone: string; vmcluster: string };
   analysis: CanaryAnalysisSpec;
+}
+
+/** Whom readReadHealth reads: every pod of the VMAuth, and the vmselect pods of the zones carrying the reads (strategy.capacityGuard). */
+export interface ReadHealthInput {
+  namespace: string;
+  vmauthName: string;
+  /** The carriers' VMClusters. */
+  carriers: string[];
 }
 
 /** The read switch to confirm in the vmauth pods (see activities/vmauth/switch.ts). */
@@ -241,6 +250,13 @@ export interface RolloutActivities {
    * verdict, whatever the zones answer: a zone that cannot be asked makes it Inconclusive.
    */
   measureCanary(input: CanaryMeasureInput): Promise<AnalysisMeasurement>;
+
+  /**
+   * One reading of the pods that serve the reads while a zone is out (activities/reads/read-health.ts):
+   * every vmauth pod's and the carriers' vmselect pods' read counters, cumulative; `unreadable` says
+   * why when some pod cannot be listed, verified or read.
+   */
+  readReadHealth(input: ReadHealthInput): Promise<ReadHealthReading>;
 
   /** Wait until the zones that will carry the reads are operational with empty vmagent backlogs. */
   waitCarriersReady(input: CarriersInput): Promise<{ message: string }>;

@@ -42,6 +42,14 @@ export class Boundary {
     return this.hold({ kind: 'gate', gates: [], nextZone: zone }, { gates: [], nextZone: zone, canary: zone, since: now() }, tell);
   }
 
+  /**
+   * Wait for a person after the capacity guard breached while `zone` is out (`why`), before its next
+   * step: promote goes on, abort fails the zone (it stays out); as a gate otherwise.
+   */
+  capacity(zone: string, why: string, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
+    return this.hold({ kind: 'gate', gates: [], nextZone: zone }, { gates: [], nextZone: zone, capacity: why, since: now() }, tell);
+  }
+
   private async hold(w: Wait, awaiting: Awaiting, tell: () => Promise<unknown>): Promise<BoundaryEnd> {
     const { state, signals } = this;
     this.wait = w;

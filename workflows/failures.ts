@@ -35,6 +35,8 @@ export const FailureType = {
   DataDropped: 'DataDropped',
   /** The canary's analysis (strategy.canary) Failed, or a person aborted it after it was Inconclusive: the canary stays out. */
   AnalysisFailed: 'AnalysisFailed',
+  /** The capacity guard (strategy.capacityGuard) breached while the zone was out, and a person aborted: the zone stays out. */
+  CapacityBreached: 'CapacityBreached',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -2,7 +2,7 @@
 // and its latest note, the run's latest note). What the status, the progress query, the Events and
 // the Web UI say is derived from it in one place (status.ts). Pure types + helpers.
 import type { CurrentStep, LastQueueSample, RolloutInput, ZoneProgress } from '../api/rollout-contract';
-import type { Awaiting, Condition, DropReading, Gate, NormalizedSpec, ObjectGeneration, RolloutPlanStatus, ZoneStep } from '../api/types';
+import type { Awaiting, Condition, DropReading, ReadHealthReading, Gate, NormalizedSpec, ObjectGeneration, RolloutPlanStatus, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
 import { planZoneOrder, shuffleSeed } from './plan';
 
@@ -13,6 +13,9 @@ export interface ZoneState extends ZoneProgress {
   removals?: RouteRemoval[];
   /** vmagent's drop counters for the zone from before it left (or as of its last DataDropped failure). */
   dropBaseline?: DropReading;
+  /** The capacity guard's readings (strategy.capacityGuard): before the zone left, and the latest one. */
+  healthBaseline?: ReadHealthReading;
+  healthLast?: ReadHealthReading;
 }
 
 /** How a zone the cleanup put back into reads was found. */

@@ -37,6 +37,7 @@ export function rolloutMessage(state: RunState): string {
   if (state.paused) return state.currentZone ? `paused before ${state.currentStep ?? 'next step'} of zone ${state.currentZone}` : 'paused';
   const a = state.awaiting;
   if (a?.canary) return canaryWaitMessage(a.canary);
+  if (a?.capacity) return capacityWaitMessage(a.nextZone, a.capacity);
   if (a) return `waiting at gate ${a.gates.join(' + ')} for a person, every zone in reads: promote starts zone ${a.nextZone}, abort ends the rollout here`;
   const n = state.run;
   switch (n.kind) {
@@ -77,6 +78,9 @@ export function rolloutMessage(state: RunState): string {
 
 const canaryWaitMessage = (zone: string) =>
   `the analysis of canary ${zone} was Inconclusive: waiting for a person, the canary out of reads: promote puts it back into reads and goes on, abort fails it (it stays out)`;
+
+const capacityWaitMessage = (zone: string, why: string) =>
+  `the capacity guard stopped before zone ${zone}'s next step (${why}): waiting for a person, the zone out of reads: promote goes on, abort fails the zone (it stays out)`;
 
 const REJOINED: { readonly [K in Extract<ZoneNote, { kind: 'rejoined' }>['how']]: (why: string, generation?: number) => string } = {
   'before-upgrade': (why) => `rejoined reads (${why}) before upgrade`,
@@ -140,6 +144,7 @@ function zoneStatus(z: ZoneState): ZoneStatus {
   if (z.queueHeadroom) s.queueHeadroom = { ...z.queueHeadroom };
   if (z.dataCompleteness) s.dataCompleteness = { ...z.dataCompleteness, dropped: { ...z.dataCompleteness.dropped } };
   if (z.analysis) s.analysis = structuredAnalysis(z.analysis);
+  if (z.capacity) s.capacity = { ...z.capacity };
   const message = zoneMessage(z);
   if (message) s.message = message;
   return s;
@@ -202,7 +207,7 @@ export function progressOf(state: RolloutState, signals: { pauseRequested: boole
     currentZone: state.currentZone,
     currentStep: state.currentStep,
     order: [...state.order],
-    zones: state.zones.map(({ removals, note, dropBaseline: _baseline, ...z }) => ({
+    zones: state.zones.map(({ removals, note, dropBaseline: _baseline, healthBaseline: _health, healthLast: _last, ...z }) => ({
       ...z,
       message: zoneMessage({ ...z, note }),
       removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),
@@ -248,6 +253,7 @@ export function currentDetails(status: VMDistributedClusterStatus): string {
   const lines = [`**${status.phase ?? 'Pending'}**${current}`, `out of reads: ${out}`];
   const a = status.awaiting;
   if (a?.canary) lines.push(`**awaiting approval** since ${a.since}: ${canaryWaitMessage(a.canary)}`);
+  else if (a?.capacity) lines.push(`**awaiting approval** since ${a.since}: ${capacityWaitMessage(a.nextZone, a.capacity)}`);
   else if (a)
     lines.push(
       `**awaiting approval** at gate ${a.gates.join(' + ')} since ${a.since}: \`kubectl vmdc promote\` starts \`${a.nextZone}\`, \`kubectl vmdc abort\` ends the rollout here`,

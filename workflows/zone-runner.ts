@@ -11,7 +11,7 @@ import { zoneState, type RunNote, type ZoneState } from './state';
 import { upgradedZones } from './boundary';
 import { gatesBefore, isCanaryZone } from './gates';
 import { cleanupZone } from './zone-cleanup';
-import { clusterApply, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
+import { clusterApply, guardCapacity, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
 
 /** How a zone ended: its Outcome, skipped (up to date), or the rollout aborted at its gate. */
 export type ZoneEnd = Outcome | 'skipped' | { aborted: Extract<RunNote, { kind: 'aborted' }> };
@@ -119,6 +119,9 @@ async function upToDate(ctx: RunContext, zs: ZoneSpec): Promise<'unchanged' | 'c
   }
 }
 
+/** The steps the capacity guard looks before: the zone is out (its switch confirmed and its reads drained) until it rejoins. */
+const GUARDED_STEPS: ReadonlySet<ZoneStep> = new Set<ZoneStep>(['Upgrading', 'WaitingOperational', 'WaitingForQueue', 'Analyzing', 'RejoiningReads']);
+
 /** The steps from the zone's current one to the end, each after a safe point. */
 async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
   const { state, signals } = run;
@@ -130,6 +133,7 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
     state.currentStep = s;
     await safePoint(run);
     if (signals.superseded() && !z.patchAttempted) return stopBeforePatch(run, z);
+    if (GUARDED_STEPS.has(s)) await guardCapacity(c);
     enterStep(z, s);
     z.note = z.outOfRotation ? { kind: 'out-for-upgrade' } : undefined;
     state.run = { kind: 'zone-step', zone: z.name, step: s };

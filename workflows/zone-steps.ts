@@ -5,9 +5,10 @@ import type { RouteRemoval } from '../api/route-records';
 import { applyRemoval } from '../api/route-edits';
 import { condition } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
-import type { ApplyObjectInput, RolloutActivities, RouteSnapshot } from './activity-types';
+import type { ApplyObjectInput, ReadHealthInput, RolloutActivities, RouteSnapshot } from './activity-types';
 import { baselineZone, concludeAnalysis, measurementInterval, recordMeasurement, startAnalysis } from './analysis';
 import type { Boundary } from './boundary';
+import { judgeCapacity } from './capacity';
 import { compareDrops } from './drops';
 import { FailureType, stepFailure } from './failures';
 import { clusterApplyFor } from './managed-objects';
@@ -104,6 +105,43 @@ async function readVmagentBeforeLeaving({ ctx, z, zs }: Pick<ZoneContext, 'ctx' 
   }
 }
 
+/** Whom the capacity guard reads: every vmauth pod, and the vmselect pods of the zones still in reads. */
+function healthInput({ ctx, state, z }: Pick<ZoneContext, 'ctx' | 'state' | 'z'>): ReadHealthInput {
+  const carriers = state.zones.filter((o) => o.name !== z.name && !o.outOfRotation).map((o) => o.vmcluster);
+  return { namespace: ctx.ns, vmauthName: ctx.spec.vmauth.name, carriers };
+}
+
+/**
+ * strategy.capacityGuard, before the zone leaves: how the reads are served now, the baseline its
+ * window is judged against (vmauth's mean latency) and the start of its first window.
+ */
+async function readHealthBeforeLeaving(c: Pick<ZoneContext, 'ctx' | 'state' | 'z'>): Promise<void> {
+  if (!c.ctx.st.capacityGuard) return;
+  const r = await c.ctx.acts.short.readReadHealth(healthInput(c));
+  c.z.healthBaseline = c.z.healthLast = r;
+}
+
+/**
+ * strategy.capacityGuard, before each step of a zone that is out: how the other zones served the
+ * reads since the last look. A breach (or reads that cannot be measured) waits for a person, the zone
+ * still out: promote goes on, abort fails the zone. The next window starts at this look.
+ */
+export async function guardCapacity(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'report' | 'signals' | 'boundary'>): Promise<void> {
+  const { ctx, z, report, signals, boundary } = c;
+  const bounds = ctx.st.capacityGuard;
+  if (!bounds || !z.outOfRotation || !z.healthBaseline || !z.healthLast) return;
+  const now = await ctx.acts.short.readReadHealth(healthInput(c));
+  const check = (z.capacity = judgeCapacity(z.healthBaseline, z.healthLast, now, bounds));
+  if (!now.unreadable) z.healthLast = now;
+  if (!check.breached) return;
+  const end = signals.superseded() ? { kind: 'superseded' as const } : await boundary.capacity(z.name, check.message, () => report.write());
+  if (end.kind !== 'aborted') return;
+  throw stepFailure(
+    FailureType.CapacityBreached,
+    `capacity guard: ${check.message}; aborted by a person${end.note.reason ? ` (${end.note.reason})` : ''}: the zone stays out of reads; resume goes on from here`,
+  );
+}
+
 /**
  * 1. Take the zone out of every managed read route, announced in the status first. Planned afresh
  * from the routes as they are (a resumed zone finishes what a failed edit left); each route's edit
@@ -117,6 +155,7 @@ async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'e
   await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
   await readVmagentBeforeLeaving(c);
   await waitForCarriers(c);
+  await readHealthBeforeLeaving(c);
   // Planned from a fresh read: the routes may have changed while the carriers were awaited.
   const { removals: plan } = await planRemovals(ctx, zs);
   // The switch must be confirmable before the zone leaves: the operator's config Secret exists and

@@ -96,7 +96,9 @@ export function statusEvents(before: VMDistributedClusterStatus | undefined, aft
       reason: 'RolloutPromoted',
       message: passed.canary
         ? `canary ${passed.canary} promoted by a person after an Inconclusive analysis: it rejoins reads`
-        : `gate ${passed.gates.join(' + ')} passed: zone ${passed.nextZone} starts`,
+        : passed.capacity
+          ? `zone ${passed.nextZone} goes on, out of reads, promoted by a person after the capacity guard breached`
+          : `gate ${passed.gates.join(' + ')} passed: zone ${passed.nextZone} starts`,
     });
   const told = after.phase && ROLLOUT_PHASES_TOLD[after.phase];
   if (told && before?.phase !== after.phase) events.push({ type: told, reason: `Rollout${after.phase}`, message: after.message ?? `rollout ${after.phase}` });

@@ -11,7 +11,7 @@
  */
 import * as http from 'node:http';
 import * as k8s from '@kubernetes/client-node';
-import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import { DEFAULT_TASK_QUEUE, UPDATE_ABORT } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus, ZoneStatus } from '../../api/types';
 import { httpRequest, waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
@@ -26,6 +26,7 @@ import {
   V1,
   V2,
   V3,
+  V4,
   waitVmdcPhase,
   workerEvents,
   type E2EStack,
@@ -173,5 +174,55 @@ describe('a canary zone analysed on the real VictoriaMetrics', () => {
     expect(traffic.stale(t0, Date.now())).toEqual([]);
     const events = await workerEvents(kc, NS, VMDC);
     expect(events).toContain('CanaryPassed');
+  });
+});
+
+describe('the capacity guard on the real vmauth', () => {
+  const carriers = ['vm-az-b', 'vm-az-c'];
+  const slow = (ms: number) => carriers.forEach((c) => vm.vmselects[c]!.setDelay(ms));
+  const waitOut = (zone: string) =>
+    waitFor(async () => (await status()).zonesOutOfRotation?.includes(zone), { timeoutMs: 120_000, description: `${zone} out of reads` });
+
+  it("carriers made slow while a zone is out: vmauth's real latency breaches, the rollout waits before the zone's upgrade, the zone out; abort fails it there", async () => {
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4, strategy: { canary: null, capacityGuard: {} } } });
+    await waitOut('az-a');
+    slow(500);
+    try {
+      const st = await waitFor(async () => ((await status()).awaiting?.capacity ? status() : undefined), {
+        timeoutMs: 120_000,
+        description: 'the capacity guard to wait',
+      });
+      expect(st.awaiting).toMatchObject({ nextZone: 'az-a', gates: [] });
+      expect(st.awaiting!.capacity).toMatch(/^vmauth's mean read latency [\d.]+ ms, 3× and 100 ms over its [\d.]+ ms before the zone left$/);
+      const a = zoneIn(st, 'az-a');
+      expect(a.capacity).toMatchObject({ breached: true });
+      expect(a.capacity!.latencyMs!).toBeGreaterThan(3 * a.capacity!.baselineLatencyMs! + 100);
+      expect(a.capacity!.requests).toBeGreaterThanOrEqual(10);
+      expect(st.zonesOutOfRotation).toEqual(['az-a']);
+      expect(await clusterVersion('vm-az-a')).toBe(V3); // stopped before its upgrade
+      await stack.client.workflow.getHandle(st.workflow!.id).executeUpdate(UPDATE_ABORT, { args: [{ reason: 'carriers slow' }] });
+      const failed = await waitPhase(5, ['Failed']);
+      expect(zoneIn(failed, 'az-a')).toMatchObject({ phase: 'Failed' });
+      expect(zoneIn(failed, 'az-a').message).toMatch(
+        /capacity guard: vmauth's mean read latency .* aborted by a person \(carriers slow\): the zone stays out of reads/,
+      );
+      expect(failed.zonesOutOfRotation).toEqual(['az-a']);
+      expect(await clusterVersion('vm-az-a')).toBe(V3);
+    } finally {
+      slow(0);
+    }
+  });
+
+  it('negative control: the same slow carriers without strategy.capacityGuard never stop the rollout', async () => {
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { capacityGuard: null } } });
+    slow(500);
+    try {
+      const st = await waitPhase(6, ['Failed', 'Succeeded']);
+      expect(st.phase).toBe('Succeeded');
+      expect(st.zones!.some((z: ZoneStatus) => z.capacity)).toBe(false);
+      for (const vmc of DEMO_CLUSTERS) expect(await clusterVersion(vmc)).toBe(V4);
+    } finally {
+      slow(0);
+    }
   });
 });

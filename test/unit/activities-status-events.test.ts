@@ -113,3 +113,15 @@ test('the canary: its bake starts on ZoneDrained, it rejoins on CanaryPassed; a 
     message: 'canary az-a promoted by a person after an Inconclusive analysis: it rejoins reads',
   });
 });
+
+test('the capacity guard: its wait is RolloutAwaitingApproval (the message says why), its promote says the zone goes on out of reads', () => {
+  const awaiting = { gates: [], nextZone: 'az-b', capacity: '20 of 100 reads failed', since: 't' };
+  const out = { zonesOutOfRotation: ['az-b'] };
+  const waiting = st([zone('az-b', 'WaitingForSwitch')], { ...out, awaiting, message: 'the capacity guard stopped before zone az-b' });
+  expect(statusEvents(st([zone('az-b', 'WaitingForSwitch')], out), waiting)).toEqual([
+    { type: 'Normal', reason: 'RolloutAwaitingApproval', message: 'the capacity guard stopped before zone az-b' },
+  ]);
+  expect(statusEvents(waiting, st([zone('az-b', 'Upgrading')], out))).toEqual([
+    { type: 'Normal', reason: 'RolloutPromoted', message: 'zone az-b goes on, out of reads, promoted by a person after the capacity guard breached' },
+  ]);
+});

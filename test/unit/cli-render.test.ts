@@ -594,6 +594,7 @@ describe('kubectl vmdc get -o json', () => {
       queueHeadroom: null,
       dataCompleteness: null,
       analysis: null,
+      capacity: null,
     });
   });
 
@@ -667,5 +668,41 @@ describe('kubectl vmdc get: the canary (strategy.canary)', () => {
       '              fail it, it stays out: kubectl vmdc abort vm-global -n monitoring',
     ]);
     expect(statusLine(buildView(input), 200)).toContain('awaiting approval of canary az-b (Inconclusive analysis: promote or abort)');
+  });
+});
+
+describe('kubectl vmdc get: the capacity guard (strategy.capacityGuard)', () => {
+  const CHECK = {
+    at: '2026-03-04T10:20:00Z',
+    breached: true,
+    requests: 812,
+    errorRatio: 0,
+    latencyMs: 512.4,
+    baselineLatencyMs: 4.1,
+    message: "vmauth's mean read latency 512.4 ms, 3× and 100 ms over its 4.1 ms before the zone left",
+  };
+  const withCapacity = (capacity: unknown, awaiting = true): ViewInput => {
+    const input = structuredClone(queueWait);
+    (input.workflow!.progress.zones[1] as { capacity?: unknown }).capacity = capacity;
+    if (awaiting) input.workflow!.progress.awaiting = { gates: [], nextZone: 'az-b', capacity: CHECK.message, since: '2026-03-04T10:20:00Z' };
+    return input;
+  };
+  it('a zone out shows the last look; a breach waits for a person, saying what promote and abort do', () => {
+    const lines = plain(withCapacity(CHECK));
+    expect(lines.filter((l) => l.startsWith('    capacity'))).toEqual([
+      '    capacity BREACHED · 812 reads since the last look, 0.00% failed, mean 512.4 ms (before: 4.1 ms)',
+    ]);
+    expect(lines.filter((l) => /^(Awaiting: | {14}(go on|fail))/.test(l))).toEqual([
+      "Awaiting:     approval to go on with zone az-b, out of reads: the capacity guard breached (vmauth's",
+      '              go on: kubectl vmdc promote vm-global -n monitoring',
+      '              fail it, it stays out: kubectl vmdc abort vm-global -n monitoring',
+    ]);
+    expect(viewDocument(buildView(withCapacity(CHECK)), NOW).zones[1]!.capacity).toEqual(CHECK);
+  });
+  it('a check not of the shape vmrollout writes is not shown', () => {
+    for (const hostile of [{ ...CHECK, breached: 'yes' }, { ...CHECK, requests: -1 }, 7]) {
+      expect([hostile, viewDocument(buildView(withCapacity(hostile, false)), NOW).zones[1]!.capacity]).toEqual([hostile, null]);
+      expect(plain(withCapacity(hostile, false)).some((l) => l.startsWith('    capacity'))).toBe(false);
+    }
   });
 });

@@ -67,6 +67,14 @@ function cancellationSignal(): AbortSignal | undefined {
 /** The uid of a fake route object (`<kind>/<name>`): what its records are bound to. */
 export const routeUid = (rk: string): string => `uid-of-${rk}`;
 
+/** What vmauth serves between two looks of the capacity guard (the fake's readReadHealth). */
+export interface ReadWindow {
+  requests: number;
+  errors: number;
+  meanMs: number;
+  unreadable?: string;
+}
+
 /** A call held at its start until released. */
 export interface Held {
   reached: Promise<void>;
@@ -102,6 +110,14 @@ export class FakeCluster {
    * the answers: activities/analysis/compare.ts); absent: one series, value 1, in 5 ms.
    */
   readonly selectAnswers = new Map<string, (query: string) => QueryAnswer>();
+  /**
+   * The reads vmauth serves between two looks of the capacity guard (each readReadHealth adds one
+   * such window to its cumulative counters); `unreadable` makes the reading say so.
+   */
+  readWindow: ReadWindow = { requests: 100, errors: 0, meanMs: 5 };
+  /** Windows for the next looks, in order, before readWindow again. */
+  readonly nextReadWindows: ReadWindow[] = [];
+  private readonly readCounters = { requests: 0, errors: 0, durationSeconds: 0, durationCount: 0 };
   /** VMClusters whose read switch can never be confirmed in the vmauth pods (no config Secret, a pod stuck on an old config). */
   readonly unconfirmableSwitch = new Set<string>();
   private readonly queueAttempts = new Map<string, number>();
@@ -398,6 +414,20 @@ export class FakeCluster {
           compareQuery({ text: q, source: 'spec' }, answer(baseline.vmcluster, q), answer(canary.vmcluster, q), analysis),
         );
         return judgeMeasurement(new Date().toISOString(), queries, undefined, analysis);
+      },
+
+      // vmauth's cumulative counters grow by one readWindow per look (the real page's fields: activities/reads/read-health.ts).
+      readReadHealth: async ({ carriers }) => {
+        await this.enter(`readReadHealth:${carriers.join(',')}`);
+        const at = new Date().toISOString();
+        const w = this.nextReadWindows.shift() ?? this.readWindow;
+        if (w.unreadable) return { at, pods: [], unreadable: w.unreadable };
+        const c = this.readCounters;
+        c.requests += w.requests;
+        c.errors += w.errors;
+        c.durationCount += w.requests;
+        c.durationSeconds += (w.requests * w.meanMs) / 1000;
+        return { at, pods: [{ pod: 'vmauth/vmauth-0', counters: { ...c } }] };
       },
 
       waitCarriersReady: async ({ carriers }) => {

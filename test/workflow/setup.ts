@@ -9,7 +9,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput, type Progress } from '../../api/rollout-contract';
-import type { Canary, Gate, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
+import type { Canary, CapacityGuard, Gate, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { installQuietRuntime, startTimeSkippingEnv } from '../infra/harness/temporal';
 import { checkInvariants, type Breach } from '../infra/oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
@@ -70,6 +70,7 @@ export interface ScenarioOptions {
   dryRun?: true;
   expectedDowntimeMs?: number;
   canary?: Canary;
+  capacityGuard?: CapacityGuard;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
 }
@@ -100,6 +101,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       ...(o.dryRun ? { dryRun: o.dryRun } : {}),
       ...(o.expectedDowntimeMs ? { expectedDowntimeMs: o.expectedDowntimeMs } : {}),
       ...(o.canary ? { canary: o.canary } : {}),
+      ...(o.capacityGuard ? { capacityGuard: o.capacityGuard } : {}),
     },
   };
 }

@@ -39,6 +39,8 @@ export interface VmselectFront {
   counts(): Record<string, number>;
   /** Prometheus text of /metrics (as served). */
   metricsText(): string;
+  /** Fault injection (a carrier made slow on purpose): each /select/ request waits this long before it is forwarded. */
+  setDelay(ms: number): void;
   stop(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export async function startVmselectFront(opts: { backendURL: string; port?: numb
   const port = opts.port ?? (await freePort());
   const counters = new Map<string, number>(COUNTED.map(([, p]) => [p, 0]));
   let errors = 0;
+  let delayMs = 0;
   const metricsText = () =>
     [
       ...[...counters.entries()].map(([p, v]) => `vm_http_requests_total{path="${p}"} ${v}`),
@@ -71,6 +74,10 @@ export async function startVmselectFront(opts: { backendURL: string; port?: numb
     const rest = m[2]!;
     const label = COUNTED.find(([re]) => re.test(rest))?.[1];
     if (label) counters.set(label, (counters.get(label) ?? 0) + 1);
+    if (delayMs > 0) setTimeout(() => forward(req, res, rest, u), delayMs);
+    else forward(req, res, rest, u);
+  });
+  const forward = (req: http.IncomingMessage, res: http.ServerResponse, rest: string, u: URL) => {
     const target = new URL(`${rest}${u.search}`, opts.backendURL);
     const headers = { ...req.headers };
     delete headers.host;
@@ -84,7 +91,7 @@ export async function startVmselectFront(opts: { backendURL: string; port?: numb
       res.end(`vmselect front: backend ${opts.backendURL}: ${err.message}`);
     });
     req.pipe(up);
-  });
+  };
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -95,6 +102,7 @@ export async function startVmselectFront(opts: { backendURL: string; port?: numb
     port,
     counts: () => Object.fromEntries(counters),
     metricsText,
+    setDelay: (ms) => void (delayMs = ms),
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
