@@ -1,9 +1,10 @@
-// What the vmagent checks around a zone's window cost the rollout (issue 31: "analysis adds no more
-// than one poll per step"): the queue headroom preflight and the drop-counter readings before and
-// after the zone's window (strategy.queueHeadroom, strategy.dataCompleteness). On the e2e stack
+// What the checks around a zone's window cost the rollout (issue 31: "analysis adds no more than one
+// poll per step"): the queue headroom preflight and the drop-counter readings before and after the
+// zone's window (strategy.queueHeadroom, strategy.dataCompleteness), and the capacity guard's looks
+// before the zone leaves and before each of its next steps (strategy.capacityGuard). On the e2e stack
 // (test/e2e/support.ts: real Temporal dev server, kube-apiserver, VictoriaMetrics zones, vmagent,
-// vmauth, worker and trigger), pairs of 3-zone rollouts one after the other: both checks Off, then
-// both Enforce (the default).
+// vmauth, worker and trigger), pairs of 3-zone rollouts one after the other: every check off, then
+// every check on.
 //
 // From each workflow's Temporal history (event times are the server's):
 // - checkMs: each check's local activity, as the workflow task that ran it (start → completion):
@@ -23,7 +24,7 @@ import { PAIRED_NS, pairedRollouts } from '../support/paired-rollouts';
 const NS = PAIRED_NS;
 const VMDC = 'checks';
 const POLL_MS = 250;
-const CHECKS = ['readVmagent'];
+const CHECKS = ['readVmagent', 'readReadHealth'];
 const quick = process.argv.includes('--quick');
 const PAIRS = quick ? 1 : 3;
 const t0 = Date.now();
@@ -74,7 +75,7 @@ async function rollout(stack: E2EStack, version: string, checks: boolean): Promi
   const mode = checks ? 'Enforce' : 'Off';
   const generation = (
     await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, {
-      spec: { clusterVersion: version, strategy: { queueHeadroom: mode, dataCompleteness: mode } },
+      spec: { clusterVersion: version, strategy: { queueHeadroom: mode, dataCompleteness: mode, capacityGuard: checks ? {} : null } },
     })
   ).metadata.generation!;
   const done = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded', 'Failed'], { timeoutMs: 5 * 60_000 });
@@ -86,7 +87,7 @@ async function rollout(stack: E2EStack, version: string, checks: boolean): Promi
 async function main(): Promise<void> {
   const runInfo = provenance();
   const runs = await pairedRollouts(
-    { name: 'checks', vmdc: VMDC, pairs: PAIRS, pollMs: POLL_MS, progress, label: (on) => (on ? 'checks Enforce' : 'checks Off') },
+    { name: 'checks', vmdc: VMDC, pairs: PAIRS, pollMs: POLL_MS, progress, label: (on) => (on ? 'checks on' : 'checks off') },
     rollout,
   );
   const withChecks = runs.filter((r) => r.checks);
@@ -98,15 +99,16 @@ async function main(): Promise<void> {
   const netPerZone = withChecks.map((r, i) => (r.rolloutMs - without[i]!.rolloutMs) / zones);
   const doc = {
     benchmark: 'checks',
-    what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the vmagent checks (queueHeadroom, dataCompleteness) Off then Enforce; what they add, in polls',
+    what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the checks (queueHeadroom, dataCompleteness, capacityGuard) off then on; what they add, in polls',
     ...runInfo,
     pollIntervalMs: POLL_MS,
     runs,
     summary: {
       /**
-       * Per workflow task that ran checks: 2 per zone, one per step (LeavingReads: the headroom
-       * preflight and the first drop-counter reading, one readVmagent; WaitingForQueue: the second).
-       * Target: at most one poll each.
+       * Per workflow task that ran checks: LeavingReads (the headroom preflight and the first
+       * drop-counter reading, one readVmagent; the capacity guard's baseline), WaitingForQueue (the
+       * second reading), and the guard's look before each step from Upgrading on. Target: at most
+       * one poll each.
        */
       checkTask: { ms: minMaxMean(all), p50Ms: round(quantile(all, 0.5)), maxPolls: polls(Math.max(...all)) },
       /** Both tasks of a zone together. */

@@ -7,7 +7,9 @@
  * canary made wrong on purpose (its series deleted through the real VictoriaMetrics admin API
  * while it bakes) fails and stays out of reads with the numbers; without the analysis (negative
  * control) the same wrong zone serves reads again; a canary that is right rejoins and the rollout
- * goes on, its recent queries replayed from the baseline's real top_queries.
+ * goes on, its recent queries replayed from the baseline's real top_queries. The same stack has the
+ * Slack-compatible receiver of spec.notifications, and the capacity guard (strategy.capacityGuard)
+ * judging the real vmauth's counters while the carriers' vmselect fronts are made slow.
  */
 import * as http from 'node:http';
 import * as k8s from '@kubernetes/client-node';
@@ -26,7 +28,6 @@ import {
   V1,
   V2,
   V3,
-  V4,
   waitVmdcPhase,
   workerEvents,
   type E2EStack,
@@ -82,8 +83,9 @@ afterAll(async () => {
 
 const status = async () => ((await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status ?? {}) as VMDistributedClusterStatus;
 const zoneIn = (st: VMDistributedClusterStatus, name: string) => st.zones!.find((z) => z.name === name)!;
-const waitPhase = (generation: number, phases: string[]) =>
-  waitVmdcPhase(kc, NS, VMDC, generation, phases, { diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}` });
+/** `fresh`: the phase may be reached already (the wait starts after the rollout moved). */
+const waitPhase = (generation: number, phases: string[], fresh = false) =>
+  waitVmdcPhase(kc, NS, VMDC, generation, phases, { fresh, diagnostics: () => `simulator errors: ${vm.simulator.errors.slice(-5).join('\n')}` });
 const clusterVersion = async (vmc: string) => ((await getObject(kc, 'VMCluster', NS, vmc)).spec as { clusterVersion?: string }).clusterVersion;
 const routed = (vmc: string) => Object.values(vm.simulator.currentConfig!.routes).some((zs) => zs.includes(vmc));
 /** The heartbeat's sample count over 2 minutes, read straight from a zone's process. */
@@ -148,43 +150,16 @@ describe('a canary zone analysed on the real VictoriaMetrics', () => {
     expect(routed('vm-az-c')).toBe(true);
     expect(st.zones!.some((z: ZoneStatus) => z.analysis)).toBe(false);
   });
-
-  it('a canary that is right rejoins after its bake and the rollout goes on; recent queries come from the baseline top_queries', async () => {
-    const t0 = Date.now();
-    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3, strategy: { canary: { bake: '12s', analysis: ANALYSIS } } } });
-    const st = await waitPhase(4, ['Failed', 'Succeeded']);
-    expect(st.phase).toBe('Succeeded');
-    // Unnamed: the first zone of the order, compared with the next one not yet upgraded.
-    const a = zoneIn(st, 'az-a');
-    expect(a).toMatchObject({ phase: 'Done', analysis: { verdict: 'Successful', baseline: 'az-b', bakeSeconds: 12, failed: 0, inconclusive: 0 } });
-    expect(a.analysis!.measurements).toBeGreaterThanOrEqual(3);
-    const queries = a.analysis!.latest!.queries;
-    expect(queries.find((q) => q.query === COUNT)).toMatchObject({ verdict: expect.stringMatching(/^(match|slow)$/), baselineSeries: 1, canarySeries: 1 });
-    // The reads the traffic sends through vmauth, replayed from the baseline's real top_queries.
-    expect({ message: a.analysis!.latest!.message, queries: queries.map((q) => [q.source, q.query]) }).toEqual({
-      message: expect.any(String),
-      queries: expect.arrayContaining([['recent', `max(${SERIES})`]]),
-    });
-    expect(queries.find((q) => q.source === 'recent' && q.query === `max(${SERIES})`)).toMatchObject({ verdict: expect.stringMatching(/^(match|slow)$/) });
-    expect(queries.find((q) => q.source === 'freshness')).toMatchObject({ verdict: 'match' });
-    expect(a.analysis!.latest!.lagSeconds).toBeLessThanOrEqual(10);
-    expect(['az-b', 'az-c'].map((z) => zoneIn(st, z).analysis)).toEqual([undefined, undefined]);
-    for (const vmc of DEMO_CLUSTERS) expect(await clusterVersion(vmc)).toBe(V3);
-    expect(traffic.failed(t0, Date.now())).toEqual([]);
-    expect(traffic.stale(t0, Date.now())).toEqual([]);
-    const events = await workerEvents(kc, NS, VMDC);
-    expect(events).toContain('CanaryPassed');
-  });
 });
 
-describe('the capacity guard on the real vmauth', () => {
+describe('the capacity guard on the real vmauth, then a right canary with the guard off (its negative control)', () => {
   const carriers = ['vm-az-b', 'vm-az-c'];
   const slow = (ms: number) => carriers.forEach((c) => vm.vmselects[c]!.setDelay(ms));
   const waitOut = (zone: string) =>
     waitFor(async () => (await status()).zonesOutOfRotation?.includes(zone), { timeoutMs: 120_000, description: `${zone} out of reads` });
 
   it("carriers made slow while a zone is out: vmauth's real latency breaches, the rollout waits before the zone's upgrade, the zone out; abort fails it there", async () => {
-    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4, strategy: { canary: null, capacityGuard: {} } } });
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3, strategy: { canary: null, capacityGuard: {} } } });
     await waitOut('az-a');
     slow(500);
     try {
@@ -199,30 +174,55 @@ describe('the capacity guard on the real vmauth', () => {
       expect(a.capacity!.latencyMs!).toBeGreaterThan(3 * a.capacity!.baselineLatencyMs! + 100);
       expect(a.capacity!.requests).toBeGreaterThanOrEqual(10);
       expect(st.zonesOutOfRotation).toEqual(['az-a']);
-      expect(await clusterVersion('vm-az-a')).toBe(V3); // stopped before its upgrade
+      expect(await clusterVersion('vm-az-a')).toBe(V2); // stopped before its upgrade
       await stack.client.workflow.getHandle(st.workflow!.id).executeUpdate(UPDATE_ABORT, { args: [{ reason: 'carriers slow' }] });
-      const failed = await waitPhase(5, ['Failed']);
+      const failed = await waitPhase(4, ['Failed'], true);
       expect(zoneIn(failed, 'az-a')).toMatchObject({ phase: 'Failed' });
       expect(zoneIn(failed, 'az-a').message).toMatch(
         /capacity guard: vmauth's mean read latency .* aborted by a person \(carriers slow\): the zone stays out of reads/,
       );
       expect(failed.zonesOutOfRotation).toEqual(['az-a']);
-      expect(await clusterVersion('vm-az-a')).toBe(V3);
+      expect(await clusterVersion('vm-az-a')).toBe(V2);
     } finally {
       slow(0);
     }
   });
 
-  it('negative control: the same slow carriers without strategy.capacityGuard never stop the rollout', async () => {
-    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { capacityGuard: null } } });
-    slow(500);
+  it('with the guard off a carrier as slow stops nothing (its negative control); the named canary, right, rejoins after its bake, recent queries from the baseline top_queries', async () => {
+    const t0 = Date.now();
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, {
+      spec: { strategy: { capacityGuard: null, canary: { zone: 'az-b', bake: '12s', analysis: ANALYSIS } } },
+    });
+    // az-c slow the whole rollout: a carrier while az-b (the canary, against az-a) and az-a are out.
+    vm.vmselects['vm-az-c']!.setDelay(500);
+    let st: VMDistributedClusterStatus;
     try {
-      const st = await waitPhase(6, ['Failed', 'Succeeded']);
-      expect(st.phase).toBe('Succeeded');
-      expect(st.zones!.some((z: ZoneStatus) => z.capacity)).toBe(false);
-      for (const vmc of DEMO_CLUSTERS) expect(await clusterVersion(vmc)).toBe(V4);
+      st = await waitPhase(5, ['Failed', 'Succeeded']);
     } finally {
       slow(0);
     }
+    expect({ phase: st.phase, message: st.message }).toEqual({ phase: 'Succeeded', message: expect.any(String) });
+    // The guard's negative control: carriers slow the whole rollout, nothing judged, nothing waited for.
+    expect(st.zones!.some((z: ZoneStatus) => z.capacity)).toBe(false);
+    for (const vmc of DEMO_CLUSTERS) expect(await clusterVersion(vmc)).toBe(V3);
+    // az-b, named, went first as the canary, against az-a (put back by the aborted rollout's cleanup: it was never patched).
+    expect(st.zones!.map((z) => z.name)).toEqual(['az-b', 'az-a', 'az-c']);
+    expect(zoneIn(st, 'az-a').analysis).toBeUndefined();
+    const b = zoneIn(st, 'az-b');
+    expect(b).toMatchObject({ phase: 'Done', analysis: { verdict: 'Successful', baseline: 'az-a', bakeSeconds: 12, failed: 0, inconclusive: 0 } });
+    expect(b.analysis!.measurements).toBeGreaterThanOrEqual(3);
+    const queries = b.analysis!.latest!.queries;
+    expect(queries.find((q) => q.query === COUNT)).toMatchObject({ verdict: expect.stringMatching(/^(match|slow)$/), baselineSeries: 1, canarySeries: 1 });
+    // The reads the traffic sends through vmauth, replayed from the baseline's real top_queries.
+    expect({ message: b.analysis!.latest!.message, queries: queries.map((q) => [q.source, q.query]) }).toEqual({
+      message: expect.any(String),
+      queries: expect.arrayContaining([['recent', `max(${SERIES})`]]),
+    });
+    expect(queries.find((q) => q.source === 'recent' && q.query === `max(${SERIES})`)).toMatchObject({ verdict: expect.stringMatching(/^(match|slow)$/) });
+    expect(queries.find((q) => q.source === 'freshness')).toMatchObject({ verdict: 'match' });
+    expect(b.analysis!.latest!.lagSeconds).toBeLessThanOrEqual(10);
+    expect(zoneIn(st, 'az-c').analysis).toBeUndefined();
+    expect(traffic.failed(t0, Date.now())).toEqual([]);
+    expect(await workerEvents(kc, NS, VMDC)).toContain('CanaryPassed');
   });
 });
