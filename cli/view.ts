@@ -117,32 +117,20 @@ function awaitingOf(raw: unknown): Awaiting | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** A zone's queueHeadroom as far as it has the shape vmrollout writes (see awaitingOf). */
-function headroomOf(raw: unknown): QueueHeadroom | undefined {
-  const parsed = zoneStatusSchema.shape.queueHeadroom.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
-}
+/** The checks a zone's status carries, each under its own key of status.zones[]. */
+type ZoneCheckKey = 'queueHeadroom' | 'dataCompleteness' | 'analysis' | 'capacity';
 
-/** A zone's canary analysis as far as it has the shape vmrollout writes. */
-function analysisOf(raw: unknown): CanaryAnalysisStatus | undefined {
-  const parsed = zoneStatusSchema.shape.analysis.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
-}
-
-/** A zone's capacity check as far as it has the shape vmrollout writes. */
-function capacityOf(raw: unknown): CapacityCheck | undefined {
-  const parsed = zoneStatusSchema.shape.capacity.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
+/**
+ * A zone's check `key` as far as it has the shape vmrollout writes (see awaitingOf), from the
+ * workflow's progress when it answered, else from the status.
+ */
+function zoneCheck<K extends ZoneCheckKey>(key: K, fromWorkflow: ProgressZone | undefined, fromStatus: ZoneStatus | undefined): ZoneStatus[K] | undefined {
+  const parsed = zoneStatusSchema.shape[key].safeParse(fromWorkflow ? fromWorkflow[key] : fromStatus?.[key]);
+  return parsed.success ? (parsed.data as ZoneStatus[K]) : undefined;
 }
 
 /** A zone's steps: Analyzing only for the canary. */
 const stepsOf = (canary: boolean): readonly ZoneStep[] => (canary ? ZONE_STEPS : ZONE_STEPS.filter((s) => s !== 'Analyzing'));
-
-/** A zone's dataCompleteness as far as it has the shape vmrollout writes. */
-function completenessOf(raw: unknown): DataCompleteness | undefined {
-  const parsed = zoneStatusSchema.shape.dataCompleteness.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
-}
 
 /** The step a Failed zone failed at, as its message says (`failed at <Step>…`, workflows/zone-runner.ts). */
 function failedStepOf(message: string | undefined): ZoneStep | undefined {
@@ -229,7 +217,7 @@ function zoneView(
   // about to run (paused before it) has not begun. Rollouts started before the step-started-at
   // workflow version date no step: the zone's start bounds it.
   const dated = phase === 'Failed' || phase === step;
-  const analysis = analysisOf(fromWorkflow ? fromWorkflow.analysis : fromStatus?.analysis);
+  const analysis = zoneCheck('analysis', fromWorkflow, fromStatus);
   const steps = stepsOf(!!(fromWorkflow?.canary || analysis));
   const stepStartedAt = !dated ? undefined : fromWorkflow ? fromWorkflow.stepStartedAt : fromStatus?.stepStartedAt;
   const z: ZoneView = {
@@ -248,12 +236,12 @@ function zoneView(
     message,
   };
   if (step === 'WaitingForQueue' && phase !== 'Failed') z.queue = queueOf(z, input, facts);
-  const headroom = headroomOf(fromWorkflow ? fromWorkflow.queueHeadroom : fromStatus?.queueHeadroom);
+  const headroom = zoneCheck('queueHeadroom', fromWorkflow, fromStatus);
   if (headroom) z.headroom = headroom;
-  const completeness = completenessOf(fromWorkflow ? fromWorkflow.dataCompleteness : fromStatus?.dataCompleteness);
+  const completeness = zoneCheck('dataCompleteness', fromWorkflow, fromStatus);
   if (completeness) z.completeness = completeness;
   if (analysis) z.analysis = analysis;
-  const capacity = capacityOf(fromWorkflow ? fromWorkflow.capacity : fromStatus?.capacity);
+  const capacity = zoneCheck('capacity', fromWorkflow, fromStatus);
   if (capacity) z.capacity = capacity;
   return z;
 }
