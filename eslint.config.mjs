@@ -9,7 +9,7 @@ const OWN_KEY_MAPS = [
   { file: 'api/crd.ts', name: 'props', reason: "the CRD schema's property names: vmrollout's own zod schema, at build time" },
   { file: 'api/crd.ts', name: 'out', reason: "JSON Schema keywords of vmrollout's own zod schema, at build time" },
   { file: 'api/crd.ts', name: 'ordered', reason: 'a fixed list of JSON Schema keywords' },
-  { file: 'api/normalize.ts', name: 'out', reason: "set() is given the spec's declared field names only" },
+  { file: 'api/normalize.ts', name: 'obj', reason: 'read under the declared field names of the Shape tables only' },
   { file: 'api/validate.ts', name: 'out', reason: 'keyed by the strategy duration fields (DURATION_RULES)' },
   { file: 'cli/temporal.ts', name: 'merged', reason: 'keyed by the TEMPORAL_* variables FLAG_OF names' },
   { file: 'trigger/metrics.ts', name: 'stateGauges', reason: 'keyed by the state metric names statusSeries emits' },

@@ -126,15 +126,33 @@ function normalizeCanary(c: NonNullable<VMDistributedClusterSpecOutput['strategy
   };
 }
 
-/** The declared fields of each structural (non-free-form) object of the spec. */
-const MANAGED_KEYS: readonly string[] = ['name', 'overrideSpec', 'spec', 'adopt'];
-const STRUCTURAL_KEYS = {
-  spec: Object.keys(vmDistributedClusterSpecSchema.shape),
-  zone: Object.keys(zoneSchema.shape),
-  strategy: Object.keys(strategySchema.shape),
-  canary: Object.keys(canarySchema.shape),
-  capacityGuard: Object.keys(capacityGuardSchema.shape),
-  analysis: Object.keys(canaryAnalysisSchema.shape),
+/** The declared fields of a structural (non-free-form) object of the spec, and its structural children. */
+interface Shape {
+  keys: readonly string[];
+  children?: ReadonlyArray<readonly [string, Shape]>;
+}
+const MANAGED: Shape = { keys: ['name', 'overrideSpec', 'spec', 'adopt'] };
+const STRATEGY: Shape = {
+  keys: Object.keys(strategySchema.shape),
+  children: [
+    ['canary', { keys: Object.keys(canarySchema.shape), children: [['analysis', { keys: Object.keys(canaryAnalysisSchema.shape) }]] }],
+    ['capacityGuard', { keys: Object.keys(capacityGuardSchema.shape) }],
+  ],
+};
+const SPEC: Shape = {
+  keys: Object.keys(vmDistributedClusterSpecSchema.shape),
+  children: [
+    ['vmauth', MANAGED],
+    ['vmagent', MANAGED],
+    ['strategy', STRATEGY],
+  ],
+};
+const ZONE: Shape = {
+  keys: Object.keys(zoneSchema.shape),
+  children: [
+    ['vmcluster', MANAGED],
+    ['vmuser', MANAGED],
+  ],
 };
 
 /** `obj` without its declared fields that are null (a copy when there are some). */
@@ -148,6 +166,19 @@ function withoutNulls(obj: unknown, keys: readonly string[]): unknown {
   return out;
 }
 
+/** `obj` without the declared nulls of `shape`, down its structural children (a copy where there are some). */
+function shapedWithoutNulls(raw: unknown, shape: Shape): unknown {
+  const top = withoutNulls(raw, shape.keys);
+  if (!isPlainObject(top)) return top;
+  let obj: Record<string, unknown> = top;
+  for (const [key, child] of shape.children ?? []) {
+    const value = obj[key];
+    const pruned = isPlainObject(value) ? shapedWithoutNulls(value, child) : value;
+    if (pruned !== value) obj = { ...obj, [key]: pruned };
+  }
+  return obj;
+}
+
 /**
  * What the API server does first with a custom resource: a null in a declared field that is not
  * `nullable` is dropped (the field then counts as absent: defaulted, or "Required"). Not inside
@@ -155,48 +186,8 @@ function withoutNulls(obj: unknown, keys: readonly string[]): unknown {
  * modified.
  */
 export function pruneNulls(raw: unknown): unknown {
-  const spec = withoutNulls(raw, STRUCTURAL_KEYS.spec);
-  if (!isPlainObject(spec)) return spec;
-  const out: Record<string, unknown> = spec === raw ? { ...spec } : spec;
-  let changed = spec !== raw;
-  const set = (key: string, value: unknown) => {
-    if (value !== out[key]) {
-      out[key] = value;
-      changed = true;
-    }
-  };
-  if (Array.isArray(spec.zones)) {
-    const zones = spec.zones.map((z: unknown) => {
-      const zone = withoutNulls(z, STRUCTURAL_KEYS.zone);
-      if (!isPlainObject(zone)) return zone;
-      const vmcluster = withoutNulls(zone.vmcluster, MANAGED_KEYS);
-      const vmuser = withoutNulls(zone.vmuser, MANAGED_KEYS);
-      if (vmcluster === zone.vmcluster && vmuser === zone.vmuser) return zone;
-      const copy: Record<string, unknown> = zone === z ? { ...zone } : zone;
-      if (vmcluster !== undefined) copy.vmcluster = vmcluster;
-      if (vmuser !== undefined) copy.vmuser = vmuser;
-      return copy;
-    });
-    if (zones.some((z, i) => z !== (spec.zones as unknown[])[i])) set('zones', zones);
-  }
-  if (spec.vmauth !== undefined) set('vmauth', withoutNulls(spec.vmauth, MANAGED_KEYS));
-  if (spec.vmagent !== undefined) set('vmagent', withoutNulls(spec.vmagent, MANAGED_KEYS));
-  if (spec.strategy !== undefined) set('strategy', strategyWithoutNulls(spec.strategy));
-  return changed ? out : raw;
-}
-
-/** The strategy without declared nulls, down to strategy.canary.analysis. */
-function strategyWithoutNulls(raw: unknown): unknown {
-  let strategy = withoutNulls(raw, STRUCTURAL_KEYS.strategy);
-  if (isPlainObject(strategy) && isPlainObject(strategy.capacityGuard)) {
-    const guard = withoutNulls(strategy.capacityGuard, STRUCTURAL_KEYS.capacityGuard);
-    if (guard !== strategy.capacityGuard) strategy = { ...strategy, capacityGuard: guard };
-  }
-  if (!isPlainObject(strategy) || !isPlainObject(strategy.canary)) return strategy;
-  const canary = withoutNulls(strategy.canary, STRUCTURAL_KEYS.canary);
-  const analysis = isPlainObject(canary) ? withoutNulls(canary.analysis, STRUCTURAL_KEYS.analysis) : undefined;
-  if (canary === strategy.canary && (!isPlainObject(canary) || analysis === canary.analysis)) return strategy;
-  const copy: Record<string, unknown> = strategy === raw ? { ...strategy } : strategy;
-  copy.canary = isPlainObject(canary) && analysis !== canary.analysis ? { ...canary, analysis } : canary;
-  return copy;
+  const spec = shapedWithoutNulls(raw, SPEC);
+  if (!isPlainObject(spec) || !Array.isArray(spec.zones)) return spec;
+  const zones = spec.zones.map((z: unknown) => shapedWithoutNulls(z, ZONE));
+  return zones.some((z, i) => z !== (spec.zones as unknown[])[i]) ? { ...spec, zones } : spec;
 }

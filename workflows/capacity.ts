@@ -2,10 +2,9 @@
 // zone was out went, from two readings of the pods that serve them (activities/reads/read-health.ts).
 // vmauth starts its counters over at each config reload (a zone leaving or rejoining is one): a pod
 // whose counters went down counts from zero, as Prometheus' rate() does.
+import { LATENCY_FLOOR_MS, slower } from '../api/latency';
 import type { CapacityCheck, CapacityGuard, ReadCounters, ReadHealthReading } from '../api/types';
 
-/** Latency differences below this are noise, whatever the ratio. */
-export const LATENCY_FLOOR_MS = 100;
 /** Fewer reads than this in a window say nothing about a ratio: not judged. */
 export const MIN_READS = 10;
 
@@ -64,7 +63,7 @@ export function judgeCapacity(baseline: ReadHealthReading, prev: ReadHealthReadi
   const problems: string[] = [];
   if (errorRatio > bounds.maxErrorRatio)
     problems.push(`${window.errors} of ${requests} reads failed (${(errorRatio * 100).toFixed(2)}% > ${bounds.maxErrorRatio * 100}%)`);
-  if (latency !== undefined && base !== undefined && latency > bounds.maxLatencyRatio * base && latency - base > LATENCY_FLOOR_MS)
+  if (latency !== undefined && base !== undefined && slower(latency, base, bounds.maxLatencyRatio))
     problems.push(`vmauth's mean read latency ${latency} ms, ${bounds.maxLatencyRatio}× and ${LATENCY_FLOOR_MS} ms over its ${base} ms before the zone left`);
   const stats = `${requests} reads, ${(errorRatio * 100).toFixed(2)}% failed${latency !== undefined ? `, mean ${latency} ms` : ''}${base !== undefined ? ` (before: ${base} ms)` : ''}`;
   return { ...out, errorRatio, breached: problems.length > 0, message: problems.length ? problems.join('; ') : `carriers healthy: ${stats}` };

@@ -2,10 +2,9 @@
 // checked), one query compared between the baseline zone and the canary, one measurement judged.
 // The thresholds are the spec's (strategy.canary.analysis); the I/O is ./measure.ts.
 import { z } from 'zod';
+import { LATENCY_FLOOR_MS, slower } from '../../api/latency';
 import type { AnalysisMeasurement, CanaryAnalysisSpec, QueryComparison } from '../../api/types';
 
-/** Latency differences below this are noise, whatever the ratio (a 2 ms query taking 5 ms is no regression). */
-export const LATENCY_FLOOR_MS = 100;
 /** Results with more series are not compared (and say so): the comparison must stay cheap. */
 export const MAX_RESULT_SERIES = 10_000;
 /** How much of a query or a detail the status shows. */
@@ -124,10 +123,6 @@ export function compareResults(baseline: QueryResult, canary: QueryResult, toler
   }
   return { same: true };
 }
-
-/** Whether the canary took more than `ratio` times the baseline's time, and LATENCY_FLOOR_MS more. */
-export const slower = (canaryMs: number, baselineMs: number, ratio: number): boolean =>
-  canaryMs > ratio * baselineMs && canaryMs - baselineMs > LATENCY_FLOOR_MS;
 
 /** One query, compared. */
 export function compareQuery(

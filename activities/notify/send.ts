@@ -8,6 +8,7 @@ import type { ObjectGeneration } from '../../api/types';
 import { describeError, statusCode } from '../../kube/errors';
 import type { CreateEvent } from '../../kube/events';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
+import { secretText } from '../../kube/secret-text';
 import { activityLog } from '../activity-context';
 import type { ActivityMetrics } from '../metrics';
 import { readBodyCapped } from '../pods/service-pods';
@@ -72,13 +73,12 @@ export class Notifier {
       const granted = statusCode(err) === 403 ? " (the worker may read only the Secrets the chart's notificationSecrets lists)" : '';
       return `cannot read Secret ${namespace}/${n.secretName}: ${describeError(err)}${granted}`;
     }
-    const value = (k: string) => (data?.[k] !== undefined ? Buffer.from(data[k]!, 'base64').toString('utf8').trim() : undefined);
-    const url = value('url');
+    const url = secretText(data, 'url');
     if (!url) return `Secret ${namespace}/${n.secretName} has no key url`;
     const bad = checkHttpURL(url);
     if (bad) return `Secret ${namespace}/${n.secretName}: url ${bad}`;
     if (n.type === 'Slack') return { url };
-    const token = value('token');
+    const token = secretText(data, 'token');
     return token ? { url, token } : `Secret ${namespace}/${n.secretName} has no key token (a Grafana service account token)`;
   }
 

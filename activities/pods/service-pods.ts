@@ -157,6 +157,18 @@ export function unverifiedPods(pods: readonly ServicePod[]): string | undefined 
   return `${bad.length} endpoint${bad.length === 1 ? '' : 's'} not verified as the workload's pod${bad.length === 1 ? '' : 's'}: ${shown.join('; ')}`;
 }
 
+/**
+ * Pure: the ready pods of `service` for a reading that must see them all, or why there are none to
+ * read: an endpoint not verified as the workload's pod (one that might be sent reads is never
+ * skipped), or no ready pod at all (`what`: the component, e.g. vmauth).
+ */
+export function readablePods(list: readonly ServicePod[], service: string, what: string): ServicePod[] | string {
+  const unverified = unverifiedPods(list);
+  if (unverified) return `service ${service}: ${unverified}`;
+  const ready = list.filter((p) => !p.problem);
+  return ready.length > 0 ? ready : `no ready ${what} pod (EndpointSlices of service ${service})`;
+}
+
 /** The label selector of a Service's `spec.selector` (keys and values are validated label text). */
 export function selectorOf(service: V1Service): string | undefined {
   const entries = Object.entries(service.spec?.selector ?? {});

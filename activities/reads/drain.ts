@@ -7,7 +7,7 @@ import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
 import { vmselectServiceName, vmselectWorkloads } from '../vmauth/config';
 import { nonNegative, parseSeries } from '../pods/prometheus-text';
-import { unverifiedPods, type ServicePods } from '../pods/service-pods';
+import { readablePods, type ServicePods } from '../pods/service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
 const REQUESTS_METRIC = 'vm_http_requests_total';
@@ -31,12 +31,10 @@ async function readCounts(pods: ServicePods, input: ReadsDrainInput, signal: Abo
     return `cannot list the pods of service ${service}: ${pods.describeScrapeError(err)}`;
   }
   // A pod that is not verified may be one still sent reads: never counted as quiet.
-  const unverified = unverifiedPods(list);
-  if (unverified) return `service ${service}: ${unverified}`;
-  list = list.filter((p) => !p.problem);
-  if (list.length === 0) return `no ready vmselect pod (EndpointSlices of service ${service})`;
+  const ready = readablePods(list, service, 'vmselect');
+  if (typeof ready === 'string') return ready;
   const counts = new Map<string, number>();
-  for (const pod of list) {
+  for (const pod of ready) {
     try {
       counts.set(pod.name, selectRequests(await pods.scrape(pod, { signal })));
     } catch (err) {

@@ -8,7 +8,7 @@
 import type { ReadCounters, ReadHealthReading } from '../../api/types';
 import type { ReadHealthInput } from '../../workflows/activity-types';
 import { nonNegative, parseSeries } from '../pods/prometheus-text';
-import { unverifiedPods, type ServicePods } from '../pods/service-pods';
+import { readablePods, type ServicePods } from '../pods/service-pods';
 import { vmauthServiceName, vmauthWorkloads, vmselectServiceName, vmselectWorkloads } from '../vmauth/config';
 import type { Workload } from '../pods/pod-identity';
 
@@ -61,10 +61,8 @@ export async function readReadHealth(pods: ServicePods, input: ReadHealthInput, 
       if (signal.aborted) throw err;
       return unreadable(`cannot list the pods of service ${s.service}: ${pods.describeScrapeError(err)}`);
     }
-    const unverified = unverifiedPods(list);
-    if (unverified) return unreadable(`service ${s.service}: ${unverified}`);
-    const ready = list.filter((p) => !p.problem);
-    if (ready.length === 0) return unreadable(`service ${s.service}: no ready pod`);
+    const ready = readablePods(list, s.service, s.kind);
+    if (typeof ready === 'string') return unreadable(ready);
     for (const pod of ready) {
       try {
         out.push({ pod: `${s.kind}/${pod.name}`, counters: s.read(await pods.scrape(pod, { signal })) });

@@ -2,6 +2,7 @@
 // a proxy or -httpAuth.* in front of /metrics is): bearer token or basic auth from a Secret.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { REQUEST_TIMEOUT_MS, withRequestTimeout } from '../../kube/request-timeout';
+import { secretText } from '../../kube/secret-text';
 
 export interface VmagentAuthConfig {
   secretName: string;
@@ -16,12 +17,11 @@ export interface VmagentAuthConfig {
 
 /** Pure: the Authorization header from a Secret's (base64) data, or undefined when it holds none of the keys. */
 export function authorizationFromSecretData(data: Record<string, string> | undefined, cfg: VmagentAuthConfig): string | undefined {
-  const get = (k: string) => (data?.[k] !== undefined ? Buffer.from(data[k]!, 'base64').toString('utf8').trim() : undefined);
-  const token = get(cfg.tokenKey ?? 'token');
+  const token = secretText(data, cfg.tokenKey ?? 'token');
   if (token) return `Bearer ${token}`;
-  const user = get(cfg.usernameKey ?? 'username');
+  const user = secretText(data, cfg.usernameKey ?? 'username');
   if (user !== undefined) {
-    const pass = get(cfg.passwordKey ?? 'password') ?? '';
+    const pass = secretText(data, cfg.passwordKey ?? 'password') ?? '';
     return `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
   }
   return undefined;

@@ -11,7 +11,7 @@ import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';
 import { MetricsPageError, parseSeries } from '../pods/prometheus-text';
-import { unverifiedPods, type ServicePod, type ServicePods } from '../pods/service-pods';
+import { readablePods, type ServicePod, type ServicePods } from '../pods/service-pods';
 import {
   CONFIG_RELOADER_PORT,
   CONTENT_HASH_METRIC,
@@ -213,10 +213,8 @@ export class SwitchChecker {
     const listed = await this.deps.pods.list(input.namespace, service, vmauthWorkloads(input.vmauthName));
     // Something claims to serve as a vmauth pod and is not verified as one: a pod it might be is
     // not confirmed, so neither is the switch.
-    const unverified = unverifiedPods(listed);
-    if (unverified) return { ok: false, waitingFor: `service ${service}: ${unverified}` };
-    const ready = listed.filter((p) => !p.problem);
-    if (ready.length === 0) return { ok: false, waitingFor: `no ready vmauth pod (EndpointSlices of service ${service})` };
+    const ready = readablePods(listed, service, 'vmauth');
+    if (typeof ready === 'string') return { ok: false, waitingFor: ready };
     const results = await Promise.all(ready.map((p) => this.podSwitch(p, hash, changedAt, input, signal)));
     const waiting = results.filter((r) => !isConfirmation(r));
     if (waiting.length > 0)

@@ -8,11 +8,11 @@ import {
   compareResults,
   judgeMeasurement,
   readAnswer,
-  slower,
   type QueryAnswer,
   type QueryResult,
 } from '../../activities/analysis/compare';
 import { freshnessQuery, recentQueries } from '../../activities/analysis/measure';
+import { slower } from '../../api/latency';
 import type { QueryComparison } from '../../api/types';
 
 const FX = JSON.parse(fs.readFileSync(path.join(__dirname, '../fixtures/vmselect/victoria-metrics-v1.150.0-answers.json'), 'utf8')) as Record<

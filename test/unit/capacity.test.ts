@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { vmauthCounters, vmselectCounters } from '../../activities/reads/read-health';
 import type { ReadCounters, ReadHealthReading } from '../../api/types';
-import { judgeCapacity, LATENCY_FLOOR_MS, MIN_READS } from '../../workflows/capacity';
+import { LATENCY_FLOOR_MS } from '../../api/latency';
+import { judgeCapacity, MIN_READS } from '../../workflows/capacity';
 
 const PAGE = fs.readFileSync(path.join(__dirname, '../fixtures/vmauth/vmauth-v1.150.0-metrics.txt'), 'utf8');
 const BOUNDS = { maxErrorRatio: 0.01, maxLatencyRatio: 3 };
