@@ -39,6 +39,7 @@ import { readReadHealth } from './reads/read-health';
 import { Notifier } from './notify/send';
 import { SwitchChecker, confirmSwitch } from './vmauth/switch';
 import { readVmagent } from './vmagent/reading';
+import { countSamples } from './analysis/count-samples';
 import { QueueReader } from './vmagent/queue';
 import { waitOperational } from './objects/wait-operational';
 import { awaitSwitch } from './reads/await-switch';
@@ -218,6 +219,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     waitReadsDrained: (input) => waitReadsDrained(queues.pods, activityPollContext(), input),
 
     measureCanary: (input) => measureCanary(queues.pods, activityPollContext(), input),
+
+    countSamples: (input) => countSamples(queues.pods, activityPollContext(), input),
 
     readReadHealth: (input) => readReadHealth(queues.pods, input, inActivity() ? Context.current().cancellationSignal : new AbortController().signal),
 

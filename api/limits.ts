@@ -43,7 +43,8 @@ export type StrategyDurationField =
   | 'expectedDowntime'
   | 'canaryBake'
   | 'canaryInterval'
-  | 'canaryMaxIngestionLag';
+  | 'canaryMaxIngestionLag'
+  | 'sampleParityLag';
 
 export interface DurationRule {
   default: string;
@@ -119,6 +120,14 @@ export const DURATION_RULES: Record<StrategyDurationField, DurationRule> = {
       "How far the canary's newest sample of freshnessSelector may be behind the baseline's; also how far in the past the queries are compared (data older than this must be the same in both zones).",
     path: ['canary', 'analysis', 'maxIngestionLag'],
   },
+  sampleParityLag: {
+    default: '30s',
+    min: '0s',
+    max: '1h',
+    description:
+      "The zone's window is compared up to this long ago: samples that old must be searchable in both zones (vmselect's -search.latencyOffset, 30s by default, hides newer ones).",
+    path: ['sampleParity', 'lag'],
+  },
 };
 
 export const DEFAULT_ORDER = 'Shuffle' as const;
@@ -131,6 +140,14 @@ export const CAPACITY_LIMITS = {
   defaultMaxErrorRatio: 0.01,
   defaultMaxLatencyRatio: 3,
   maxLatencyRatio: 100,
+} as const;
+
+/** The sample parity check's bounds (strategy.sampleParity). */
+export const SAMPLE_PARITY_LIMITS = {
+  /** Tenants named in the spec, and tenants compared when vmselect lists them (/admin/tenants). */
+  maxTenants: 50,
+  defaultSelector: '{__name__!=""}',
+  defaultTolerance: 0.001,
 } as const;
 
 /** The canary analysis's bounds (strategy.canary.analysis). */

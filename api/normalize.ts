@@ -7,12 +7,13 @@ import {
   canaryAnalysisSchema,
   canarySchema,
   capacityGuardSchema,
+  sampleParitySchema,
   strategySchema,
   vmDistributedClusterSpecSchema,
   zoneSchema,
   type VMDistributedClusterSpecOutput,
 } from './spec-schema';
-import type { Canary, JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from './types';
+import type { Canary, JsonObject, JsonValue, ManagedObject, NormalizedSpec, SampleParitySpec, ZoneSpec } from './types';
 
 /** A deep copy of a (validated, acyclic) JSON value; iterative, so any depth the API server accepts is fine. */
 function cloneJson<T extends JsonValue>(v: T): T {
@@ -104,6 +105,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
       ...(durationsMs.expectedDowntime > 0 ? { expectedDowntimeMs: durationsMs.expectedDowntime } : {}),
       ...(s.strategy.canary ? { canary: normalizeCanary(s.strategy.canary, durationsMs) } : {}),
       ...(s.strategy.capacityGuard ? { capacityGuard: { ...s.strategy.capacityGuard } } : {}),
+      ...(s.strategy.sampleParity ? { sampleParity: normalizeSampleParity(s.strategy.sampleParity, durationsMs) } : {}),
     },
   };
 }
@@ -126,6 +128,13 @@ function normalizeCanary(c: NonNullable<VMDistributedClusterSpecOutput['strategy
   };
 }
 
+function normalizeSampleParity(
+  p: NonNullable<VMDistributedClusterSpecOutput['strategy']['sampleParity']>,
+  durationsMs: Record<StrategyDurationField, number>,
+): SampleParitySpec {
+  return { tenants: [...p.tenants], selector: p.selector, tolerance: Object.is(p.tolerance, -0) ? 0 : p.tolerance, lagMs: durationsMs.sampleParityLag };
+}
+
 /** The declared fields of a structural (non-free-form) object of the spec, and its structural children. */
 interface Shape {
   keys: readonly string[];
@@ -137,6 +146,7 @@ const STRATEGY: Shape = {
   children: [
     ['canary', { keys: Object.keys(canarySchema.shape), children: [['analysis', { keys: Object.keys(canaryAnalysisSchema.shape) }]] }],
     ['capacityGuard', { keys: Object.keys(capacityGuardSchema.shape) }],
+    ['sampleParity', { keys: Object.keys(sampleParitySchema.shape) }],
   ],
 };
 const SPEC: Shape = {

@@ -8,6 +8,7 @@ import type {
   CanaryAnalysisStatus,
   CapacityCheck,
   DataCompleteness,
+  SampleParity,
   Gate,
   NormalizedSpec,
   ObjectGeneration,
@@ -188,6 +189,8 @@ export interface ZoneProgress {
   queueHeadroom?: QueueHeadroom;
   /** Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness). */
   dataCompleteness?: DataCompleteness;
+  /** Whether it has the samples a zone in reads has for its window (strategy.sampleParity). */
+  sampleParity?: SampleParity;
   /** The canary of this rollout (strategy.canary): analysed before it rejoins reads. */
   canary?: true;
   /** Its analysis. */

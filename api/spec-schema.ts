@@ -26,6 +26,7 @@ import {
   CHECK_MODES,
   CANARY_LIMITS,
   CAPACITY_LIMITS,
+  SAMPLE_PARITY_LIMITS,
   IMAGE_TAG_PATTERN,
   LIMITS,
   rangeMessage,
@@ -264,6 +265,38 @@ export const capacityGuardSchema = z
       'and on their vmselect pods; a breach of either bound waits for kubectl vmdc promote (go on) or abort (the zone fails, out of reads).',
   );
 
+export const sampleParitySchema = z
+  .strictObject({
+    tenants: z
+      .array(z.string().regex(new RegExp(CANARY_LIMITS.tenantPattern), { error: 'must be a tenant: accountID or accountID:projectID' }))
+      .max(SAMPLE_PARITY_LIMITS.maxTenants, { error: `must list at most ${SAMPLE_PARITY_LIMITS.maxTenants} tenants` })
+      .refine((t) => new Set(t).size === t.length, { error: 'must not list a tenant twice' })
+      .default([])
+      .describe(
+        `The tenants compared (accountID or accountID:projectID). Empty: every tenant the healthy zone's vmselect lists for the window (/admin/tenants), at most ${SAMPLE_PARITY_LIMITS.maxTenants}.`,
+      )
+      .meta({ 'x-kubernetes-list-type': 'set' }),
+    selector: z
+      .string()
+      .min(1, { error: 'must not be empty' })
+      .max(CANARY_LIMITS.selectorMaxLength, { error: `must be at most ${CANARY_LIMITS.selectorMaxLength} characters` })
+      .default(SAMPLE_PARITY_LIMITS.defaultSelector)
+      .describe(
+        'The series counted (every series by default). Narrow it on large tenants: the count reads every sample of the window once per zone, and series written to one zone only (not through vmagent) must be left out.',
+      ),
+    tolerance: z
+      .number()
+      .min(0, { error: 'must not be negative' })
+      .max(1, { error: 'must be at most 1' })
+      .default(SAMPLE_PARITY_LIMITS.defaultTolerance)
+      .describe("The share of a tenant's samples the zone may lack against the healthy zone (0.001: 0.1%). 0 to 1."),
+    lag: durationField('sampleParityLag'),
+  })
+  .describe(
+    "Before a zone rejoins reads, its samples ingested per tenant over its window (from leaving reads to `lag` ago) are counted on its vmselect and on a zone in reads' (count_over_time of `selector`); " +
+      'a zone short by more than `tolerance` stays out of reads, Failed, with the numbers (backfill it with vmctl from the healthy zone: docs/operations.md). Unset: not counted.',
+  );
+
 export const strategySchema = z
   .strictObject({
     order: z
@@ -317,6 +350,7 @@ export const strategySchema = z
       ),
     canary: canarySchema.optional(),
     capacityGuard: capacityGuardSchema.optional(),
+    sampleParity: sampleParitySchema.optional(),
   })
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });

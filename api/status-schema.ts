@@ -62,6 +62,29 @@ export const zoneStatusSchema = z.object({
     })
     .describe('Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness), checked before it rejoined.')
     .optional(),
+  sampleParity: z
+    .object({
+      at: timestamp('When the samples were counted.'),
+      complete: z.boolean().describe('Whether no tenant of the zone lacks more than strategy.sampleParity.tolerance of what the healthy zone has.'),
+      healthy: z.string().describe('The zone in reads it was compared with; absent: none was in reads (not compared).').optional(),
+      from: timestamp('The start of the window: when the zone left reads.'),
+      to: timestamp('The end of the window (strategy.sampleParity.lag before `at`).'),
+      tenants: z
+        .array(
+          z.object({
+            tenant: z.string().describe('accountID:projectID'),
+            samples: count("The tenant's samples in the window on the zone (count_over_time of the selector)."),
+            healthySamples: count('The same on the healthy zone.'),
+            missing: count('How many the zone lacks (0 when it has as many or more).'),
+          }),
+        )
+        .max(20)
+        .describe('The tenants compared, those short first (at most 20 shown).'),
+      tenantCount: count('Tenants compared in all.'),
+      message: z.string(),
+    })
+    .describe('Whether the zone has the samples per tenant a zone in reads has for its window (strategy.sampleParity), counted before it rejoined.')
+    .optional(),
   analysis: z
     .object({
       verdict: z.enum(ANALYSIS_VERDICTS).describe('Running, Successful (it rejoins reads), Failed (it stays out), Inconclusive (a person decides).'),

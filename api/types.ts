@@ -58,6 +58,41 @@ export interface Strategy {
   canary?: Canary;
   /** Present: the capacity guard is on. */
   capacityGuard?: CapacityGuard;
+  /** Present: each zone's samples are counted against a zone in reads before it rejoins. */
+  sampleParity?: SampleParitySpec;
+}
+
+/** strategy.sampleParity, defaults applied. */
+export interface SampleParitySpec {
+  /** Empty: every tenant the healthy zone lists for the window. */
+  tenants: string[];
+  selector: string;
+  tolerance: number;
+  lagMs: number;
+}
+
+/** One tenant's samples over a zone's window, on the zone and on the healthy zone. */
+export interface TenantSamples {
+  tenant: string;
+  samples: number;
+  healthySamples: number;
+  /** healthySamples − samples, never below 0. */
+  missing: number;
+}
+
+/** Whether a zone has the samples a zone in reads has for its window (strategy.sampleParity). */
+export interface SampleParity {
+  at: string;
+  complete: boolean;
+  /** The zone compared with (absent: none in reads: not compared, `message` says). */
+  healthy?: string;
+  from: string;
+  to: string;
+  /** The tenants short first, at most 20. */
+  tenants: TenantSamples[];
+  /** Tenants compared in all. */
+  tenantCount: number;
+  message: string;
 }
 
 /** strategy.capacityGuard, defaults applied. */
@@ -287,6 +322,7 @@ export interface ZoneStatus {
   message?: string;
   queueHeadroom?: QueueHeadroom;
   dataCompleteness?: DataCompleteness;
+  sampleParity?: SampleParity;
   analysis?: CanaryAnalysisStatus;
   capacity?: CapacityCheck;
 }

@@ -39,6 +39,8 @@ const SUMMARIES: Summaries = {
   confirmSwitch: (i) => `confirm every vmauth pod of VMAuth ${i.vmauthName} serves routes ${i.expect === 'absent' ? 'without' : 'with'} ${i.vmcluster}`,
   measureCanary: (i) =>
     `compare canary ${i.canary.vmcluster} with ${i.baseline.vmcluster}: ${i.analysis.queries.length} queries${i.analysis.recentQueries ? ` + ${i.analysis.recentQueries} recent` : ''}${i.analysis.freshnessSelector ? ', ingestion lag' : ''}`,
+  countSamples: (i) =>
+    `count ${i.zone.vmcluster}'s samples of ${i.parity.tenants.length ? `${i.parity.tenants.length} tenant${i.parity.tenants.length === 1 ? '' : 's'}` : 'every tenant'} over its window against ${i.healthy.vmcluster}`,
   readReadHealth: (i) => `read how VMAuth ${i.vmauthName}${i.carriers.length ? ` and ${i.carriers.join(', ')}` : ''} serve the reads`,
   waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,
   awaitSwitch: (i) =>

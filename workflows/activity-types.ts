@@ -5,6 +5,8 @@ import type {
   CanaryAnalysisSpec,
   ReadHealthReading,
   DropReading,
+  SampleParity,
+  SampleParitySpec,
   JsonObject,
   NormalizedSpec,
   ObjectGeneration,
@@ -58,6 +60,16 @@ export interface CanaryMeasureInput {
   canary: { zone: string; vmcluster: string };
   baseline: { zone: string; vmcluster: string };
   analysis: CanaryAnalysisSpec;
+}
+
+/** What countSamples counts (strategy.sampleParity): the zone's window [fromMs, toMs] on it and on a zone in reads. */
+export interface SampleCountInput {
+  namespace: string;
+  zone: { zone: string; vmcluster: string };
+  healthy: { zone: string; vmcluster: string };
+  fromMs: number;
+  toMs: number;
+  parity: SampleParitySpec;
 }
 
 /** Whom readReadHealth reads: every pod of the VMAuth, and the vmselect pods of the zones carrying the reads (strategy.capacityGuard). */
@@ -250,6 +262,12 @@ export interface RolloutActivities {
    * verdict, whatever the zones answer: a zone that cannot be asked makes it Inconclusive.
    */
   measureCanary(input: CanaryMeasureInput): Promise<AnalysisMeasurement>;
+
+  /**
+   * The zone's samples per tenant over its window against a zone in reads' (activities/analysis/
+   * count-samples.ts): never throws for what a zone answers; what cannot be counted holds the zone.
+   */
+  countSamples(input: SampleCountInput): Promise<SampleParity>;
 
   /**
    * One reading of the pods that serve the reads while a zone is out (activities/reads/read-health.ts):

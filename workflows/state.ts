@@ -11,6 +11,8 @@ export interface ZoneState extends ZoneProgress {
   note?: ZoneNote;
   /** What leaving reads removed (undefined before step 1 computed it). */
   removals?: RouteRemoval[];
+  /** When it left reads (the start of the window strategy.sampleParity counts; from its route records when adopted). */
+  outSince?: string;
   /** vmagent's drop counters for the zone from before it left (or as of its last DataDropped failure). */
   dropBaseline?: DropReading;
   /** The capacity guard's readings (strategy.capacityGuard): before the zone left, and the latest one. */

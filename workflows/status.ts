@@ -143,6 +143,7 @@ function zoneStatus(z: ZoneState): ZoneStatus {
   if (z.finishedAt) s.finishedAt = z.finishedAt;
   if (z.queueHeadroom) s.queueHeadroom = { ...z.queueHeadroom };
   if (z.dataCompleteness) s.dataCompleteness = { ...z.dataCompleteness, dropped: { ...z.dataCompleteness.dropped } };
+  if (z.sampleParity) s.sampleParity = { ...z.sampleParity, tenants: z.sampleParity.tenants.map((t) => ({ ...t })) };
   if (z.analysis) s.analysis = structuredAnalysis(z.analysis);
   if (z.capacity) s.capacity = { ...z.capacity };
   const message = zoneMessage(z);
@@ -207,7 +208,7 @@ export function progressOf(state: RolloutState, signals: { pauseRequested: boole
     currentZone: state.currentZone,
     currentStep: state.currentStep,
     order: [...state.order],
-    zones: state.zones.map(({ removals, note, dropBaseline: _baseline, healthBaseline: _health, healthLast: _last, ...z }) => ({
+    zones: state.zones.map(({ removals, note, outSince: _since, dropBaseline: _baseline, healthBaseline: _health, healthLast: _last, ...z }) => ({
       ...z,
       message: zoneMessage({ ...z, note }),
       removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),

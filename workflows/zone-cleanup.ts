@@ -8,7 +8,7 @@ import { isOperationalAt, patchMayHaveLanded } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { queueTarget, zoneSpec } from './run-context';
 import type { RejoinedHow, ZoneState } from './state';
-import { checkComplete } from './zone-steps';
+import { checkComplete } from './completeness';
 
 export async function cleanupZone(
   { ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>,
@@ -49,6 +49,7 @@ export async function cleanupZone(
       return await stayOut(`VMCluster not operational at generation ${gen} (${cur.updateStatus ?? 'unknown'}, observed ${cur.observedGeneration ?? '-'})`);
     }
     if (z.dataCompleteness && !z.dataCompleteness.complete) return await stayOut(z.dataCompleteness.message);
+    if (z.sampleParity && !z.sampleParity.complete) return await stayOut(z.sampleParity.message);
     const sample = await cleanup.sampleQueue(queueTarget(ctx, zs));
     state.lastQueueSample = { ...sample, zone: z.name };
     if (!sample.drained) return await stayOut(`vmagent queue not drained: ${sample.message}`);
@@ -58,7 +59,7 @@ export async function cleanupZone(
       pollIntervalMs: st.pollIntervalMs,
     });
     state.lastQueueSample = { ...confirmed, zone: z.name };
-    await checkComplete(ctx, z, zs, cleanup);
+    await checkComplete(ctx, state, z, zs, cleanup);
     z.drainedConfirmed = true;
     await rejoin('drained', gen);
     await report.write();

@@ -5,11 +5,11 @@ import type { RouteRemoval } from '../api/route-records';
 import { applyRemoval } from '../api/route-edits';
 import { condition } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
-import type { ApplyObjectInput, ReadHealthInput, RolloutActivities, RouteSnapshot } from './activity-types';
+import type { ApplyObjectInput, ReadHealthInput, RouteSnapshot } from './activity-types';
 import { baselineZone, concludeAnalysis, measurementInterval, recordMeasurement, startAnalysis } from './analysis';
 import type { Boundary } from './boundary';
 import { judgeCapacity } from './capacity';
-import { compareDrops } from './drops';
+import { checkComplete } from './completeness';
 import { FailureType, stepFailure } from './failures';
 import { clusterApplyFor } from './managed-objects';
 import type { EditedRoutes, ReadSwitch } from './read-switch';
@@ -163,6 +163,7 @@ async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'e
   // a pod stuck on an older config) the zone waits, and fails, while still in reads.
   if (plan.some((r) => r.removed.length > 0)) await reads.confirm(z, plan, 'present');
   z.outOfRotation = true;
+  z.outSince = new Date().toISOString();
   z.note = { kind: 'leaving' };
   if (!(await report.write()).written) {
     z.outOfRotation = removedAnything(z);
@@ -236,26 +237,8 @@ async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ct
     report: queueReport,
   });
   state.lastQueueSample = { ...streak.last, zone: z.name, ...(streak.emptySince ? { emptySince: streak.emptySince } : {}) };
-  await checkComplete(ctx, z, zs, ctx.acts.short);
+  await checkComplete(ctx, state, z, zs, ctx.acts.short);
   z.drainedConfirmed = true;
-}
-
-/**
- * After the zone's queue drained: whether vmagent dropped anything for it since it left
- * (strategy.dataCompleteness). If it did, or cannot tell, the zone stays out, Failed, with the numbers;
- * the counters of this reading become the baseline, so a retry (after a backfill) counts from here.
- */
-export async function checkComplete(ctx: RunContext, z: ZoneState, zs: ZoneSpec, acts: RolloutActivities): Promise<void> {
-  if (ctx.st.dataCompleteness === 'Off') return;
-  const after = (await acts.readVmagent({ ...queueTarget(ctx, zs), drops: true })).drops!;
-  const verdict = compareDrops(z.dropBaseline, after);
-  z.dataCompleteness = verdict;
-  if (verdict.complete) return;
-  z.dropBaseline = after;
-  throw stepFailure(
-    FailureType.DataDropped,
-    `${verdict.message}; the zone stays out of reads: backfill its window from a healthy zone (vmctl), or accept the loss, then retry (counted from now on), or set strategy.dataCompleteness: Off`,
-  );
 }
 
 /**

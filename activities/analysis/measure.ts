@@ -8,8 +8,8 @@ import { CANARY_LIMITS } from '../../api/limits';
 import type { AnalysisMeasurement, QueryComparison } from '../../api/types';
 import type { CanaryMeasureInput } from '../../workflows/activity-types';
 import type { PollContext } from '../activity-context';
-import { vmselectServiceName, vmselectWorkloads } from '../vmauth/config';
 import type { ServicePod, ServicePods } from '../pods/service-pods';
+import { pickVmselect } from './pick-vmselect';
 import { compareFreshness, compareQuery, judgeMeasurement, readAnswer, type QueryAnswer } from './compare';
 
 /** One query's time limit on each zone (vmselect's own `timeout` arg too). */
@@ -47,19 +47,6 @@ export function recentQueries(body: string, n: number, maxLength: number, exclud
 /** The freshness query for a selector: its newest raw sample's time (seconds), looking back `windowSeconds`. */
 export const freshnessQuery = (selector: string, windowSeconds: number): string => `max(tlast_over_time(${selector}[${windowSeconds}s]))`;
 
-/** One verified, ready vmselect pod of the zone (the first by name), or why there is none. */
-async function pickPod(pods: ServicePods, namespace: string, vmcluster: string, signal: AbortSignal): Promise<ServicePod | string> {
-  const service = vmselectServiceName(vmcluster);
-  try {
-    const list = (await pods.list(namespace, service, vmselectWorkloads(vmcluster))).filter((p) => !p.problem);
-    list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return list[0] ?? `no ready, verified vmselect pod (EndpointSlices of service ${service})`;
-  } catch (err) {
-    if (signal.aborted) throw err;
-    return `cannot list the pods of service ${service}: ${pods.describeScrapeError(err)}`;
-  }
-}
-
 export async function measureCanary(
   pods: ServicePods,
   ctx: PollContext,
@@ -69,8 +56,8 @@ export async function measureCanary(
   const { analysis: spec, namespace } = input;
   const at = new Date(now()).toISOString();
   const [b, c] = await Promise.all([
-    pickPod(pods, namespace, input.baseline.vmcluster, ctx.signal),
-    pickPod(pods, namespace, input.canary.vmcluster, ctx.signal),
+    pickVmselect(pods, namespace, input.baseline.vmcluster, ctx.signal),
+    pickVmselect(pods, namespace, input.canary.vmcluster, ctx.signal),
   ]);
   if (typeof b === 'string' || typeof c === 'string') {
     const why = typeof b === 'string' ? `baseline ${input.baseline.zone}: ${b}` : `canary ${input.canary.zone}: ${c as string}`;

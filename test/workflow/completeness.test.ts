@@ -67,3 +67,74 @@ test('a cancel while the zone is held for dropped data leaves it out (the cleanu
     expect(restores(fake.calls, 'vm-az-a')).toBe(1);
   });
 });
+
+// strategy.sampleParity: the zone's samples per tenant over its window against a zone in reads (the
+// real count and its reading: activities/analysis/count-samples.ts, unit tests on real answers).
+const PARITY = { tenants: [], selector: '{__name__!=""}', tolerance: 0.001, lagMs: 0 };
+
+test('a zone short of samples against a zone in reads stays out, Failed, with the numbers, though vmagent dropped nothing; a retry after the backfill rejoins it', async () => {
+  const fake = makeFake();
+  fake.samplesLostDuringUpgrade.set('vm-az-b', 250);
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ sampleParity: PARITY }));
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
+    const b = p.zones.find((z) => z.name === 'az-b')!;
+    expect(b).toMatchObject({ phase: 'Failed', failedStep: 'WaitingForQueue', outOfRotation: true, drainedConfirmed: false });
+    expect(b.dataCompleteness).toMatchObject({ complete: true });
+    expect(b.sampleParity).toMatchObject({
+      complete: false,
+      healthy: 'az-a',
+      tenantCount: 1,
+      tenants: [{ tenant: '0:0', samples: 750, healthySamples: 1000, missing: 250 }],
+    });
+    // The window: from the zone's leaving reads to lag (here 0s) ago.
+    expect(Date.parse(b.sampleParity!.to) - Date.parse(b.sampleParity!.from)).toBeGreaterThan(0);
+    expect(p.message).toContain('250 samples missing against az-a over its window');
+    expect(p.message).toContain('tenant 0:0 lacks 250 of 1000 (25%)');
+    expect(p.zonesOutOfRotation).toEqual(['az-b']);
+    expect(restores(fake.calls, 'vm-az-b')).toBe(1);
+    expect(fake.touched('vm-az-c')).toBe(false);
+    // az-a was counted against az-b (still in reads then) and had its samples.
+    const a = fake.statuses.at(-1)!.zones!.find((z) => z.name === 'az-a')!;
+    expect(a.sampleParity).toMatchObject({ complete: true, healthy: 'az-b', tenants: [{ tenant: '0:0', missing: 0 }] });
+
+    // Backfilled (vmctl): the retry counts the whole window again, now complete.
+    fake.samplesMissing.delete('vm-az-b');
+    await h.signal('resume');
+    expect((await h.result()).phase).toBe('Succeeded');
+    expect(restores(fake.calls, 'vm-az-b')).toBe(2);
+    expect(fake.statuses.at(-1)!.zones!.find((z) => z.name === 'az-b')!.sampleParity).toMatchObject({ complete: true, healthy: 'az-a' });
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('negative control: the same loss without strategy.sampleParity: the zone rejoins, never counted', async () => {
+  const fake = makeFake();
+  fake.samplesLostDuringUpgrade.set('vm-az-b', 250);
+  await withWorker(env(), fake, async (r) => {
+    const res = await (await r.start(inputOf())).result();
+    expect(res.phase).toBe('Succeeded');
+    expect(restores(fake.calls, 'vm-az-b')).toBe(2);
+    expect(fake.calls.some((c) => c.startsWith('countSamples'))).toBe(false);
+  });
+});
+
+test('a loss within tolerance rejoins; a cancel while a zone is held short of samples leaves it out', async () => {
+  const fake = makeFake();
+  fake.samplesLostDuringUpgrade.set('vm-az-a', 1);
+  fake.samplesLostDuringUpgrade.set('vm-az-b', 40);
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ sampleParity: PARITY }));
+    const p = await r.progressUntil(h, (p) => p.phase === 'Failed');
+    // 1 of 1000 is within 0.001; 40 is not.
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Done', sampleParity: { complete: true, tenants: [{ missing: 1 }] } });
+    expect(p.zones.find((z) => z.name === 'az-b')).toMatchObject({ phase: 'Failed', sampleParity: { complete: false } });
+    await h.cancel();
+    expect(await h.result().catch(() => undefined)).toBeUndefined();
+    const last = fake.statuses.at(-1)!;
+    expect(last).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-b'] });
+    // Counted against az-a as it is (999 of 1000: its own loss was within tolerance).
+    expect(last.zones!.find((z) => z.name === 'az-b')!.message).toContain('39 samples missing against az-a');
+    expect(restores(fake.calls, 'vm-az-b')).toBe(1);
+  });
+});

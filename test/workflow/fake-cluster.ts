@@ -14,6 +14,7 @@ import { FailureType } from '../../workflows/failures';
 import { awaitSwitch } from '../../activities/reads/await-switch';
 import { judgeHeadroom } from '../../activities/vmagent/headroom';
 import { compareQuery, judgeMeasurement, type QueryAnswer } from '../../activities/analysis/compare';
+import { judgeSamples } from '../../activities/analysis/sample-parity';
 import { queueReporter } from '../../activities/vmagent/queue-report';
 import { applyPatch } from '../../workflows/merge';
 import { jsonEqual } from '../../api/json-value';
@@ -105,6 +106,10 @@ export class FakeCluster {
   readonly drops = new Map<string, DropCounters>();
   /** Per VMCluster, what vmagent drops for it while its upgrade restarts it (added at each real patch). */
   readonly dropsDuringUpgrade = new Map<string, Partial<DropCounters>>();
+  /** Per VMCluster, the samples of tenant 0:0 its window lacks against any other zone (strategy.sampleParity; each zone has 1000). */
+  readonly samplesMissing = new Map<string, number>();
+  /** Per VMCluster, the samples its upgrade loses (added to samplesMissing at each real patch). */
+  readonly samplesLostDuringUpgrade = new Map<string, number>();
   /**
    * Per VMCluster, what its vmselect answers to a canary analysis query (the real comparison judges
    * the answers: activities/analysis/compare.ts); absent: one series, value 1, in 5 ms.
@@ -311,6 +316,8 @@ export class FakeCluster {
           o.spec = next;
           o.generation++;
           o.updateStatus = 'expanding';
+          const lost = kind === 'VMCluster' ? this.samplesLostDuringUpgrade.get(name) : undefined;
+          if (lost) this.samplesMissing.set(name, (this.samplesMissing.get(name) ?? 0) + lost);
           const dropping = kind === 'VMCluster' ? this.dropsDuringUpgrade.get(name) : undefined;
           if (dropping) {
             const c = this.drops.get(name) ?? { samples: 0, bytes: 0, blocks: 0, packets: 0 };
@@ -414,6 +421,20 @@ export class FakeCluster {
           compareQuery({ text: q, source: 'spec' }, answer(baseline.vmcluster, q), answer(canary.vmcluster, q), analysis),
         );
         return judgeMeasurement(new Date().toISOString(), queries, undefined, analysis);
+      },
+
+      // Tenant 0:0's counts on both zones, judged as the real activity does.
+      countSamples: async ({ zone, healthy, fromMs, toMs, parity }) => {
+        await this.enter(`countSamples:${zone.vmcluster}:${healthy.vmcluster}`);
+        const counts = [
+          {
+            tenant: '0:0',
+            samples: 1000 - (this.samplesMissing.get(zone.vmcluster) ?? 0),
+            healthySamples: 1000 - (this.samplesMissing.get(healthy.vmcluster) ?? 0),
+          },
+        ];
+        const iso = (ms: number) => new Date(ms).toISOString();
+        return judgeSamples({ at: iso(Date.now()), healthy: healthy.zone, from: iso(fromMs), to: iso(toMs), counts, tolerance: parity.tolerance });
       },
 
       // vmauth's cumulative counters grow by one readWindow per look (the real page's fields: activities/reads/read-health.ts).

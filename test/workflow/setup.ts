@@ -9,7 +9,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { workflowIdFor, type RolloutInput, type Progress } from '../../api/rollout-contract';
-import type { Canary, CapacityGuard, Gate, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
+import type { Canary, CapacityGuard, Gate, SampleParitySpec, JsonObject, NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { installQuietRuntime, startTimeSkippingEnv } from '../infra/harness/temporal';
 import { checkInvariants, type Breach } from '../infra/oracle/invariants';
 import type { rolloutWorkflow } from '../../workflows';
@@ -71,6 +71,7 @@ export interface ScenarioOptions {
   expectedDowntimeMs?: number;
   canary?: Canary;
   capacityGuard?: CapacityGuard;
+  sampleParity?: SampleParitySpec;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
 }
@@ -102,6 +103,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       ...(o.expectedDowntimeMs ? { expectedDowntimeMs: o.expectedDowntimeMs } : {}),
       ...(o.canary ? { canary: o.canary } : {}),
       ...(o.capacityGuard ? { capacityGuard: o.capacityGuard } : {}),
+      ...(o.sampleParity ? { sampleParity: o.sampleParity } : {}),
     },
   };
 }
