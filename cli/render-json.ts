@@ -41,6 +41,7 @@ function zoneDocument(z: ZoneView, now: Date) {
     queue: queueDocument(z.queue),
     queueHeadroom: z.headroom ? { ...z.headroom } : null,
     dataCompleteness: z.completeness ? { ...z.completeness, dropped: { ...z.completeness.dropped } } : null,
+    sampleParity: z.samples ? { ...z.samples, tenants: z.samples.tenants.map((t) => ({ ...t })) } : null,
     analysis: z.analysis ? { ...z.analysis } : null,
     capacity: z.capacity ? { ...z.capacity } : null,
   };

@@ -227,8 +227,24 @@ function capacityLines(z: ZoneView): Line[] {
   ];
 }
 
+/** The sample count of a zone out of reads (strategy.sampleParity): short or not, against which zone. */
+function samplesLines(z: ZoneView): Line[] {
+  const p = z.samples;
+  if (!p || !z.outOfReads) return [];
+  const missing = p.tenants.reduce((n, t) => n + t.missing, 0);
+  const counted = `${p.tenantCount} tenant${p.tenantCount === 1 ? '' : 's'}`;
+  const text = !p.healthy
+    ? p.message
+    : p.complete
+      ? `ok · ${counted} as on ${p.healthy}`
+      : missing > 0
+        ? `SHORT · ${missing} missing against ${p.healthy} (${counted})`
+        : `CANNOT TELL against ${p.healthy} (${counted})`;
+  return [[seg(`${DETAIL_INDENT}samples `), seg(text, p.complete ? 'dim' : 'yellow')]];
+}
+
 function zoneDetails(z: ZoneView, width: number, now: Date): Line[] {
-  return [...headroomLines(z), ...analysisLines(z), ...capacityLines(z), ...zoneMessageLines(z, width, now)];
+  return [...headroomLines(z), ...analysisLines(z), ...capacityLines(z), ...samplesLines(z), ...zoneMessageLines(z, width, now)];
 }
 
 function zoneMessageLines(z: ZoneView, width: number, now: Date): Line[] {

@@ -3,7 +3,7 @@
 // tests rely on it).
 import { vmDistributedClusterStatusSchema, zoneStatusSchema } from '../api/status-schema';
 import { validateSpec } from '../api/validate';
-import type { Awaiting, CanaryAnalysisStatus, CapacityCheck, DataCompleteness, Phase, QueueHeadroom, ZonePhase, ZoneStatus } from '../api/types';
+import type { Awaiting, CanaryAnalysisStatus, CapacityCheck, DataCompleteness, Phase, QueueHeadroom, SampleParity, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
@@ -65,6 +65,8 @@ export interface ZoneView {
   headroom?: QueueHeadroom;
   /** Whether vmagent dropped anything for the zone while it was out (strategy.dataCompleteness). */
   completeness?: DataCompleteness;
+  /** Whether it has the samples a zone in reads has for its window (strategy.sampleParity). */
+  samples?: SampleParity;
   /** The canary's analysis (strategy.canary). */
   analysis?: CanaryAnalysisStatus;
   /** The capacity guard's latest look while the zone was out (strategy.capacityGuard). */
@@ -118,7 +120,7 @@ function awaitingOf(raw: unknown): Awaiting | undefined {
 }
 
 /** The checks a zone's status carries, each under its own key of status.zones[]. */
-type ZoneCheckKey = 'queueHeadroom' | 'dataCompleteness' | 'analysis' | 'capacity';
+type ZoneCheckKey = 'queueHeadroom' | 'dataCompleteness' | 'sampleParity' | 'analysis' | 'capacity';
 
 /**
  * A zone's check `key` as far as it has the shape vmrollout writes (see awaitingOf), from the
@@ -240,6 +242,8 @@ function zoneView(
   if (headroom) z.headroom = headroom;
   const completeness = zoneCheck('dataCompleteness', fromWorkflow, fromStatus);
   if (completeness) z.completeness = completeness;
+  const samples = zoneCheck('sampleParity', fromWorkflow, fromStatus);
+  if (samples) z.samples = samples;
   if (analysis) z.analysis = analysis;
   const capacity = zoneCheck('capacity', fromWorkflow, fromStatus);
   if (capacity) z.capacity = capacity;

@@ -294,7 +294,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     };
   }
 
-  it('queue headroom and data completeness on the real vmagent: a queue that cannot hold the downtime keeps its zone in reads; one that dropped data keeps it out; each with its check Off lets it through', async () => {
+  it('queue headroom and data completeness on the real vmagent: a queue that cannot hold the downtime keeps its zone in reads; one that dropped data keeps it out, by its drop counters and by its samples against a zone in reads; each with its check Off lets it through', async () => {
     // az-b's on-disk queue off (-remoteWrite.disableOnDiskQueue for remoteWrite[1]): vmagent can hold
     // only what fits in memory for it (-memory.allowedBytes=10MB: 2 blocks), while the writer keeps
     // its intake above 0; once full, it drops az-b's samples (several URLs: vmagent drops rather
@@ -302,7 +302,10 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     await vm.vmagent.restartWith([...VMAGENT_ARGS, '-remoteWrite.disableOnDiskQueue=false,true,false', '-memory.allowedBytes=10MB']);
     try {
       const t0 = Date.now();
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3 } });
+      // strategy.sampleParity counts each zone's samples over its window on its vmselect and on a zone
+      // in reads (every series: all of them come through the one vmagent); 10s ago, every sample is
+      // searchable in both (the zones run -search.latencyOffset=0s).
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3, strategy: { sampleParity: { lag: '10s' } } } });
       const st = await waitPhase(3, ['Failed']);
       const zone = (n: string) => st.zones!.find((z) => z.name === n)!;
       const [a, b, c] = [zone('az-a'), zone('az-b'), zone('az-c')];
@@ -311,6 +314,10 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       expect(a).toMatchObject({ phase: 'Done', queueHeadroom: { fits: true, pods: 1, horizonSeconds: 120 } });
       expect(a.queueHeadroom!.rateBytesPerSecond).toBeGreaterThan(0);
       expect(a.queueHeadroom!.roomBytes).toBeGreaterThan(a.queueHeadroom!.needBytes!);
+      // Its samples counted against az-b (in reads then): the writer's and vmagent's, as many on both.
+      expect(a.sampleParity).toMatchObject({ complete: true, healthy: 'az-b', tenantCount: 1, tenants: [{ tenant: '0:0', missing: 0 }] });
+      expect(a.sampleParity!.tenants[0]!.healthySamples).toBeGreaterThan(0);
+      expect(Date.parse(a.sampleParity!.to) - Date.parse(a.sampleParity!.from)).toBeGreaterThan(ZONE_DOWNTIME_MS - 10_000);
       expect(b).toMatchObject({ phase: 'Failed', queueHeadroom: { fits: false, pods: 1, roomBytes: 0 } });
       expect(b.queueHeadroom!.needBytes).toBeGreaterThan(0);
       expect(b.message).toMatch(
@@ -333,24 +340,47 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       expect(heldB).toMatchObject({ phase: 'Failed', dataCompleteness: { complete: false, unverifiedPods: 0 } });
       expect(heldB.queueHeadroom).toBeUndefined();
       expect(heldB.dataCompleteness!.dropped.samples).toBeGreaterThan(0);
+      // What vmagent dropped is missing from the zone: counted on the real zones against az-a.
+      expect(heldB.sampleParity).toMatchObject({ complete: false, healthy: 'az-a', tenants: [{ tenant: '0:0' }] });
+      const lacks = heldB.sampleParity!.tenants[0]!;
+      expect(lacks.missing).toBeGreaterThan(0);
+      expect(lacks.samples + lacks.missing).toBe(lacks.healthySamples);
       expect(heldB.message).toMatch(
-        /^failed at WaitingForQueue, kept out of read rotation: vmagent dropped data for the zone since .*: \d+ samples refused by its full in-memory queue .*the zone stays out of reads/,
+        /^failed at WaitingForQueue, kept out of read rotation: vmagent dropped data for the zone since .*: \d+ samples refused by its full in-memory queue .*; \d+ samples missing against az-a over its window .*: tenant 0:0 lacks \d+ of \d+ .*the zone stays out of reads/,
       );
       expect(held.zonesOutOfRotation).toEqual(['az-b']);
       expect((await specOf('VMCluster', 'vm-az-b'))?.clusterVersion).toBe(V3);
       for (const zs of Object.values(vm.simulator.currentConfig!.routes)) expect(zs).not.toContain('vm-az-b');
 
-      // Negative control of the completeness check: Off, the next generation takes az-b over from its
-      // records and puts it back, then upgrades az-c.
+      // The drop counters' check Off: the next generation takes az-b over from its records, and its
+      // samples still miss what vmagent dropped (its window from its records): held by the count alone.
       await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { dataCompleteness: 'Off' } } });
-      const off = await waitPhase(5, ['Succeeded', 'Failed']);
+      const counted = await waitPhase(5, ['Succeeded', 'Failed']);
+      expect(counted.phase).toBe('Failed');
+      const countedB = counted.zones!.find((z) => z.name === 'az-b')!;
+      expect(countedB).toMatchObject({ phase: 'Failed', sampleParity: { complete: false, healthy: 'az-a' } });
+      // Its window from its route records' `since` (written as the edit landed, just after it left).
+      expect(Date.parse(countedB.sampleParity!.from) - Date.parse(heldB.sampleParity!.from)).toBeGreaterThanOrEqual(0);
+      expect(Date.parse(countedB.sampleParity!.from) - Date.parse(heldB.sampleParity!.from)).toBeLessThan(5_000);
+      expect(countedB.dataCompleteness).toBeUndefined();
+      expect(countedB.sampleParity!.tenants[0]!.missing).toBeGreaterThanOrEqual(lacks.missing);
+      expect(countedB.message).toMatch(/^failed at WaitingForQueue, kept out of read rotation: \d+ samples missing against az-a/);
+      expect(counted.zonesOutOfRotation).toEqual(['az-b']);
+
+      // Negative control of both checks: without them, the next generation puts the same az-b back
+      // (its samples as short), then upgrades az-c.
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { sampleParity: null } } });
+      const off = await waitPhase(6, ['Succeeded', 'Failed']);
       expect(off.phase).toBe('Succeeded');
       expect(off.zonesOutOfRotation).toEqual([]);
       expect(off.zones!.find((z) => z.name === 'az-b')!.dataCompleteness).toBeUndefined();
+      expect(off.zones!.find((z) => z.name === 'az-b')!.sampleParity).toBeUndefined();
       expect((await specOf('VMCluster', 'vm-az-c'))?.clusterVersion).toBe(V3);
     } finally {
       await vm.vmagent.restartWith([...VMAGENT_ARGS]);
-      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { strategy: { queueHeadroom: 'Enforce', dataCompleteness: 'Enforce' } } });
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, {
+        spec: { strategy: { queueHeadroom: 'Enforce', dataCompleteness: 'Enforce', sampleParity: null } },
+      });
     }
   });
 
@@ -358,10 +388,10 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const routes = stack.manifests.filter((o) => o.kind === 'VMAuth' || o.kind === 'VMUser').map((o) => ({ kind: o.kind, name: o.metadata.name }));
     const before = { clusters: await Promise.all(CLUSTERS.map((c) => specOf('VMCluster', c))), routes: await routeSpecs(kc, NS, routes) };
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4, strategy: { dryRun: true } } });
-    const st = await waitPhase(7, ['Planned', 'Failed']);
+    const st = await waitPhase(8, ['Planned', 'Failed']);
     expect(st.phase).toBe('Planned');
     expect(st.message).toBe('dry run (strategy.dryRun), nothing changed: 3 zones would be upgraded, 0 skipped: status.plan');
-    expect(st.plan).toMatchObject({ generation: 7, order: ['az-a', 'az-b', 'az-c'] });
+    expect(st.plan).toMatchObject({ generation: 8, order: ['az-a', 'az-b', 'az-c'] });
     for (const z of st.plan!.zones) {
       expect(z).toMatchObject({ would: 'upgrade', gates: [], queueHeadroom: { fits: true, pods: 1, horizonSeconds: 120 } });
       expect(z.routes).toEqual(expect.arrayContaining(['VMAuth/vm-global', `VMUser/reads-${z.zone}`]));
@@ -376,7 +406,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
     const t0 = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4, strategy: { dryRun: false } } });
-    const st = await waitPhase(8, ['Failed']);
+    const st = await waitPhase(9, ['Failed']);
     const t1 = Date.now();
     dumpTimeline('failed-zone', t0, t1 + 2000);
 

@@ -593,6 +593,7 @@ describe('kubectl vmdc get -o json', () => {
       },
       queueHeadroom: null,
       dataCompleteness: null,
+      sampleParity: null,
       analysis: null,
       capacity: null,
     });
@@ -703,6 +704,43 @@ describe('kubectl vmdc get: the capacity guard (strategy.capacityGuard)', () => 
     for (const hostile of [{ ...CHECK, breached: 'yes' }, { ...CHECK, requests: -1 }, 7]) {
       expect([hostile, viewDocument(buildView(withCapacity(hostile, false)), NOW).zones[1]!.capacity]).toEqual([hostile, null]);
       expect(plain(withCapacity(hostile, false)).some((l) => l.startsWith('    capacity'))).toBe(false);
+    }
+  });
+});
+
+describe('kubectl vmdc get: the sample count (strategy.sampleParity)', () => {
+  const SHORT = {
+    at: '2026-03-04T10:20:00Z',
+    complete: false,
+    healthy: 'az-a',
+    from: '2026-03-04T10:10:00Z',
+    to: '2026-03-04T10:19:30Z',
+    tenants: [
+      { tenant: '3:0', samples: 700, healthySamples: 1000, missing: 300 },
+      { tenant: '0:0', samples: 5000, healthySamples: 5000, missing: 0 },
+    ],
+    tenantCount: 2,
+    message: '300 samples missing against az-a over its window 2026-03-04T10:10:00Z to 2026-03-04T10:19:30Z: tenant 3:0 lacks 300 of 1000 (30%)',
+  };
+  const withSamples = (samples: unknown): ViewInput => {
+    const input = structuredClone(queueWait);
+    (input.workflow!.progress.zones[1] as { sampleParity?: unknown }).sampleParity = samples;
+    return input;
+  };
+  it('a zone out shows whether it has its samples, and against which zone', () => {
+    expect(plain(withSamples(SHORT)).filter((l) => l.startsWith('    samples'))).toEqual(['    samples SHORT · 300 missing against az-a (2 tenants)']);
+    expect(plain(withSamples({ ...SHORT, complete: true, tenants: [] })).filter((l) => l.startsWith('    samples'))).toEqual([
+      '    samples ok · 2 tenants as on az-a',
+    ]);
+    expect(plain(withSamples({ ...SHORT, tenants: [], message: 'cannot tell against az-a: …' })).filter((l) => l.startsWith('    samples'))).toEqual([
+      '    samples CANNOT TELL against az-a (2 tenants)',
+    ]);
+    expect(viewDocument(buildView(withSamples(SHORT)), NOW).zones[1]!.sampleParity).toEqual(SHORT);
+  });
+  it('a count not of the shape vmrollout writes is not shown', () => {
+    for (const hostile of [{ ...SHORT, complete: 'no' }, { ...SHORT, tenants: [{ tenant: '0:0', samples: -1, healthySamples: 1, missing: 2 }] }, 'x']) {
+      expect([hostile, viewDocument(buildView(withSamples(hostile)), NOW).zones[1]!.sampleParity]).toEqual([hostile, null]);
+      expect(plain(withSamples(hostile)).some((l) => l.startsWith('    samples'))).toBe(false);
     }
   });
 });

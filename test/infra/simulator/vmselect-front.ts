@@ -5,8 +5,8 @@
  * with request counters named exactly like the real cluster vmselect's
  * (VictoriaMetrics app/vmselect/main.go, cluster branch:
  * `vm_http_requests_total{path="/select/{}/prometheus/api/v1/query"}` ...), counted when a request
- * arrives (as vmselect does, before it is served). Anything else answers 400 like vmselect's
- * unsupported-path error.
+ * arrives (as vmselect does, before it is served), and `/admin/tenants` (the one tenant, 0:0, the
+ * process holds). Anything else answers 400 like vmselect's unsupported-path error.
  */
 import * as http from 'node:http';
 import { freePort } from '../harness/ports';
@@ -65,6 +65,11 @@ export async function startVmselectFront(opts: { backendURL: string; port?: numb
       return void res.end(metricsText());
     }
     if (u.pathname === '/health') return void res.end('OK');
+    // The tenants of the window (cluster vmselect): the zone process holds one tenant's data, 0:0.
+    if (u.pathname === '/admin/tenants') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end('{"status":"success","data":["0:0"]}');
+    }
     const m = SELECT_RE.exec(u.pathname);
     if (!m) {
       errors++;
