@@ -1,7 +1,8 @@
 // What the checks around a zone's window cost the rollout (issue 31: "analysis adds no more than one
 // poll per step"): the queue headroom preflight and the drop-counter readings before and after the
-// zone's window (strategy.queueHeadroom, strategy.dataCompleteness), and the capacity guard's looks
-// before the zone leaves and before each of its next steps (strategy.capacityGuard). On the e2e stack
+// zone's window (strategy.queueHeadroom, strategy.dataCompleteness), the count of its samples against
+// a zone in reads before it rejoins (strategy.sampleParity), and the capacity guard's looks before the
+// zone leaves and before each of its next steps (strategy.capacityGuard). On the e2e stack
 // (test/e2e/support.ts: real Temporal dev server, kube-apiserver, VictoriaMetrics zones, vmagent,
 // vmauth, worker and trigger), pairs of 3-zone rollouts one after the other: every check off, then
 // every check on.
@@ -24,7 +25,7 @@ import { PAIRED_NS, pairedRollouts } from '../support/paired-rollouts';
 const NS = PAIRED_NS;
 const VMDC = 'checks';
 const POLL_MS = 250;
-const CHECKS = ['readVmagent', 'readReadHealth'];
+const CHECKS = ['readVmagent', 'readReadHealth', 'countSamples'];
 const quick = process.argv.includes('--quick');
 const PAIRS = quick ? 1 : 3;
 const t0 = Date.now();
@@ -75,7 +76,10 @@ async function rollout(stack: E2EStack, version: string, checks: boolean): Promi
   const mode = checks ? 'Enforce' : 'Off';
   const generation = (
     await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, {
-      spec: { clusterVersion: version, strategy: { queueHeadroom: mode, dataCompleteness: mode, capacityGuard: checks ? {} : null } },
+      spec: {
+        clusterVersion: version,
+        strategy: { queueHeadroom: mode, dataCompleteness: mode, capacityGuard: checks ? {} : null, sampleParity: checks ? { lag: '10s' } : null },
+      },
     })
   ).metadata.generation!;
   const done = await waitVmdcPhase(stack.kc, NS, VMDC, generation, ['Succeeded', 'Failed'], { timeoutMs: 5 * 60_000 });
@@ -99,7 +103,7 @@ async function main(): Promise<void> {
   const netPerZone = withChecks.map((r, i) => (r.rolloutMs - without[i]!.rolloutMs) / zones);
   const doc = {
     benchmark: 'checks',
-    what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the checks (queueHeadroom, dataCompleteness, capacityGuard) off then on; what they add, in polls',
+    what: 'bench/stack/checks.ts: pairs of 3-zone rollouts on the e2e stack, the checks (queueHeadroom, dataCompleteness, sampleParity, capacityGuard) off then on; what they add, in polls',
     ...runInfo,
     pollIntervalMs: POLL_MS,
     runs,
@@ -107,10 +111,17 @@ async function main(): Promise<void> {
       /**
        * Per workflow task that ran checks: LeavingReads (the headroom preflight and the first
        * drop-counter reading, one readVmagent; the capacity guard's baseline), WaitingForQueue (the
-       * second reading), and the guard's look before each step from Upgrading on. Target: at most
-       * one poll each.
+       * second reading, then the sample count), and the guard's look before each step from Upgrading
+       * on. Target: at most one poll each.
        */
       checkTask: { ms: minMaxMean(all), p50Ms: round(quantile(all, 0.5)), maxPolls: polls(Math.max(...all)) },
+      /** Each check alone, by activity (checks in one task share its time). */
+      byCheck: Object.fromEntries(
+        CHECKS.map((a) => {
+          const ms = withChecks.flatMap((r) => r.checkMs.filter((c) => c.activity === a).map((c) => c.taskMs));
+          return [a, { n: ms.length, ms: minMaxMean(ms), maxPolls: polls(Math.max(...ms)) }];
+        }),
+      ),
       /** Both tasks of a zone together. */
       checksPerZonePolls: { values: perZone.map(polls), max: polls(Math.max(...perZone)) },
       netRolloutPerZonePolls: { values: netPerZone.map(polls), max: polls(Math.max(...netPerZone)) },
