@@ -7,6 +7,7 @@
 // on a route the VMDistributedCluster manages, for a zone of its spec with that VMCluster. A record
 // that fails is reported (docs/security.md#route-records-are-claims) and never acted on; it fails
 // no rollout. Pure.
+import { selects } from './label-selector';
 import { crdOf, isVmselect } from './route-edits';
 import { parseRecords, UnreadableRecordsError, type OutOfRotationRecord, type RecordedRoute, type RemovedRef, type RouteRef } from './route-records';
 import { computeRemoval, crdNameNamesCluster, managedRoutes, objectNamesCluster, type VMClusterRef } from './route-targets';
@@ -20,6 +21,8 @@ export interface RouteObjectView {
   namespace: string;
   targetRefs: readonly JsonObject[];
   annotation: string | undefined;
+  /** metadata.labels as read (any shape: others' input). */
+  labels?: unknown;
 }
 
 /** The VMDistributedCluster records are checked for; `spec` while the object exists. */
@@ -32,8 +35,16 @@ export interface RecordExpectation {
 /** What of a VMDistributedCluster's spec a record is checked against. */
 export interface RecordSpec {
   zones: ReadonlyArray<{ name: string; vmcluster: string }>;
-  /** The routes it manages (its VMAuth, its zones' VMUsers). */
+  /** The routes it names (its VMAuth, its zones' VMUsers). */
   routes: readonly RouteRef[];
+  /** spec.vmuserSelector: the VMUsers whose labels match are managed too. */
+  vmuserSelector?: string;
+}
+
+/** Whether the spec manages the route: one it names, or a VMUser whose labels spec.vmuserSelector selects. */
+export function managesRoute(spec: RecordSpec, route: RouteRef, labels: unknown): boolean {
+  if (spec.routes.some((m) => sameRoute(m, route))) return true;
+  return route.kind === 'VMUser' && spec.vmuserSelector !== undefined && selects(spec.vmuserSelector, labels);
 }
 
 /** A record (or an annotation) that is not acted on, and why. */
@@ -59,7 +70,14 @@ export function recordExpectation(namespace: string, uid: string, live: { metada
   if (!live || live.metadata?.uid !== uid) return expect;
   const v = validateSpec(live.spec);
   if (!v.success) return expect;
-  return { ...expect, spec: { zones: v.spec.zones.map((z) => ({ name: z.name, vmcluster: z.vmcluster.name })), routes: managedRoutes(v.spec) } };
+  return {
+    ...expect,
+    spec: {
+      zones: v.spec.zones.map((z) => ({ name: z.name, vmcluster: z.vmcluster.name })),
+      routes: managedRoutes(v.spec),
+      ...(v.spec.vmuserSelector !== undefined ? { vmuserSelector: v.spec.vmuserSelector } : {}),
+    },
+  };
 }
 
 const sameRoute = (a: RouteRef, b: RouteRef): boolean => a.kind === b.kind && a.name === b.name;
@@ -137,7 +155,7 @@ export function adoptionIssue(record: OutOfRotationRecord, carrier: RouteObjectV
   if (computeRemoval({ route: carrier.route, targetRefs: carrier.targetRefs }, record.vmcluster).removed.length > 0) {
     return `says VMCluster ${record.vmcluster.name} was taken out, but the route still sends it reads`;
   }
-  if (expect.spec && !expect.spec.routes.some((m) => sameRoute(m, carrier.route))) return `is on a route its VMDistributedCluster does not manage`;
+  if (expect.spec && !managesRoute(expect.spec, carrier.route, carrier.labels)) return `is on a route its VMDistributedCluster does not manage`;
   return undefined;
 }
 
@@ -154,7 +172,7 @@ export function verifyRecords(views: readonly RouteObjectView[], expect: RecordE
       records = parseRecords(view.annotation, expect.uid);
     } catch (err) {
       if (!(err instanceof UnreadableRecordsError)) throw err;
-      const ours = !expect.spec || expect.spec.routes.some((m) => sameRoute(m, view.route));
+      const ours = !expect.spec || managesRoute(expect.spec, view.route, view.labels);
       if (ours) out.unverified.push({ route: view.route, reason: err.message });
       continue;
     }

@@ -8,6 +8,7 @@
 // test/fixtures/bad-specs.ts runs a table of bad specs and generated near-valid values through
 // validateSpec and a real API server. The one rule no CRD can express, the nesting depth of
 // free-form values, is the API server's own JSON limit, which validateSpec applies exactly.
+import { EQUALITY_SELECTOR_PATTERN, SELECTOR_MAX_LENGTH } from './label-selector';
 import { z } from 'zod';
 import { DURATION_FORMAT_MESSAGE, DURATION_MAX_LENGTH, DURATION_PATTERN, DURATION_WHOLE_MS_CEL, DURATION_WHOLE_MS_MESSAGE } from './duration';
 import { describe, findNonJson, isPlainObject } from './json-value';
@@ -465,6 +466,16 @@ export const vmDistributedClusterSpecSchema = z
       }),
     vmauth: managedObject('VMAuth', 'The global VMAuth in front of the zones, whose read routes are switched'),
     vmagent: managedObject('VMAgent', 'The one VMAgent that writes to every zone'),
+    vmuserSelector: z
+      .string()
+      .max(SELECTOR_MAX_LENGTH, { error: `must be at most ${SELECTOR_MAX_LENGTH} characters` })
+      .regex(new RegExp(EQUALITY_SELECTOR_PATTERN), { error: 'must be a label selector of key=value terms, comma-separated (e.g. vmrollout.io/reads=global)' })
+      .optional()
+      .describe(
+        'A label selector (key=value terms, comma-separated, as kubectl -l): every VMUser of the namespace whose labels match is a read route too, ' +
+          "beside the VMAuth and the zones' vmuser: a zone leaving reads is taken out of each such VMUser that routes to it (found afresh before each zone leaves), " +
+          'so no reader keeps reading from a zone being upgraded.',
+      ),
     retainOnDelete: z
       .boolean()
       .optional()

@@ -158,6 +158,8 @@ export interface NormalizedSpec {
   zones: ZoneSpec[];
   vmauth: ManagedObject;
   vmagent: ManagedObject;
+  /** spec.vmuserSelector: VMUsers whose labels match are read routes too (absent: none; specs from before it hash as before). */
+  vmuserSelector?: string;
   /**
    * false: objects created from full specs carry an ownerReference to the VMDistributedCluster (they
    * go with it). Absent in inputs recorded before server-side apply: read as false.

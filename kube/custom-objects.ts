@@ -56,6 +56,15 @@ export class KubeObjects {
     }
   }
 
+  /** The objects of the namespace whose labels match `labelSelector`, at most `limit` (more: `more` is true). */
+  async listSelected(k: KindRef, namespace: string, labelSelector: string, limit: number): Promise<{ items: KubeObject[]; more: boolean }> {
+    const page = (await this.api.listNamespacedCustomObject(
+      { group: k.group, version: k.version, namespace, plural: k.plural, labelSelector, limit },
+      withTimeout,
+    )) as { items?: KubeObject[]; metadata?: { continue?: string; _continue?: string } };
+    return { items: page.items ?? [], more: !!(page.metadata?.continue ?? page.metadata?._continue) };
+  }
+
   /**
    * JSON merge patch (RFC 7386) of the object as `fieldManager` (whose edit it is: kube/field-managers.ts);
    * include metadata.resourceVersion for a precondition (409 on mismatch).

@@ -24,7 +24,7 @@ export type ListOptions = Parameters<CustomObjectsApi['listNamespacedCustomObjec
 export const ROUTE_KINDS: ReadonlyArray<RouteRef['kind']> = ['VMAuth', 'VMUser'];
 
 interface ListedObject {
-  metadata?: { name?: string; uid?: string; annotations?: Record<string, string> };
+  metadata?: { name?: string; uid?: string; annotations?: Record<string, string>; labels?: unknown };
   spec?: JsonObject;
 }
 
@@ -78,6 +78,7 @@ export async function listRouteViews(api: CustomObjectsApi, namespace: string, o
         namespace,
         targetRefs: routeTargetRefs(kind, { spec: obj.spec }),
         annotation: obj.metadata?.annotations?.[OUT_OF_ROTATION_ANNOTATION],
+        labels: obj.metadata?.labels,
       });
     }
   }

@@ -23,7 +23,7 @@ const SUMMARIES: Summaries = {
     return `${i.dryRun ? 'dry-run apply' : i.create ? 'create or apply' : 'apply'} ${i.kind} ${i.name}${version}`;
   },
   waitOperational: (i) => `wait until ${i.kind} ${i.name} is operational at generation ${i.generation}`,
-  readRoutes: (i) => `read the routes ${routes(i.routes)}`,
+  readRoutes: (i) => `read the routes ${routes(i.routes)}${i.vmuserSelector ? ` and the VMUsers labelled ${i.vmuserSelector}` : ''}`,
   editRoutes: (i) => {
     const clusters = [...new Set(i.removals.map((r) => r.vmcluster.name))].join(', ') || `zone ${i.record.zone}`;
     const on = i.removals.length ? routes(i.removals.map((r) => r.route)) : 'the routes that record it';

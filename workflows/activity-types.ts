@@ -16,6 +16,13 @@ import type { VMKind } from '../api/constants';
 import type { DrainHeartbeat, QueueHeadroom, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
 
+/** The routes to read: the spec's, and the VMUsers spec.vmuserSelector selects now. */
+export interface ReadRoutesInput {
+  namespace: string;
+  routes: RouteRef[];
+  vmuserSelector?: string;
+}
+
 /** The targetRefs of one route as read from the API server. */
 export interface RouteSnapshot {
   route: RouteRef;
@@ -205,7 +212,7 @@ export interface RolloutActivities {
    */
   waitOperational(input: { kind: VMKind; namespace: string; name: string; generation: number; pollIntervalMs: number }): Promise<ObjectState>;
 
-  readRoutes(input: { namespace: string; routes: RouteRef[] }): Promise<RouteSnapshot[]>;
+  readRoutes(input: ReadRoutesInput): Promise<RouteSnapshot[]>;
 
   /**
    * Take the zone of `record` out of the routes of `removals` (`direction: 'remove'`) or put it back

@@ -14,7 +14,7 @@ import { syncRecorded } from './read-switch';
 import { finish } from './rollout-end';
 import type { RolloutRun } from './rollout-run';
 import { RoutePlanError, computeRemovals } from './routes';
-import { now, queueTarget, zoneSpec } from './run-context';
+import { now, queueTarget, routesToRead, zoneSpec } from './run-context';
 import type { RolloutResult } from '../api/rollout-contract';
 import { clusterApply, headroomHorizonMs } from './zone-steps';
 
@@ -40,7 +40,7 @@ async function judgeZone({ ctx }: RolloutRun, name: string): Promise<Judged> {
   const dry = await orFail(() => acts.applyObject({ ...clusterApply(ctx, zs), dryRun: true }));
   if (failed(dry)) return { ...none, would: 'fail', reason: `the apply's server-side dry run is refused: ${dry.failed}` };
   if (isUpToDate(cur, dry.changed)) return { ...none, would: 'skip', reason: 'already up to date and operational' };
-  const snaps = await orFail(() => acts.readRoutes({ namespace: ctx.ns, routes: [...ctx.routes] }));
+  const snaps = await orFail(() => acts.readRoutes(routesToRead(ctx)));
   if (failed(snaps)) return { ...none, would: 'fail', reason: `the read routes cannot be read: ${snaps.failed}` };
   let removals;
   try {

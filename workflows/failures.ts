@@ -37,6 +37,8 @@ export const FailureType = {
   AnalysisFailed: 'AnalysisFailed',
   /** The capacity guard (strategy.capacityGuard) breached while the zone was out, and a person aborted: the zone stays out. */
   CapacityBreached: 'CapacityBreached',
+  /** spec.vmuserSelector matches more VMUsers than vmrollout edits (MAX_SELECTED_VMUSERS): the zone stays in reads. */
+  SelectorTooBroad: 'SelectorTooBroad',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 

@@ -3,7 +3,7 @@
 import type { RecordOwner, RouteRef } from '../api/route-records';
 import type { NormalizedSpec, ObjectGeneration, Strategy, WorkflowRef, ZoneSpec } from '../api/types';
 import { rolloutProxies, type RolloutProxies } from './activity-options';
-import type { QueueTarget } from './activity-types';
+import type { QueueTarget, ReadRoutesInput } from './activity-types';
 import { managedRoutes } from '../api/route-targets';
 
 export interface RunContext {
@@ -46,4 +46,9 @@ export function queueTarget(ctx: RunContext, zs: ZoneSpec): QueueTarget {
     zone: zs.name,
     objectName: ctx.object.name,
   };
+}
+
+/** The read routes, as read before a zone leaves: the spec's, and the VMUsers spec.vmuserSelector selects now. */
+export function routesToRead(ctx: RunContext): ReadRoutesInput {
+  return { namespace: ctx.ns, routes: [...ctx.routes], ...(ctx.spec.vmuserSelector !== undefined ? { vmuserSelector: ctx.spec.vmuserSelector } : {}) };
 }

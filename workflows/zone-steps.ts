@@ -16,7 +16,7 @@ import type { EditedRoutes, ReadSwitch } from './read-switch';
 import { stopRefused } from './rollout-end';
 import { RoutePlanError, computeRemovals } from './routes';
 import { routeReferencesCluster } from '../api/route-targets';
-import { queueTarget, type RunContext } from './run-context';
+import { queueTarget, routesToRead, type RunContext } from './run-context';
 import type { RolloutSignals } from './signals';
 import { removedAnything, type RolloutState, type ZoneState } from './state';
 import type { StatusReport } from './status-report';
@@ -46,7 +46,7 @@ export function clusterApply(ctx: RunContext, zs: ZoneSpec): ApplyObjectInput {
 
 /** What taking the zone out of the managed routes removes, from the routes as they are now (and those routes). */
 async function planRemovals(ctx: RunContext, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
-  const snaps = await ctx.acts.short.readRoutes({ namespace: ctx.ns, routes: [...ctx.routes] });
+  const snaps = await ctx.acts.short.readRoutes(routesToRead(ctx));
   try {
     return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: ctx.ns }), snaps };
   } catch (e) {

@@ -113,7 +113,10 @@ function removalNotAsked(input: RouteEdit, spec: NormalizedSpec): string | undef
   if (input.vmauthName !== spec.vmauth.name) return `names VMAuth ${spec.vmauth.name}, not ${input.vmauthName}`;
   const routes = managedRoutes(spec);
   for (const r of input.removals) {
-    if (!routes.some((x) => x.kind === r.route.kind && x.name === r.route.name)) return `does not manage the route ${r.route.kind} ${r.route.name}`;
+    // A VMUser the spec does not name may be one spec.vmuserSelector selects: its labels are checked on the fresh read the edit makes.
+    const selectable = r.route.kind === 'VMUser' && spec.vmuserSelector !== undefined;
+    if (!selectable && !routes.some((x) => x.kind === r.route.kind && x.name === r.route.name))
+      return `does not manage the route ${r.route.kind} ${r.route.name}`;
     if (r.vmcluster.name !== zone.vmcluster.name || r.vmcluster.namespace !== input.namespace) {
       return `routes zone ${zone.name} to VMCluster ${input.namespace}/${zone.vmcluster.name}, not ${r.vmcluster.namespace}/${r.vmcluster.name}`;
     }

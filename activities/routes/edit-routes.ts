@@ -7,7 +7,7 @@
 // own resourceVersion): they are edited at once (settleAll), and every read around the edits is made
 // at once too.
 import { dataObject } from '../../api/data-object';
-import type { RecordExpectation, RecordListing, RecordSpec } from '../../api/record-verification';
+import { managesRoute, type RecordExpectation, type RecordListing, type RecordSpec } from '../../api/record-verification';
 import { applyRemoval } from '../../api/route-edits';
 import {
   formatRecords,
@@ -25,9 +25,10 @@ import { settleAll, settled } from '../../kube/at-once';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';
 import { LIST_TIMEOUT, recordedPatch, recordsOn, restoreRecordedZone, rewriteRoute, routeLabel, type EditRoutesHooks } from '../../kube/route-objects';
 import { listRouteRecords, recordedZones } from '../../kube/route-records';
-import type { RouteSnapshot } from '../../workflows/activity-types';
+import type { ReadRoutesInput, RouteSnapshot } from '../../workflows/activity-types';
 import { FailureType } from '../../workflows/failures';
 import { computeRemoval, hasReadBackend, routeTargetRefs } from '../../api/route-targets';
+import { selects } from '../../api/label-selector';
 import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
 
@@ -39,12 +40,33 @@ function notFound(namespace: string, r: RouteRef) {
   return nonRetryable(FailureType.ObjectNotFound, `${routeLabel(r)} not found in namespace ${namespace}`, { route: r });
 }
 
-export async function readRoutes(kube: KubeObjects, input: { namespace: string; routes: RouteRef[] }): Promise<RouteSnapshot[]> {
-  return settleAll(input.routes, async (route): Promise<RouteSnapshot> => {
+/** More VMUsers matching spec.vmuserSelector than this is a selector that selects too much. */
+export const MAX_SELECTED_VMUSERS = 100;
+
+/**
+ * The routes, read fresh: the spec's, and every VMUser of the namespace that spec.vmuserSelector
+ * selects now (its labels checked again here: the list's filter is the API server's word).
+ */
+export async function readRoutes(kube: KubeObjects, input: ReadRoutesInput): Promise<RouteSnapshot[]> {
+  const named = settleAll(input.routes, async (route): Promise<RouteSnapshot> => {
     const obj = await kube.get(vmKind(route.kind), input.namespace, route.name);
     if (!obj) throw notFound(input.namespace, route);
     return { route: { kind: route.kind, name: route.name }, targetRefs: routeTargetRefs(route.kind, obj) };
   });
+  const selector = input.vmuserSelector;
+  if (selector === undefined) return named;
+  const listed = await kube.listSelected(vmKind('VMUser'), input.namespace, selector, MAX_SELECTED_VMUSERS);
+  if (listed.more) {
+    throw nonRetryable(FailureType.SelectorTooBroad, `more than ${MAX_SELECTED_VMUSERS} VMUsers match spec.vmuserSelector ${selector}: narrow it`);
+  }
+  const snaps = await named;
+  for (const obj of listed.items) {
+    const name = obj.metadata?.name;
+    if (typeof name !== 'string' || !selects(selector, obj.metadata?.labels)) continue;
+    if (snaps.some((s) => s.route.kind === 'VMUser' && s.route.name === name)) continue;
+    snaps.push({ route: { kind: 'VMUser', name }, targetRefs: routeTargetRefs('VMUser', obj) });
+  }
+  return snaps;
 }
 
 function groupByRoute(removals: RouteRemoval[]): Array<[RouteRef, RouteRemoval[]]> {
@@ -79,6 +101,12 @@ export async function editRoutes(
       const obj = await kube.get(vmKind(route.kind), namespace, route.name);
       if (!obj) throw notFound(namespace, route);
       recordsOn(route, namespace, obj); // an annotation that cannot be read is refused here, before any edit
+      if (spec && !managesRoute(spec, route, obj.metadata?.labels)) {
+        throw nonRetryable(
+          FailureType.NotOwned,
+          `${routeLabel(route)} is not a read route of the VMDistributedCluster now (not named in its spec, and spec.vmuserSelector does not select its labels)`,
+        );
+      }
       const current = routeTargetRefs(route.kind, obj);
       const removal = freshRemoval(route, current, vmcluster);
       if (removal.removed.length > 0 && !hasReadBackend(applyRemoval(current, removal))) throw emptyRoute(route, vmcluster);

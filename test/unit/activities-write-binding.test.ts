@@ -138,6 +138,17 @@ describe('what the spec does not ask for: refused', () => {
     expect(decide(edit({ removals: [removalOf('vm-az-b')] }))).toEqual(refusedWith('routes zone az-a to VMCluster monitoring/vm-az-a, not monitoring/vm-az-b'));
   });
 
+  test("with spec.vmuserSelector, a VMUser the spec does not name may be edited (its labels are checked on the edit's fresh read); no other kind", () => {
+    const selecting = live({ spec: { ...validRawSpec(), vmuserSelector: 'vmrollout.io/reads=global' } });
+    expect(decide(edit({ removals: [removalOf('vm-az-a', { kind: 'VMUser', name: 'team-dashboards' })] }), selecting)).toEqual({ allowed: true });
+    expect(decide(edit({ removals: [removalOf('vm-az-a', { kind: 'VMAuth', name: 'other-vmauth' })] }), selecting)).toEqual(
+      refusedWith('does not manage the route VMAuth other-vmauth'),
+    );
+    expect(decide(edit({ removals: [removalOf('vm-az-b', { kind: 'VMUser', name: 'team-dashboards' })] }), selecting)).toEqual(
+      refusedWith('routes zone az-a to VMCluster monitoring/vm-az-a, not monitoring/vm-az-b'),
+    );
+  });
+
   test('a spec that is not valid, or that the trust policy forbids', () => {
     expect(decide(apply(applyOf('VMCluster', 'vm-az-a')), live({ spec: { zones: 'no' } }))).toEqual(refusedWith('spec is not valid'));
     // zone az-c is a full spec: creating objects is not enabled in the namespace
