@@ -12,7 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../activities';
 import { KubeObjects, mergePatchOptions, vmKind, VMDC_KIND } from '../../kube/custom-objects';
-import { editRoutes } from '../../activities/routes/edit-routes';
+import { editRoutes, MAX_SELECTED_VMUSERS, readRecords } from '../../activities/routes/edit-routes';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, VM_GROUP, VM_VERSION } from '../../api/constants';
 import type { JsonObject, ObjectGeneration } from '../../api/types';
 import type { RecordOwner, RouteRemoval } from '../../api/route-records';
@@ -196,6 +196,71 @@ describe('editRoutes on a real API server', () => {
     expect((err as ApplicationFailure).message).toContain('VMUser only-c');
     expect((await objects.get(vmKind('VMAuth'), NS, 'gc'))!.metadata.resourceVersion).toBe(before.gc!.metadata.resourceVersion);
     expect((await objects.get(vmKind('VMUser'), NS, 'only-c'))!.metadata.resourceVersion).toBe(before.u!.metadata.resourceVersion);
+  });
+});
+
+describe('spec.vmuserSelector on a real API server', () => {
+  const labelled = async (name: string, labels: Record<string, string>, targetRefs: JsonObject[]) => {
+    const k = vmKind('VMUser');
+    await custom.createNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      namespace: NS,
+      plural: k.plural,
+      body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind: 'VMUser', metadata: { name, labels }, spec: { username: name, targetRefs } },
+    });
+  };
+  const spec = { zones: [{ name: 'az-a', vmcluster: 'vm-az-a' }], routes: [{ kind: 'VMAuth' as const, name: 'gs' }], vmuserSelector: 'team=obs,tier=read' };
+  const expectation = { namespace: NS, uid: 'uid-routes', spec };
+
+  it('reads the VMUsers the selector selects now beside the named routes; edits one while it is selected, refuses one that is not; its record counts while its labels match', async () => {
+    await createVM('VMAuth', 'gs', { selectAllByDefault: true, unauthorizedUserAccessSpec: { targetRefs: [vmselect('vm-az-a', 'vm-az-b')] } });
+    await labelled('dash', { team: 'obs', tier: 'read' }, [vmselect('vm-az-a', 'vm-az-b')]);
+    await labelled('dash-dev', { team: 'dev', tier: 'read' }, [vmselect('vm-az-a', 'vm-az-b')]);
+    await labelled('obs-writer', { team: 'obs' }, [vmselect('vm-az-a', 'vm-az-b')]);
+    const snaps = await run('readRoutes', { namespace: NS, routes: [{ kind: 'VMAuth', name: 'gs' }], vmuserSelector: spec.vmuserSelector });
+    expect(snaps.map((x) => `${x.route.kind}/${x.route.name}`)).toEqual(['VMAuth/gs', 'VMUser/dash']);
+    const removals = computeRemovals(snaps, { name: 'vm-az-a', namespace: NS });
+    expect(removals.map((r) => r.route.name)).toEqual(['gs', 'dash']);
+    await editRoutes(objects, { namespace: NS, vmauthName: 'gs', removals, direction: 'remove', record: owner('az-a') }, {}, spec);
+    expect((await getSpec('VMUser', 'dash')).targetRefs).toEqual([vmselect('vm-az-b')]);
+    expect((await readRecords(objects, expectation)).verified.map((v) => v.route.name)).toEqual(['gs', 'dash']);
+
+    // A VMUser the selector does not select (a removal built by hand): refused before anything is touched.
+    const other = computeRemovals(await snapshots('gs', ['dash-dev']), { name: 'vm-az-a', namespace: NS });
+    const before = (await objects.get(vmKind('VMUser'), NS, 'dash-dev'))!.metadata.resourceVersion;
+    const err = await editRoutes(objects, { namespace: NS, vmauthName: 'gs', removals: other, direction: 'remove', record: owner('az-a') }, {}, spec).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ type: 'NotOwned', nonRetryable: true, message: expect.stringContaining('VMUser dash-dev is not a read route') });
+    expect((await objects.get(vmKind('VMUser'), NS, 'dash-dev'))!.metadata.resourceVersion).toBe(before);
+
+    // Its labels changed while the zone is out: its record is no longer acted on (reported), the VMAuth's still is.
+    await custom.patchNamespacedCustomObject(
+      { group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: vmKind('VMUser').plural, name: 'dash', body: { metadata: { labels: { team: 'dev' } } } },
+      mergePatchOptions,
+    );
+    const listing = await readRecords(objects, expectation);
+    expect(listing.verified.map((v) => v.route.name)).toEqual(['gs']);
+    expect(listing.unverified).toEqual([
+      { route: { kind: 'VMUser', name: 'dash' }, zone: 'az-a', reason: 'record of zone az-a is on a route its VMDistributedCluster does not manage' },
+    ]);
+    // The records stay with their objects: gone, for the tests after this one that read every record of the namespace.
+    for (const [kind, name] of [
+      ['VMAuth', 'gs'],
+      ['VMUser', 'dash'],
+    ] as const)
+      await custom.deleteNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: NS, plural: vmKind(kind).plural, name });
+  });
+
+  it('more VMUsers than it edits: refused (SelectorTooBroad), naming the selector', async () => {
+    for (let i = 0; i <= MAX_SELECTED_VMUSERS; i++) await labelled(`many-${i}`, { fleet: 'wide' }, [vmselect('vm-az-a', 'vm-az-b')]);
+    const err = await run('readRoutes', { namespace: NS, routes: [], vmuserSelector: 'fleet=wide' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      type: 'SelectorTooBroad',
+      nonRetryable: true,
+      message: expect.stringContaining('more than 100 VMUsers match spec.vmuserSelector fleet=wide'),
+    });
   });
 });
 
