@@ -78,7 +78,12 @@ async function rollout(stack: E2EStack, version: string, checks: boolean): Promi
     await mergePatch(stack.kc, 'VMDistributedCluster', NS, VMDC, {
       spec: {
         clusterVersion: version,
-        strategy: { queueHeadroom: mode, dataCompleteness: mode, capacityGuard: checks ? {} : null, sampleParity: checks ? { lag: '5s', tolerance: 0.05 } : null },
+        strategy: {
+          queueHeadroom: mode,
+          dataCompleteness: mode,
+          capacityGuard: checks ? {} : null,
+          sampleParity: checks ? { lag: '5s', tolerance: 0.05 } : null,
+        },
       },
     })
   ).metadata.generation!;
