@@ -11,6 +11,8 @@ const VALUE = '([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?';
 /** `key=value` terms, comma-separated. */
 export const EQUALITY_SELECTOR_PATTERN = `^${KEY}=${VALUE}(,${KEY}=${VALUE})*$`;
 export const SELECTOR_MAX_LENGTH = 1024;
+/** More VMUsers matching spec.vmuserSelector than this is a selector that selects too much (SelectorTooBroad). */
+export const MAX_SELECTED_VMUSERS = 100;
 
 /** The terms of a selector the spec validated (EQUALITY_SELECTOR_PATTERN): [key, value] pairs. */
 export function selectorTerms(selector: string): Array<[string, string]> {

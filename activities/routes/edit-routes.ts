@@ -28,7 +28,7 @@ import { listRouteRecords, recordedZones } from '../../kube/route-records';
 import type { ReadRoutesInput, RouteSnapshot } from '../../workflows/activity-types';
 import { FailureType } from '../../workflows/failures';
 import { computeRemoval, hasReadBackend, routeTargetRefs } from '../../api/route-targets';
-import { selects } from '../../api/label-selector';
+import { MAX_SELECTED_VMUSERS, selects } from '../../api/label-selector';
 import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
 
@@ -39,9 +39,6 @@ const routeConflict = (route: RouteRef, attempts: number): Error =>
 function notFound(namespace: string, r: RouteRef) {
   return nonRetryable(FailureType.ObjectNotFound, `${routeLabel(r)} not found in namespace ${namespace}`, { route: r });
 }
-
-/** More VMUsers matching spec.vmuserSelector than this is a selector that selects too much. */
-export const MAX_SELECTED_VMUSERS = 100;
 
 /**
  * The routes, read fresh: the spec's, and every VMUser of the namespace that spec.vmuserSelector

@@ -3,6 +3,7 @@
 // what each other zone's leaving reads would remove from the VMAuth and VMUsers as they are now,
 // where gates and pauseBetweenZones would wait, and a duration from the last rollout recorded.
 // Reads only, with the person's credentials; the dry run needs `patch` on vmclusters as for `diff`.
+import { MAX_SELECTED_VMUSERS, selects } from '../../api/label-selector';
 import { managedRoutes } from '../../api/route-targets';
 import { describeError } from '../../kube/errors';
 import { KubeObjects, vmKind } from '../../kube/custom-objects';
@@ -36,6 +37,8 @@ export async function plan(cmd: PlanCommand, io: Io): Promise<number> {
       }
     }),
   );
+  const selector = applies.spec.vmuserSelector;
+  if (selector !== undefined) routes.push(...(await selectedRoutes(objects, kube.namespace, selector, routes)));
   const zones = (await dryRunZones(kube, applies.applies)).map((d) => ({ zone: d.apply.zone, vmcluster: d.apply.name, current: d.current, after: d.after }));
   const p = planRollout({
     object: { namespace: kube.namespace, name: cmd.name, uid: m.uid ?? '', generation: m.generation ?? 0 },
@@ -47,4 +50,21 @@ export async function plan(cmd: PlanCommand, io: Io): Promise<number> {
   for (const l of renderPlan(p)) out.line(l);
   out.document(planDocument(p));
   return EXIT.ok;
+}
+
+/** The VMUsers spec.vmuserSelector selects now, beside the named routes (as the worker reads them before each zone leaves). */
+async function selectedRoutes(objects: KubeObjects, namespace: string, selector: string, named: readonly RouteRead[]): Promise<RouteRead[]> {
+  const route = { kind: 'VMUser' as const, name: `(spec.vmuserSelector ${selector})` };
+  try {
+    const listed = await objects.listSelected(vmKind('VMUser'), namespace, selector, MAX_SELECTED_VMUSERS);
+    if (listed.more) return [{ route, error: `more than ${MAX_SELECTED_VMUSERS} VMUsers match: every zone would fail (SelectorTooBroad)` }];
+    return listed.items.flatMap((obj): RouteRead[] => {
+      const name = obj.metadata?.name;
+      if (typeof name !== 'string' || !selects(selector, obj.metadata?.labels)) return [];
+      if (named.some((r) => r.route.kind === 'VMUser' && r.route.name === name)) return [];
+      return [{ route: { kind: 'VMUser', name }, obj }];
+    });
+  } catch (err) {
+    return [{ route, error: describeError(err) }];
+  }
 }

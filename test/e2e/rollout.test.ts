@@ -20,6 +20,9 @@ import { waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
 import { ANNOTATION_FAIL } from '../infra/simulator/simulator';
 import {
+  createObjects,
+  kubeRaw,
+  startTraffic,
   eventNames,
   getObject,
   workerEvents,
@@ -127,6 +130,46 @@ const specOf = async (kind: string, name: string) => (await getObject(kc, kind, 
 
 describe('rollout of a 3-zone VMDistributedCluster', () => {
   it('upgrades every zone once, with no failed or stale read and at most one zone out of reads', async () => {
+    // spec.vmuserSelector: two more readers through every zone, one labelled (selected), one not: the
+    // same rollout is the selector's negative control (the unlabelled reader keeps reading from each
+    // zone being upgraded).
+    const team = (name: string, labels: Record<string, string>) => ({
+      apiVersion: 'operator.victoriametrics.com/v1beta1',
+      kind: 'VMUser',
+      metadata: { name, namespace: NS, labels },
+      spec: {
+        bearerToken: `token-${name}`,
+        targetRefs: [{ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: CLUSTERS.map((name) => ({ name, namespace: NS })) } }],
+      },
+    });
+    await createObjects(kc, [team('team-selected', { 'vmrollout.io/reads': 'global' }), team('team-stray', {})]);
+    await waitFor(
+      async () =>
+        ['user:token-team-selected', 'user:token-team-stray'].every((k) => vm.simulator.currentConfig?.routes[k]?.length === 3) &&
+        vm.simulator.allPodsServeCurrent(),
+      {
+        timeoutMs: 30_000,
+        description: 'vmauth to serve the two team readers',
+      },
+    );
+    const teams = startTraffic({
+      vmagentURL: vm.vmagent.url,
+      vmauthURL: vm.vmauthPods.map((p) => p.vmauth.url),
+      bearerTokens: ['token-team-selected', 'token-team-stray'],
+      writes: false,
+    });
+    try {
+      await teams.waitHealthy();
+      await rollOut(teams);
+    } finally {
+      await teams.stop();
+      for (const name of ['team-selected', 'team-stray'])
+        await kubeRaw(kc, 'DELETE', `/apis/operator.victoriametrics.com/v1beta1/namespaces/${NS}/vmusers/${name}`);
+    }
+  });
+
+  async function rollOut(teams: Traffic): Promise<void> {
+    const selectedBefore = await specOf('VMUser', 'team-selected');
     const vmauthBefore = await specOf('VMAuth', 'vm-global');
     const usersBefore = await Promise.all(TOKENS.map((_, i) => specOf('VMUser', `reads-${['az-a', 'az-b', 'az-c'][i]}`)));
     const baseline = vm.simulator.currentConfig!;
@@ -138,7 +181,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     const eventsBefore = await eventNames(kc, NS, VMDC);
 
     const t0 = Date.now();
-    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2 } });
+    await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V2, vmuserSelector: 'vmrollout.io/reads=global' } });
     const final = await waitPhase(2, ['Succeeded']);
     const t1 = Date.now();
     watch.stop();
@@ -155,6 +198,15 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(traffic!.failed(t0, t1)).toEqual([]);
     expect(traffic!.stale(t0, t1)).toEqual([]);
     expect(traffic!.writeErrors).toEqual([]);
+    // The selected reader too; the unlabelled one (not selected: never edited) read from zones being upgraded.
+    const team = (route: string) => ({
+      failed: teams.failed(t0, t1).filter((r) => r.route === route),
+      stale: teams.stale(t0, t1).filter((r) => r.route === route),
+    });
+    expect(teams.reads.filter((r) => r.at >= t0 && r.at <= t1 && r.route === 'token-team-selected').length).toBeGreaterThan(50);
+    expect(team('token-team-selected')).toEqual({ failed: [], stale: [] });
+    expect(team('token-team-stray').failed.length + team('token-team-stray').stale.length).toBeGreaterThan(0);
+    expect(await specOf('VMUser', 'team-selected')).toEqual(selectedBefore);
 
     // At most one zone out of vmauth's rendered config at any time; each zone left exactly once.
     const configs = vm.simulator.configs.slice(configsBefore);
@@ -167,7 +219,8 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(new Set(out.flat())).toEqual(new Set(CLUSTERS));
 
     // A zone was restarted only while no route sent reads to it.
-    for (const r of restarts) for (const zs of Object.values(r.routesAtStart)) expect(zs).not.toContain(r.zone);
+    for (const r of restarts)
+      for (const [route, zs] of Object.entries(r.routesAtStart)) if (route !== 'user:token-team-stray') expect(zs).not.toContain(r.zone);
 
     // The write backlog: each zone built one while it was down (the worker saw non-zero pending
     // bytes for it), and it rejoined reads only after the backlog had drained for queueDrainedFor
@@ -246,7 +299,7 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
       ...['az-a', 'az-b', 'az-c'].flatMap((z) => ['ZoneLeftReads', 'ZoneUpgraded', 'ZoneOperational', 'ZoneDrained', 'ZoneRejoined'].map((r) => `${r} ${z}`)),
       'RolloutSucceeded',
     ]);
-  });
+  }
 
   /** What the Web UI's HTTP API returns for a workflow, its payloads decoded with this run's codec (as the UI's codec endpoint does). */
   async function uiView(

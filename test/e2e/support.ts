@@ -220,6 +220,8 @@ export interface TrafficOptions {
   staleAfterMs?: number;
   /** Extra routes: bearer tokens of VMUsers to read through as well. */
   bearerTokens?: string[];
+  /** false: only read (another traffic writes the series). Default true. */
+  writes?: boolean;
 }
 
 /**
@@ -238,26 +240,27 @@ export function startTraffic(opts: TrafficOptions) {
   const loops: Promise<void>[] = [];
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-  loops.push(
-    (async () => {
-      while (!stopped) {
-        const now = Date.now();
-        try {
-          const r = await httpRequest('POST', `${opts.vmagentURL}/api/v1/import/prometheus`, {
-            body: `${series}{source="e2e"} ${now} ${now}\n`,
-            headers: { 'content-type': 'text/plain' },
-            // vmagent answers an import at once (it only queues); 5 s covers a CPU-starved test machine.
-            timeoutMs: 5000,
-          });
-          if (r.status >= 300) writeErrors.push(`${now}: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
-          else writes++;
-        } catch (err) {
-          writeErrors.push(`${now}: ${String(err)}`);
+  if (opts.writes !== false)
+    loops.push(
+      (async () => {
+        while (!stopped) {
+          const now = Date.now();
+          try {
+            const r = await httpRequest('POST', `${opts.vmagentURL}/api/v1/import/prometheus`, {
+              body: `${series}{source="e2e"} ${now} ${now}\n`,
+              headers: { 'content-type': 'text/plain' },
+              // vmagent answers an import at once (it only queues); 5 s covers a CPU-starved test machine.
+              timeoutMs: 5000,
+            });
+            if (r.status >= 300) writeErrors.push(`${now}: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
+            else writes++;
+          } catch (err) {
+            writeErrors.push(`${now}: ${String(err)}`);
+          }
+          await sleep(opts.writeIntervalMs ?? 200);
         }
-        await sleep(opts.writeIntervalMs ?? 200);
-      }
-    })(),
-  );
+      })(),
+    );
 
   const routes: Array<{ name: string; headers?: Record<string, string> }> = [
     { name: 'unauthorized' },
