@@ -229,4 +229,39 @@ describe('kubectl vmdc plan', () => {
     const a = doc.zones.find((z) => z.zone === 'az-a')!;
     expect([a.removals.map((r) => r.route.name), a.unknownRoutes.map((r) => r.route.name)]).toEqual([['g', 'u'], ['gone']]);
   });
+
+  it('spec.vmuserSelector: the VMUsers it selects now are planned beside the named routes (others are not)', async () => {
+    await custom.createNamespacedCustomObject({
+      group: VM_GROUP,
+      version: VM_VERSION,
+      namespace: NS,
+      plural: 'vmusers',
+      body: {
+        apiVersion: `${VM_GROUP}/${VM_VERSION}`,
+        kind: 'VMUser',
+        metadata: { name: 'team', labels: { 'vmrollout.io/reads': 'global' } },
+        spec: { username: 'team', targetRefs: [objectsRef('vm-az-a', 'vm-az-c')] },
+      },
+    });
+    await create('VMUser', 'unlabelled', { username: 'unlabelled', targetRefs: [objectsRef('vm-az-a', 'vm-az-c')] });
+    const zones = [
+      { name: 'az-a', vmcluster: { name: 'vm-az-a' } },
+      { name: 'az-c', vmcluster: { name: 'vm-az-c' } },
+    ];
+    await createVmdc('selecting', {
+      clusterVersion: 'v1.151.0-cluster',
+      zones,
+      vmauth: { name: 'g' },
+      vmagent: { name: 'g' },
+      vmuserSelector: 'vmrollout.io/reads=global',
+    });
+    const io = fakeIo();
+    expect(await run(['plan', 'selecting', '-n', NS, '--kubeconfig', kube.kubeconfigPath, '-o', 'json'], io)).toBe(0);
+    const doc = JSON.parse(io.out.join('\n')) as RolloutPlan;
+    expect(doc.routes.map((r) => [r.route.kind, r.route.name, r.readable])).toEqual([
+      ['VMAuth', 'g', true],
+      ['VMUser', 'team', true],
+    ]);
+    expect(doc.zones.find((z) => z.zone === 'az-a')!.removals.map((r) => r.route.name)).toEqual(['g', 'team']);
+  });
 });
