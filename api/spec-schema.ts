@@ -113,6 +113,11 @@ function durationRangeRule(rule: DurationRule): string {
  * are checked by validateSpec (api/validate.ts), which parses each duration of a spec once and
  * hands the results on to normalize().
  */
+/** A share (a ratio from 0 to 1) with its default. */
+function share(dflt: number, description: string) {
+  return z.number().min(0, { error: 'must not be negative' }).max(1, { error: 'must be at most 1' }).default(dflt).describe(description);
+}
+
 function durationField(field: StrategyDurationField) {
   const rule = DURATION_RULES[field];
   return z
@@ -217,12 +222,10 @@ export const canaryAnalysisSchema = z
       .max(CANARY_LIMITS.maxLatencyRatio, { error: `must be at most ${CANARY_LIMITS.maxLatencyRatio}` })
       .default(CANARY_LIMITS.defaultMaxLatencyRatio)
       .describe("The canary fails when its queries take longer than this many times the baseline's (and over 100 ms more). 1 to 100."),
-    tolerance: z
-      .number()
-      .min(0, { error: 'must not be negative' })
-      .max(1, { error: 'must be at most 1' })
-      .default(CANARY_LIMITS.defaultTolerance)
-      .describe("How far apart the canary's and the baseline's values of one series may be, relative to the larger (0.01: 1%). 0 to 1."),
+    tolerance: share(
+      CANARY_LIMITS.defaultTolerance,
+      "How far apart the canary's and the baseline's values of one series may be, relative to the larger (0.01: 1%). 0 to 1.",
+    ),
     freshnessSelector: z
       .string()
       .min(1, { error: 'must not be empty' })
@@ -248,12 +251,10 @@ export const canarySchema = z
 
 export const capacityGuardSchema = z
   .strictObject({
-    maxErrorRatio: z
-      .number()
-      .min(0, { error: 'must not be negative' })
-      .max(1, { error: 'must be at most 1' })
-      .default(CAPACITY_LIMITS.defaultMaxErrorRatio)
-      .describe("The share of reads that may fail (vmauth errors and the carriers' vmselect errors) while a zone is out. 0 to 1, default 0.01."),
+    maxErrorRatio: share(
+      CAPACITY_LIMITS.defaultMaxErrorRatio,
+      "The share of reads that may fail (vmauth errors and the carriers' vmselect errors) while a zone is out. 0 to 1, default 0.01.",
+    ),
     maxLatencyRatio: z
       .number()
       .min(1, { error: 'must be at least 1' })
@@ -285,12 +286,10 @@ export const sampleParitySchema = z
       .describe(
         'The series counted (every series by default). Narrow it on large tenants: the count reads every sample of the window once per zone, and series written to one zone only (not through vmagent) must be left out.',
       ),
-    tolerance: z
-      .number()
-      .min(0, { error: 'must not be negative' })
-      .max(1, { error: 'must be at most 1' })
-      .default(SAMPLE_PARITY_LIMITS.defaultTolerance)
-      .describe("The share of a tenant's samples the zone may lack against the healthy zone (0.001: 0.1%). 0 to 1."),
+    tolerance: share(
+      SAMPLE_PARITY_LIMITS.defaultTolerance,
+      "The share of a tenant's samples the zone may lack against the healthy zone (0.001: 0.1%). 0 to 1.",
+    ),
     lag: durationField('sampleParityLag'),
   })
   .describe(

@@ -10,8 +10,9 @@
  *  - every vmauth pod's LOADED config (its config-reloader's content hash) excluded each zone before
  *    that zone's VMCluster changed and while its storage was down, never more than one zone out,
  *    every zone back at the end;
- * first as the demo objects are, then with VMAuth.spec.waitForConfigReload and a VMUser whose
- * targetRef names its zone in crd.name and the next in crd.objects. Then spec.paused while a zone
+ * first as the demo objects are, then with VMAuth.spec.waitForConfigReload, a VMUser whose
+ * targetRef names its zone in crd.name and the next in crd.objects, and a team's VMUser the spec does
+ * not name, selected by its label (spec.vmuserSelector), read through with no failed or stale read. Then spec.paused while a zone
  * is out and `temporal workflow cancel`: Cancelled, the zone back in every pod. Last, the negative
  * control: with the pod confirmation switched off by the test-only knob, a VMCluster changes while
  * a pod's loaded config still routes reads to it.
@@ -57,6 +58,8 @@ let bed: RealOperatorBed;
 let vr: Vmrollout;
 let kc: k8s.KubeConfig;
 let traffic: Traffic;
+/** Where the bed's vmagent and vmauth pods answer (readers beyond `traffic`). */
+let endpoints: { vmagentURL: string; vmauthURL: string[] };
 /** Route → zones of the operator's config with every zone in rotation. */
 let baseline: Record<string, string[]>;
 /** The VMDistributedCluster's zone name of each VMCluster (the status names zones; the config, VMClusters). */
@@ -97,9 +100,10 @@ function podsRoutingWhenDown(t0: number, t1: number): Array<{ zone: string; at: 
     .filter((d) => d.pods.length > 0);
 }
 
-async function rollout(version: string) {
+async function rollout(version: string, spec: Record<string, unknown> = {}) {
   const t0 = Date.now();
-  const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, paused: false } })).metadata.generation!;
+  const generation = (await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: version, paused: false, ...spec } })).metadata
+    .generation!;
   const final = await waitVmdcPhase(kc, NS, VMDC, generation, ['Succeeded', 'Failed'], {
     timeoutMs: 8 * 60_000,
     diagnostics: () => `kubelet errors: ${bed.kubelet.errors.slice(-5).join('\n')}; zones: ${JSON.stringify(bed.zones.events.slice(-6))}`,
@@ -167,7 +171,8 @@ describe('a 3-zone rollout under the real operator', () => {
     const vmdc = demo.vmdc;
     for (const z of (vmdc.spec as { zones: Array<{ name: string; vmcluster: { name: string } }> }).zones) zoneOf.set(z.vmcluster.name, z.name);
     vmdc.spec!.strategy = { order: 'Declared', readDrainDelay: '2s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '3m' };
-    traffic = startTraffic({ vmagentURL: demo.vmagentURL, vmauthURL: demo.vmauthURLs, bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
+    endpoints = { vmagentURL: demo.vmagentURL, vmauthURL: demo.vmauthURLs };
+    traffic = startTraffic({ ...endpoints, bearerTokens: DEMO_TOKENS, staleAfterMs: STALE_AFTER_MS });
     await traffic.waitHealthy(60_000);
     log(`bed up in ${Date.now() - t0} ms: ${JSON.stringify(bed.timings)}`);
 
@@ -212,8 +217,39 @@ describe('a 3-zone rollout under the real operator', () => {
     );
     // The same zones on every route: the new shape names them differently, the config routes them alike.
     expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
-    const r = await rollout(V3);
-    await expectSafeRollout(r, V3);
+
+    // And a team's own VMUser through every zone, not named in the spec: selected by its label
+    // (spec.vmuserSelector), the real operator renders it without each zone in turn.
+    await createObjects(kc, [
+      {
+        apiVersion: 'operator.victoriametrics.com/v1beta1',
+        kind: 'VMUser',
+        metadata: { name: 'team', namespace: NS, labels: { 'vmrollout.io/reads': 'global' } },
+        spec: {
+          bearerToken: 'token-team',
+          targetRefs: [{ crd: { kind: 'VMCluster/vmselect', name: '', namespace: '', objects: DEMO_CLUSTERS.map((name) => ({ name, namespace: NS })) } }],
+        },
+      },
+    ]);
+    const routes = Object.keys(baseline).length;
+    await waitFor(
+      async () => {
+        const last = bed.observer.secrets.at(-1)!;
+        return Object.keys(last.routes).length === routes + 1 && Object.values(bed.observer.loadedAt(Date.now())).every((h) => h === last.hash);
+      },
+      { timeoutMs: 60_000, description: "the operator to render the team's VMUser, loaded by every vmauth pod" },
+    );
+    baseline = bed.observer.secrets.at(-1)!.routes;
+    const team = startTraffic({ ...endpoints, bearerTokens: ['token-team'], staleAfterMs: STALE_AFTER_MS, writes: false });
+    try {
+      await team.waitHealthy(60_000);
+      const r = await rollout(V3, { vmuserSelector: 'vmrollout.io/reads=global' });
+      await expectSafeRollout(r, V3);
+      expect(team.reads.filter((x) => x.route === 'token-team' && x.at >= r.t0 && x.at <= r.t1).length).toBeGreaterThan(50);
+      expect({ failed: team.failed(r.t0, r.t1), stale: team.stale(r.t0, r.t1) }).toEqual({ failed: [], stale: [] });
+    } finally {
+      await team.stop();
+    }
   });
 
   it('the worker SIGKILLed during its waits, run as the chart runs it (a process, WORKER_INSTANCE): still Succeeded, as safe', async () => {
