@@ -8,6 +8,7 @@ import type { DropCounters, JsonObject, ObjectGeneration, VMDistributedClusterSt
 import { formatRecords, recordKey, type RecordedZone, type RecordOwner, type RouteRecords, type RouteRef, type RouteRemoval } from '../../api/route-records';
 import { recordedZones } from '../../kube/route-records';
 import { restoreIssue, verifyRecords, type RouteObjectView } from '../../api/record-verification';
+import { selects } from '../../api/label-selector';
 import type { InputVerdict, ObjectState, RolloutActivities, RouteSnapshot } from '../../workflows/activity-types';
 import type { Action } from '../infra/oracle/invariants';
 import { FailureType } from '../../workflows/failures';
@@ -86,6 +87,8 @@ export interface Held {
 export class FakeCluster {
   readonly objects = new Map<string, FakeObject>();
   readonly routes = new Map<string, JsonObject[]>();
+  /** VMUser name → its labels (spec.vmuserSelector selects by them). */
+  readonly vmuserLabels = new Map<string, Record<string, string>>();
   /** Route key -> the out-of-rotation records on that route object (as its annotation would hold them). */
   readonly records = new Map<string, RouteRecords>();
   /** `<kind>/<name>` -> the API server's message refusing any write of that object (a 422, say). */
@@ -354,9 +357,15 @@ export class FakeCluster {
         return this.state(o);
       },
 
-      readRoutes: async ({ routes }) => {
+      // The named routes, and the VMUsers whose labels (vmuserLabels) spec.vmuserSelector selects, as the real activity.
+      readRoutes: async ({ routes, vmuserSelector }) => {
         await this.enter('readRoutes');
-        return routes.map((route): RouteSnapshot => ({ route, targetRefs: clone(this.routes.get(`${route.kind}/${route.name}`) ?? []) }));
+        const selected = [...this.vmuserLabels]
+          .filter(
+            ([name, labels]) => vmuserSelector !== undefined && selects(vmuserSelector, labels) && !routes.some((r) => r.kind === 'VMUser' && r.name === name),
+          )
+          .map(([name]) => ({ kind: 'VMUser' as const, name }));
+        return [...routes, ...selected].map((route): RouteSnapshot => ({ route, targetRefs: clone(this.routes.get(`${route.kind}/${route.name}`) ?? []) }));
       },
 
       readRecords: async ({ uid }) => {

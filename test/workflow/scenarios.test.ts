@@ -477,3 +477,40 @@ test('continue-as-new at a zone boundary keeps the rollout going (history bound)
     expect(r.breaches(true)).toEqual([]);
   });
 });
+
+// spec.vmuserSelector: a VMUser the spec does not name, routing to every zone, selected by its labels
+// (the real listing and label checks: integration tests; on real processes: the e2e and the real-operator bed).
+const teamReader = (fake: ReturnType<typeof makeFake>, labels: Record<string, string>) => {
+  fake.addObject('VMUser', 'team', { username: 'team' }, 1);
+  fake.vmuserLabels.set('team', labels);
+  fake.setRoute('VMUser/team', [vmselect('vm-az-a', 'vm-az-b', 'vm-az-c')]);
+};
+
+test('a VMUser spec.vmuserSelector selects is taken out of each zone and put back exactly, as a named one', async () => {
+  const fake = makeFake();
+  teamReader(fake, { 'vmrollout.io/reads': 'global' });
+  await withWorker(env(), fake, async (r) => {
+    expect((await (await r.start(inputOf({ vmuserSelector: 'vmrollout.io/reads=global' }))).result()).phase).toBe('Succeeded');
+    // Each zone's leave edited it (its removal recorded), and its rejoin put it back: as it was.
+    const teamEdits = (direction: string) =>
+      fake.log.flatMap((e) => (e.type === 'routes' && e.direction === direction && Object.hasOwn(e.after, 'VMUser/team') ? [e.vmcluster] : []));
+    expect(teamEdits('remove')).toEqual(ZONES.map((z) => `vm-${z}`));
+    expect(teamEdits('restore')).toEqual(ZONES.map((z) => `vm-${z}`));
+    expect(fake.routeSnapshot()['VMUser/team']).toEqual([vmselect('vm-az-a', 'vm-az-b', 'vm-az-c')]);
+    expect(r.breaches(true)).toEqual([]);
+  });
+});
+
+test('negative control: the same VMUser without its label (or without the selector) is never edited', async () => {
+  for (const [labels, selector] of [
+    [{ 'vmrollout.io/reads': 'other' }, 'vmrollout.io/reads=global'],
+    [{ 'vmrollout.io/reads': 'global' }, undefined],
+  ] as const) {
+    const fake = makeFake();
+    teamReader(fake, labels);
+    await withWorker(env(), fake, async (r) => {
+      expect((await (await r.start(inputOf(selector ? { vmuserSelector: selector } : {}))).result()).phase).toBe('Succeeded');
+      expect(fake.log.some((e) => e.type === 'routes' && Object.hasOwn(e.after, 'VMUser/team'))).toBe(false);
+    });
+  }
+});

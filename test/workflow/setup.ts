@@ -72,6 +72,7 @@ export interface ScenarioOptions {
   canary?: Canary;
   capacityGuard?: CapacityGuard;
   sampleParity?: SampleParitySpec;
+  vmuserSelector?: string;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
 }
@@ -88,6 +89,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
     })),
     vmauth: { name: 'vm-global' },
     vmagent: { name: 'vm-global', overrideSpec: { extraArgs: { 'remoteWrite.showURL': 'false' } } },
+    ...(o.vmuserSelector ? { vmuserSelector: o.vmuserSelector } : {}),
     strategy: {
       order: o.order ?? 'Declared',
       readDrainDelayMs: o.readDrainDelayMs ?? 30_000,
