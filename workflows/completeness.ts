@@ -47,7 +47,8 @@ async function countSamples(ctx: RunContext, state: RolloutState, z: ZoneState, 
   const notCounted = (why: string): SampleParity => ({
     at: new Date(now).toISOString(),
     complete: true,
-    from: z.outSince ?? new Date(to).toISOString(),
+    // A record's `since` is others' input: only a time read from it is written back.
+    from: new Date(Number.isFinite(from) ? from : to).toISOString(),
     to: new Date(to).toISOString(),
     tenants: [],
     tenantCount: 0,
