@@ -138,3 +138,21 @@ test('a loss within tolerance rejoins; a cancel while a zone is held short of sa
     expect(restores(fake.calls, 'vm-az-b')).toBe(1);
   });
 });
+
+test('a window shorter than lag is not counted (said, not held): the zone rejoins', async () => {
+  const fake = makeFake();
+  fake.samplesLostDuringUpgrade.set('vm-az-b', 250);
+  await withWorker(env(), fake, async (r) => {
+    const res = await (await r.start(inputOf({ sampleParity: { ...PARITY, lagMs: 3_600_000 } }))).result();
+    expect(res.phase).toBe('Succeeded');
+    expect(fake.calls.some((c) => c.startsWith('countSamples'))).toBe(false);
+    const b = fake.statuses.at(-1)!.zones!.find((z) => z.name === 'az-b')!;
+    expect(b.sampleParity).toMatchObject({
+      complete: true,
+      tenants: [],
+      tenantCount: 0,
+      message: 'not counted: the zone was out less than strategy.sampleParity.lag (1h)',
+    });
+    expect(Date.parse(b.sampleParity!.from)).toBeGreaterThan(Date.parse(b.sampleParity!.to));
+  });
+});
