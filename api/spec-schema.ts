@@ -104,6 +104,11 @@ function managedObject(kind: ManagedKind, what: string) {
     });
 }
 
+/** A share (a ratio from 0 to 1) with its default. */
+function share(dflt: number, description: string) {
+  return z.number().min(0, { error: 'must not be negative' }).max(1, { error: 'must be at most 1' }).default(dflt).describe(description);
+}
+
 function durationRangeRule(rule: DurationRule): string {
   return `duration(self) >= duration('${rule.min}') && duration(self) <= duration('${rule.max}')`;
 }
@@ -113,11 +118,6 @@ function durationRangeRule(rule: DurationRule): string {
  * are checked by validateSpec (api/validate.ts), which parses each duration of a spec once and
  * hands the results on to normalize().
  */
-/** A share (a ratio from 0 to 1) with its default. */
-function share(dflt: number, description: string) {
-  return z.number().min(0, { error: 'must not be negative' }).max(1, { error: 'must be at most 1' }).default(dflt).describe(description);
-}
-
 function durationField(field: StrategyDurationField) {
   const rule = DURATION_RULES[field];
   return z
