@@ -81,6 +81,14 @@ export const SA_GENERATION = defineSearchAttributeKey('VmdcGeneration', 'INT');
 export const SA_CLUSTER_VERSION = defineSearchAttributeKey('VmdcClusterVersion', 'KEYWORD');
 export const SEARCH_ATTRIBUTE_KEYS = [SA_NAMESPACE, SA_NAME, SA_GENERATION, SA_CLUSTER_VERSION];
 
+/**
+ * The Temporal priority every rollout workflow starts with (its activities inherit it): the fairness
+ * key is its Kubernetes namespace, the tenant. On a server with task queue fairness, one namespace's
+ * many rollouts (a fleet) get their share of the shared task queue, not all of it; elsewhere the key
+ * is ignored. Never from the spec: a tenant cannot raise its own weight or priority.
+ */
+export const rolloutPriority = (namespace: string): { fairnessKey: string } => ({ fairnessKey: namespace });
+
 /** The part of an object's uid its workflow ids carry (the only place that says how long it is). */
 export function uidPrefix(uid: string): string {
   return uid.slice(0, 8);

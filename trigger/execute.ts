@@ -14,6 +14,7 @@ import {
   SIGNAL_SUPERSEDE,
   WORKFLOW_TYPE,
   parseWorkflowId,
+  rolloutPriority,
   runningWorkflowsQuery,
   uidPrefix,
   visibilityString,
@@ -158,6 +159,7 @@ export class Reconciler {
           { key: SA_CLUSTER_VERSION, value: a.input.spec.clusterVersion },
         ],
         memo: { [MEMO_SPEC_HASH]: a.specHash },
+        priority: rolloutPriority(og.namespace),
         ...workflowDescription(a.input),
         // A running workflow of this generation is reused; a closed one is never started again.
         workflowIdConflictPolicy: 'USE_EXISTING',

@@ -85,6 +85,8 @@ describe('trigger (real kube-apiserver + Temporal dev server)', () => {
     expect(desc.typedSearchAttributes.get(SA_NAME)).toBe('c-create');
     expect(desc.typedSearchAttributes.get(SA_GENERATION)).toBe(1);
     expect(desc.typedSearchAttributes.get(SA_CLUSTER_VERSION)).toBe(VERSION_NOW);
+    // Its fairness key on the shared task queue: its namespace, the tenant (rolloutPriority).
+    expect(desc.priority).toMatchObject({ fairnessKey: NS });
     // The real rollout took over, applied the VMAgent overlay and waits for the VMAgent.
     const p = await progressUntil(id, (x) => x.currentStep === 'Preparing' && x.phase === 'Progressing', 'preparing');
     expect(p.order).toEqual(['az-a', 'az-b']);
