@@ -5,11 +5,12 @@ import type { AnalysisMeasurement, CanaryAnalysisStatus } from '../api/types';
 import type { ZoneState } from './state';
 
 /**
- * The zone the canary is compared with: the first of the order that this rollout has not touched
- * (Pending: still at the previous version) and that is in reads; none: nothing to compare with.
+ * The zones the canary may be compared with, in order: those this rollout has not touched (Pending)
+ * and that are in reads. Untouched is not yet "at the previous version": a zone whose VMCluster
+ * already runs the new one is skipped at its turn, so the caller reads each (baselineZone).
  */
-export function baselineZone(zones: readonly ZoneState[], order: readonly string[], canary: string): ZoneState | undefined {
-  return order.map((n) => zones.find((z) => z.name === n)).find((z) => z && z.name !== canary && z.phase === 'Pending' && !z.outOfRotation);
+export function baselineCandidates(zones: readonly ZoneState[], order: readonly string[], canary: string): ZoneState[] {
+  return order.flatMap((n) => zones.filter((z) => z.name === n && z.name !== canary && z.phase === 'Pending' && !z.outOfRotation));
 }
 
 /**

@@ -6,7 +6,7 @@ import { applyRemoval } from '../api/route-edits';
 import { condition } from '@temporalio/workflow';
 import type { Strategy, ZoneSpec, ZoneStep } from '../api/types';
 import type { ApplyObjectInput, ReadHealthInput, RouteSnapshot } from './activity-types';
-import { baselineZone, concludeAnalysis, measurementInterval, recordMeasurement, startAnalysis } from './analysis';
+import { baselineCandidates, concludeAnalysis, measurementInterval, recordMeasurement, startAnalysis } from './analysis';
 import type { Boundary } from './boundary';
 import { judgeCapacity } from './capacity';
 import { checkComplete } from './completeness';
@@ -242,6 +242,20 @@ async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ct
 }
 
 /**
+ * The zone the canary is compared with: the first candidate (baselineCandidates) whose VMCluster does
+ * not run the clusterVersion this rollout applies; none: nothing to compare with (Inconclusive).
+ */
+async function baselineZone(ctx: RunContext, state: RolloutState, canary: string): Promise<ZoneState | undefined> {
+  for (const candidate of baselineCandidates(state.zones, state.order, canary)) {
+    const zs = ctx.spec.zones.find((x) => x.name === candidate.name)!;
+    const desired = clusterApply(ctx, zs).patch.clusterVersion;
+    const cur = await ctx.acts.short.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name });
+    if (cur.exists && cur.spec?.clusterVersion !== desired) return candidate;
+  }
+  return undefined;
+}
+
+/**
  * 5b. The canary only (strategy.canary), upgraded, drained and still out of reads: measured against a
  * zone at the previous version every interval for the bake. Failed: the step fails, the canary stays
  * out. Inconclusive (nothing comparable, or the bake cut short by a newer generation): a person
@@ -258,7 +272,7 @@ async function analyze({
   const canary = ctx.st.canary!;
   const every = measurementInterval(canary.bakeMs, canary.analysis.intervalMs);
   const started = Date.now();
-  const base = baselineZone(state.zones, state.order, z.name);
+  const base = await baselineZone(ctx, state, z.name);
   let a = (z.analysis = startAnalysis(new Date(started).toISOString(), canary.bakeMs, base?.name));
   await report.write();
   let cutShort: string | undefined;

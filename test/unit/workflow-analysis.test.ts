@@ -1,7 +1,7 @@
 // The canary analysis over its bake (workflows/analysis.ts): the baseline it is compared with, and
 // what its measurements add up to (the first failure decides; nothing measured is never a pass).
 import type { AnalysisMeasurement } from '../../api/types';
-import { baselineZone, concludeAnalysis, MAX_MEASUREMENTS, measurementInterval, recordMeasurement, startAnalysis } from '../../workflows/analysis';
+import { baselineCandidates, concludeAnalysis, MAX_MEASUREMENTS, measurementInterval, recordMeasurement, startAnalysis } from '../../workflows/analysis';
 import type { ZoneState } from '../../workflows/state';
 
 const zone = (name: string, phase: ZoneState['phase'], outOfRotation = false): ZoneState => ({
@@ -16,10 +16,15 @@ const m = (verdict: AnalysisMeasurement['verdict'], message: string = verdict): 
 
 test('the baseline: the first zone of the order this rollout has not touched, in reads; none when there is none', () => {
   const order = ['az-c', 'az-a', 'az-b'];
-  expect(baselineZone([zone('az-a', 'Pending'), zone('az-b', 'Pending'), zone('az-c', 'Analyzing', true)], order, 'az-c')?.name).toBe('az-a');
+  expect(baselineCandidates([zone('az-a', 'Pending'), zone('az-b', 'Pending'), zone('az-c', 'Analyzing', true)], order, 'az-c').map((z) => z.name)).toEqual([
+    'az-a',
+    'az-b',
+  ]);
   // Skipped (already at the new version), Done, Failed or out of reads are no baseline.
-  expect(baselineZone([zone('az-a', 'Skipped'), zone('az-b', 'Pending', true), zone('az-c', 'Analyzing', true)], order, 'az-c')).toBeUndefined();
-  expect(baselineZone([zone('az-a', 'Done'), zone('az-b', 'Pending'), zone('az-c', 'Analyzing', true)], order, 'az-c')?.name).toBe('az-b');
+  expect(baselineCandidates([zone('az-a', 'Skipped'), zone('az-b', 'Pending', true), zone('az-c', 'Analyzing', true)], order, 'az-c')).toEqual([]);
+  expect(baselineCandidates([zone('az-a', 'Done'), zone('az-b', 'Pending'), zone('az-c', 'Analyzing', true)], order, 'az-c').map((z) => z.name)).toEqual([
+    'az-b',
+  ]);
 });
 
 test('Successful only when every measurement was; any Failed decides (and stays shown); Inconclusive otherwise', () => {

@@ -158,3 +158,31 @@ test('a cancel during the bake leaves the canary out of reads, saying its analys
     expect(edits(fake, 'az-a')).toBe(1);
   });
 });
+
+test('the baseline is a zone at the previous version: an untouched zone whose VMCluster already runs the new one is passed over', async () => {
+  // az-a already runs the new version (skipped at its turn): comparing with it would compare new with new.
+  const fake = makeFake({ upToDate: ['az-a'] });
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ upToDate: ['az-a'], canary: canary({ zone: 'az-b' }) }));
+    const during = await r.progressUntil(h, (p) => zoneOf(p, 'az-b').phase === 'Analyzing', 10_000);
+    expect(zoneOf(during, 'az-b').analysis).toMatchObject({ verdict: 'Running', baseline: 'az-c' });
+    const res = await h.result();
+    expect(res.phase).toBe('Succeeded');
+    const b = fake.statuses.at(-1)!.zones!.find((z) => z.name === 'az-b')!;
+    expect(b.analysis).toMatchObject({ verdict: 'Successful', baseline: 'az-c' });
+    expect(measured(fake).length).toBeGreaterThan(0);
+    expect(fake.statuses.at(-1)!.zones!.find((z) => z.name === 'az-a')!.phase).toBe('Skipped');
+  });
+});
+
+test('no zone at the previous version in reads: nothing to compare with, Inconclusive (a person decides)', async () => {
+  const fake = makeFake({ upToDate: ['az-a', 'az-c'] });
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ upToDate: ['az-a', 'az-c'], canary: canary({ zone: 'az-b' }) }));
+    const p = await r.progressUntil(h, (p) => p.awaiting?.canary !== undefined);
+    expect(zoneOf(p, 'az-b').analysis).toMatchObject({ verdict: 'Inconclusive', message: expect.stringContaining('no zone to compare with') });
+    expect(measured(fake)).toEqual([]);
+    await promote(h);
+    expect((await h.result()).phase).toBe('Succeeded');
+  });
+});
