@@ -240,7 +240,11 @@ export const canaryAnalysisSchema = z
 
 export const canarySchema = z
   .strictObject({
-    zone: zoneNameSchema.optional().describe('The zone upgraded first and analysed (a name in spec.zones). Unset: the first zone of the order.'),
+    zone: zoneNameSchema
+      .optional()
+      .describe(
+        'The zone upgraded first and analysed (a name in spec.zones). Unset: the first zone this rollout upgrades (not one it takes over from the route records).',
+      ),
     bake: durationField('canaryBake'),
     analysis: canaryAnalysisSchema.default(() => canaryAnalysisSchema.parse({})),
   })

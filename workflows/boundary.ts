@@ -113,3 +113,12 @@ export class Boundary {
 export function upgradedZones(state: Pick<RolloutState, 'zones'>): number {
   return state.zones.filter((z) => z.phase === 'Done').length;
 }
+
+/**
+ * Zones this rollout upgraded afresh so far: where the gates hold and which zone is the unnamed
+ * canary count these, as the dry run and `kubectl vmdc plan` do. A zone taken over from the records
+ * finishes an earlier rollout's work: it is never this rollout's first zone.
+ */
+export function freshUpgrades(state: Pick<RolloutState, 'zones'>): number {
+  return state.zones.filter((z) => z.phase === 'Done' && !z.adopted).length;
+}

@@ -33,6 +33,7 @@ export function adoptRecordedZones({ ctx, state, report, hold }: Pick<RolloutRun
       z.drainedConfirmed = false;
       z.note = { kind: 'adopted', since: r.since, generation: r.generation };
       z.outSince = r.since;
+      z.adopted = true;
     }
     const adopted = new Set(recorded.map((r) => r.zone));
     state.order = [...state.order.filter((n) => adopted.has(n)), ...state.order.filter((n) => !adopted.has(n))];

@@ -138,13 +138,14 @@ async function continueAsNewIfLong({ state, signals }: RolloutRun, input: Rollou
   const inf = workflowInfo();
   if (!inf.continueAsNewSuggested && inf.historyLength <= (input.continueAsNewAfterEvents ?? CONTINUE_AS_NEW_AFTER_EVENTS)) return;
   const carried: CarriedState = {
-    zones: state.zones.map(({ name, phase, vmclusterGeneration, startedAt, finishedAt, note }) => ({
+    zones: state.zones.map(({ name, phase, vmclusterGeneration, startedAt, finishedAt, note, adopted }) => ({
       name,
       phase,
       vmclusterGeneration,
       startedAt,
       finishedAt,
       note,
+      ...(adopted ? { adopted } : {}),
     })),
     conditions: state.conditions,
     pauseRequested: signals.pauseRequested,

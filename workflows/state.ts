@@ -11,6 +11,8 @@ export interface ZoneState extends ZoneProgress {
   note?: ZoneNote;
   /** What leaving reads removed (undefined before step 1 computed it). */
   removals?: RouteRemoval[];
+  /** Found out of reads by its route records and taken over: it finishes an earlier rollout's work (not this one's first zone). */
+  adopted?: true;
   /** When it left reads (the start of the window strategy.sampleParity counts; from its route records when adopted). */
   outSince?: string;
   /** vmagent's drop counters for the zone from before it left (or as of its last DataDropped failure). */
@@ -92,7 +94,7 @@ export interface RolloutState {
 
 /** State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation). */
 export interface CarriedState {
-  zones: Array<Pick<ZoneState, 'name' | 'phase' | 'vmclusterGeneration' | 'startedAt' | 'finishedAt' | 'note'>>;
+  zones: Array<Pick<ZoneState, 'name' | 'phase' | 'vmclusterGeneration' | 'startedAt' | 'finishedAt' | 'note' | 'adopted'>>;
   conditions: RolloutState['conditions'];
   pauseRequested: boolean;
   supersededBy?: number;

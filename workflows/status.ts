@@ -208,11 +208,13 @@ export function progressOf(state: RolloutState, signals: { pauseRequested: boole
     currentZone: state.currentZone,
     currentStep: state.currentStep,
     order: [...state.order],
-    zones: state.zones.map(({ removals, note, outSince: _since, dropBaseline: _baseline, healthBaseline: _health, healthLast: _last, ...z }) => ({
-      ...z,
-      message: zoneMessage({ ...z, note }),
-      removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),
-    })),
+    zones: state.zones.map(
+      ({ removals, note, adopted: _adopted, outSince: _since, dropBaseline: _baseline, healthBaseline: _health, healthLast: _last, ...z }) => ({
+        ...z,
+        message: zoneMessage({ ...z, note }),
+        removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),
+      }),
+    ),
     zonesOutOfRotation: zonesOutOfRotation(state),
     lastQueueSample: state.lastQueueSample,
     statusError: state.statusError,

@@ -8,7 +8,7 @@ import type { RolloutRun } from './rollout-run';
 import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
 import { zoneState, type RunNote, type ZoneState } from './state';
-import { upgradedZones } from './boundary';
+import { freshUpgrades } from './boundary';
 import { gatesBefore, isCanaryZone } from './gates';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, guardCapacity, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
@@ -26,14 +26,14 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
   const check = z.step === undefined ? await skipIfUpToDate(run, z, zs) : { kind: 'run' as const };
   if (check.kind === 'skipped') return 'skipped';
   // A zone found out of reads must get back: no gate holds it.
-  const gates = z.step === undefined ? gatesBefore(ctx.st.gates, upgradedZones(state)) : [];
+  const gates = z.step === undefined ? gatesBefore(ctx.st.gates, freshUpgrades(state)) : [];
   if (gates.length) {
     const end = await run.boundary.gate(gates, name, () => report.write());
     if (end.kind === 'superseded') return 'superseded';
     if (end.kind === 'aborted') return { aborted: end.note };
   }
   z.startedAt = now();
-  if (z.step === undefined && isCanaryZone(ctx.st.canary, name, upgradedZones(state))) z.canary = true;
+  if (z.step === undefined && isCanaryZone(ctx.st.canary, name, freshUpgrades(state))) z.canary = true;
   z.step ??= 'LeavingReads';
   const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals, boundary: run.boundary };
   // Changed in reads: the zone fails there, before its first step; a resume takes the full path.

@@ -156,3 +156,29 @@ test('a gate after continue-as-new: the new run holds at the gate the boundary h
     expect(fake.statuses.filter((s) => s.awaiting).map((s) => s.awaiting!.nextZone)).toEqual(['az-b']);
   });
 });
+
+test("a zone taken over from the records is not this rollout's first zone: BeforeFirstZone holds before the first zone it upgrades afresh, the unnamed canary", async () => {
+  const fake = makeFake();
+  fake.patchBehaviour.set('vm-az-a', 'failed');
+  await withWorker(env(), fake, async (r) => {
+    const h1 = await r.start(inputOf({ generation: 1 }));
+    await r.progressUntil(h1, (p) => p.phase === 'Failed');
+    fake.patchBehaviour.set('vm-az-a', 'operational');
+    fake.object('VMCluster', 'vm-az-a')!.updateStatus = 'expanding';
+    fake.objectGeneration = 2;
+    const canary = {
+      bakeMs: 60_000,
+      analysis: { intervalMs: 30_000, tenant: '0', queries: ['up'], recentQueries: 0, maxLatencyRatio: 2, tolerance: 0.01, maxIngestionLagMs: 30_000 },
+    };
+    const h2 = await r.start(inputOf({ generation: 2, gates: ['BeforeFirstZone'], canary }, [h1.workflowId]));
+    // az-a (out of reads since g1) gets back first, without a gate; the gate holds before az-b.
+    const p = await atGate(r, h2, 'az-b');
+    expect(p.awaiting!.gates).toEqual(['BeforeFirstZone']);
+    expect(p.zones.find((z) => z.name === 'az-a')).toMatchObject({ phase: 'Done', outOfRotation: false });
+    await promote(h2);
+    expect((await h2.result()).phase).toBe('Succeeded');
+    // The canary is az-b, the first zone g2 upgraded afresh (as the dry run and kubectl vmdc plan say).
+    const last = fake.statuses.at(-1)!;
+    expect(last.zones!.filter((z) => z.analysis).map((z) => z.name)).toEqual(['az-b']);
+  });
+});
