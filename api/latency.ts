@@ -2,6 +2,9 @@
 // zone, the reads while a zone is out against before it left): over a ratio AND an absolute floor,
 // so that a few milliseconds becoming a few more is never a regression. Pure.
 
+/** The largest latency ratio a spec may ask for (strategy.canary.analysis, strategy.capacityGuard). */
+export const MAX_LATENCY_RATIO = 100;
+
 /** Latency differences below this are noise, whatever the ratio. */
 export const LATENCY_FLOOR_MS = 100;
 

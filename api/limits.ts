@@ -139,7 +139,6 @@ export const DEFAULT_QUEUE_EMPTY_BYTES = 0;
 export const CAPACITY_LIMITS = {
   defaultMaxErrorRatio: 0.01,
   defaultMaxLatencyRatio: 3,
-  maxLatencyRatio: 100,
 } as const;
 
 /** The sample parity check's bounds (strategy.sampleParity). */
@@ -162,7 +161,6 @@ export const CANARY_LIMITS = {
   defaultTenant: '0',
   tenantPattern: '^[0-9]{1,10}(:[0-9]{1,10})?$',
   defaultMaxLatencyRatio: 2,
-  maxLatencyRatio: 100,
   defaultTolerance: 0.01,
 } as const;
 

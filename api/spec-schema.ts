@@ -9,6 +9,7 @@
 // validateSpec and a real API server. The one rule no CRD can express, the nesting depth of
 // free-form values, is the API server's own JSON limit, which validateSpec applies exactly.
 import { EQUALITY_SELECTOR_PATTERN, SELECTOR_MAX_LENGTH } from './label-selector';
+import { MAX_LATENCY_RATIO } from './latency';
 import { z } from 'zod';
 import { DURATION_FORMAT_MESSAGE, DURATION_MAX_LENGTH, DURATION_PATTERN, DURATION_WHOLE_MS_CEL, DURATION_WHOLE_MS_MESSAGE } from './duration';
 import { describe, findNonJson, isPlainObject } from './json-value';
@@ -102,6 +103,16 @@ function managedObject(kind: ManagedKind, what: string) {
         { rule: '!has(self.adopt) || !self.adopt || has(self.spec)', message: ADOPT_MESSAGE },
       ],
     });
+}
+
+/** A latency ratio (1 to MAX_LATENCY_RATIO) with its default: how many times slower counts as slower (api/latency.ts). */
+function latencyRatio(dflt: number, description: string) {
+  return z
+    .number()
+    .min(1, { error: 'must be at least 1' })
+    .max(MAX_LATENCY_RATIO, { error: `must be at most ${MAX_LATENCY_RATIO}` })
+    .default(dflt)
+    .describe(description);
 }
 
 /** A share (a ratio from 0 to 1) with its default. */
@@ -216,12 +227,10 @@ export const canaryAnalysisSchema = z
       .max(CANARY_LIMITS.maxRecentQueries, { error: `must be at most ${CANARY_LIMITS.maxRecentQueries}` })
       .default(CANARY_LIMITS.defaultRecentQueries)
       .describe("How many of the baseline's most frequent recent queries (its /api/v1/status/top_queries) are compared too, beside `queries`. 0 to 20."),
-    maxLatencyRatio: z
-      .number()
-      .min(1, { error: 'must be at least 1' })
-      .max(CANARY_LIMITS.maxLatencyRatio, { error: `must be at most ${CANARY_LIMITS.maxLatencyRatio}` })
-      .default(CANARY_LIMITS.defaultMaxLatencyRatio)
-      .describe("The canary fails when its queries take longer than this many times the baseline's (and over 100 ms more). 1 to 100."),
+    maxLatencyRatio: latencyRatio(
+      CANARY_LIMITS.defaultMaxLatencyRatio,
+      "The canary fails when its queries take longer than this many times the baseline's (and over 100 ms more). 1 to 100.",
+    ),
     tolerance: share(
       CANARY_LIMITS.defaultTolerance,
       "How far apart the canary's and the baseline's values of one series may be, relative to the larger (0.01: 1%). 0 to 1.",
@@ -259,12 +268,10 @@ export const capacityGuardSchema = z
       CAPACITY_LIMITS.defaultMaxErrorRatio,
       "The share of reads that may fail (vmauth errors and the carriers' vmselect errors) while a zone is out. 0 to 1, default 0.01.",
     ),
-    maxLatencyRatio: z
-      .number()
-      .min(1, { error: 'must be at least 1' })
-      .max(CAPACITY_LIMITS.maxLatencyRatio, { error: `must be at most ${CAPACITY_LIMITS.maxLatencyRatio}` })
-      .default(CAPACITY_LIMITS.defaultMaxLatencyRatio)
-      .describe("How many times vmauth's mean read latency before the zone left it may become (and 100 ms more) while the zone is out. 1 to 100, default 3."),
+    maxLatencyRatio: latencyRatio(
+      CAPACITY_LIMITS.defaultMaxLatencyRatio,
+      "How many times vmauth's mean read latency before the zone left it may become (and 100 ms more) while the zone is out. 1 to 100, default 3.",
+    ),
   })
   .describe(
     'The capacity guard: while a zone is out of reads, before each of its next steps, the reads the other zones carry are measured on every vmauth pod ' +

@@ -52,11 +52,11 @@ export async function readRoutes(kube: KubeObjects, input: ReadRoutesInput): Pro
   });
   const selector = input.vmuserSelector;
   if (selector === undefined) return named;
-  const listed = await kube.listSelected(vmKind('VMUser'), input.namespace, selector, MAX_SELECTED_VMUSERS);
+  // Read at once, both awaited: neither failure is left unhandled.
+  const [snaps, listed] = await Promise.all([named, kube.listSelected(vmKind('VMUser'), input.namespace, selector, MAX_SELECTED_VMUSERS)]);
   if (listed.more) {
     throw nonRetryable(FailureType.SelectorTooBroad, `more than ${MAX_SELECTED_VMUSERS} VMUsers match spec.vmuserSelector ${selector}: narrow it`);
   }
-  const snaps = await named;
   for (const obj of listed.items) {
     const name = obj.metadata?.name;
     if (typeof name !== 'string' || !selects(selector, obj.metadata?.labels)) continue;
