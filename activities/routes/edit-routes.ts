@@ -28,7 +28,8 @@ import { listRouteRecords, recordedZones } from '../../kube/route-records';
 import type { ReadRoutesInput, RouteSnapshot } from '../../workflows/activity-types';
 import { FailureType } from '../../workflows/failures';
 import { computeRemoval, hasReadBackend, routeTargetRefs } from '../../api/route-targets';
-import { MAX_SELECTED_VMUSERS, selects } from '../../api/label-selector';
+import { MAX_SELECTED_VMUSERS } from '../../api/label-selector';
+import { selectedVmusers } from '../../kube/selected-vmusers';
 import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
 
@@ -42,7 +43,7 @@ function notFound(namespace: string, r: RouteRef) {
 
 /**
  * The routes, read fresh: the spec's, and every VMUser of the namespace that spec.vmuserSelector
- * selects now (its labels checked again here: the list's filter is the API server's word).
+ * selects now (kube/selected-vmusers.ts).
  */
 export async function readRoutes(kube: KubeObjects, input: ReadRoutesInput): Promise<RouteSnapshot[]> {
   const named = settleAll(input.routes, async (route): Promise<RouteSnapshot> => {
@@ -53,16 +54,11 @@ export async function readRoutes(kube: KubeObjects, input: ReadRoutesInput): Pro
   const selector = input.vmuserSelector;
   if (selector === undefined) return named;
   // Read at once, both awaited: neither failure is left unhandled.
-  const [snaps, listed] = await Promise.all([named, kube.listSelected(vmKind('VMUser'), input.namespace, selector, MAX_SELECTED_VMUSERS)]);
-  if (listed.more) {
+  const [snaps, selected] = await Promise.all([named, selectedVmusers(kube, input.namespace, selector, input.routes)]);
+  if (selected.tooMany) {
     throw nonRetryable(FailureType.SelectorTooBroad, `more than ${MAX_SELECTED_VMUSERS} VMUsers match spec.vmuserSelector ${selector}: narrow it`);
   }
-  for (const obj of listed.items) {
-    const name = obj.metadata?.name;
-    if (typeof name !== 'string' || !selects(selector, obj.metadata?.labels)) continue;
-    if (snaps.some((s) => s.route.kind === 'VMUser' && s.route.name === name)) continue;
-    snaps.push({ route: { kind: 'VMUser', name }, targetRefs: routeTargetRefs('VMUser', obj) });
-  }
+  for (const { name, obj } of selected.users) snaps.push({ route: { kind: 'VMUser', name }, targetRefs: routeTargetRefs('VMUser', obj) });
   return snaps;
 }
 

@@ -3,7 +3,8 @@
 // what each other zone's leaving reads would remove from the VMAuth and VMUsers as they are now,
 // where gates and pauseBetweenZones would wait, and a duration from the last rollout recorded.
 // Reads only, with the person's credentials; the dry run needs `patch` on vmclusters as for `diff`.
-import { MAX_SELECTED_VMUSERS, selects } from '../../api/label-selector';
+import { MAX_SELECTED_VMUSERS } from '../../api/label-selector';
+import { selectedVmusers } from '../../kube/selected-vmusers';
 import { managedRoutes } from '../../api/route-targets';
 import { describeError } from '../../kube/errors';
 import { KubeObjects, vmKind } from '../../kube/custom-objects';
@@ -56,14 +57,14 @@ export async function plan(cmd: PlanCommand, io: Io): Promise<number> {
 async function selectedRoutes(objects: KubeObjects, namespace: string, selector: string, named: readonly RouteRead[]): Promise<RouteRead[]> {
   const route = { kind: 'VMUser' as const, name: `(spec.vmuserSelector ${selector})` };
   try {
-    const listed = await objects.listSelected(vmKind('VMUser'), namespace, selector, MAX_SELECTED_VMUSERS);
-    if (listed.more) return [{ route, error: `more than ${MAX_SELECTED_VMUSERS} VMUsers match: every zone would fail (SelectorTooBroad)` }];
-    return listed.items.flatMap((obj): RouteRead[] => {
-      const name = obj.metadata?.name;
-      if (typeof name !== 'string' || !selects(selector, obj.metadata?.labels)) return [];
-      if (named.some((r) => r.route.kind === 'VMUser' && r.route.name === name)) return [];
-      return [{ route: { kind: 'VMUser', name }, obj }];
-    });
+    const selected = await selectedVmusers(
+      objects,
+      namespace,
+      selector,
+      named.map((r) => r.route),
+    );
+    if (selected.tooMany) return [{ route, error: `more than ${MAX_SELECTED_VMUSERS} VMUsers match: every zone would fail (SelectorTooBroad)` }];
+    return selected.users.map(({ name, obj }): RouteRead => ({ route: { kind: 'VMUser', name }, obj }));
   } catch (err) {
     return [{ route, error: describeError(err) }];
   }
