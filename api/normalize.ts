@@ -72,6 +72,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
     const zone: ZoneSpec = { name: z.name, vmcluster: normalizeManaged(z.vmcluster) };
     if (z.vmuser) zone.vmuser = normalizeManaged(z.vmuser);
     if (z.remoteWriteURL) zone.remoteWriteURL = z.remoteWriteURL;
+    if (z.trafficMode) zone.trafficMode = z.trafficMode;
     return zone;
   });
   const vmauth = normalizeManaged(s.vmauth);

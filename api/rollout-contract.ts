@@ -3,6 +3,7 @@
 // the CLI reads (what the workflow returns, the progress query, the queue wait's heartbeat). Plain
 // values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
+import type { HeldMode } from './traffic-mode';
 import type {
   Awaiting,
   CanaryAnalysisStatus,
@@ -205,6 +206,8 @@ export interface ZoneProgress {
   analysis?: CanaryAnalysisStatus;
   /** The capacity guard's latest judgement while the zone was out (strategy.capacityGuard). */
   capacity?: CapacityCheck;
+  /** Its spec.zones[].trafficMode holds it out of reads: it leaves and never rejoins in this rollout. */
+  held?: HeldMode;
 }
 
 /** What the workflow returns. */

@@ -2,7 +2,7 @@
 // one VMCluster out of a route removes. Pure: the workflow plans removals with it, the activities
 // check a route keeps a backend, and a route record is verified against the live route with it
 // (api/record-verification.ts).
-import { asObject, clone, crdOf, isVmselect, objectsOf } from './route-edits';
+import { applyRemoval, asObject, clone, crdOf, isVmselect, objectsOf } from './route-edits';
 import type { JsonObject, JsonValue, NormalizedSpec } from './types';
 import type { RemovedRef, RouteRef, RouteRemoval } from './route-records';
 
@@ -97,6 +97,22 @@ export function routeTargetRefs(kind: RouteRef['kind'], obj: Readonly<Record<str
   const holder = kind === 'VMAuth' ? asObject(spec?.unauthorizedUserAccessSpec) : spec;
   const refs = holder?.targetRefs;
   return Array.isArray(refs) ? (refs.filter((r) => asObject(r) !== undefined) as JsonObject[]) : [];
+}
+
+/**
+ * A route object's spec (an apply's patch) with `clusters` taken out of the targetRefs it sets, as
+ * route edits take them out: the spec's routes name the zones a trafficMode holds out of reads, and
+ * an apply must not put them back. Undefined when the route would be left with no read backend.
+ */
+export function specWithoutClusters(route: RouteRef, spec: JsonObject, clusters: readonly VMClusterRef[]): JsonObject | undefined {
+  let refs = routeTargetRefs(route.kind, { spec });
+  if (refs.length === 0) return spec;
+  for (const vmc of clusters) refs = applyRemoval(refs, computeRemoval({ route, targetRefs: refs }, vmc));
+  if (!hasReadBackend(refs)) return undefined;
+  const out = clone(spec);
+  if (route.kind === 'VMAuth') asObject(out.unauthorizedUserAccessSpec)!.targetRefs = refs;
+  else out.targetRefs = refs;
+  return out;
 }
 
 /** The read routes the spec manages: the VMAuth and every VMUser named in the spec, each once. */

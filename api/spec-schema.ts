@@ -39,6 +39,7 @@ import {
 } from './limits';
 import { checkHttpURL, HTTP_URL_MESSAGE, HTTP_URL_PATTERN, remoteWriteURLKeyCel } from './url';
 import { GATES, type JsonObject } from './types';
+import { CANARY_HELD_MESSAGE, READ_ONLY_MESSAGE, SERVES_READS_CEL, SERVING_ZONE_MESSAGE, TRAFFIC_MODES } from './traffic-mode';
 
 function objectName(kind: ManagedKind, description: string) {
   const max = derivedNameMaxLength(kind);
@@ -180,11 +181,13 @@ const ZONES_CEL_RULES = [
     rule: `self.all(a, !has(a.remoteWriteURL) || !${HTTP_SCHEME_CEL('a')} || self.exists_one(b, has(b.remoteWriteURL) && ${HTTP_SCHEME_CEL('b')} && ${remoteWriteURLKeyCel('b.remoteWriteURL')} == ${remoteWriteURLKeyCel('a.remoteWriteURL')}))`,
     message: REMOTE_WRITE_URL_UNIQUE_MESSAGE,
   },
+  { rule: `self.exists(z, ${SERVES_READS_CEL('z')})`, message: SERVING_ZONE_MESSAGE },
 ];
 
 export const CANARY_ZONE_MESSAGE = 'must name a zone of spec.zones';
-const CANARY_ZONE_CEL =
-  '!has(self.strategy) || !has(self.strategy.canary) || !has(self.strategy.canary.zone) || self.zones.exists(z, z.name == self.strategy.canary.zone)';
+const CANARY_NAMED = '!has(self.strategy) || !has(self.strategy.canary) || !has(self.strategy.canary.zone)';
+const CANARY_ZONE_CEL = `${CANARY_NAMED} || self.zones.exists(z, z.name == self.strategy.canary.zone)`;
+const CANARY_HELD_CEL = `${CANARY_NAMED} || self.zones.all(z, z.name != self.strategy.canary.zone || ${SERVES_READS_CEL('z')})`;
 
 /** The URL rule in CEL: the grammar of api/url.ts, as a raw string (the pattern has no `"`). */
 export const REMOTE_WRITE_URL_CEL = `self == '' || self.matches(r"${HTTP_URL_PATTERN}")`;
@@ -388,6 +391,21 @@ export const zoneSchema = z.strictObject({
         'May carry credentials (https://user:password@host/...); vmrollout never displays them.',
     )
     .optional(),
+  trafficMode: z
+    .enum(TRAFFIC_MODES)
+    .refine((m) => m !== 'read-only', { error: READ_ONLY_MESSAGE })
+    // maxLength bounds the CEL rule's cost (the API server does not count enums)
+    .meta({
+      maxLength: Math.max(...TRAFFIC_MODES.map((m) => m.length)),
+      'x-kubernetes-validations': [{ rule: "self != 'read-only'", message: READ_ONLY_MESSAGE }],
+    })
+    .optional()
+    .describe(
+      'The traffic the zone takes, kept across rollouts (named as VMDistributed names them). read-write (default): reads and writes. ' +
+        'write-only: held out of reads (recorded on the routes like a zone being upgraded), still written and upgraded by rollouts. ' +
+        'maintenance: held out of reads and left alone by rollouts (its VMCluster is not changed). ' +
+        'Back to read-write: the next rollout upgrades it if needed, waits for its queue and its data checks, and puts it back. read-only is refused.',
+    ),
 });
 
 /** Where a notification goes (spec.notifications[].type). */
@@ -510,7 +528,12 @@ export const vmDistributedClusterSpecSchema = z
       ),
   })
   .describe('Desired state of a VictoriaMetrics deployment spread over zones.')
-  .meta({ 'x-kubernetes-validations': [{ rule: CANARY_ZONE_CEL, message: CANARY_ZONE_MESSAGE, fieldPath: '.strategy.canary.zone' }] });
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: CANARY_ZONE_CEL, message: CANARY_ZONE_MESSAGE, fieldPath: '.strategy.canary.zone' },
+      { rule: CANARY_HELD_CEL, message: CANARY_HELD_MESSAGE, fieldPath: '.strategy.canary.zone' },
+    ],
+  });
 
 /** The spec as written in a custom resource (defaults not applied, durations as strings). */
 export type VMDistributedClusterSpecInput = z.input<typeof vmDistributedClusterSpecSchema>;

@@ -24,6 +24,10 @@ export const zoneStatusSchema = z.object({
   stepStartedAt: timestamp("When the zone's current step began (a Failed zone keeps the failed step's).").optional(),
   finishedAt: timestamp('When the zone finished.').optional(),
   message: z.string().optional(),
+  trafficMode: z
+    .enum(['write-only', 'maintenance'])
+    .describe('Set while its spec.zones[].trafficMode holds it out of reads: it left, and no rollout puts it back until the mode is read-write.')
+    .optional(),
   queueHeadroom: z
     .object({
       at: timestamp('When the vmagent pages were read.'),
@@ -168,8 +172,10 @@ export const vmDistributedClusterStatusSchema = z
           z.object({
             zone: z.string(),
             would: z
-              .enum(['skip', 'upgrade', 'adopt', 'fail'])
-              .describe('skip: up to date; upgrade; adopt: out of reads (recorded), taken first; fail: would fail, in reads.'),
+              .enum(['skip', 'upgrade', 'adopt', 'hold', 'fail'])
+              .describe(
+                'skip: up to date; upgrade; adopt: out of reads (recorded), taken first; hold: its trafficMode holds it out of reads (write-only: upgraded there; maintenance: left alone); fail: would fail, in reads.',
+              ),
             reason: z.string(),
             gates: z.array(z.enum(GATES)).describe('The gates that would hold before the zone.'),
             routes: z.array(z.string()).describe('The read route objects its leaving would edit (Kind/name).'),

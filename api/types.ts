@@ -2,6 +2,8 @@
 // ./status-schema.ts (validation: ./validate.ts) are the source of truth; these types are what
 // every other module programs against.
 
+import type { HeldMode, TrafficMode } from './traffic-mode';
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
@@ -24,6 +26,8 @@ export interface ZoneSpec {
   vmcluster: ManagedObject;
   vmuser?: ManagedObject;
   remoteWriteURL?: string;
+  /** Unset: read-write. */
+  trafficMode?: TrafficMode;
 }
 
 export type ZoneOrder = 'Shuffle' | 'Declared';
@@ -241,7 +245,7 @@ export interface DataCompleteness {
 export interface PlannedZoneStatus {
   zone: string;
   /** skip: up to date and operational; upgrade: would leave reads and be upgraded; adopt: out of reads (recorded), taken first; fail: would fail, in reads. */
-  would: 'skip' | 'upgrade' | 'adopt' | 'fail';
+  would: 'skip' | 'upgrade' | 'adopt' | 'hold' | 'fail';
   reason: string;
   /** The gates that would hold before it. */
   gates: Gate[];
@@ -322,6 +326,8 @@ export interface ZoneStatus {
   stepStartedAt?: string;
   finishedAt?: string;
   message?: string;
+  /** Set while its trafficMode holds it out of reads. */
+  trafficMode?: HeldMode;
   queueHeadroom?: QueueHeadroom;
   dataCompleteness?: DataCompleteness;
   sampleParity?: SampleParity;

@@ -7,6 +7,7 @@ import { childrenOf, describe, isContainer, isPlainObject, jsonDepth } from './j
 import { ADOPT_MESSAGE, BOTH_FORMS_MESSAGE, DURATION_RULES, DURATION_RULES_MS, durationPath, LIMITS, rangeMessage, type StrategyDurationField } from './limits';
 import { normalize, pruneNulls } from './normalize';
 import { CANARY_ZONE_MESSAGE, vmDistributedClusterSpecSchema } from './spec-schema';
+import { CANARY_HELD_MESSAGE, SERVING_ZONE_MESSAGE } from './traffic-mode';
 import type { NormalizedSpec } from './types';
 import { normalizeURL, redactURL, redactURLsIn } from './url';
 
@@ -155,9 +156,18 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
       unique(seen.url, get(zone, 'remoteWriteURL'), ['zones', i, 'remoteWriteURL'], urlWhat, urlKey);
     });
   }
+  // As the CRD's rules: a zone serves reads unless its mode says it does not (a bad mode is its own issue).
+  const servesReads = (z: unknown) => {
+    const m = get(z, 'trafficMode');
+    return m === undefined || m === 'read-write';
+  };
+  if (Array.isArray(zones) && zones.length > 0 && !zones.some(servesReads)) issues.push({ path: 'spec.zones', message: SERVING_ZONE_MESSAGE });
   const canaryZone = get(get(raw.strategy, 'canary'), 'zone');
-  if (typeof canaryZone === 'string' && Array.isArray(zones) && !zones.some((z: unknown) => get(z, 'name') === canaryZone)) {
-    issues.push({ path: 'spec.strategy.canary.zone', message: `${CANARY_ZONE_MESSAGE} (got ${JSON.stringify(canaryZone.slice(0, 63))})` });
+  if (typeof canaryZone === 'string' && Array.isArray(zones)) {
+    const named = zones.filter((z: unknown) => get(z, 'name') === canaryZone);
+    if (named.length === 0) {
+      issues.push({ path: 'spec.strategy.canary.zone', message: `${CANARY_ZONE_MESSAGE} (got ${JSON.stringify(canaryZone.slice(0, 63))})` });
+    } else if (!named.every(servesReads)) issues.push({ path: 'spec.strategy.canary.zone', message: CANARY_HELD_MESSAGE });
   }
   bothForms(raw.vmagent, ['vmagent']);
   bothForms(raw.vmauth, ['vmauth']);

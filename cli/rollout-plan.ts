@@ -7,6 +7,7 @@ import { OPERATIONAL } from '../api/constants';
 import { isPlainObject } from '../api/json-value';
 import type { RemovedRef, RouteRef, RouteRemoval } from '../api/route-records';
 import { routeTargetRefs } from '../api/route-targets';
+import { heldMode, type HeldMode } from '../api/traffic-mode';
 import type { Gate, JsonObject, NormalizedSpec, ZoneOrder } from '../api/types';
 import { gatesBefore, isCanaryZone } from '../workflows/gates';
 import { isOperationalAt, planZoneOrder, shuffleSeed } from '../workflows/plan';
@@ -34,7 +35,8 @@ export interface PlanInput {
   status: unknown;
 }
 
-export type ZoneAction = 'skip' | 'upgrade' | 'fail';
+/** hold: its trafficMode holds it out of reads (it leaves, never rejoins; maintenance: not upgraded). */
+export type ZoneAction = 'skip' | 'upgrade' | 'hold' | 'fail';
 
 export interface PlannedRemoval {
   route: RouteRef;
@@ -175,6 +177,33 @@ export function predictDuration(status: unknown, zones: readonly PlannedZone[], 
   };
 }
 
+/**
+ * A zone its trafficMode holds: taken out of every route still reading from it (none: out already),
+ * and, write-only, upgraded when its spec would change; no gate, never the canary, never back.
+ */
+function heldZone(
+  name: string,
+  f: ZoneFinding,
+  held: HeldMode,
+  snapshots: Parameters<typeof computeRemovals>[0],
+  namespace: string,
+  unknownRoutes: PlannedZone['unknownRoutes'],
+): PlannedZone {
+  const base = { zone: name, vmcluster: f.vmcluster, gates: [], pauseAfterMs: 0, unknownRoutes };
+  let removals: PlannedRemoval[];
+  try {
+    removals = describeRemovals(computeRemovals(snapshots, { name: f.vmcluster, namespace }));
+  } catch (e) {
+    if (!(e instanceof RoutePlanError)) throw e;
+    return { ...base, would: 'fail', reason: `trafficMode ${held}: the rollout would fail at this zone: ${e.message}`, removals: [] };
+  }
+  const leaves = removals.length ? 'taken out of reads for good' : 'out of reads already';
+  if (held === 'maintenance') return { ...base, would: 'hold', reason: `trafficMode maintenance: ${leaves}; its VMCluster is left alone`, removals };
+  const w = zoneWould(f);
+  const upgrade = w.would === 'skip' ? 'not upgraded: already at the desired spec' : `upgraded out of reads (${w.reason})`;
+  return { ...base, would: w.would === 'fail' ? 'fail' : 'hold', reason: `trafficMode write-only: ${leaves}; ${upgrade}`, removals };
+}
+
 export function planRollout(input: PlanInput): RolloutPlan {
   const { object, spec } = input;
   const st = spec.strategy;
@@ -191,6 +220,8 @@ export function planRollout(input: PlanInput): RolloutPlan {
   let upgraded = 0;
   const zones = order.map((name, i): PlannedZone => {
     const finding = input.zones.find((z) => z.zone === name)!;
+    const held = heldMode(spec.zones.find((z) => z.name === name)!);
+    if (held) return heldZone(name, finding, held, snapshots, object.namespace, unknownRoutes);
     let { would, reason } = zoneWould(finding);
     if (would === 'skip') return { zone: name, vmcluster: finding.vmcluster, would, reason, gates: [], pauseAfterMs: 0, removals: [], unknownRoutes: [] };
     const gates = gatesBefore(st.gates, upgraded);

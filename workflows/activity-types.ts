@@ -15,6 +15,7 @@ import type {
 import type { VMKind } from '../api/constants';
 import type { DrainHeartbeat, QueueHeadroom, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
+import type { VMClusterRef } from '../api/route-targets';
 
 /** The routes to read: the spec's, and the VMUsers spec.vmuserSelector selects now. */
 export interface ReadRoutesInput {
@@ -174,6 +175,8 @@ export interface ApplyObjectInput {
   /** Send it with `dryRun=All`: validated and admitted by the API server, stored nowhere (a preflight). */
   dryRun?: boolean;
   managedBy: ManagedBy;
+  /** A route object (VMAuth, VMUser) only: these zones' VMClusters taken out of its targetRefs (their trafficMode holds them out of reads). */
+  without?: VMClusterRef[];
 }
 
 /**

@@ -6,7 +6,8 @@
 // upgraded, with the route entries its leaving would remove, its queue headroom and the gates
 // before it. Reads only: the bounded `cleanup` calls, so an API server or vmagent away is said in the
 // plan rather than waited for.
-import type { PlannedZoneStatus, QueueHeadroom } from '../api/types';
+import type { HeldMode } from '../api/traffic-mode';
+import type { PlannedZoneStatus, QueueHeadroom, ZoneSpec } from '../api/types';
 import { failureMessage, isStepFailure } from './failures';
 import { gatesBefore, isCanaryZone } from './gates';
 import { isUpToDate } from './plan';
@@ -14,7 +15,8 @@ import { syncRecorded } from './read-switch';
 import { finish } from './rollout-end';
 import type { RolloutRun } from './rollout-run';
 import { RoutePlanError, computeRemovals } from './routes';
-import { now, queueTarget, routesToRead, zoneSpec } from './run-context';
+import { now, queueTarget, routesToRead, zoneSpec, type RunContext } from './run-context';
+import { zoneState } from './state';
 import type { RolloutResult } from '../api/rollout-contract';
 import { clusterApply, headroomHorizonMs } from './zone-steps';
 
@@ -31,15 +33,42 @@ async function orFail<T>(read: () => Promise<T>): Promise<T | { failed: string }
 }
 const failed = (x: unknown): x is { failed: string } => typeof x === 'object' && x !== null && 'failed' in x;
 
-async function judgeZone({ ctx }: RolloutRun, name: string): Promise<Judged> {
+/** Whether the zone's VMCluster is up to date, or why the rollout would fail at it. */
+async function judgeCluster(ctx: RunContext, zs: ZoneSpec): Promise<boolean | { failed: string }> {
+  const { cleanup: acts } = ctx.acts;
+  const cur = await orFail(() => acts.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name }));
+  if (failed(cur)) return cur;
+  const dry = await orFail(() => acts.applyObject({ ...clusterApply(ctx, zs), dryRun: true }));
+  if (failed(dry)) return { failed: `the apply's server-side dry run is refused: ${dry.failed}` };
+  return isUpToDate(cur, dry.changed);
+}
+
+/**
+ * A zone its trafficMode holds: out of reads already (recorded) or leaving for good, as an upgraded
+ * zone leaves; write-only and not up to date, upgraded out of reads; maintenance, left alone.
+ */
+async function judgeHeld(run: RolloutRun, name: string, held: HeldMode, out: boolean): Promise<Judged> {
+  const { ctx } = run;
+  const none = { routes: [], removedRefs: 0 };
+  const upToDate = held === 'maintenance' ? true : await judgeCluster(ctx, zoneSpec(ctx, name));
+  if (failed(upToDate)) return { ...none, would: 'fail', reason: upToDate.failed };
+  const upgrade = held === 'maintenance' ? 'its VMCluster left alone' : upToDate ? 'already up to date' : 'upgraded out of reads';
+  if (out) return { ...none, would: 'hold', reason: `trafficMode ${held}: out of reads already (recorded), stays out; ${upgrade}` };
+  const leaving = await judgeZone(run, name, true);
+  if (leaving.would === 'fail') return leaving;
+  return { ...leaving, would: 'hold', reason: `trafficMode ${held}: would leave reads for good; ${upgrade}` };
+}
+
+/** The zone at its turn; `leaving`: it leaves whatever its VMCluster (judged by the caller). */
+async function judgeZone({ ctx }: RolloutRun, name: string, leaving = false): Promise<Judged> {
   const zs = zoneSpec(ctx, name);
   const { cleanup: acts } = ctx.acts;
   const none = { routes: [], removedRefs: 0 };
-  const cur = await orFail(() => acts.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name }));
-  if (failed(cur)) return { ...none, would: 'fail', reason: cur.failed };
-  const dry = await orFail(() => acts.applyObject({ ...clusterApply(ctx, zs), dryRun: true }));
-  if (failed(dry)) return { ...none, would: 'fail', reason: `the apply's server-side dry run is refused: ${dry.failed}` };
-  if (isUpToDate(cur, dry.changed)) return { ...none, would: 'skip', reason: 'already up to date and operational' };
+  if (!leaving) {
+    const upToDate = await judgeCluster(ctx, zs);
+    if (failed(upToDate)) return { ...none, would: 'fail', reason: upToDate.failed };
+    if (upToDate) return { ...none, would: 'skip', reason: 'already up to date and operational' };
+  }
   const snaps = await orFail(() => acts.readRoutes(routesToRead(ctx)));
   if (failed(snaps)) return { ...none, would: 'fail', reason: `the read routes cannot be read: ${snaps.failed}` };
   let removals;
@@ -72,14 +101,17 @@ export async function planOnly(run: RolloutRun): Promise<RolloutResult> {
   let upgrades = 0;
   for (const name of order) {
     const r = out.get(name);
-    const judged: Judged = r
-      ? {
-          routes: r.removals.map((x) => `${x.route.kind}/${x.route.name}`),
-          removedRefs: r.removals.reduce((n, x) => n + x.removed.length, 0),
-          would: 'adopt',
-          reason: `out of reads since ${r.since} (left by generation ${r.generation}): taken first, upgraded, rejoins once drained`,
-        }
-      : await judgeZone(run, name);
+    const held = zoneState(state, name).held;
+    const judged: Judged = held
+      ? await judgeHeld(run, name, held, !!r)
+      : r
+        ? {
+            routes: r.removals.map((x) => `${x.route.kind}/${x.route.name}`),
+            removedRefs: r.removals.reduce((n, x) => n + x.removed.length, 0),
+            would: 'adopt',
+            reason: `out of reads since ${r.since} (left by generation ${r.generation}): taken first, upgraded, rejoins once drained`,
+          }
+        : await judgeZone(run, name);
     const upgrade = judged.would === 'upgrade';
     const gates = upgrade ? gatesBefore(ctx.st.gates, upgrades) : [];
     const canary = upgrade && isCanaryZone(ctx.st.canary, name, upgrades);
@@ -88,5 +120,5 @@ export async function planOnly(run: RolloutRun): Promise<RolloutResult> {
   }
   state.plan = { generation: ctx.object.generation, at: now(), order, zones };
   const count = (w: PlannedZoneStatus['would']) => zones.filter((z) => z.would === w).length;
-  return finish(run, { kind: 'planned', upgrade: count('upgrade'), skip: count('skip'), adopt: count('adopt'), fail: count('fail') });
+  return finish(run, { kind: 'planned', upgrade: count('upgrade'), skip: count('skip'), adopt: count('adopt'), hold: count('hold'), fail: count('fail') });
 }

@@ -6,7 +6,8 @@
 // rollout fails here, before any zone leaves reads); then the VMAgent, then the VMClusters that do
 // not exist yet (created from their full specs), then the VMAuth and the VMUsers that route to them.
 // Route objects are not applied while a zone is out of reads (their targetRefs would put it back):
-// then they are applied once every zone is done.
+// then they are applied once every zone is done. A zone its trafficMode holds out of reads is left
+// out of them instead: they are applied without its VMCluster.
 import type { ManagedObject } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { ApplyObjectInput } from './activity-types';
@@ -14,6 +15,8 @@ import type { Outcome } from './failure-hold';
 import { objectApplyFor } from './managed-objects';
 import type { RolloutRun } from './rollout-run';
 import type { RunContext } from './run-context';
+import type { RolloutState } from './state';
+import { heldMode } from '../api/traffic-mode';
 import { clusterApply } from './zone-steps';
 
 /** The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. */
@@ -26,13 +29,13 @@ const defined = <T>(x: T | undefined): x is T => x !== undefined;
 /**
  * The VMAuth before the VMUsers: a VMUser's status is written by the reconcile of a VMAuth that
  * selects it (the operator's StatusForChildObjects), so a VMUser awaited before its VMAuth exists
- * would never become operational.
+ * would never become operational. Without the VMClusters of the held zones out of reads.
  */
-function routeApplies(ctx: RunContext): ApplyObjectInput[] {
-  return [
-    objectApply(ctx, 'VMAuth', ctx.spec.vmauth, 'vmauth'),
-    ...ctx.spec.zones.map((zs, i) => objectApply(ctx, 'VMUser', zs.vmuser, `zones[${i}].vmuser`)),
-  ].filter(defined);
+function routeApplies(ctx: RunContext, state: RolloutState): ApplyObjectInput[] {
+  const without = state.zones.filter((z) => z.held && z.outOfRotation).map((z) => ({ name: z.vmcluster, namespace: ctx.ns }));
+  return [objectApply(ctx, 'VMAuth', ctx.spec.vmauth, 'vmauth'), ...ctx.spec.zones.map((zs, i) => objectApply(ctx, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))]
+    .filter(defined)
+    .map((it) => (without.length ? { ...it, without } : it));
 }
 
 async function applyAndWait(ctx: RunContext, items: readonly ApplyObjectInput[]): Promise<void> {
@@ -52,15 +55,16 @@ export function prepare({ ctx, state, report, hold }: PrepareParts): Promise<Out
     await report.write();
     const { short } = ctx.acts;
     const creates: ApplyObjectInput[] = [];
-    for (const zs of ctx.spec.zones) {
+    // A VMCluster in maintenance is left alone: not created either.
+    for (const zs of ctx.spec.zones.filter((z) => heldMode(z) !== 'maintenance')) {
       const it = clusterApply(ctx, zs);
       if ((await short.applyObject({ ...it, dryRun: true })).created) creates.push(it);
     }
     const agent = objectApply(ctx, 'VMAgent', ctx.spec.vmagent, 'vmagent');
-    const routes = routeApplies(ctx);
+    const routes = routeApplies(ctx, state);
     for (const it of [agent, ...routes].filter(defined)) await short.applyObject({ ...it, dryRun: true });
     await applyAndWait(ctx, [agent, ...creates].filter(defined));
-    state.routesDeferred = state.zones.some((z) => z.outOfRotation);
+    state.routesDeferred = state.zones.some((z) => z.outOfRotation && !z.held);
     if (!state.routesDeferred) await applyAndWait(ctx, routes);
     return 'done';
   });
@@ -72,7 +76,7 @@ export function applyDeferredRoutes({ ctx, state, report, hold }: PrepareParts):
   return hold.run(async () => {
     state.run = { kind: 'applying-deferred-routes' };
     await report.write();
-    await applyAndWait(ctx, routeApplies(ctx));
+    await applyAndWait(ctx, routeApplies(ctx, state));
     state.routesDeferred = false;
     return 'done';
   });

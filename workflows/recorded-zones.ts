@@ -1,7 +1,8 @@
 // Zones an earlier generation (or a run that died, was cancelled or terminated) left out of reads,
 // found from the records on the route objects: this run adopts them first, before any other zone
 // leaves: each is confirmed out in the vmauth pods before its VMCluster changes, and rejoins only
-// once operational at the desired spec and drained.
+// once operational at the desired spec and drained. A zone its trafficMode holds out of reads is not
+// adopted: it stays out, and is upgraded at its turn (write-only).
 import { RELEASE_COMMAND } from '../api/route-records';
 import { FailureType, stepFailure } from './failures';
 import type { Outcome } from './failure-hold';
@@ -22,8 +23,9 @@ export function adoptRecordedZones({ ctx, state, report, hold }: Pick<RolloutRun
       );
     }
     syncRecorded(state, recorded);
-    if (recorded.length === 0) return 'done';
-    for (const r of recorded) {
+    const adoptable = recorded.filter((r) => !zoneState(state, r.zone).held);
+    if (adoptable.length === 0) return 'done';
+    for (const r of adoptable) {
       const z = zoneState(state, r.zone);
       // The run that took it out may have ended before any vmauth pod was confirmed to run a config
       // without it [I2]: confirm the switch first, then upgrade; it may already have been patched:
@@ -35,7 +37,7 @@ export function adoptRecordedZones({ ctx, state, report, hold }: Pick<RolloutRun
       z.outSince = r.since;
       z.adopted = true;
     }
-    const adopted = new Set(recorded.map((r) => r.zone));
+    const adopted = new Set(adoptable.map((r) => r.zone));
     state.order = [...state.order.filter((n) => adopted.has(n)), ...state.order.filter((n) => !adopted.has(n))];
     state.run = { kind: 'adopted', zones: [...adopted] };
     await report.write();

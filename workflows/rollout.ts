@@ -110,7 +110,10 @@ export async function rolloutWorkflow(input: RolloutWorkflowInput): Promise<Roll
     }
     if (state.routesDeferred && (await applyDeferredRoutes(run)) === 'superseded') return await finishSuperseded(run);
     const upgraded = upgradedZones(state);
-    return await finish(run, { kind: 'succeeded', clusterVersion: input.spec.clusterVersion, upgraded, upToDate: state.zones.length - upgraded });
+    const held = state.zones.flatMap((z) => (z.held ? [{ zone: z.name, mode: z.held }] : []));
+    const maintenance = held.filter((h) => h.mode === 'maintenance').length;
+    const end = { kind: 'succeeded' as const, clusterVersion: input.spec.clusterVersion, upgraded, upToDate: state.zones.length - upgraded - maintenance };
+    return await finish(run, held.length ? { ...end, held } : end);
   } catch (err) {
     if (!isCancellation(err)) throw err;
     run.report.endingRun();

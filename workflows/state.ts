@@ -4,6 +4,7 @@
 import type { CurrentStep, LastQueueSample, RolloutInput, ZoneProgress } from '../api/rollout-contract';
 import type { Awaiting, Condition, DropReading, ReadHealthReading, Gate, NormalizedSpec, ObjectGeneration, RolloutPlanStatus, ZoneStep } from '../api/types';
 import type { RouteRemoval } from '../api/route-records';
+import { heldMode, type HeldMode } from '../api/traffic-mode';
 import { planZoneOrder, shuffleSeed } from './plan';
 
 export interface ZoneState extends ZoneProgress {
@@ -20,6 +21,8 @@ export interface ZoneState extends ZoneProgress {
   /** The capacity guard's readings (strategy.capacityGuard): before the zone left, and the latest one. */
   healthBaseline?: ReadHealthReading;
   healthLast?: ReadHealthReading;
+  /** A held zone (`held`) this rollout only takes out of reads: maintenance, or already up to date. */
+  leaveOnly?: true;
 }
 
 /** How a zone the cleanup put back into reads was found. */
@@ -47,7 +50,9 @@ export type ZoneNote =
   /** The run stopped early (`why`) and the zone rejoined. */
   | { kind: 'rejoined'; why: string; how: RejoinedHow; generation?: number }
   /** Found out of reads by its route records (left by `generation` at `since`). */
-  | { kind: 'adopted'; since: string; generation: number };
+  | { kind: 'adopted'; since: string; generation: number }
+  /** Out of reads for good, as its trafficMode says (upgraded: this rollout upgraded it). */
+  | { kind: 'held'; mode: HeldMode; upgraded: boolean };
 
 /** The run's latest transition: its phase and message follow from it (status.ts). */
 export type RunNote =
@@ -63,13 +68,13 @@ export type RunNote =
   | { kind: 'retrying'; zone?: string; step?: ZoneStep }
   /** A status write was refused: the object moved on without this run. */
   | { kind: 'status-refused' }
-  | { kind: 'succeeded'; clusterVersion: string; upgraded: number; upToDate: number }
+  | { kind: 'succeeded'; clusterVersion: string; upgraded: number; upToDate: number; held?: Array<{ zone: string; mode: HeldMode }> }
   | { kind: 'superseded'; generation: number | undefined }
   /** The input is for an older generation: nothing done (`message` says why). */
   | { kind: 'stale'; message: string }
   | { kind: 'cancelled'; out: string[] }
   /** A dry run planned the rollout (status.plan) and changed nothing. */
-  | { kind: 'planned'; upgrade: number; skip: number; adopt: number; fail: number }
+  | { kind: 'planned'; upgrade: number; skip: number; adopt: number; hold?: number; fail: number }
   /** A person aborted at the boundary before `zone` (a gate's, or the pauseBetweenZones wait when no gates). */
   | { kind: 'aborted'; zone: string; gates?: Gate[]; reason?: string; upgraded: number };
 
@@ -92,7 +97,10 @@ export interface RolloutState {
   routesDeferred: boolean;
 }
 
-/** State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation). */
+/**
+ * State carried over a continue-as-new (only ever at a zone boundary, with no zone out of rotation
+ * but those held by their trafficMode: the records say so again in the next run).
+ */
 export interface CarriedState {
   zones: Array<Pick<ZoneState, 'name' | 'phase' | 'vmclusterGeneration' | 'startedAt' | 'finishedAt' | 'note' | 'adopted'>>;
   conditions: RolloutState['conditions'];
@@ -125,6 +133,7 @@ export function initialState(spec: NormalizedSpec, object: ObjectGeneration, car
       outOfRotation: false,
       patchAttempted: false,
       drainedConfirmed: false,
+      ...(heldMode(z) ? { held: heldMode(z) } : {}),
       ...(carried?.zones.find((x) => x.name === z.name) ?? {}),
     })),
     paused: false,

@@ -61,8 +61,12 @@ export function rolloutMessage(state: RunState): string {
       return n.zone ? `retrying zone ${n.zone} from ${n.step}` : 'retrying';
     case 'status-refused':
       return 'the status is no longer ours to write (a newer generation, or the object is gone): stopping';
-    case 'succeeded':
-      return `all zones at ${n.clusterVersion} (${n.upgraded} upgraded, ${n.upToDate} already up to date)`;
+    case 'succeeded': {
+      const held = n.held ?? [];
+      const at = held.some((h) => h.mode === 'maintenance') ? 'every zone not in maintenance' : 'all zones';
+      const out = held.length ? `; held out of reads by their trafficMode: ${held.map((h) => `${h.zone} (${h.mode})`).join(', ')}` : '';
+      return `${at} at ${n.clusterVersion} (${n.upgraded} upgraded, ${n.upToDate} already up to date)${out}`;
+    }
     case 'superseded':
       return `superseded by generation ${n.generation}`;
     case 'stale':
@@ -70,7 +74,7 @@ export function rolloutMessage(state: RunState): string {
     case 'cancelled':
       return n.out.length ? `cancelled; out of read rotation: ${n.out.join(', ')}` : 'cancelled';
     case 'planned':
-      return `dry run (strategy.dryRun), nothing changed: ${n.upgrade} zone${n.upgrade === 1 ? '' : 's'} would be upgraded, ${n.skip} skipped${n.adopt ? `, ${n.adopt} taken over out of reads` : ''}${n.fail ? `, ${n.fail} would fail` : ''}: status.plan`;
+      return `dry run (strategy.dryRun), nothing changed: ${n.upgrade} zone${n.upgrade === 1 ? '' : 's'} would be upgraded, ${n.skip} skipped${n.adopt ? `, ${n.adopt} taken over out of reads` : ''}${n.hold ? `, ${n.hold} held out of reads (trafficMode)` : ''}${n.fail ? `, ${n.fail} would fail` : ''}: status.plan`;
     case 'aborted':
       return `aborted ${n.gates ? `at gate ${n.gates.join(' + ')}` : 'in the pause between zones'} before zone ${n.zone}${n.reason ? ` (${n.reason})` : ''}: every zone in reads, ${n.upgraded} upgraded`;
   }
@@ -116,6 +120,10 @@ export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRot
       return `stays out of read rotation (${n.why}): ${n.reason}`;
     case 'rejoined':
       return REJOINED[n.how](n.why, n.generation);
+    case 'held':
+      return n.mode === 'write-only'
+        ? `held out of reads (trafficMode write-only): written${n.upgraded ? ' and upgraded' : ''}, not read; rejoins once its trafficMode is read-write`
+        : 'held out of reads (trafficMode maintenance): left alone by rollouts; rejoins once its trafficMode is read-write';
     case 'adopted':
       return `out of read rotation since ${n.since} (left by generation ${n.generation}): upgraded once every vmauth pod is confirmed to run a config without it; rejoins once operational at the desired spec and drained`;
   }
@@ -141,6 +149,7 @@ function zoneStatus(z: ZoneState): ZoneStatus {
   if (z.startedAt) s.startedAt = z.startedAt;
   if (z.stepStartedAt) s.stepStartedAt = z.stepStartedAt;
   if (z.finishedAt) s.finishedAt = z.finishedAt;
+  if (z.held) s.trafficMode = z.held;
   if (z.queueHeadroom) s.queueHeadroom = { ...z.queueHeadroom };
   if (z.dataCompleteness) s.dataCompleteness = { ...z.dataCompleteness, dropped: { ...z.dataCompleteness.dropped } };
   if (z.sampleParity) s.sampleParity = { ...z.sampleParity, tenants: z.sampleParity.tenants.map((t) => ({ ...t })) };

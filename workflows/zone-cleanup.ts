@@ -1,7 +1,7 @@
 // Cleanup of a zone in flight when the workflow stops early (cancel, or supersede after a
 // failure): an unpatched zone rejoins at once; a patched one only when operational at the patched
 // generation and drained (a sample, then queueDrainedFor confirmed); else it stays out, and the
-// status says why. Runs in a non-cancellable scope (the caller's).
+// status says why. A zone its trafficMode holds stays out. Runs in a non-cancellable scope (the caller's).
 import { isCancellation } from '@temporalio/workflow';
 import { failureMessage } from './failures';
 import { isOperationalAt, patchMayHaveLanded } from './plan';
@@ -16,6 +16,11 @@ export async function cleanupZone(
   why: string,
 ): Promise<void> {
   if (!z.outOfRotation) return;
+  if (z.held) {
+    z.note = { kind: 'stays-out', why, reason: `its trafficMode is ${z.held}` };
+    await report.write();
+    return;
+  }
   const zs = zoneSpec(ctx, z.name);
   const { cleanup, confirmDrain } = ctx.acts;
   const { ns, st } = ctx;

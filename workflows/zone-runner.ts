@@ -1,5 +1,7 @@
 // Runs one zone through its steps: skips a zone already at the desired spec, stops at safe points
-// (pause, supersede), holds a failed zone until resume, supersede or cancel.
+// (pause, supersede), holds a failed zone until resume, supersede or cancel. A zone its trafficMode
+// holds (write-only, maintenance) leaves reads and never rejoins: write-only is upgraded out of
+// reads, maintenance is left alone; one already out (recorded) does not leave again.
 import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
 import { FailureType, isStepFailure, stepFailure } from './failures';
 import type { Outcome } from './failure-hold';
@@ -23,18 +25,24 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
   state.currentZone = name;
   if (z.phase === 'Done' || z.phase === 'Skipped') return 'skipped';
   // A zone found out of reads (adopted from the records) has its first step set: it never skips.
-  const check = z.step === undefined ? await skipIfUpToDate(run, z, zs) : { kind: 'run' as const };
-  if (check.kind === 'skipped') return 'skipped';
+  // Maintenance: its VMCluster is left alone, not even read.
+  const check = z.step !== undefined ? RUN : z.held === 'maintenance' ? UP_TO_DATE : await checkUpToDate(run, z, zs);
+  if (check.kind === 'up-to-date') {
+    if (!z.held || z.outOfRotation) return markSkipped(run, z);
+    z.leaveOnly = true;
+  }
+  // A held zone already out: its switch confirmed again, then upgraded (write-only, not up to date).
+  const heldOut = z.step === undefined && z.held !== undefined && z.outOfRotation;
   // A zone found out of reads must get back: no gate holds it.
-  const gates = z.step === undefined ? gatesBefore(ctx.st.gates, freshUpgrades(state)) : [];
+  const gates = z.step === undefined && !heldOut ? gatesBefore(ctx.st.gates, freshUpgrades(state)) : [];
   if (gates.length) {
     const end = await run.boundary.gate(gates, name, () => report.write());
     if (end.kind === 'superseded') return 'superseded';
     if (end.kind === 'aborted') return { aborted: end.note };
   }
   z.startedAt = now();
-  if (z.step === undefined && isCanaryZone(ctx.st.canary, name, freshUpgrades(state))) z.canary = true;
-  z.step ??= 'LeavingReads';
+  if (z.step === undefined && !z.held && isCanaryZone(ctx.st.canary, name, freshUpgrades(state))) z.canary = true;
+  z.step ??= heldOut ? 'WaitingForSwitch' : 'LeavingReads';
   const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals, boundary: run.boundary };
   // Changed in reads: the zone fails there, before its first step; a resume takes the full path.
   let changedInReads = check.kind === 'changed-in-reads' ? check.message : undefined;
@@ -60,11 +68,12 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
     cleanup: (why) => cleanupZone(run, z, why),
   });
   if (outcome === 'done') {
-    z.phase = 'Done';
+    // A held zone not upgraded is Skipped: out of reads, at the spec it had.
+    z.phase = z.leaveOnly ? 'Skipped' : 'Done';
     z.step = undefined;
     z.stepStartedAt = undefined;
     z.finishedAt = now();
-    z.note = undefined;
+    z.note = z.held ? { kind: 'held', mode: z.held, upgraded: !z.leaveOnly } : undefined;
     state.currentStep = undefined;
     state.run = { kind: 'zone-done', zone: name };
     await report.write();
@@ -72,14 +81,16 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
   return outcome;
 }
 
-type SkipCheck = { kind: 'skipped' } | { kind: 'run' } | { kind: 'changed-in-reads'; message: string };
+type SkipCheck = { kind: 'up-to-date' } | { kind: 'run' } | { kind: 'changed-in-reads'; message: string };
+const RUN: SkipCheck = { kind: 'run' };
+const UP_TO_DATE: SkipCheck = { kind: 'up-to-date' };
 
 /**
- * A zone whose VMCluster already matches the desired spec and is operational never leaves reads.
- * One whose VMCluster the apply after the dry run changed after all (an edit landed in between) was
- * changed in reads [I2]: never reported Skipped.
+ * Whether the zone's VMCluster already matches the desired spec and is operational (then it never
+ * leaves reads, unless its trafficMode holds it). One whose VMCluster the apply after the dry run
+ * changed after all (an edit landed in between) was changed in reads [I2]: never reported Skipped.
  */
-async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<SkipCheck> {
+async function checkUpToDate({ ctx }: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<SkipCheck> {
   const cur = await ctx.acts.short.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name });
   const applied = cur.exists ? await upToDate(ctx, zs) : 'changes';
   if (applied === 'changed') {
@@ -91,14 +102,19 @@ async function skipIfUpToDate({ ctx, state, report }: RolloutRun, z: ZoneState, 
   }
   if (!isUpToDate(cur, applied !== 'unchanged')) {
     z.baseGeneration = cur.exists ? cur.generation : 0;
-    return { kind: 'run' };
+    return RUN;
   }
-  z.phase = 'Skipped';
   z.vmclusterGeneration = cur.generation;
-  z.note = { kind: 'skipped' };
+  return UP_TO_DATE;
+}
+
+/** Nothing to do: up to date in reads, or held out of reads already (and up to date, or in maintenance). */
+async function markSkipped({ state, report }: RolloutRun, z: ZoneState): Promise<'skipped'> {
+  z.phase = 'Skipped';
+  z.note = z.held ? { kind: 'held', mode: z.held, upgraded: false } : { kind: 'skipped' };
   state.run = { kind: 'zone-skipped', zone: z.name };
   await report.write();
-  return { kind: 'skipped' };
+  return 'skipped';
 }
 
 /**
@@ -128,7 +144,7 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
   const { z } = c;
   for (let i = stepIndex(z.step!); i < ZONE_STEPS.length; i++) {
     const s = ZONE_STEPS[i]!;
-    if (s === 'Analyzing' && !z.canary) continue;
+    if (!runsStep(z, s)) continue;
     z.step = s;
     state.currentStep = s;
     await safePoint(run);
@@ -141,6 +157,17 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
     await ZONE_STEP_HANDLERS[s](c);
   }
   return 'done';
+}
+
+/**
+ * Whether the zone takes step `s`: the analysis is the canary's; a held zone never rejoins (nor waits
+ * for its queue: it serves no reads), and one it only takes out is not upgraded.
+ */
+function runsStep(z: ZoneState, s: ZoneStep): boolean {
+  if (s === 'Analyzing') return !!z.canary;
+  if (!z.held) return true;
+  if (s === 'WaitingForQueue' || s === 'RejoiningReads') return false;
+  return !(z.leaveOnly && (s === 'Upgrading' || s === 'WaitingOperational'));
 }
 
 /** The zone's phase becomes step `s`, dated from now. */

@@ -151,8 +151,9 @@ export async function guardCapacity(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' |
  */
 async function leaveReads(c: Pick<ZoneContext, 'ctx' | 'state' | 'z' | 'zs' | 'edited' | 'report' | 'reads' | 'signals'>): Promise<void> {
   const { ctx, state, z, zs, edited, report, reads, signals } = c;
-  // A patch the API server refuses fails the zone here, while it is still in reads.
-  await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
+  // A patch the API server refuses fails the zone here, while it is still in reads (a zone only
+  // taken out is not patched: a VMCluster in maintenance is not even sent as a dry run).
+  if (!z.leaveOnly) await ctx.acts.short.applyObject({ ...clusterApply(ctx, zs), dryRun: true });
   await readVmagentBeforeLeaving(c);
   await waitForCarriers(c);
   await readHealthBeforeLeaving(c);

@@ -21,6 +21,7 @@ import type { NormalizedSpec, ObjectGeneration } from '../../api/types';
 import { formatIssues, validateSpec } from '../../api/validate';
 import type { ApplyObjectInput, RolloutActivities } from '../../workflows/activity-types';
 import { managedRoutes } from '../../api/route-targets';
+import { heldMode } from '../../api/traffic-mode';
 import { specApplies } from '../../workflows/managed-objects';
 
 /** What editRoutes is asked to do. */
@@ -99,11 +100,23 @@ function notInCharge(m: NonNullable<LiveVmdc['metadata']>, status: unknown, clai
 
 /** Why the spec does not ask for `input`, or undefined when it does (a dry run of it too). */
 function applyNotAsked(input: ApplyObjectInput, claimed: ObjectGeneration, spec: NormalizedSpec): string | undefined {
-  const { dryRun: _dryRun, ...asked } = input;
+  const { dryRun: _dryRun, without, ...asked } = input;
   const same = specApplies(claimed, spec).filter((a) => a.kind === input.kind && a.name === input.name);
   if (same.length === 0) return `names no ${input.kind} ${input.name}`;
-  if (same.some((a) => canonicalJson(a) === canonicalJson(asked))) return undefined;
-  return `asks for another apply of ${input.kind} ${input.name} (${same.map((a) => a.managedBy.specPath).join(', ')})`;
+  if (!same.some((a) => canonicalJson(a) === canonicalJson(asked))) {
+    return `asks for another apply of ${input.kind} ${input.name} (${same.map((a) => a.managedBy.specPath).join(', ')})`;
+  }
+  return without?.length ? withoutNotAsked(input, without, spec) : undefined;
+}
+
+/** Only a route object's apply leaves VMClusters out, and only those of zones a trafficMode holds out of reads. */
+function withoutNotAsked(input: ApplyObjectInput, without: NonNullable<ApplyObjectInput['without']>, spec: NormalizedSpec): string | undefined {
+  if (input.kind !== 'VMAuth' && input.kind !== 'VMUser') return `has no routes in ${input.kind} ${input.name} to leave VMClusters out of`;
+  for (const c of without) {
+    const held = spec.zones.some((z) => heldMode(z) && z.vmcluster.name === c.name && c.namespace === input.namespace);
+    if (!held) return `holds no zone of VMCluster ${c.namespace}/${c.name} out of reads (trafficMode)`;
+  }
+  return undefined;
 }
 
 /** Why the spec does not ask for the removal of `input`, or undefined when it does. */

@@ -14,6 +14,7 @@
 // VMDistributedCluster — the fields the old form set and the new one does not are handed over to
 // manager `vmrollout-released` first, so they stay (what a person expects of "stop managing this").
 import type { OutOfRotationRecord } from '../../api/route-records';
+import { specWithoutClusters } from '../../api/route-targets';
 import type { JsonObject } from '../../api/types';
 import { appliedRecord, APPLIED_ANNOTATION, isDrift, readAppliedRecord, releasedFields, type AppliedRecord } from '../../kube/applied-fields';
 import { applyConflicts, untypableApply, type FieldConflict } from '../../kube/apply-conflicts';
@@ -102,6 +103,19 @@ async function handOver(
   return spec;
 }
 
+/** The patch as applied: a route object's without the VMClusters `without` names (held out of reads). */
+function routePatch(input: ApplyObjectInput): JsonObject {
+  const { without } = input;
+  if (!without?.length || (input.kind !== 'VMAuth' && input.kind !== 'VMUser')) return input.patch;
+  const patch = specWithoutClusters({ kind: input.kind, name: input.name }, input.patch, without);
+  if (patch) return patch;
+  const held = without.map((c) => c.name).join(', ');
+  throw nonRetryable(
+    FailureType.EmptyRoute,
+    `${input.kind} ${input.namespace}/${input.name} (${input.managedBy.specPath}) routes reads only to VMClusters held out of reads (${held}): give it a zone in reads`,
+  );
+}
+
 export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): Promise<{ generation: number; created: boolean; changed: boolean }> {
   const k = vmKind(input.kind);
   const what = `${input.kind} ${input.namespace}/${input.name}`;
@@ -112,7 +126,7 @@ export async function applyObject(kube: KubeObjects, input: ApplyObjectInput): P
     const problem = ownershipProblem(current, m.vmdc.uid, m.adopt);
     if (problem) throw nonRetryable(FailureType.NotOwned, `${what} (${m.specPath}): ${problem}`);
   }
-  const spec = appliedConfig(input.patch);
+  const spec = appliedConfig(routePatch(input));
   const record = current && readAppliedRecord(current);
   const applied = current ? await handOver(kube, input, current, record, spec, m) : spec;
   // No `spec: {}`: an object vmrollout sets nothing in gets only the record.

@@ -322,11 +322,18 @@ function strategy(r: Reader, common: JsonObject): JsonObject | undefined {
 function notesOnZones(r: Reader, zones: readonly Zone[], common: JsonObject): void {
   for (const z of zones) {
     const mode = ownValue(z.raw, 'trafficMode');
-    if (mode !== undefined && mode !== null && mode !== 'read-write')
+    if (mode === 'maintenance')
       r.note(
         `${z.path}.trafficMode`,
-        `${JSON.stringify(mode)} not mapped: vmrollout keeps every zone in reads and writes; this import routes reads to ${z.name} and does not scale its vminsert to 0 as the operator did: make the zone read-write before the cut-over`,
+        `kept: ${z.name} is held out of reads and left alone by rollouts; vmrollout switches reads only: its vminsert is not scaled to 0 as the operator did, and vmagent keeps writing to it`,
       );
+    else if (mode === 'read-only')
+      r.problem(
+        `${z.path}.trafficMode`,
+        `read-only is not supported (a zone serving reads while its writes are held back serves stale reads): make ${z.name} read-write, write-only or maintenance before the import`,
+      );
+    else if (mode !== undefined && mode !== null && mode !== 'read-write' && mode !== 'write-only')
+      r.problem(`${z.path}.trafficMode`, `${JSON.stringify(mode)} is not a traffic mode (read-write, write-only, maintenance)`);
     if (ownValue(z.raw, 'remoteWrite') !== undefined)
       r.note(
         `${z.path}.remoteWrite`,
@@ -420,6 +427,8 @@ export function importVMDistributed(input: JsonValue, opts: ImportOptions): Impo
     zone.vmcluster = adopt
       ? managed(z.vmcluster, 'spec', withoutClusterVersion(specs[i]!), true)
       : managed(z.vmcluster, 'overrideSpec', withoutClusterVersion(commonAsGlobal ? own : specs[i]!), false);
+    const mode = ownValue(z.raw, 'trafficMode');
+    if (mode === 'write-only' || mode === 'maintenance') zone.trafficMode = mode;
     return zone;
   });
   const auth = vmauthSpec(r, vmauthIn, zones, namespace, license);

@@ -116,6 +116,35 @@ describe('an apply or a removal of a generation no longer in charge: refused', (
   });
 });
 
+describe('a route object applied without the VMClusters of held zones (trafficMode)', () => {
+  const heldSpec = () => {
+    const raw = validRawSpec() as { zones: Array<Record<string, unknown>> };
+    raw.zones[2]!.trafficMode = 'write-only';
+    return raw;
+  };
+  const specOf = heldSpec();
+  const heldApplies = specApplies(OBJ, normalizedSpec(specOf));
+  const vmauth = heldApplies.find((a) => a.kind === 'VMAuth')!;
+  const without = (name: string, namespace = OBJ.namespace) => [{ name, namespace }];
+
+  test('allowed for a zone the spec holds out of reads, on a route object only', () => {
+    expect(decide(apply({ ...vmauth, without: without('vm-az-c') }), live({ spec: specOf }))).toEqual({ allowed: true });
+    const vmc = heldApplies.find((a) => a.kind === 'VMCluster')!;
+    expect(decide(apply({ ...vmc, without: without('vm-az-c') }), live({ spec: specOf }))).toEqual(refusedWith('has no routes in VMCluster'));
+  });
+
+  test('refused for a zone in reads, another namespace, or a VMCluster the spec does not name (negative control: the same apply, no hold)', () => {
+    expect(decide(apply({ ...vmauth, without: without('vm-az-a') }), live({ spec: specOf }))).toEqual(
+      refusedWith('holds no zone of VMCluster monitoring/vm-az-a'),
+    );
+    expect(decide(apply({ ...vmauth, without: without('vm-az-c', 'other') }), live({ spec: specOf }))).toEqual(refusedWith('holds no zone'));
+    expect(decide(apply({ ...vmauth, without: without('kube-apiserver') }), live({ spec: specOf }))).toEqual(refusedWith('holds no zone'));
+    expect(decide(apply({ ...applyOf('VMAuth', vmauth.name), without: without('vm-az-c') }))).toEqual(
+      refusedWith('holds no zone of VMCluster monitoring/vm-az-c'),
+    );
+  });
+});
+
 describe('what the spec does not ask for: refused', () => {
   test('an object the spec does not name, or another apply of one it names', () => {
     const vmc = applyOf('VMCluster', 'vm-az-a');

@@ -194,12 +194,18 @@ describe('what is not mapped is reported', () => {
     );
   });
 
-  it('a trafficMode other than read-write is noted; read-write is not', () => {
+  it('trafficMode write-only and maintenance are kept (maintenance noted: vminsert not scaled); read-only is refused', () => {
     const cr = plain(fixture('vmdistributed-overrides.yaml'));
+    cr.spec.zones[0].trafficMode = 'write-only';
     cr.spec.zones[1].trafficMode = 'maintenance';
     cr.spec.zones[2].trafficMode = 'read-write';
-    const notes = converted(cr).notes.filter((n) => n.includes('trafficMode'));
-    expect(notes).toEqual([expect.stringMatching(/^spec\.zones\[1\]\.trafficMode: "maintenance" not mapped: vmrollout keeps every zone in reads and writes/)]);
+    const c = converted(cr);
+    expect(c.manifest.spec.zones.map((z: Any) => z.trafficMode)).toEqual(['write-only', 'maintenance', undefined]);
+    expect(c.notes.filter((n) => n.includes('trafficMode'))).toEqual([
+      expect.stringMatching(/^spec\.zones\[1\]\.trafficMode: kept: .* its vminsert is not scaled to 0/),
+    ]);
+    cr.spec.zones[1].trafficMode = 'read-only';
+    expect(problems(importVMDistributed(cr, OPTS))).toEqual([expect.stringMatching(/^spec\.zones\[1\]\.trafficMode: read-only is not supported/)]);
   });
 
   it('VMSingle backends and a disabled VMAuth are not convertible', () => {

@@ -107,6 +107,42 @@ describe('each zone', () => {
   });
 });
 
+describe('zones a trafficMode holds out of reads', () => {
+  const heldInput = (modes: Record<number, string>, o: Parameters<typeof input>[0] = {}): PlanInput => {
+    const i = input(o);
+    return { ...i, spec: { ...i.spec, zones: i.spec.zones.map((z, n) => (modes[n] ? { ...z, trafficMode: modes[n] as never } : z)) } };
+  };
+
+  it('hold: taken out of every route (write-only: upgraded there; maintenance: left alone), no gate, never the canary', () => {
+    const p = planRollout(heldInput({ 0: 'write-only', 2: 'maintenance' }, { strategy: { gates: ['BeforeEachZone'], canary: {} } }));
+    expect(p.zones.map((z) => [z.zone, z.would, z.gates, z.canaryBakeMs !== undefined])).toEqual([
+      ['az-a', 'hold', [], false],
+      ['az-b', 'upgrade', ['BeforeEachZone'], true],
+      ['az-c', 'hold', [], false],
+    ]);
+    expect(p.zones[0]!.reason).toMatch(/^trafficMode write-only: taken out of reads for good; upgraded out of reads/);
+    expect(p.zones[0]!.removals.map((r) => `${r.route.kind}/${r.route.name}`)).toEqual(['VMAuth/vm-global', 'VMUser/reads-az-a']);
+    expect(p.zones[2]!.reason).toBe('trafficMode maintenance: taken out of reads for good; its VMCluster is left alone');
+    // Negative control: read-write, the same zone is upgraded and rejoins like any other.
+    expect(planRollout(input()).zones[0]!.would).toBe('upgrade');
+  });
+
+  it('a write-only zone up to date is only taken out; one out of every route already stays out', () => {
+    const out = routes().map((r) =>
+      r.route.kind === 'VMAuth' ? { ...r, obj: { spec: { unauthorizedUserAccessSpec: { targetRefs: [vmselect(['vm-az-b', 'vm-az-c'])] } } } } : r,
+    );
+    out[1] = { route: { kind: 'VMUser', name: 'reads-az-a' }, obj: { spec: { targetRefs: [vmselect(['vm-az-b'])] } } };
+    const p = planRollout(
+      heldInput({ 0: 'write-only' }, { zones: [cluster('vm-az-a', { changes: false }), cluster('vm-az-b'), cluster('vm-az-c')], routes: out }),
+    );
+    expect(p.zones[0]).toMatchObject({
+      would: 'hold',
+      reason: 'trafficMode write-only: out of reads already; not upgraded: already at the desired spec',
+      removals: [],
+    });
+  });
+});
+
 describe('route objects that cannot be read or parsed', () => {
   it.each<[string, unknown]>([
     ['a string', 'not json'],

@@ -293,8 +293,8 @@ export class FakeCluster {
         return s;
       },
 
-      applyObject: async ({ kind, name, patch, create, dryRun }) => {
-        await this.enter(`${dryRun ? 'dryRun' : 'applyObject'}:${kind}:${name}`);
+      applyObject: async ({ kind, name, patch, create, dryRun, without }) => {
+        await this.enter(`${dryRun ? 'dryRun' : 'applyObject'}:${kind}:${name}${without?.length ? ` without ${without.map((c) => c.name).join(',')}` : ''}`);
         const refusal = this.refused.get(`${kind}/${name}`);
         if (refusal) throw ApplicationFailure.nonRetryable(`applyObject: the API server refused the request: ${refusal}`, FailureType.PatchRejected);
         if (dryRun) {

@@ -1,5 +1,6 @@
 // Shared set-up of the workflow tests: the real time-skipping test server, one workflow bundle,
 // and a 3-zone scenario on the in-memory fake cluster.
+import type { TrafficMode } from '../../api/traffic-mode';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -75,6 +76,8 @@ export interface ScenarioOptions {
   vmuserSelector?: string;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
+  /** spec.zones[].trafficMode by zone. */
+  trafficModes?: Partial<Record<(typeof ZONES)[number], TrafficMode>>;
 }
 
 export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
@@ -86,6 +89,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       name: z,
       vmcluster: { name: `vm-${z}`, overrideSpec: (z === 'az-b' ? { vmstorage: { replicaCount: 4 } } : {}) as JsonObject },
       ...(z === 'az-a' ? { vmuser: { name: 'reads-az-a', overrideSpec: { tokenRef: { key: 'token' } } } } : {}),
+      ...(o.trafficModes?.[z] ? { trafficMode: o.trafficModes[z] } : {}),
     })),
     vmauth: { name: 'vm-global' },
     vmagent: { name: 'vm-global', overrideSpec: { extraArgs: { 'remoteWrite.showURL': 'false' } } },
@@ -177,8 +181,8 @@ export interface Running {
   cancelAndWaitForActivityCancel(h: WorkflowHandle<typeof rolloutWorkflow>, held?: Held): Promise<void>;
   /** Waits for a held activity call, letting workflow time advance meanwhile (timers fire). */
   reach(held: { reached: Promise<void> }, stepMs?: number): Promise<void>;
-  /** Invariant breaches over the fake's log so far. */
-  breaches(final?: boolean): Breach[];
+  /** Invariant breaches over the fake's log so far (`held`: VMClusters a trafficMode holds out of reads). */
+  breaches(final?: boolean, held?: readonly string[]): Breach[];
 }
 
 /** Runs `body` with a worker on a fresh task queue serving the fake cluster's activities. */
@@ -233,7 +237,8 @@ export async function withWorker<T>(env: TestWorkflowEnvironment, fake: FakeClus
         await Promise.race([held.reached, env.sleep(stepMs)]);
       }
     },
-    breaches: (final = false) => checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final, switchConfirmed: true }),
+    breaches: (final = false, held = []) =>
+      checkInvariants(fake.log, { initialRoutes, zoneOf, queueDrainedForMs: 60_000, namespace: NS, final, switchConfirmed: true, held }),
   };
   try {
     return await worker.runUntil(body(r));

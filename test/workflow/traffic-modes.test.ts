@@ -1,0 +1,119 @@
+// spec.zones[].trafficMode on the time-skipping test server: a write-only zone leaves reads, is
+// upgraded out of them and never rejoins; a maintenance zone leaves and its VMCluster is left alone;
+// neither is put back by a cancel; back to read-write, the next generation takes it over from the
+// records and puts it back once drained. Each ends with the invariant checker ([I1] counting the
+// zones not held); the negative control shows the same rollout without the mode puts the zone back.
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { inputOf, makeFake, NEW_VERSION, useTimeSkippingEnv, withWorker } from './setup';
+import type { FakeCluster } from './fake-cluster';
+
+jest.setTimeout(180_000);
+const env = useTimeSkippingEnv();
+
+const edits = (calls: string[], direction: 'remove' | 'restore', vmcluster: string) =>
+  calls.filter((c) => c.startsWith(`editRoutes:${direction}`) && c.includes(vmcluster)).length;
+const applied = (calls: string[], vmcluster: string) => calls.filter((c) => c === `applyObject:VMCluster:${vmcluster}`).length;
+const recordedZones = (fake: FakeCluster) => [...new Set([...fake.records.values()].flatMap((recs) => Object.values(recs).map((r) => r.zone)))].sort();
+const zoneOf = (fake: FakeCluster, name: string) => fake.statuses.at(-1)!.zones!.find((z) => z.name === name)!;
+
+test('write-only: the zone leaves reads, is upgraded out of them and stays out; maintenance: leaves, its VMCluster untouched', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const res = await (await r.start(inputOf({ trafficModes: { 'az-b': 'write-only', 'az-c': 'maintenance' } }))).result();
+    expect(res).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: ['az-b', 'az-c'] });
+    expect(res.zones.map((z) => [z.name, z.phase])).toEqual([
+      ['az-a', 'Done'],
+      ['az-b', 'Done'],
+      ['az-c', 'Skipped'],
+    ]);
+    // Left once, never restored; az-b upgraded, az-c not even dry-run.
+    expect([edits(fake.calls, 'remove', 'vm-az-b'), edits(fake.calls, 'restore', 'vm-az-b')]).toEqual([1, 0]);
+    expect([edits(fake.calls, 'remove', 'vm-az-c'), edits(fake.calls, 'restore', 'vm-az-c')]).toEqual([1, 0]);
+    expect(fake.object('VMCluster', 'vm-az-b')!.spec.clusterVersion).toBe(NEW_VERSION);
+    expect(fake.calls.filter((c) => c.includes(':VMCluster:vm-az-c'))).toEqual([]);
+    // Nor waited for: no queue wait, no rejoin.
+    expect(fake.calls.some((c) => c.startsWith('watchQueue') && c.includes('vm-az-b'))).toBe(false);
+    expect(recordedZones(fake)).toEqual(['az-b', 'az-c']);
+    const last = fake.statuses.at(-1)!;
+    expect(last).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: ['az-b', 'az-c'] });
+    expect(last.message).toBe(
+      `every zone not in maintenance at ${NEW_VERSION} (2 upgraded, 0 already up to date); held out of reads by their trafficMode: az-b (write-only), az-c (maintenance)`,
+    );
+    expect(zoneOf(fake, 'az-b')).toMatchObject({
+      trafficMode: 'write-only',
+      message: expect.stringContaining('held out of reads (trafficMode write-only): written and upgraded'),
+    });
+    expect(zoneOf(fake, 'az-c')).toMatchObject({ trafficMode: 'maintenance', message: expect.stringContaining('left alone by rollouts') });
+    expect(r.breaches(true, ['vm-az-b', 'vm-az-c'])).toEqual([]);
+    // The oracle's own control: without telling it which zones are held, two zones out breach [I1].
+    expect(r.breaches(true).map((b) => b.invariant)).toContain(1);
+  });
+});
+
+test('negative control: the same rollout without trafficMode puts every zone back', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const res = await (await r.start(inputOf())).result();
+    expect(res).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: [] });
+    expect([edits(fake.calls, 'remove', 'vm-az-b'), edits(fake.calls, 'restore', 'vm-az-b')]).toEqual([1, 1]);
+    expect(applied(fake.calls, 'vm-az-c')).toBe(1);
+    expect(recordedZones(fake)).toEqual([]);
+  });
+});
+
+test('held zones stay out across generations; the route objects are applied without them; back to read-write, the zone is taken over and put back', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const h1 = await r.start(inputOf({ generation: 1, trafficModes: { 'az-b': 'write-only' } }));
+    expect((await h1.result()).zonesOutOfRotation).toEqual(['az-b']);
+    // g2: still write-only, nothing else to do: az-b is not left again, not taken over, not put back;
+    // the spec's route objects are applied without its VMCluster (the apply must not put it back).
+    fake.objectGeneration = 2;
+    const before = fake.calls.length;
+    const res2 = await (await r.start(inputOf({ generation: 2, trafficModes: { 'az-b': 'write-only' } }, [h1.workflowId]))).result();
+    expect(res2.zones.map((z) => [z.name, z.phase])).toEqual([
+      ['az-a', 'Skipped'],
+      ['az-b', 'Skipped'],
+      ['az-c', 'Skipped'],
+    ]);
+    const g2 = fake.calls.slice(before);
+    expect(g2.filter((c) => c.startsWith('editRoutes'))).toEqual([]);
+    expect(g2).toContain('applyObject:VMAuth:vm-global without vm-az-b');
+    expect(g2).toContain('applyObject:VMUser:reads-az-a without vm-az-b');
+    expect(zoneOf(fake, 'az-b').message).toContain('held out of reads (trafficMode write-only): written, not read');
+    // g3: read-write again: taken over first (confirmed out, drained), put back; the routes applied in full at the end.
+    fake.objectGeneration = 3;
+    const before3 = fake.calls.length;
+    const res3 = await (await r.start(inputOf({ generation: 3 }, [h1.workflowId]))).result();
+    expect(res3).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: [] });
+    expect(res3.zones[0]).toMatchObject({ name: 'az-b', phase: 'Done' });
+    const g3 = fake.calls.slice(before3);
+    expect(edits(g3, 'restore', 'vm-az-b')).toBe(1);
+    expect(g3.some((c) => c.startsWith('watchQueue') && c.includes('vm-az-b'))).toBe(true);
+    expect(g3).toContain('applyObject:VMAuth:vm-global');
+    expect(g3.some((c) => c.includes(' without '))).toBe(false);
+    expect(recordedZones(fake)).toEqual([]);
+    expect(fake.routeSnapshot()).toEqual(r.initialRoutes);
+    // az-b was held while az-c left in g1; in g3 it rejoined before any other zone left.
+    expect(r.breaches(true, ['vm-az-b'])).toEqual([]);
+  });
+});
+
+test('a cancel never puts a held zone back: the status says it stays out for its trafficMode', async () => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const h = await r.start(inputOf({ trafficModes: { 'az-a': 'write-only' }, gates: ['BeforeEachZone'] }));
+    // A held zone already out is not gated; az-a leaves at its turn, after the first gate.
+    await r.progressUntil(h, (p) => p.awaiting?.nextZone === 'az-a');
+    await h.executeUpdate('promote');
+    await r.progressUntil(h, (p) => p.awaiting?.nextZone === 'az-b');
+    await h.cancel();
+    expect(((await h.result().catch((e: unknown) => e)) as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+    const last = fake.statuses.at(-1)!;
+    expect(last).toMatchObject({ phase: 'Cancelled', zonesOutOfRotation: ['az-a'] });
+    expect(zoneOf(fake, 'az-a').message).toBe('stays out of read rotation (cancelled): its trafficMode is write-only');
+    expect(edits(fake.calls, 'restore', 'vm-az-a')).toBe(0);
+    expect(recordedZones(fake)).toEqual(['az-a']);
+    expect(r.breaches(true, ['vm-az-a'])).toEqual([]);
+  });
+});
