@@ -420,6 +420,7 @@ export const NOTIFIED_REASONS = [
   'CanaryPassed',
   'ZoneRejoined',
   'ZoneReleased',
+  'ZoneHeld',
   'ZoneFailed',
   'RouteRecordsUnverified',
   'RolloutAwaitingApproval',

@@ -153,7 +153,7 @@ function zoneRow(z: ZoneView, c: Columns, now: Date): Line {
     seg(GAP),
     seg((since ? `${z.stepSinceExact ? '' : '≤'}${since}` : '-').padEnd(TIME_COL)),
     seg(GAP),
-    z.outOfReads ? seg('OUT'.padEnd(READS_COL), z.phase === 'Failed' ? 'red' : 'yellow', 'bold') : seg('in'.padEnd(READS_COL)),
+    z.outOfReads ? seg((z.held ? 'HELD' : 'OUT').padEnd(READS_COL), z.phase === 'Failed' ? 'red' : 'yellow', 'bold') : seg('in'.padEnd(READS_COL)),
     seg(GAP),
     seg(cell(z.vmcluster ?? '-', c.vmcluster)),
     seg(GAP),

@@ -5,6 +5,7 @@ import { vmDistributedClusterStatusSchema, zoneStatusSchema } from '../api/statu
 import { validateSpec } from '../api/validate';
 import type { Awaiting, CanaryAnalysisStatus, CapacityCheck, DataCompleteness, Phase, QueueHeadroom, SampleParity, ZonePhase, ZoneStatus } from '../api/types';
 import { ZONE_STEPS, type ZoneStep } from '../api/types';
+import type { HeldMode } from '../api/traffic-mode';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import { endedPhase, statusIsCurrent } from './rollout-end';
@@ -56,6 +57,8 @@ export interface ZoneView {
   stepSince?: string;
   stepSinceExact: boolean;
   outOfReads: boolean;
+  /** Its trafficMode holds it out of reads. */
+  held?: HeldMode;
   vmclusterGeneration?: number;
   startedAt?: string;
   finishedAt?: string;
@@ -232,6 +235,7 @@ function zoneView(
     stepSince: step ? (stepStartedAt ?? startedAt) : undefined,
     stepSinceExact: !!(step && stepStartedAt),
     outOfReads,
+    ...(outOfReads && (fromWorkflow?.held ?? fromStatus?.trafficMode) ? { held: fromWorkflow?.held ?? fromStatus?.trafficMode } : {}),
     vmclusterGeneration: fromWorkflow?.vmclusterGeneration ?? fromStatus?.vmclusterGeneration,
     startedAt,
     finishedAt: fromWorkflow?.finishedAt ?? fromStatus?.finishedAt,

@@ -96,7 +96,9 @@ export async function planOnly(run: RolloutRun): Promise<RolloutResult> {
   // The status says what is out of reads, dry run or not.
   syncRecorded(state, recorded);
   const out = new Map(recorded.map((r) => [r.zone, r]));
-  const order = [...state.order.filter((n) => out.has(n)), ...state.order.filter((n) => !out.has(n))];
+  // Taken first, as adoptRecordedZones orders them: the zones out of reads that no trafficMode holds.
+  const first = (n: string) => out.has(n) && !zoneState(state, n).held;
+  const order = [...state.order.filter(first), ...state.order.filter((n) => !first(n))];
   const zones: PlannedZoneStatus[] = [];
   let upgrades = 0;
   for (const name of order) {

@@ -218,7 +218,17 @@ export function progressOf(state: RolloutState, signals: { pauseRequested: boole
     currentStep: state.currentStep,
     order: [...state.order],
     zones: state.zones.map(
-      ({ removals, note, adopted: _adopted, outSince: _since, dropBaseline: _baseline, healthBaseline: _health, healthLast: _last, ...z }) => ({
+      ({
+        removals,
+        note,
+        adopted: _adopted,
+        outSince: _since,
+        dropBaseline: _baseline,
+        healthBaseline: _health,
+        healthLast: _last,
+        leaveOnly: _leaveOnly,
+        ...z
+      }) => ({
         ...z,
         message: zoneMessage({ ...z, note }),
         removedRefs: (removals ?? []).reduce((n, r) => n + r.removed.length, 0),

@@ -67,8 +67,12 @@ export function statusEvents(before: VMDistributedClusterStatus | undefined, aft
   const beforeZones = new Map((before?.zones ?? []).map((z) => [z.name, z]));
   const outAfter = new Set(after.zonesOutOfRotation ?? []);
   for (const z of after.zones ?? []) {
+    const was = beforeZones.get(z.name);
     const entered = ENTERED[z.phase];
-    if (entered && beforeZones.get(z.name)?.phase !== z.phase) events.push(entered(z, outAfter.has(z.name)));
+    if (entered && was?.phase !== z.phase) events.push(entered(z, outAfter.has(z.name)));
+    // A held zone's last step done: it stays out (once per rollout: its phase was not final before).
+    if (z.trafficMode && (z.phase === 'Done' || z.phase === 'Skipped') && was?.phase !== z.phase && outAfter.has(z.name))
+      events.push({ type: 'Normal', reason: 'ZoneHeld', message: `zone ${z.name} held out of read rotation: trafficMode ${z.trafficMode}` });
   }
   if (after.zonesOutOfRotation) {
     for (const name of before?.zonesOutOfRotation ?? []) {

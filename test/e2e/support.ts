@@ -516,7 +516,6 @@ export const V1 = 'v1.150.0-cluster';
 export const V2 = 'v1.151.0-cluster';
 export const V3 = 'v1.152.0-cluster';
 export const V4 = 'v1.153.0-cluster';
-export const V5 = 'v1.154.0-cluster';
 export const DEMO_TOKENS = ['token-az-a', 'token-az-b', 'token-az-c'];
 
 export interface E2EStackOptions {

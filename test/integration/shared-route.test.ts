@@ -191,3 +191,35 @@ describe('a VMAuth shared by two VMDistributedClusters, one of them mid-zone', (
     expect(await routesTo(ns, 'vm-b1')).toBe(true);
   });
 });
+
+describe('a zone its trafficMode holds out of reads (spec.zones[].trafficMode)', () => {
+  const ownerA = (ns: string): RecordOwner => ({ vmdc: { namespace: ns, ...A }, zone: 'az-a2', workflowId: 'wf-a', generation: 1 });
+  async function routeA(ns: string, direction: 'remove' | 'restore'): Promise<void> {
+    const snapshot = await readRoutes(objects, { namespace: ns, routes: [{ kind: 'VMAuth', name: 'shared' }] });
+    const removals = direction === 'remove' ? computeRemovals(snapshot, { name: 'vm-a2', namespace: ns }) : [];
+    await editRoutes(objects, { namespace: ns, vmauthName: 'shared', removals, direction, record: ownerA(ns) });
+  }
+
+  it('its own VMAuth applied without the held VMCluster keeps it out (negative control: applied in full, it is back); its restore is exact afterwards', async () => {
+    const ns = await newNamespace();
+    await applyA(ns, authSpec(ns));
+    await routeA(ns, 'remove');
+    expect(await routesTo(ns, 'vm-a2')).toBe(false);
+    const without = [{ name: 'vm-a2', namespace: ns }];
+    for (const dryRun of [true, false]) await applyA(ns, authSpec(ns), { without, dryRun });
+    expect(await routesTo(ns, 'vm-a2')).toBe(false);
+    expect(await refsOf(ns)).toEqual([vmselects(ns, ['vm-a1', 'vm-b1', 'vm-b2'])]);
+    // A route the held zones would leave with no backend is refused, nothing applied.
+    const only = { unauthorizedUserAccessSpec: { targetRefs: [vmselects(ns, ['vm-a2'])] } };
+    const err = await refused(applyA(ns, only, { without }));
+    expect(err.type).toBe(FailureType.EmptyRoute);
+    expect(await refsOf(ns)).toEqual([vmselects(ns, ['vm-a1', 'vm-b1', 'vm-b2'])]);
+    // Back to read-write: the records put it back exactly where the spec has it.
+    await routeA(ns, 'restore');
+    expect(await refsOf(ns)).toEqual([vmselects(ns, ALL)]);
+    // Negative control: the same apply without `without`, the zone out again, puts it back.
+    await routeA(ns, 'remove');
+    await applyA(ns, authSpec(ns));
+    expect(await routesTo(ns, 'vm-a2')).toBe(true);
+  });
+});

@@ -15,7 +15,8 @@
  * not name, selected by its label (spec.vmuserSelector), read through with no failed or stale read. Then spec.paused while a zone
  * is out and `temporal workflow cancel`: Cancelled, the zone back in every pod. Last, the negative
  * control: with the pod confirmation switched off by the test-only knob, a VMCluster changes while
- * a pod's loaded config still routes reads to it.
+ * a pod's loaded config still routes reads to it. Between them, a zone in trafficMode maintenance
+ * leaves every pod's loaded config, its VMCluster untouched, and rejoins once read-write again.
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { VMDistributedClusterStatus, ZonePhase } from '../../api/types';
@@ -308,6 +309,32 @@ describe('a 3-zone rollout under the real operator', () => {
     // The fix, as a new generation: it adopts the zone out of reads (confirms it out in the pods, upgrades it, puts it back).
     const fixed = await rollout(V5);
     await expectSafeRollout(fixed, V5, [first]);
+    expect(traffic.failed(t0, Date.now())).toEqual([]);
+    expect(traffic.stale(t0, Date.now())).toEqual([]);
+  });
+
+  it('trafficMode maintenance: the zone leaves the config every vmauth pod loaded, its VMCluster untouched; back to read-write, it rejoins', async () => {
+    const zones = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).spec!.zones as Array<Record<string, unknown>>;
+    const withMode = (mode: string | undefined) => zones.map((z) => (z.name === zoneOf.get('vm-az-c') ? { ...z, trafficMode: mode } : z));
+    const allLoaded = (description: string) =>
+      waitFor(() => Object.values(bed.observer.loadedAt(Date.now())).every((h) => h === bed.observer.secrets.at(-1)!.hash), { timeoutMs: 30_000, description });
+    const loadedOut = () =>
+      bed.kubelet.pods('vmauth').map((p) => zonesOutOfRotation(baseline, bed.observer.routesOf(bed.observer.loadedAt(Date.now())[p.name]!)!));
+    const t0 = Date.now();
+    const held = await rollout(V5, { zones: withMode('maintenance') });
+    expect(held.final).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: ['az-c'] });
+    expect((held.final as VMDistributedClusterStatus).zones!.find((z) => z.name === 'az-c')).toMatchObject({ phase: 'Skipped', trafficMode: 'maintenance' });
+    // Out of the operator's config, as every vmauth pod loaded it; its VMCluster not changed.
+    await allLoaded('every vmauth pod to load the config without the held zone');
+    expect(zonesOutOfRotation(baseline, bed.observer.secrets.at(-1)!.routes)).toEqual(['vm-az-c']);
+    expect(loadedOut()).toEqual(bed.kubelet.pods('vmauth').map(() => ['vm-az-c']));
+    expect(bed.observer.specChanges('vm-az-c').filter((c) => c.at >= t0)).toEqual([]);
+    // Negative control of the hold: read-write again, the zone is taken over from its records and put back.
+    const back = await rollout(V5, { zones: withMode(undefined) });
+    expect(back.final).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: [] });
+    await allLoaded('every vmauth pod to load the config with every zone');
+    expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
+    expect(loadedOut()).toEqual(bed.kubelet.pods('vmauth').map(() => []));
     expect(traffic.failed(t0, Date.now())).toEqual([]);
     expect(traffic.stale(t0, Date.now())).toEqual([]);
   });

@@ -125,3 +125,15 @@ test('the capacity guard: its wait is RolloutAwaitingApproval (the message says 
     { type: 'Normal', reason: 'RolloutPromoted', message: 'zone az-b goes on, out of reads, promoted by a person after the capacity guard breached' },
   ]);
 });
+
+test('a zone its trafficMode holds is told held once its last step is done, and stays out (no ZoneRejoined)', () => {
+  const held = (phase: ZonePhase) => zone('az-c', phase, { trafficMode: 'write-only' });
+  const before = st([held('WaitingOperational')], { zonesOutOfRotation: ['az-c'] });
+  expect(statusEvents(before, st([held('Done')], { zonesOutOfRotation: ['az-c'] }))).toEqual([
+    { type: 'Normal', reason: 'ZoneHeld', message: 'zone az-c held out of read rotation: trafficMode write-only' },
+  ]);
+  // Already told (a retried write, or the next generation finding it held): nothing.
+  expect(reasons(st([held('Skipped')], { zonesOutOfRotation: ['az-c'] }), st([held('Skipped')], { zonesOutOfRotation: ['az-c'] }))).toEqual([]);
+  // Negative control: the same zone done without a trafficMode is no hold.
+  expect(reasons(st([zone('az-c', 'WaitingOperational')]), st([zone('az-c', 'Done')], { zonesOutOfRotation: ['az-c'] }))).toEqual([]);
+});

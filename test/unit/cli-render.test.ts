@@ -486,6 +486,19 @@ describe('kubectl vmdc get: bounds and colour', () => {
     expect(lines.find((l) => l.startsWith('\x1b[1mWeb UI:'))).toContain(`\x1b]8;;${url}\x1b\\`);
   });
 
+  it('a zone its trafficMode holds out of reads is HELD, not OUT', () => {
+    const held = structuredClone(succeeded);
+    const st = held.object.status!;
+    st.zonesOutOfRotation = ['az-c'];
+    st.zones![2] = { ...st.zones![2]!, trafficMode: 'write-only' };
+    const rows = plain(held).filter((l) => /^az-[bc] /.test(l));
+    expect(rows[1]).toMatch(/^az-c +✔ Done .* HELD +vm-az-c/);
+    // Negative control: out without a trafficMode is OUT; in reads, `in`.
+    delete st.zones![2]!.trafficMode;
+    expect(plain(held).find((l) => l.startsWith('az-c'))).toMatch(/ OUT +vm-az-c/);
+    expect(rows[0]).toMatch(/ in +vm-az-b/);
+  });
+
   it('a narrower width is kept as well', () => {
     for (const input of all) for (const l of renderText(buildView(input), { now: NOW, colour: false, width: 60 })) expect(textWidth(l)).toBeLessThanOrEqual(60);
   });

@@ -117,3 +117,33 @@ test('a cancel never puts a held zone back: the status says it stays out for its
     expect(r.breaches(true, ['vm-az-a'])).toEqual([]);
   });
 });
+
+test('a dry run plans held zones as hold: leaving for good, or out already; write-only upgraded, maintenance left alone', async () => {
+  const fake = makeFake({ upToDate: ['az-a'] });
+  await withWorker(env(), fake, async (r) => {
+    const modes = { trafficModes: { 'az-a': 'write-only', 'az-c': 'maintenance' } } as const;
+    const res = await (await r.start(inputOf({ upToDate: ['az-a'], dryRun: true, ...modes }))).result();
+    expect(res.message).toBe('dry run (strategy.dryRun), nothing changed: 1 zone would be upgraded, 0 skipped, 2 held out of reads (trafficMode): status.plan');
+    const plan = fake.statuses.at(-1)!.plan!;
+    expect(plan.zones.map((z) => [z.zone, z.would, z.routes])).toEqual([
+      ['az-a', 'hold', ['VMAuth/vm-global', 'VMUser/reads-az-a']],
+      ['az-b', 'upgrade', ['VMAuth/vm-global', 'VMUser/reads-az-a']],
+      ['az-c', 'hold', ['VMAuth/vm-global', 'VMUser/reads-az-a']],
+    ]);
+    expect(plan.zones[0]!.reason).toBe('trafficMode write-only: would leave reads for good; already up to date');
+    expect(plan.zones[2]!.reason).toBe('trafficMode maintenance: would leave reads for good; its VMCluster left alone');
+    expect(fake.calls.filter((c) => c.includes(':VMCluster:vm-az-c'))).toEqual([]);
+    // Once they are out (the rollout ran), the plan says so and removes nothing more.
+    fake.objectGeneration = 2;
+    await (await r.start(inputOf({ generation: 2, upToDate: ['az-a'], ...modes }))).result();
+    fake.objectGeneration = 3;
+    await (await r.start(inputOf({ generation: 3, upToDate: ['az-a'], dryRun: true, ...modes }))).result();
+    const again = fake.statuses.at(-1)!.plan!;
+    expect(again.zones.map((z) => [z.zone, z.would, z.removedRefs])).toEqual([
+      ['az-a', 'hold', 0],
+      ['az-b', 'skip', 0],
+      ['az-c', 'hold', 0],
+    ]);
+    expect(again.zones[0]!.reason).toBe('trafficMode write-only: out of reads already (recorded), stays out; already up to date');
+  });
+});
