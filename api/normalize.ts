@@ -71,13 +71,14 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
   const zones: ZoneSpec[] = s.zones.map((z) => {
     const zone: ZoneSpec = { name: z.name, vmcluster: normalizeManaged(z.vmcluster) };
     if (z.vmuser) zone.vmuser = normalizeManaged(z.vmuser);
+    if (z.vmagent) zone.vmagent = normalizeManaged(z.vmagent);
     if (z.remoteWriteURL) zone.remoteWriteURL = z.remoteWriteURL;
     if (z.trafficMode) zone.trafficMode = z.trafficMode;
     return zone;
   });
   const vmauth = normalizeManaged(s.vmauth);
   const vmagent = normalizeManaged(s.vmagent);
-  const adopts = [...zones.flatMap((z) => [z.vmcluster, z.vmuser]), vmauth, vmagent].some((m) => m?.adopt);
+  const adopts = [...zones.flatMap((z) => [z.vmcluster, z.vmuser, z.vmagent]), vmauth, vmagent].some((m) => m?.adopt);
   return {
     paused: s.paused,
     clusterVersion: s.clusterVersion,
@@ -164,6 +165,7 @@ const ZONE: Shape = {
   children: [
     ['vmcluster', MANAGED],
     ['vmuser', MANAGED],
+    ['vmagent', MANAGED],
   ],
 };
 

@@ -182,7 +182,14 @@ const ZONES_CEL_RULES = [
     message: REMOTE_WRITE_URL_UNIQUE_MESSAGE,
   },
   { rule: `self.exists(z, ${SERVES_READS_CEL('z')})`, message: SERVING_ZONE_MESSAGE },
+  {
+    rule: 'self.all(a, !has(a.vmagent) || self.exists_one(b, has(b.vmagent) && b.vmagent.name == a.vmagent.name))',
+    message: 'vmagent.name must be unique across zones',
+  },
 ];
+
+export const ZONE_VMAGENT_MESSAGE = "must not name spec.vmagent's VMAgent";
+const ZONE_VMAGENT_CEL = '!self.zones.exists(z, has(z.vmagent) && z.vmagent.name == self.vmagent.name)';
 
 export const CANARY_ZONE_MESSAGE = 'must name a zone of spec.zones';
 const CANARY_NAMED = '!has(self.strategy) || !has(self.strategy.canary) || !has(self.strategy.canary.zone)';
@@ -373,6 +380,10 @@ export const zoneSchema = z.strictObject({
   name: zoneNameSchema.describe('Zone name, unique in the list (e.g. az-a).'),
   vmcluster: managedObject('VMCluster', "The zone's VMCluster"),
   vmuser: managedObject('VMUser', 'Optional VMUser that routes reads to this zone').optional(),
+  vmagent: managedObject(
+    'VMAgent',
+    "Optional VMAgent of this zone (VMDistributed's layout: one per zone, each writing to every zone): every zone's backlog is read in it as in spec.vmagent's",
+  ).optional(),
   remoteWriteURL: z
     .string()
     .max(LIMITS.urlMaxLength, { error: `must be at most ${LIMITS.urlMaxLength} characters` })
@@ -494,7 +505,7 @@ export const vmDistributedClusterSpecSchema = z
         'x-kubernetes-validations': ZONES_CEL_RULES,
       }),
     vmauth: managedObject('VMAuth', 'The global VMAuth in front of the zones, whose read routes are switched'),
-    vmagent: managedObject('VMAgent', 'The one VMAgent that writes to every zone'),
+    vmagent: managedObject('VMAgent', 'The VMAgent that writes to every zone (with one per zone: any of them, the others in zones[].vmagent)'),
     vmuserSelector: z
       .string()
       .max(SELECTOR_MAX_LENGTH, { error: `must be at most ${SELECTOR_MAX_LENGTH} characters` })
@@ -533,6 +544,7 @@ export const vmDistributedClusterSpecSchema = z
     'x-kubernetes-validations': [
       { rule: CANARY_ZONE_CEL, message: CANARY_ZONE_MESSAGE, fieldPath: '.strategy.canary.zone' },
       { rule: CANARY_HELD_CEL, message: CANARY_HELD_MESSAGE, fieldPath: '.strategy.canary.zone' },
+      { rule: ZONE_VMAGENT_CEL, message: `zones[].vmagent ${ZONE_VMAGENT_MESSAGE}`, fieldPath: '.zones' },
     ],
   });
 

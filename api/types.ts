@@ -25,6 +25,8 @@ export interface ZoneSpec {
   name: string;
   vmcluster: ManagedObject;
   vmuser?: ManagedObject;
+  /** Its own VMAgent (one per zone), read beside spec.vmagent. */
+  vmagent?: ManagedObject;
   remoteWriteURL?: string;
   /** Unset: read-write. */
   trafficMode?: TrafficMode;

@@ -6,7 +6,7 @@ import { parseDuration, type DurationParseResult } from './duration';
 import { childrenOf, describe, isContainer, isPlainObject, jsonDepth } from './json-value';
 import { ADOPT_MESSAGE, BOTH_FORMS_MESSAGE, DURATION_RULES, DURATION_RULES_MS, durationPath, LIMITS, rangeMessage, type StrategyDurationField } from './limits';
 import { normalize, pruneNulls } from './normalize';
-import { CANARY_ZONE_MESSAGE, vmDistributedClusterSpecSchema } from './spec-schema';
+import { CANARY_ZONE_MESSAGE, vmDistributedClusterSpecSchema, ZONE_VMAGENT_MESSAGE } from './spec-schema';
 import { CANARY_HELD_MESSAGE, SERVING_ZONE_MESSAGE } from './traffic-mode';
 import type { NormalizedSpec } from './types';
 import { normalizeURL, redactURL, redactURLsIn } from './url';
@@ -124,8 +124,10 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
       name: new Map<string, string>(),
       vmcluster: new Map<string, string>(),
       vmuser: new Map<string, string>(),
+      vmagent: new Map<string, string>(),
       url: new Map<string, string>(),
     };
+    const globalAgent = get(raw.vmagent, 'name');
     const unique = (
       map: Map<string, string>,
       value: unknown,
@@ -153,6 +155,12 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
       const vmuser = get(zone, 'vmuser');
       unique(seen.vmuser, get(vmuser, 'name'), ['zones', i, 'vmuser', 'name'], (v) => `VMUser name ${JSON.stringify(v)}`);
       bothForms(vmuser, ['zones', i, 'vmuser']);
+      const vmagent = get(zone, 'vmagent');
+      const agentName = get(vmagent, 'name');
+      if (typeof agentName === 'string' && agentName === globalAgent) {
+        issues.push({ path: formatPath(['zones', i, 'vmagent', 'name']), message: ZONE_VMAGENT_MESSAGE });
+      } else unique(seen.vmagent, agentName, ['zones', i, 'vmagent', 'name'], (v) => `VMAgent name ${JSON.stringify(v)}`);
+      bothForms(vmagent, ['zones', i, 'vmagent']);
       unique(seen.url, get(zone, 'remoteWriteURL'), ['zones', i, 'remoteWriteURL'], urlWhat, urlKey);
     });
   }

@@ -42,6 +42,8 @@ export interface ObjectState {
 export interface QueueTarget {
   namespace: string;
   vmagentName: string;
+  /** The zones' own VMAgents (spec.zones[].vmagent): the zone's queues are read in each too. */
+  zoneVmagents?: string[];
   vmclusterName: string;
   remoteWriteURL?: string;
   queueEmptyBytes: number;

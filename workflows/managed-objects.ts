@@ -39,12 +39,20 @@ export function objectApplyFor(
   return obj && managedApply(object, spec, kind, obj, composePatches(obj.spec, obj.overrideSpec), specPath);
 }
 
-/** Every apply the spec asks for: each zone's VMCluster and VMUser, the VMAuth, the VMAgent. */
+/** The applies of the VMAgents: spec.vmagent, then each zone's own (zones[].vmagent). */
+export function agentApplies(object: ObjectGeneration, spec: NormalizedSpec): ApplyObjectInput[] {
+  return [
+    objectApplyFor(object, spec, 'VMAgent', spec.vmagent, 'vmagent'),
+    ...spec.zones.map((zs, i) => objectApplyFor(object, spec, 'VMAgent', zs.vmagent, `zones[${i}].vmagent`)),
+  ].filter((a): a is ApplyObjectInput => a !== undefined);
+}
+
+/** Every apply the spec asks for: each zone's VMCluster and VMUser, the VMAuth, the VMAgents. */
 export function specApplies(object: ObjectGeneration, spec: NormalizedSpec): ApplyObjectInput[] {
   return [
     ...spec.zones.map((zs) => clusterApplyFor(object, spec, zs)),
     ...spec.zones.map((zs, i) => objectApplyFor(object, spec, 'VMUser', zs.vmuser, `zones[${i}].vmuser`)),
     objectApplyFor(object, spec, 'VMAuth', spec.vmauth, 'vmauth'),
-    objectApplyFor(object, spec, 'VMAgent', spec.vmagent, 'vmagent'),
+    ...agentApplies(object, spec),
   ].filter((a): a is ApplyObjectInput => a !== undefined);
 }

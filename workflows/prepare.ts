@@ -12,7 +12,7 @@ import type { ManagedObject } from '../api/types';
 import type { VMKind } from '../api/constants';
 import type { ApplyObjectInput } from './activity-types';
 import type { Outcome } from './failure-hold';
-import { objectApplyFor } from './managed-objects';
+import { agentApplies, objectApplyFor } from './managed-objects';
 import type { RolloutRun } from './rollout-run';
 import type { RunContext } from './run-context';
 import type { RolloutState } from './state';
@@ -60,10 +60,10 @@ export function prepare({ ctx, state, report, hold }: PrepareParts): Promise<Out
       const it = clusterApply(ctx, zs);
       if ((await short.applyObject({ ...it, dryRun: true })).created) creates.push(it);
     }
-    const agent = objectApply(ctx, 'VMAgent', ctx.spec.vmagent, 'vmagent');
+    const agents = agentApplies(ctx.object, ctx.spec);
     const routes = routeApplies(ctx, state);
-    for (const it of [agent, ...routes].filter(defined)) await short.applyObject({ ...it, dryRun: true });
-    await applyAndWait(ctx, [agent, ...creates].filter(defined));
+    for (const it of [...agents, ...routes]) await short.applyObject({ ...it, dryRun: true });
+    await applyAndWait(ctx, [...agents, ...creates]);
     state.routesDeferred = state.zones.some((z) => z.outOfRotation && !z.held);
     if (!state.routesDeferred) await applyAndWait(ctx, routes);
     return 'done';

@@ -37,9 +37,11 @@ export function recordOwner(ctx: RunContext, zone: string): RecordOwner {
 }
 
 export function queueTarget(ctx: RunContext, zs: ZoneSpec): QueueTarget {
+  const zoneAgents = ctx.spec.zones.flatMap((z) => (z.vmagent ? [z.vmagent.name] : []));
   return {
     namespace: ctx.ns,
     vmagentName: ctx.spec.vmagent.name,
+    ...(zoneAgents.length ? { zoneVmagents: zoneAgents } : {}),
     vmclusterName: zs.vmcluster.name,
     ...(zs.remoteWriteURL ? { remoteWriteURL: zs.remoteWriteURL } : {}),
     queueEmptyBytes: ctx.st.queueEmptyBytes,

@@ -27,7 +27,7 @@ export async function readEveryPod<T>(
   const out: Array<{ pod: string; value: T }> = [];
   const problems: string[] = [];
   for (const page of found.pages) {
-    const r = page.ok ? read(page.text, found.queues) : page;
+    const r = page.ok ? read(page.text, page.queues) : page;
     if (r.ok) out.push({ pod: page.pod, value: r.value });
     else problems.push(`vmagent pod ${page.pod}: ${r.message}`);
   }

@@ -1,5 +1,6 @@
-// One queue sample: the VMAgent's remoteWrite list → the zone's queues; its Service's EndpointSlices
-// → the pods; each pod's /metrics (https when the VMAgent serves TLS) → pending bytes. Anything
+// One queue sample: each VMAgent's remoteWrite list → the zone's queues in it; its Service's
+// EndpointSlices → its pods; each pod's /metrics (https when the VMAgent serves TLS) → pending
+// bytes, summed over the pods of every VMAgent (spec.vmagent and the zones' own). Anything
 // unknown or unreadable is "not drained". Only pods verified as the VMAgent's own are scraped (and
 // get the credentials, when configured); an endpoint that is not is a not-drained reading
 // (../pods/service-pods.ts).
@@ -20,10 +21,10 @@ export interface QueueReaderDeps extends ServicePodsDeps {
   now?: () => Date;
 }
 
-/** One vmagent pod's /metrics page, or why it could not be read. */
-export type PodPage = { pod: string; ok: true; text: string } | { pod: string; ok: false; message: string };
+/** One vmagent pod's /metrics page and the zone's queues in its VMAgent's remoteWrite list, or why it could not be read. */
+export type PodPage = { pod: string; ok: true; text: string; queues: RemoteWriteQueue[] } | { pod: string; ok: false; message: string };
 
-export type ZonePages = { ok: false; problem: string } | { ok: true; queues: RemoteWriteQueue[]; pages: PodPage[] };
+export type ZonePages = { ok: false; problem: string } | { ok: true; pages: PodPage[] };
 
 export class QueueReader {
   readonly pods: ServicePods;
@@ -43,15 +44,24 @@ export class QueueReader {
     const opts = { queueEmptyBytes: target.queueEmptyBytes };
     const found = await this.pages(target, signal);
     if (!found.ok) return buildQueueSample([], { ...opts, at: at(), problem: found.problem });
-    const readings: PodReading[] = found.pages.map((p) => ({ pod: p.pod, reading: p.ok ? readZoneQueues(p.text, found.queues) : p }));
+    const readings: PodReading[] = found.pages.map((p) => ({ pod: p.pod, reading: p.ok ? readZoneQueues(p.text, p.queues) : p }));
     return buildQueueSample(readings, { ...opts, at: at() });
   }
 
   /**
-   * The zone's queues in the VMAgent's remoteWrite list and each of its pods' /metrics page (or why
-   * not). Never throws for a read problem; rethrows only an abort by `signal`.
+   * Each pod's /metrics page of every VMAgent of the target (or why not), with the zone's queues in
+   * its VMAgent's remoteWrite list. One VMAgent that cannot be read makes the whole reading a
+   * problem. Never throws for a read problem; rethrows only an abort by `signal`.
    */
   async pages(target: QueueTarget, signal?: AbortSignal): Promise<ZonePages> {
+    const agents = [target.vmagentName, ...(target.zoneVmagents ?? [])];
+    const read = await Promise.all(agents.map((name) => this.agentPages(target, name, signal)));
+    const problem = read.find((r) => !r.ok);
+    if (problem) return problem;
+    return { ok: true, pages: read.flatMap((r) => (r.ok ? r.pages : [])) };
+  }
+
+  private async agentPages(target: QueueTarget, vmagentName: string, signal?: AbortSignal): Promise<ZonePages> {
     let queues: RemoteWriteQueue[];
     let pods: ServicePod[];
     let scheme: Scheme;
@@ -68,19 +78,19 @@ export class QueueReader {
     // label match can then be another zone's queue). In parallel, the read costs no latency.
     const { auth } = this.deps;
     const [vmagentRead, podsRead, headersRead] = await Promise.allSettled([
-      later(() => this.deps.kube.get(vmKind('VMAgent'), target.namespace, target.vmagentName)),
-      later(() => this.listPods(target.namespace, target.vmagentName)),
+      later(() => this.deps.kube.get(vmKind('VMAgent'), target.namespace, vmagentName)),
+      later(() => this.listPods(target.namespace, vmagentName)),
       later(async () => (auth ? auth.headers(target.namespace) : headers)),
     ]);
     try {
       const vmagent = settled(vmagentRead);
-      if (!vmagent) return { ok: false, problem: `VMAgent ${target.namespace}/${target.vmagentName} not found` };
+      if (!vmagent) return { ok: false, problem: `VMAgent ${target.namespace}/${vmagentName} not found` };
       const spec = (vmagent.spec ?? {}) as { remoteWrite?: unknown; extraArgs?: unknown };
       const found = await findZoneQueues(spec.remoteWrite, target);
-      if (!found.ok) return { ok: false, problem: `VMAgent ${target.vmagentName}: ${found.message}` };
+      if (!found.ok) return { ok: false, problem: `VMAgent ${vmagentName}: ${found.message}` };
       queues = found.queues;
       const schemeFound = vmagentScheme(spec.extraArgs);
-      if (!schemeFound.ok) return { ok: false, problem: `VMAgent ${target.vmagentName}: ${schemeFound.message}` };
+      if (!schemeFound.ok) return { ok: false, problem: `VMAgent ${vmagentName}: ${schemeFound.message}` };
       scheme = schemeFound.scheme;
       pods = settled(podsRead);
       headers = settled(headersRead);
@@ -92,13 +102,13 @@ export class QueueReader {
       pods.map(async (pod): Promise<PodPage> => {
         if (pod.problem) return { pod: pod.name, ok: false, message: pod.problem };
         try {
-          return { pod: pod.name, ok: true, text: await this.pods.scrape(pod, { headers, signal, scheme }) };
+          return { pod: pod.name, ok: true, text: await this.pods.scrape(pod, { headers, signal, scheme }), queues };
         } catch (err) {
           return { pod: pod.name, ok: false, message: this.pods.describeScrapeError(err) };
         }
       }),
     );
     if (signal?.aborted) throw signal.reason;
-    return { ok: true, queues, pages };
+    return { ok: true, pages };
   }
 }

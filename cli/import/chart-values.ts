@@ -266,7 +266,7 @@ function clusterVersion(r: Reader, zs: readonly ChartZone[], opts: ChartImportOp
   return undefined;
 }
 
-function notes(r: Reader, v: JsonObject, zs: readonly ChartZone[], agent: ChartZone | undefined): void {
+function notes(r: Reader, v: JsonObject, zs: readonly ChartZone[]): void {
   for (const k of Object.keys(v)) if (!KNOWN_KEYS.includes(k)) r.note(k, `not a value of the ${CHART} chart ${CHART_VERSION}: not mapped`);
   r.note(
     'read.global.vmauth.spec.unauthorizedUserAccessSpec.url_map',
@@ -280,11 +280,6 @@ function notes(r: Reader, v: JsonObject, zs: readonly ChartZone[], agent: ChartZ
       );
     if (ownValue(obj(z.raw, 'read'), 'allow') === false || ownValue(obj(z.raw, 'write'), 'allow') === false)
       r.note(`${z.path}`, `read.allow/write.allow false not mapped: vmrollout keeps every zone in reads and writes; the new read route includes ${z.name}`);
-    if (agent !== undefined && z !== agent && z.vmagent !== undefined)
-      r.note(
-        `${z.path}.vmagent`,
-        `VMAgent ${z.vmagent} not mapped: vmrollout waits for the write backlog of one VMAgent (spec.vmagent = ${agent.vmagent}), so a backlog ${z.vmagent} holds for a zone would not delay that zone's return to reads: send all writes through ${agent.vmagent} before the cut-over (docs/migrating.md)`,
-      );
   }
   if (truthy(ownValue(obj(obj(v, 'write'), 'global'), 'vmauth')) && truthy(ownValue(obj(obj(obj(v, 'write'), 'global'), 'vmauth'), 'enabled')))
     r.note('write.global.vmauth', "not mapped: it balances writes over the zones' VMAgents and stays as Helm renders it");
@@ -332,7 +327,7 @@ export function importChartValues(input: JsonValue, opts: ChartImportOptions): I
   if (agent === undefined) r.problem('zoneTpl.vmagent.enabled', "no zone runs a VMAgent: vmrollout reads the zones' write backlog from one");
   const version = clusterVersion(r, zs, opts);
   if (vmauth === undefined || agent === undefined || version === undefined || r.problems.length > 0) return fail(r);
-  notes(r, v, zs, agent);
+  notes(r, v, zs);
 
   const out = dataObject();
   out.clusterVersion = version;
@@ -342,6 +337,12 @@ export function importChartValues(input: JsonValue, opts: ChartImportOptions): I
     const ref = dataObject();
     ref.name = z.vmcluster;
     zone.vmcluster = ref;
+    // Every zone's VMAgent writes to every zone: the first is spec.vmagent, the others the zones' own.
+    if (z.vmagent !== undefined && z.vmagent !== agent.vmagent && !zs.slice(0, zs.indexOf(z)).some((o) => o.vmagent === z.vmagent)) {
+      const own = dataObject();
+      own.name = z.vmagent;
+      zone.vmagent = own;
+    }
     return zone;
   });
   const access = dataObject();

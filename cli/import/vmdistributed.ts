@@ -352,23 +352,14 @@ function notesOnZones(r: Reader, zones: readonly Zone[], common: JsonObject): vo
 }
 
 /**
- * vmrollout watches one VMAgent's queues (design.md: one vmagent fleet writing every sample to every
- * zone); the VMDistributed runs one per zone. The first zone's is the one mapped; the others are
- * named as not watched.
+ * The VMDistributed runs one VMAgent per zone, each writing to every zone: the first zone's becomes
+ * spec.vmagent, each other zone's its zones[].vmagent; vmrollout reads every zone's backlog in all of
+ * them. References with an overlay (the operator composed their remoteWrite lists).
  */
-function vmagent(r: Reader, zones: readonly Zone[], common: JsonObject, license: JsonValue | undefined): JsonObject {
-  const first = zones[0]!;
+function vmagentOf(r: Reader, z: Zone, common: JsonObject, license: JsonValue | undefined): JsonObject {
   const commonSpec = withLicense(r.object(r.object(common, 'vmagent', 'spec.zoneCommon.vmagent'), 'spec', 'spec.zoneCommon.vmagent.spec'), license);
-  const overlay = merge(
-    render(commonSpec, first.name) as JsonObject,
-    r.object(r.object(first.raw, 'vmagent', `${first.path}.vmagent`), 'spec', `${first.path}.vmagent.spec`),
-  );
-  for (const z of zones.slice(1))
-    r.note(
-      `${z.path}.vmagent`,
-      `VMAgent ${z.vmagent} not mapped: vmrollout waits for the write backlog of one VMAgent (spec.vmagent = ${first.vmagent}), so a backlog ${z.vmagent} holds for a zone would not delay that zone's return to reads (stale reads): send all writes through ${first.vmagent} before the cut-over (docs/migrating.md)`,
-    );
-  return managed(first.vmagent, 'overrideSpec', overlay, false);
+  const overlay = merge(render(commonSpec, z.name) as JsonObject, r.object(r.object(z.raw, 'vmagent', `${z.path}.vmagent`), 'spec', `${z.path}.vmagent.spec`));
+  return managed(z.vmagent, 'overrideSpec', overlay, false);
 }
 
 /** Converts one VMDistributed object (already parsed: manifests.ts). */
@@ -429,12 +420,14 @@ export function importVMDistributed(input: JsonValue, opts: ImportOptions): Impo
       : managed(z.vmcluster, 'overrideSpec', withoutClusterVersion(commonAsGlobal ? own : specs[i]!), false);
     const mode = ownValue(z.raw, 'trafficMode');
     if (mode === 'write-only' || mode === 'maintenance') zone.trafficMode = mode;
+    // The first zone's VMAgent is spec.vmagent (below); a VMAgent two zones share, once.
+    if (i > 0 && !zones.slice(0, i).some((o) => o.vmagent === z.vmagent)) zone.vmagent = vmagentOf(r, z, common, license);
     return zone;
   });
   const auth = vmauthSpec(r, vmauthIn, zones, namespace, license);
   const authName = r.string(vmauthIn, 'name', 'spec.vmauth.name') ?? name;
   out.vmauth = adopt ? managed(authName, 'spec', auth, true) : managed(authName, 'overrideSpec', auth, false);
-  out.vmagent = vmagent(r, zones, common, license);
+  out.vmagent = vmagentOf(r, zones[0]!, common, license);
   const retain = ownValue(spec, 'retain') === true;
   // Adopting must never let a delete take someone's volumes: retainOnDelete unless said otherwise.
   const retainOnDelete = adopt ? (opts.retainOnDelete ?? true) : retain;
@@ -451,7 +444,7 @@ export function importVMDistributed(input: JsonValue, opts: ImportOptions): Impo
   if (adopt)
     r.note(
       'spec.vmagent',
-      `VMAgent ${zones[0]!.vmagent} kept as a reference with an overlay (not adopted): the operator composed its remoteWrite list, which vmrollout leaves as it is`,
+      `the VMAgents (${[...new Set(zones.map((z) => z.vmagent))].join(', ')}) kept as references with an overlay (not adopted): the operator composed their remoteWrite lists, which vmrollout leaves as they are`,
     );
 
   const manifest = validatedManifest((path, why) => r.problem(path, why), out, name, namespace);

@@ -18,6 +18,7 @@ import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import { EncryptionCodec } from '../../process/payload-codec';
 import { waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
+import type { VMDistributedClusterStatus } from '../../api/types';
 import { ANNOTATION_FAIL } from '../infra/simulator/simulator';
 import {
   createObjects,
@@ -49,6 +50,8 @@ import { VMAGENT_ARGS } from '../infra/simulator/environment';
 jest.setTimeout(10 * 60_000);
 
 const NS = 'default';
+/** The VMAgent of zone az-b (spec.zones[].vmagent): a second real vmagent writing to every zone. */
+const ZONE_VMAGENT = 'vm-az-b-own';
 const VMDC = 'demo';
 const CLUSTERS = DEMO_CLUSTERS;
 const TOKENS = DEMO_TOKENS;
@@ -101,6 +104,7 @@ beforeAll(async () => {
     strategy: { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: '250ms', zoneTimeout: '2m' },
     taskQueue: TASK_QUEUE,
     temporalUi: true,
+    zoneVmagents: [ZONE_VMAGENT],
     log,
   });
   ({ kc, vm, traffic, probe, queueSamples } = stack);
@@ -485,11 +489,75 @@ describe('rollout of a 3-zone VMDistributedCluster', () => {
     expect(traffic!.failed(t0, Date.now())).toEqual([]);
   });
 
+  it("one VMAgent per zone: a zone's backlog in its own VMAgent (zones[].vmagent) keeps it out until that vmagent can say it is drained; not named, it is not waited for", async () => {
+    const own = vm.zoneVmagents[ZONE_VMAGENT]!;
+    // The second VMAgent as the operator would have it: the same remoteWrite list (the real vmagent's).
+    const global = await getObject(kc, 'VMAgent', NS, 'vm-global');
+    await createObjects(kc, [
+      {
+        apiVersion: 'operator.victoriametrics.com/v1beta1',
+        kind: 'VMAgent',
+        metadata: { name: ZONE_VMAGENT, namespace: NS },
+        spec: { remoteWrite: global.spec!.remoteWrite },
+      },
+    ]);
+    type RawZone = Record<string, unknown> & { name: string; vmcluster: Record<string, unknown> & { overrideSpec?: Record<string, unknown> } };
+    const zones = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).spec!.zones as RawZone[];
+    /** Only az-a changes (an annotation of its vmselect pods): one zone upgraded per generation. */
+    const withAgent = (agent: boolean, rev: string) =>
+      zones.map((z) => {
+        const out: Record<string, unknown> = { ...z };
+        if (z.name === 'az-a')
+          out.vmcluster = { ...z.vmcluster, overrideSpec: { ...z.vmcluster.overrideSpec, vmselect: { podMetadata: { annotations: { 'e2e/rev': rev } } } } };
+        if (z.name === 'az-b' && agent) out.vmagent = { name: ZONE_VMAGENT };
+        return out;
+      });
+    const pausedWhileDown = async (generation: number) => {
+      await waitFor(
+        async () => {
+          const st = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+          return st?.observedGeneration === generation && st.zones?.find((z) => z.name === 'az-a')?.phase === 'WaitingOperational';
+        },
+        { timeoutMs: 60_000, intervalMs: 100, description: `generation ${generation}: az-a upgraded, down` },
+      );
+      // Stopped: its page cannot be read, its backlog for az-a (what it took in while az-a was down) not delivered.
+      process.kill(own.pid, 'SIGSTOP');
+    };
+    try {
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { zones: withAgent(true, '1') } });
+      await pausedWhileDown(11);
+      const held = await waitFor(
+        async () => {
+          const st = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+          const a = st?.zones?.find((z) => z.name === 'az-a');
+          return a?.phase === 'WaitingForQueue' && a.message?.includes(`vmagent-${ZONE_VMAGENT}-0`) ? st : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 200, description: `az-a waiting for the queue, naming vmagent-${ZONE_VMAGENT}-0` },
+      );
+      expect(held.zonesOutOfRotation).toEqual(['az-a']);
+      // Longer than queueDrainedFor: spec.vmagent's queue drained long since, the zone still out.
+      await new Promise((r) => setTimeout(r, 2 * QUEUE_DRAINED_FOR_MS));
+      const still = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus;
+      expect({ phase: still.zones!.find((z) => z.name === 'az-a')!.phase, out: still.zonesOutOfRotation }).toEqual({ phase: 'WaitingForQueue', out: ['az-a'] });
+      process.kill(own.pid, 'SIGCONT');
+      const done = await waitPhase(11, ['Succeeded', 'Failed']);
+      expect(done).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: [] });
+
+      // Negative control: the same, the VMAgent not named: az-a rejoins with it still stopped.
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { zones: withAgent(false, '2') } });
+      await pausedWhileDown(12);
+      const ignored = await waitPhase(12, ['Succeeded', 'Failed']);
+      expect(ignored).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: [] });
+    } finally {
+      process.kill(own.pid, 'SIGCONT');
+    }
+  });
+
   it('a zone whose VMCluster fails: phase Failed, the zone stays out of reads, the status says so, reads stay fresh', async () => {
     await mergePatch(kc, 'VMCluster', NS, 'vm-az-b', { metadata: { annotations: { [ANNOTATION_FAIL]: 'true' } } });
     const t0 = Date.now();
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V4 } });
-    const st = await waitPhase(11, ['Failed']);
+    const st = await waitPhase(13, ['Failed']);
     const t1 = Date.now();
     dumpTimeline('failed-zone', t0, t1 + 2000);
 

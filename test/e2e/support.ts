@@ -538,6 +538,8 @@ export interface E2EStackOptions {
   finalizerRecheckIntervalMs?: number;
   /** Number of vmauth pods (default 1). */
   vmauthPods?: number;
+  /** More real vmagents (VMAgent names, for spec.zones[].vmagent), each writing to every zone, with its EndpointSlice. */
+  zoneVmagents?: string[];
   /** Kubelet's Secret volume delay of every vmauth pod (default 0). */
   configPropagationDelayMs?: number;
   /** Per vmauth pod: its own delay, or an old config-reloader without the content-hash metric. */
@@ -626,6 +628,7 @@ export type ControlPlaneOptions = Pick<
   | 'taskQueue'
   | 'finalizerRecheckIntervalMs'
   | 'vmauthPods'
+  | 'zoneVmagents'
   | 'configPropagationDelayMs'
   | 'vmauthPodOptions'
   | 'confirmSwitchInPods'
@@ -694,6 +697,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       namespace: opts.namespace,
       vmclusters: opts.clusters,
       vmagentName: 'vm-global',
+      zoneVmagents: opts.zoneVmagents,
       vmauthName: 'vm-global',
       zoneDowntimeMs: opts.zoneDowntimeMs,
       vmauthPods: opts.vmauthPods,

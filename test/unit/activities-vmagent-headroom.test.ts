@@ -145,7 +145,7 @@ describe('readVmagent: a reading it cannot judge is retried, never judged', () =
 
   it('judges every pod once all are read; the drop counters from the same pages when asked', async () => {
     const q = await queue(0, U1);
-    const found = pages({ ok: true, queues: [q], pages: [{ pod: 'p0', ok: true, text: hourUp(3_600_000) }] });
+    const found = pages({ ok: true, pages: [{ pod: 'p0', ok: true, text: hourUp(3_600_000), queues: [q] }] });
     const v = await readVmagent(found, target, undefined, () => new Date(0));
     expect(v).toEqual({
       headroom: expect.objectContaining({ fits: true, pods: 1, pod: 'p0', rateBytesPerSecond: 1000, needBytes: 3_600_000, roomBytes: 600_000_000 }),
@@ -162,9 +162,8 @@ describe('readVmagent: a reading it cannot judge is retried, never judged', () =
       readVmagent(
         pages({
           ok: true,
-          queues: [q],
           pages: [
-            { pod: 'p0', ok: true, text: hourUp(0) },
+            { pod: 'p0', ok: true, text: hourUp(0), queues: [q] },
             { pod: 'p1', ok: false, message: 'connection refused' },
           ],
         }),
@@ -172,7 +171,7 @@ describe('readVmagent: a reading it cannot judge is retried, never judged', () =
       ),
       /vmagent pod p1: connection refused/,
     );
-    await retryable(readVmagent(pages({ ok: true, queues: [q], pages: [] }), target), /no vmagent pods found/);
+    await retryable(readVmagent(pages({ ok: true, pages: [] }), target), /no vmagent pods found/);
     await retryable(readVmagent(pages({ ok: false, problem: 'VMAgent ns/vma not found' }), target), /VMAgent ns\/vma not found/);
   });
 

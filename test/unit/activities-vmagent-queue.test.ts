@@ -253,3 +253,29 @@ describe('the lookups of one sample', () => {
     expect(await noSecret.sample(target)).toMatchObject({ drained: false, message: 'cannot read vmagent queues: no Secret' });
   });
 });
+
+describe('several VMAgents (spec.vmagent and the zones own, zones[].vmagent)', () => {
+  const U2 = 'http://127.0.0.1:2/api/v1/write';
+  /** The real page with the pending bytes of its remoteWrite[0] and [1] set. */
+  const pageWith = (first: number, second: number) =>
+    PAGE.replace(/(pending_data_bytes\{[^}]*url="1:secret-url"\}) \d+/, `$1 ${first}`).replace(
+      /(pending_data_bytes\{[^}]*url="2:secret-url"\}) \d+/,
+      `$1 ${second}`,
+    );
+
+  it("each VMAgent's pods are read against its own remoteWrite list, and the zone's pending bytes summed over all of them", async () => {
+    // The zone (U1) is remoteWrite[0] of va and remoteWrite[1] of vb.
+    const sa = await started(serve(async (res) => void res.end(pageWith(210, 7))));
+    const sb = await started(serve(async (res) => void res.end(pageWith(5, 300))));
+    const specs: Record<string, unknown> = { va: { remoteWrite: [{ url: U1 }, { url: U2 }] }, vb: { remoteWrite: [{ url: U2 }, { url: U1 }] } };
+    const ports: Record<string, number> = { va: sa.port, vb: sb.port };
+    const r = reader(0, { kube: { get: async (_k: unknown, _ns: string, name: string) => specs[name] && { spec: specs[name] } } as unknown as KubeObjects });
+    r.listPods = async (_ns, name) => [{ name: `vmagent-${name}-0`, address: '127.0.0.1', port: ports[name]!, ready: true }];
+    const both = await r.sample({ ...target, queueEmptyBytes: 0, zoneVmagents: ['vb'] });
+    expect(both).toMatchObject({ drained: false, totalPods: 2, pendingBytes: 510, podPendingBytes: { 'vmagent-va-0': 210, 'vmagent-vb-0': 300 } });
+    // Negative control: spec.vmagent's alone does not see what vb holds for the zone.
+    expect(await r.sample({ ...target, queueEmptyBytes: 0 })).toMatchObject({ totalPods: 1, pendingBytes: 210 });
+    // A zone VMAgent that is gone: the whole reading is not drained, naming it.
+    expect(await r.sample({ ...target, zoneVmagents: ['vb', 'vc'] })).toMatchObject({ drained: false, message: 'VMAgent ns/vc not found' });
+  });
+});

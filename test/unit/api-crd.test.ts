@@ -103,6 +103,8 @@ describe('structural schema', () => {
         'openAPIV3Schema.spec.vmagent.spec',
         'openAPIV3Schema.spec.vmauth.overrideSpec',
         'openAPIV3Schema.spec.vmauth.spec',
+        'openAPIV3Schema.spec.zones[].vmagent.overrideSpec',
+        'openAPIV3Schema.spec.zones[].vmagent.spec',
         'openAPIV3Schema.spec.zones[].vmcluster.overrideSpec',
         'openAPIV3Schema.spec.zones[].vmcluster.spec',
         'openAPIV3Schema.spec.zones[].vmuser.overrideSpec',

@@ -81,12 +81,14 @@ describe("the chart's default values", () => {
     expect(notes.find((n) => n.startsWith('read.global.vmauth.spec.unauthorizedUserAccessSpec.url_map:'))).toContain('replace url_map');
   });
 
-  it('notes what is not mapped: the other VMAgent, the read proxies, the write VMAuth, the k8s-stack', () => {
-    const { notes } = converted(values(DEFAULTS));
+  it('maps every zone VMAgent (the first as spec.vmagent) and notes what is not mapped: the read proxies, the write VMAuth, the k8s-stack', () => {
+    const { notes, manifest } = converted(values(DEFAULTS));
+    expect(manifest.spec.vmagent).toEqual({ name: 'vmagent-zone-eu-1' });
+    expect(manifest.spec.zones.map((z: { vmagent?: unknown }) => z.vmagent)).toEqual([undefined, { name: 'vmagent-zone-us-1' }]);
     const paths = notes.map((n) => n.split(': ')[0]);
+    expect(paths.some((p) => p?.endsWith('.vmagent'))).toBe(false);
     expect(paths).toEqual(
       expect.arrayContaining([
-        'availabilityZones[1].vmagent',
         'availabilityZones[0].read.vmauth',
         'availabilityZones[1].read.vmauth',
         'write.global.vmauth',
@@ -94,7 +96,6 @@ describe("the chart's default values", () => {
         '(release)',
       ]),
     );
-    expect(notes.find((n) => n.startsWith('availabilityZones[1].vmagent'))).toContain('VMAgent vmagent-zone-us-1 not mapped');
   });
 
   it('without a clusterVersion in the values, --cluster-version is required', () => {

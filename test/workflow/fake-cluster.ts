@@ -132,6 +132,8 @@ export class FakeCluster {
   private readonly gates = new Map<string, Gate & { after?: string }>();
   /** Every activity call, in order: `<method>:<detail>`. */
   readonly calls: string[] = [];
+  /** The VMAgents of every queue read (spec.vmagent's, then the zones' own), one entry per read. */
+  readonly queueAgents: string[][] = [];
   client?: Client;
   /** The object's current metadata.generation (status writes for other generations are refused). */
   objectGeneration = 1;
@@ -391,6 +393,7 @@ export class FakeCluster {
       // An unreadable queue polls through Temporal's retries, as waitQueueDrained does here.
       watchQueue: async (t) => {
         await this.enter(`watchQueue:${t.vmclusterName}`);
+        this.queueAgents.push([t.vmagentName, ...(t.zoneVmagents ?? [])]);
         // The real activity's reporter, on the fake's status writes (every sample here).
         const reporter = queueReporter(t.report, t.queueDrainedForMs, {
           writeStatus: async ({ object, status }) => this.recordStatus(object, status),
@@ -409,7 +412,8 @@ export class FakeCluster {
       },
 
       // One vmagent pod: its headroom judged by the real verdict (activities/vmagent/headroom.ts), its drop counters as set.
-      readVmagent: async ({ headroomHorizonMs: horizon, drops, vmclusterName }) => {
+      readVmagent: async ({ headroomHorizonMs: horizon, drops, vmclusterName, vmagentName, zoneVmagents }) => {
+        this.queueAgents.push([vmagentName, ...(zoneVmagents ?? [])]);
         await this.enter(`readVmagent:${vmclusterName}:${[horizon !== undefined ? 'headroom' : '', drops ? 'drops' : ''].filter(Boolean).join(',')}`);
         const at = new Date();
         const h = this.headroom.get(vmclusterName) ?? { rateBytesPerSecond: 0, roomBytes: 2 ** 40 };
@@ -462,6 +466,7 @@ export class FakeCluster {
 
       waitCarriersReady: async ({ carriers }) => {
         await this.enter(`waitCarriersReady:${carriers.map((c) => c.vmcluster).join(',')}`);
+        for (const c of carriers) this.queueAgents.push([c.queue.vmagentName, ...(c.queue.zoneVmagents ?? [])]);
         const notReady = carriers.filter((c) => {
           const o = this.obj('VMCluster', c.vmcluster);
           return !(o.exists && o.updateStatus === 'operational' && o.observedGeneration >= o.generation && this.sample(c.vmcluster, true).drained);

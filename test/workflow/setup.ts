@@ -76,6 +76,8 @@ export interface ScenarioOptions {
   vmuserSelector?: string;
   /** Replace the VMAuth's targetRefs. */
   vmauthTargetRefs?: JsonObject[];
+  /** spec.zones[].vmagent by zone (its own VMAgent, an existing one: a reference). */
+  zoneVmagents?: Partial<Record<(typeof ZONES)[number], string>>;
   /** spec.zones[].trafficMode by zone. */
   trafficModes?: Partial<Record<(typeof ZONES)[number], TrafficMode>>;
 }
@@ -90,6 +92,7 @@ export function makeSpec(o: ScenarioOptions = {}): NormalizedSpec {
       vmcluster: { name: `vm-${z}`, overrideSpec: (z === 'az-b' ? { vmstorage: { replicaCount: 4 } } : {}) as JsonObject },
       ...(z === 'az-a' ? { vmuser: { name: 'reads-az-a', overrideSpec: { tokenRef: { key: 'token' } } } } : {}),
       ...(o.trafficModes?.[z] ? { trafficMode: o.trafficModes[z] } : {}),
+      ...(o.zoneVmagents?.[z] ? { vmagent: { name: o.zoneVmagents[z] } } : {}),
     })),
     vmauth: { name: 'vm-global' },
     vmagent: { name: 'vm-global', overrideSpec: { extraArgs: { 'remoteWrite.showURL': 'false' } } },

@@ -37,6 +37,8 @@ export interface VmEnvironmentOptions {
   /** VMCluster names, one zone process each. */
   vmclusters: string[];
   vmagentName: string;
+  /** More VMAgents (spec.zones[].vmagent): each a real vmagent writing to every zone, with its EndpointSlice. */
+  zoneVmagents?: string[];
   vmauthName: string;
   /** See ZoneSimulatorOptions.zoneDowntimeMs. */
   zoneDowntimeMs?: number;
@@ -59,6 +61,8 @@ export interface VmEnvironment {
   /** VMCluster name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use. */
   remoteWriteURLs: Record<string, string>;
   vmagent: VmagentHandle;
+  /** The zoneVmagents by VMAgent name. */
+  zoneVmagents: Record<string, VmagentHandle>;
   /** IP the vmagent EndpointSlice points at: POD_IP, mapped to 127.0.0.1 by podNetworkFetch (vmagent listens on 127.0.0.1 only). */
   vmagentEndpointIP: string;
   /** The vmauth pods. */
@@ -117,6 +121,12 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       extraArgs: [...VMAGENT_ARGS],
     });
     started.push(vmagent);
+    const zoneVmagents: Record<string, VmagentHandle> = {};
+    for (const name of opts.zoneVmagents ?? []) {
+      const h = await startVmagent({ name: `vmagent-${name}`, remoteWriteUrls: opts.vmclusters.map((n) => remoteWriteURLs[n]!), extraArgs: [...VMAGENT_ARGS] });
+      started.push(h);
+      zoneVmagents[name] = h;
+    }
 
     // The simulator is created first (the pods resolve service URLs through it), started last.
     const ref: { simulator?: ZoneSimulator } = {};
@@ -145,6 +155,7 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       vmauthPods: pods,
       vmauthName: opts.vmauthName,
       vmagentEndpoint: { vmagentName: opts.vmagentName, ip, port: vmagent.port },
+      zoneVmagentEndpoints: Object.entries(zoneVmagents).map(([vmagentName, h]) => ({ vmagentName, ip, port: h.port })),
       zoneDowntimeMs: opts.zoneDowntimeMs,
       configReloadWaitIntervalMs: opts.configReloadWaitIntervalMs,
       configReloadWaitTimeoutMs: opts.configReloadWaitTimeoutMs,
@@ -156,7 +167,18 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
     }
     await simulator.start();
     started.push(simulator);
-    return { zones, vmselects, remoteWriteURLs, vmagent, vmagentEndpointIP: ip, vmauthPods: pods, vmauth: pods[0]!.vmauth, simulator, stop: stopAllStarted };
+    return {
+      zones,
+      vmselects,
+      remoteWriteURLs,
+      vmagent,
+      zoneVmagents,
+      vmagentEndpointIP: ip,
+      vmauthPods: pods,
+      vmauth: pods[0]!.vmauth,
+      simulator,
+      stop: stopAllStarted,
+    };
   } catch (err) {
     await stopAllStarted();
     throw err;

@@ -148,6 +148,13 @@ export interface VmselectPod {
   url: string;
 }
 
+/** A real vmagent published as the pod of VMAgent `vmagentName`. */
+export interface VmagentEndpoint {
+  vmagentName: string;
+  ip: string;
+  port: number;
+}
+
 export interface ZoneSimulatorOptions {
   kubeConfig: k8s.KubeConfig;
   namespace: string;
@@ -160,7 +167,9 @@ export interface ZoneSimulatorOptions {
   /** The VMAuth played; default: the first VMAuth of the namespace (by name). */
   vmauthName?: string;
   /** Create EndpointSlice vmagent-<vmagentName> → ip:port (port name `http`). */
-  vmagentEndpoint?: { vmagentName: string; ip: string; port: number };
+  vmagentEndpoint?: VmagentEndpoint;
+  /** More VMAgents (one per zone, spec.zones[].vmagent), each the same way. */
+  zoneVmagentEndpoints?: VmagentEndpoint[];
   /**
    * How long a zone stays down during its "upgrade" (stop, wait, start). Default 0: a plain
    * restart. A longer outage makes a zone that rejoined reads too early visibly stale.
@@ -422,7 +431,7 @@ export class ZoneSimulator extends EventEmitter {
 
   async start(): Promise<void> {
     await this.ensureServices();
-    if (this.opts.vmagentEndpoint) await this.ensureVmagentEndpointSlice();
+    for (const ep of this.vmagentEndpoints()) await this.ensureVmagentEndpointSlice(ep);
     for (const zone of Object.keys(this.opts.vmselectPods)) await this.writeVmselectSlice(zone);
     await this.writeVmauthSlice();
     for (const p of this.opts.vmauthPods) {
@@ -576,8 +585,7 @@ export class ZoneSimulator extends EventEmitter {
       workload: vmauthWorkloads(vmauth)[0]!,
       pods: this.opts.vmauthPods.map((p) => ({ name: p.name, ip: p.podIP })),
     });
-    const ep = this.opts.vmagentEndpoint;
-    if (ep) {
+    for (const ep of this.vmagentEndpoints()) {
       components.push({
         component: 'vmagent',
         instance: ep.vmagentName,
@@ -627,8 +635,11 @@ export class ZoneSimulator extends EventEmitter {
     }
   }
 
-  private async ensureVmagentEndpointSlice(): Promise<void> {
-    const ep = this.opts.vmagentEndpoint!;
+  private vmagentEndpoints(): VmagentEndpoint[] {
+    return [...(this.opts.vmagentEndpoint ? [this.opts.vmagentEndpoint] : []), ...(this.opts.zoneVmagentEndpoints ?? [])];
+  }
+
+  private async ensureVmagentEndpointSlice(ep: VmagentEndpoint): Promise<void> {
     await this.putEndpointSlice(`vmagent-${ep.vmagentName}`, () =>
       this.endpointSliceBody(`vmagent-${ep.vmagentName}`, ep.port, [{ ip: ep.ip, ready: true, pod: `vmagent-${ep.vmagentName}-0` }]),
     );
