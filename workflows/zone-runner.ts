@@ -176,8 +176,16 @@ function enterStep(z: ZoneState, s: ZoneStep): void {
   z.stepStartedAt = now();
 }
 
-/** Superseded before the VMCluster changed: rejoin at once (if out) and stop here. */
+/** Superseded before the VMCluster changed: rejoin at once (if out, and no trafficMode holds it) and stop here. */
 async function stopBeforePatch({ state, signals, report, ctx, reads }: RolloutRun, z: ZoneState): Promise<Outcome> {
+  if (z.outOfRotation && z.held) {
+    z.phase = 'Pending';
+    z.step = undefined;
+    z.stepStartedAt = undefined;
+    z.note = { kind: 'stays-out', why: `superseded by generation ${signals.supersededBy}`, reason: `its trafficMode is ${z.held}` };
+    await report.write();
+    return 'superseded';
+  }
   if (z.outOfRotation) {
     state.currentStep = 'RejoiningReads';
     enterStep(z, 'RejoiningReads');

@@ -147,3 +147,21 @@ test('a dry run plans held zones as hold: leaving for good, or out already; writ
     expect(again.zones[0]!.reason).toBe('trafficMode write-only: out of reads already (recorded), stays out; already up to date');
   });
 });
+
+test.each([
+  ['maintenance', ['az-a'], 0],
+  // Negative control: read-write, the same zone rejoins at once.
+  [undefined, [], 1],
+] as const)('superseded right after a zone left, before any patch: held (%s) it stays out, else it rejoins at once', async (mode, out, restores) => {
+  const fake = makeFake();
+  await withWorker(env(), fake, async (r) => {
+    const held = fake.hold('editRoutes:remove:vm-az-a');
+    const h = await r.start(inputOf(mode ? { trafficModes: { 'az-a': mode } } : {}));
+    await r.reach(held);
+    await h.signal('supersede', { generation: 2 });
+    held.release();
+    expect(await h.result()).toMatchObject({ phase: 'Superseded', zonesOutOfRotation: out });
+    expect(edits(fake.calls, 'restore', 'vm-az-a')).toBe(restores);
+    if (mode) expect(zoneOf(fake, 'az-a').message).toBe('stays out of read rotation (superseded by generation 2): its trafficMode is maintenance');
+  });
+});
