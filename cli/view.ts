@@ -9,6 +9,7 @@ import type { HeldMode } from '../api/traffic-mode';
 import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import { endedPhase, statusIsCurrent } from './rollout-end';
+import { zoneSteps } from '../workflows/plan';
 
 /** What the workflow in status.workflow told about itself. */
 export interface WorkflowReading {
@@ -135,7 +136,6 @@ function zoneCheck<K extends ZoneCheckKey>(key: K, fromWorkflow: ProgressZone | 
 }
 
 /** A zone's steps: Analyzing only for the canary. */
-const stepsOf = (canary: boolean): readonly ZoneStep[] => (canary ? ZONE_STEPS : ZONE_STEPS.filter((s) => s !== 'Analyzing'));
 
 /** The step a Failed zone failed at, as its message says (`failed at <Step>…`, workflows/zone-runner.ts). */
 function failedStepOf(message: string | undefined): ZoneStep | undefined {
@@ -223,7 +223,8 @@ function zoneView(
   // workflow version date no step: the zone's start bounds it.
   const dated = phase === 'Failed' || phase === step;
   const analysis = zoneCheck('analysis', fromWorkflow, fromStatus);
-  const steps = stepsOf(!!(fromWorkflow?.canary || analysis));
+  const held = fromWorkflow?.held ?? fromStatus?.trafficMode;
+  const steps = zoneSteps({ canary: !!(fromWorkflow?.canary || analysis), ...(held ? { held } : {}) });
   const stepStartedAt = !dated ? undefined : fromWorkflow ? fromWorkflow.stepStartedAt : fromStatus?.stepStartedAt;
   const z: ZoneView = {
     name,
@@ -235,7 +236,7 @@ function zoneView(
     stepSince: step ? (stepStartedAt ?? startedAt) : undefined,
     stepSinceExact: !!(step && stepStartedAt),
     outOfReads,
-    ...(outOfReads && (fromWorkflow?.held ?? fromStatus?.trafficMode) ? { held: fromWorkflow?.held ?? fromStatus?.trafficMode } : {}),
+    ...(outOfReads && held ? { held } : {}),
     vmclusterGeneration: fromWorkflow?.vmclusterGeneration ?? fromStatus?.vmclusterGeneration,
     startedAt,
     finishedAt: fromWorkflow?.finishedAt ?? fromStatus?.finishedAt,

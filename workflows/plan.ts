@@ -1,6 +1,7 @@
 // What to do next: zone order, where a failed zone resumes, whether an object is operational.
 // Pure: unit-tested directly, used by the workflow.
 import { OPERATIONAL } from '../api/constants';
+import type { HeldMode } from '../api/traffic-mode';
 import { ZONE_STEPS, type ObjectGeneration, type ZoneOrder, type ZoneStep } from '../api/types';
 import type { ObjectState } from './activity-types';
 
@@ -48,6 +49,19 @@ export function planZoneOrder(zoneNames: readonly string[], order: ZoneOrder, se
     }
   }
   return canary !== undefined && out.includes(canary) ? [canary, ...out.filter((z) => z !== canary)] : out;
+}
+
+/**
+ * The steps a zone takes: the analysis is the canary's; a zone its trafficMode holds never rejoins
+ * (nor waits for its queue: it serves no reads), and one it only takes out (`leaveOnly`) is not upgraded.
+ */
+export function zoneSteps(z: { canary?: boolean; held?: HeldMode; leaveOnly?: boolean }): ZoneStep[] {
+  return ZONE_STEPS.filter((s) => {
+    if (s === 'Analyzing') return !!z.canary;
+    if (!z.held) return true;
+    if (s === 'WaitingForQueue' || s === 'RejoiningReads') return false;
+    return !((z.leaveOnly || z.held === 'maintenance') && (s === 'Upgrading' || s === 'WaitingOperational'));
+  });
 }
 
 export function stepIndex(step: ZoneStep): number {

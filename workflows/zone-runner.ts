@@ -5,7 +5,7 @@
 import { ZONE_STEPS, type ZoneSpec, type ZoneStep } from '../api/types';
 import { FailureType, isStepFailure, stepFailure } from './failures';
 import type { Outcome } from './failure-hold';
-import { isUpToDate, resumeStep, stepIndex } from './plan';
+import { isUpToDate, resumeStep, stepIndex, zoneSteps } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
@@ -144,7 +144,7 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
   const { z } = c;
   for (let i = stepIndex(z.step!); i < ZONE_STEPS.length; i++) {
     const s = ZONE_STEPS[i]!;
-    if (!runsStep(z, s)) continue;
+    if (!zoneSteps(z).includes(s)) continue;
     z.step = s;
     state.currentStep = s;
     await safePoint(run);
@@ -157,17 +157,6 @@ async function runSteps(run: RolloutRun, c: ZoneContext): Promise<Outcome> {
     await ZONE_STEP_HANDLERS[s](c);
   }
   return 'done';
-}
-
-/**
- * Whether the zone takes step `s`: the analysis is the canary's; a held zone never rejoins (nor waits
- * for its queue: it serves no reads), and one it only takes out is not upgraded.
- */
-function runsStep(z: ZoneState, s: ZoneStep): boolean {
-  if (s === 'Analyzing') return !!z.canary;
-  if (!z.held) return true;
-  if (s === 'WaitingForQueue' || s === 'RejoiningReads') return false;
-  return !(z.leaveOnly && (s === 'Upgrading' || s === 'WaitingOperational'));
 }
 
 /** The zone's phase becomes step `s`, dated from now. */

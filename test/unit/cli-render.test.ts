@@ -499,6 +499,16 @@ describe('kubectl vmdc get: bounds and colour', () => {
     expect(rows[0]).toMatch(/ in +vm-az-b/);
   });
 
+  it('a held zone in flight counts its own steps (write-only: 4, it never waits for its queue nor rejoins)', () => {
+    const leaving = structuredClone(queueWait);
+    const z = leaving.workflow!.progress.zones[1]!;
+    Object.assign(z, { phase: 'WaitingForSwitch', step: 'WaitingForSwitch', held: 'write-only' });
+    expect(buildView(leaving).zones[1]).toMatchObject({ step: 'WaitingForSwitch', stepIndex: 2, stepCount: 4, held: 'write-only' });
+    // Negative control: the same zone not held has six.
+    delete z.held;
+    expect(buildView(leaving).zones[1]).toMatchObject({ stepIndex: 2, stepCount: 6 });
+  });
+
   it('a narrower width is kept as well', () => {
     for (const input of all) for (const l of renderText(buildView(input), { now: NOW, colour: false, width: 60 })) expect(textWidth(l)).toBeLessThanOrEqual(60);
   });

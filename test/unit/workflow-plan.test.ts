@@ -1,5 +1,5 @@
 import { ZONE_STEPS } from '../../api/types';
-import { planZoneOrder, resumeStep, shuffleSeed } from '../../workflows/plan';
+import { planZoneOrder, resumeStep, shuffleSeed, zoneSteps } from '../../workflows/plan';
 import type { ZoneStepHandlers } from '../../workflows/zone-steps';
 
 const zones = ['az-a', 'az-b', 'az-c', 'az-d', 'az-e'];
@@ -49,4 +49,14 @@ test('every zone step needs a handler: a table missing one is a compile error (c
   const missing: ZoneStepHandlers = { LeavingReads: run, WaitingForSwitch: run, Upgrading: run, WaitingOperational: run, WaitingForQueue: run, Analyzing: run };
   expect(Object.keys(complete)).toEqual([...ZONE_STEPS]);
   expect(Object.keys(missing)).not.toContain('RejoiningReads');
+});
+
+describe('zoneSteps: the steps a zone takes', () => {
+  it('six, the canary seven; a held zone leaves and never rejoins; write-only upgraded, maintenance (or leaveOnly) not', () => {
+    expect(zoneSteps({})).toEqual(['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational', 'WaitingForQueue', 'RejoiningReads']);
+    expect(zoneSteps({ canary: true })).toContain('Analyzing');
+    expect(zoneSteps({ held: 'write-only' })).toEqual(['LeavingReads', 'WaitingForSwitch', 'Upgrading', 'WaitingOperational']);
+    expect(zoneSteps({ held: 'write-only', leaveOnly: true })).toEqual(['LeavingReads', 'WaitingForSwitch']);
+    expect(zoneSteps({ held: 'maintenance' })).toEqual(['LeavingReads', 'WaitingForSwitch']);
+  });
 });
