@@ -1,7 +1,8 @@
 // `kubectl vmdc diff NAME`: what the rollout of the current spec would change in each zone's
 // VMCluster: the apply the workflow would make (cli/zone-applies.ts), dry-run as the person
 // (cli/zone-dry-run.ts), and the object's spec before and after as a unified diff. Nothing is
-// stored. Exit 0: no zone would change; 1: some would (as `kubectl diff`).
+// stored. Exit 0: no zone would change; 1: some would (as `kubectl diff`). A zone in trafficMode
+// maintenance is left alone by rollouts: said, not dry-run.
 import { stringify } from 'yaml';
 import type { Command } from '../args';
 import { EXIT, Refused } from '../exit-codes';
@@ -9,6 +10,7 @@ import type { Io } from '../io';
 import { getVmdc, loadKube } from '../kube';
 import { actionPrinter } from '../output';
 import { unifiedDiff } from '../unified-diff';
+import { heldMode } from '../../api/traffic-mode';
 import { zoneApplies } from '../zone-applies';
 import { dryRunZones } from '../zone-dry-run';
 
@@ -24,8 +26,15 @@ export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
   const plan = zoneApplies(obj);
   if (!plan.ok) throw new Refused(`nothing to diff: ${plan.reason}`);
   let changed = 0;
-  const zones: { zone: string; vmcluster: string; changed: boolean; missing?: true; diff: string }[] = [];
-  for (const { apply: a, current, after } of await dryRunZones(kube, plan.applies)) {
+  const zones: { zone: string; vmcluster: string; changed: boolean; missing?: true; leftAlone?: true; diff: string }[] = [];
+  const alone = new Set(plan.spec.zones.filter((z) => heldMode(z) === 'maintenance').map((z) => z.name));
+  for (const a of plan.applies.filter((x) => alone.has(x.zone))) {
+    const note = `# VMCluster ${a.namespace}/${a.name} (zone ${a.zone}): trafficMode maintenance: left alone by rollouts, not diffed`;
+    out.line(note);
+    zones.push({ zone: a.zone, vmcluster: `${a.namespace}/${a.name}`, changed: false, leftAlone: true, diff: note });
+  }
+  const applies = plan.applies.filter((x) => !alone.has(x.zone));
+  for (const { apply: a, current, after } of await dryRunZones(kube, applies)) {
     const what = `VMCluster ${a.namespace}/${a.name} (zone ${a.zone})`;
     if (!after) {
       const note = `# ${what}: not found, and the spec names it without a full spec: the rollout would fail at this zone`;
@@ -43,7 +52,7 @@ export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
     changed++;
     for (const l of lines) out.line(l);
   }
-  if (changed === 0) out.line(`no zone's VMCluster would change (${plan.applies.length} dry-run)`);
+  if (changed === 0) out.line(`no zone's VMCluster would change (${applies.length} dry-run)`);
   out.document({ verb: cmd.verb, namespace: kube.namespace, name: cmd.name, uid: obj.metadata?.uid, result: changed ? 'changes' : 'none', zones });
   return changed ? EXIT.failed : EXIT.ok;
 }

@@ -390,5 +390,24 @@ describe('kubectl vmdc diff', () => {
     );
     const none = await vmdc(['diff', 'dc', '-n', ns]);
     expect([none.code, none.stdout.trim()]).toEqual([0, "no zone's VMCluster would change (2 dry-run)"]);
+
+    // A zone in maintenance is left alone by rollouts: not dry-run, said (negative control: az-b, the same change, is diffed).
+    await custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: PLURAL,
+        name: 'dc',
+        body: { spec: { clusterVersion: 'v1.152.0-cluster', zones: [{ ...spec.zones[0], trafficMode: 'maintenance' }, spec.zones[1]] } },
+      },
+      mergePatchOptions,
+    );
+    const held = await vmdc(['diff', 'dc', '-n', ns]);
+    expect(held.code).toBe(1);
+    const lines = held.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(`# VMCluster ${ns}/vm-az-a (zone az-a): trafficMode maintenance: left alone by rollouts, not diffed`);
+    expect(lines).toContain('+clusterVersion: v1.152.0-cluster');
+    expect(lines.filter((l) => l.startsWith('---'))).toEqual([`--- VMCluster ${ns}/vm-az-b (zone az-b) spec`]);
   });
 });
