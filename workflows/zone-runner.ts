@@ -44,8 +44,9 @@ export async function runZone(run: RolloutRun, name: string): Promise<ZoneEnd> {
   if (z.step === undefined && !z.held && isCanaryZone(ctx.st.canary, name, freshUpgrades(state))) z.canary = true;
   z.step ??= heldOut ? 'WaitingForSwitch' : 'LeavingReads';
   const c: ZoneContext = { ctx, state, z, zs, edited: {}, report, reads: run.reads, signals: run.signals, boundary: run.boundary };
-  // Changed in reads: the zone fails there, before its first step; a resume takes the full path.
-  let changedInReads = check.kind === 'changed-in-reads' ? check.message : undefined;
+  // Changed in reads: the zone fails there, before its first step; a resume takes the full path. (A
+  // held zone already out was not in reads: it goes on.)
+  let changedInReads = check.kind === 'changed-in-reads' && !heldOut ? check.message : undefined;
   const steps = async (): Promise<Outcome> => {
     const changed = changedInReads;
     changedInReads = undefined;

@@ -4,7 +4,7 @@
 // records and puts it back once drained. Each ends with the invariant checker ([I1] counting the
 // zones not held); the negative control shows the same rollout without the mode puts the zone back.
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
-import { inputOf, makeFake, NEW_VERSION, useTimeSkippingEnv, withWorker } from './setup';
+import { inputOf, makeFake, NEW_VERSION, OLD_VERSION, useTimeSkippingEnv, withWorker } from './setup';
 import type { FakeCluster } from './fake-cluster';
 
 jest.setTimeout(180_000);
@@ -163,5 +163,28 @@ test.each([
     expect(await h.result()).toMatchObject({ phase: 'Superseded', zonesOutOfRotation: out });
     expect(edits(fake.calls, 'restore', 'vm-az-a')).toBe(restores);
     if (mode) expect(zoneOf(fake, 'az-a').message).toBe('stays out of read rotation (superseded by generation 2): its trafficMode is maintenance');
+  });
+});
+
+test('an edit landing between the dry run and the apply of a held zone already out is no change in reads: it is upgraded out of them', async () => {
+  const fake = makeFake({ upToDate: ['az-a', 'az-b', 'az-c'] });
+  await withWorker(env(), fake, async (r) => {
+    const modes = { upToDate: ['az-a', 'az-b', 'az-c'], trafficModes: { 'az-a': 'write-only' } } as const;
+    const h1 = await r.start(inputOf({ generation: 1, ...modes }));
+    expect((await h1.result()).zonesOutOfRotation).toEqual(['az-a']);
+    fake.objectGeneration = 2;
+    const applying = fake.hold('applyObject:VMCluster:vm-az-a');
+    const h2 = await r.start(inputOf({ generation: 2, ...modes }, [h1.workflowId]));
+    await r.reach(applying);
+    const o = fake.object('VMCluster', 'vm-az-a')!;
+    o.spec = { ...o.spec, clusterVersion: OLD_VERSION };
+    o.generation++;
+    applying.release();
+    const res = await h2.result();
+    expect(res).toMatchObject({ phase: 'Succeeded', zonesOutOfRotation: ['az-a'] });
+    expect(res.zones.find((z) => z.name === 'az-a')!.phase).toBe('Done');
+    expect(fake.object('VMCluster', 'vm-az-a')!.spec.clusterVersion).toBe(NEW_VERSION);
+    // The race changed the zone out of reads, never in them.
+    expect(r.breaches(true, ['vm-az-a'])).toEqual([]);
   });
 });
