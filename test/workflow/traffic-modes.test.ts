@@ -169,7 +169,7 @@ test.each([
 test('an edit landing between the dry run and the apply of a held zone already out is no change in reads: it is upgraded out of them', async () => {
   const fake = makeFake({ upToDate: ['az-a', 'az-b', 'az-c'] });
   await withWorker(env(), fake, async (r) => {
-    const modes = { upToDate: ['az-a', 'az-b', 'az-c'], trafficModes: { 'az-a': 'write-only' } } as const;
+    const modes = { upToDate: ['az-a', 'az-b', 'az-c'], trafficModes: { 'az-a': 'write-only' as const } };
     const h1 = await r.start(inputOf({ generation: 1, ...modes }));
     expect((await h1.result()).zonesOutOfRotation).toEqual(['az-a']);
     fake.objectGeneration = 2;
