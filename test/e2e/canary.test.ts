@@ -19,7 +19,7 @@ import { httpRequest, waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
 import {
   DEMO_CLUSTERS,
-  DEMO_TOKENS,
+  demoStackOptions,
   E2E_NOTIFICATION_SECRET,
   getObject,
   kubeRaw,
@@ -60,16 +60,7 @@ let vm: VmEnvironment;
 let traffic: Traffic;
 
 beforeAll(async () => {
-  stack = await startE2EStack({
-    namespace: NS,
-    vmdcName: VMDC,
-    clusters: DEMO_CLUSTERS,
-    tokens: DEMO_TOKENS,
-    initialVersion: V1,
-    zoneDowntimeMs: 3_000,
-    strategy: { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: '6s', pollInterval: '250ms', zoneTimeout: '2m' },
-    taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-canary`,
-  });
+  stack = await startE2EStack(demoStackOptions({ namespace: NS, vmdcName: VMDC, zoneDowntimeMs: 3_000, taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-canary` }));
   ({ kc, vm, traffic } = stack);
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks/e2e`;

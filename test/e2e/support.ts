@@ -780,6 +780,22 @@ export async function waitVmauthRendered(vm: Pick<VmEnvironment, 'simulator'>, z
  * healthy traffic, the zone probe, and generation 1 of the VMDistributedCluster at the version every
  * zone runs (every zone skipped) Succeeded.
  */
+/** The strategy of the e2e stacks that need no other: Declared order, 1 s read drain, 6 s queueDrainedFor, 250 ms polls, 2 min per zone. */
+export const E2E_STRATEGY: Record<string, unknown> = {
+  order: 'Declared',
+  readDrainDelay: '1s',
+  queueDrainedFor: '6s',
+  pollInterval: '250ms',
+  zoneTimeout: '2m',
+};
+
+/** The demo stack as most e2e files start it: the demo zones and readers, every zone at V1, E2E_STRATEGY unless given. */
+export function demoStackOptions(
+  o: Omit<E2EStackOptions, 'clusters' | 'tokens' | 'initialVersion' | 'strategy'> & Partial<Pick<E2EStackOptions, 'strategy'>>,
+): E2EStackOptions {
+  return { clusters: DEMO_CLUSTERS, tokens: DEMO_TOKENS, initialVersion: V1, strategy: E2E_STRATEGY, ...o };
+}
+
 export async function startE2EStack(opts: E2EStackOptions): Promise<E2EStack> {
   const cp = await startControlPlane(opts);
   const parts: Partial<E2EStack> = { ...cp };

@@ -14,19 +14,7 @@ import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
-import {
-  createObjects,
-  DEMO_CLUSTERS,
-  DEMO_TOKENS,
-  getObject,
-  mergePatch,
-  startE2EStack,
-  V1,
-  waitVmdcPhase,
-  workerEvents,
-  type E2EStack,
-  type Traffic,
-} from './support';
+import { createObjects, demoStackOptions, getObject, mergePatch, startE2EStack, V1, waitVmdcPhase, workerEvents, type E2EStack, type Traffic } from './support';
 
 jest.setTimeout(10 * 60_000);
 
@@ -34,6 +22,7 @@ const NS = 'default';
 const VMDC = 'topologies';
 /** The VMAgent of zone az-b (spec.zones[].vmagent): a second real vmagent writing to every zone. */
 const ZONE_VMAGENT = 'vm-az-b-own';
+/** E2E_STRATEGY's queueDrainedFor. */
 const QUEUE_DRAINED_FOR_MS = 6_000;
 
 let stack: E2EStack;
@@ -42,17 +31,9 @@ let vm: VmEnvironment;
 let traffic: Traffic;
 
 beforeAll(async () => {
-  stack = await startE2EStack({
-    namespace: NS,
-    vmdcName: VMDC,
-    clusters: DEMO_CLUSTERS,
-    tokens: DEMO_TOKENS,
-    initialVersion: V1,
-    zoneDowntimeMs: 3_000,
-    strategy: { order: 'Declared', readDrainDelay: '1s', queueDrainedFor: `${QUEUE_DRAINED_FOR_MS / 1000}s`, pollInterval: '250ms', zoneTimeout: '2m' },
-    taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-topologies`,
-    zoneVmagents: [ZONE_VMAGENT],
-  });
+  stack = await startE2EStack(
+    demoStackOptions({ namespace: NS, vmdcName: VMDC, zoneDowntimeMs: 3_000, taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-topologies`, zoneVmagents: [ZONE_VMAGENT] }),
+  );
   ({ kc, vm, traffic } = stack);
 }, 5 * 60_000);
 
