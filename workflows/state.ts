@@ -151,6 +151,11 @@ export function removedAnything(z: Pick<ZoneState, 'removals'>): boolean {
   return (z.removals ?? []).some((r) => r.removed.length > 0);
 }
 
+/** The note of a zone its trafficMode keeps out of reads when the run stops early (`why`). */
+export function heldStaysOut(z: Pick<ZoneState, 'held'>, why: string): ZoneNote {
+  return { kind: 'stays-out', why, reason: `its trafficMode is ${z.held}` };
+}
+
 export function zonesOutOfRotation(state: Pick<RolloutState, 'zones'>): string[] {
   return state.zones.filter((z) => z.outOfRotation).map((z) => z.name);
 }

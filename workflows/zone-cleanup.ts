@@ -7,7 +7,7 @@ import { failureMessage } from './failures';
 import { isOperationalAt, patchMayHaveLanded } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { queueTarget, zoneSpec } from './run-context';
-import type { RejoinedHow, ZoneState } from './state';
+import { heldStaysOut, type RejoinedHow, type ZoneState } from './state';
 import { checkComplete } from './completeness';
 
 export async function cleanupZone(
@@ -17,7 +17,7 @@ export async function cleanupZone(
 ): Promise<void> {
   if (!z.outOfRotation) return;
   if (z.held) {
-    z.note = { kind: 'stays-out', why, reason: `its trafficMode is ${z.held}` };
+    z.note = heldStaysOut(z, why);
     await report.write();
     return;
   }

@@ -9,7 +9,7 @@ import { isUpToDate, resumeStep, stepIndex, zoneSteps } from './plan';
 import type { RolloutRun } from './rollout-run';
 import { now, zoneSpec, type RunContext } from './run-context';
 import { safePoint } from './safe-point';
-import { zoneState, type RunNote, type ZoneState } from './state';
+import { heldStaysOut, zoneState, type RunNote, type ZoneState } from './state';
 import { freshUpgrades } from './boundary';
 import { gatesBefore, isCanaryZone } from './gates';
 import { cleanupZone } from './zone-cleanup';
@@ -172,7 +172,7 @@ async function stopBeforePatch({ state, signals, report, ctx, reads }: RolloutRu
     z.phase = 'Pending';
     z.step = undefined;
     z.stepStartedAt = undefined;
-    z.note = { kind: 'stays-out', why: `superseded by generation ${signals.supersededBy}`, reason: `its trafficMode is ${z.held}` };
+    z.note = heldStaysOut(z, `superseded by generation ${signals.supersededBy}`);
     await report.write();
     return 'superseded';
   }
