@@ -23,7 +23,7 @@ import { KubeObjects, vmKind } from '../kube/custom-objects';
 import { objectState } from './objects/object-state';
 import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from './metrics';
 import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes/edit-routes';
-import { StepTimer, statusClient, writeStatus } from './status/write-status';
+import { StepTimer, mayReportQueued, statusClient, writeStatus } from './status/write-status';
 import { withRecordedZones } from '../api/recorded-status';
 import { takeOverObject } from './start/take-over';
 import { decideInput } from './start/verify-input';
@@ -168,6 +168,13 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     takeOverObject: (input) => takeOverObject(deps.temporalClient, activityPollContext(), input),
 
     writeStatus: (input) => writeStatusOf(input),
+
+    reportQueuedMember: (input) =>
+      writeStatus(
+        vmdcStatus,
+        { object: input.object, status: { phase: 'Cancelled', message: input.message } },
+        { metrics, createEvent, notifier, allowed: (current) => mayReportQueued(current, input.object, input.workflowId, callingWorkflowId()) },
+      ),
 
     async readObject(input) {
       return objectState(await kube.get(vmKind(input.kind), input.namespace, input.name));

@@ -87,6 +87,7 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
     vmauth,
     vmagent,
     ...(s.vmuserSelector !== undefined ? { vmuserSelector: s.vmuserSelector } : {}),
+    ...(s.fleet ? { fleet: { name: s.fleet.name, region: s.fleet.region } } : {}),
     // Unset stays unset only where it means something else than false (an adopted object is
     // retained): every other spec normalizes, and hashes, as it did when unset meant false.
     ...(s.retainOnDelete !== undefined || !adopts ? { retainOnDelete: s.retainOnDelete ?? false } : {}),

@@ -207,6 +207,28 @@ const zoneNameSchema = z
     error: "must be a lowercase DNS-1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit), e.g. az-a",
   });
 
+/** A fleet or region name (spec.fleet): a DNS-1123 label, as zone names. */
+const fleetLabelSchema = (what: string) =>
+  z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(LIMITS.zoneNameMaxLength, { error: `must be at most ${LIMITS.zoneNameMaxLength} characters` })
+    .regex(new RegExp(DNS1123_LABEL_PATTERN), { error: `must be a lowercase DNS-1123 label (a-z, 0-9 and '-'), e.g. ${what}` });
+
+export const fleetSchema = z
+  .strictObject({
+    name: fleetLabelSchema('prod').describe(
+      'The fleet: the VMDistributedClusters of this namespace naming the same fleet are rolled out by one parent workflow.',
+    ),
+    region: fleetLabelSchema('eu-west').describe(
+      'The region of this object: the fleet runs one rollout per region at a time (one zone out per region), regions in parallel.',
+    ),
+  })
+  .describe(
+    "Rollouts of this object wait for their turn in a fleet (docs/operations.md#fleets): the trigger hands each generation to the fleet's parent workflow, " +
+      'which starts it as a child once no other member of its region rolls out.',
+  );
+
 export const canaryAnalysisSchema = z
   .strictObject({
     interval: durationField('canaryInterval'),
@@ -516,6 +538,7 @@ export const vmDistributedClusterSpecSchema = z
           "beside the VMAuth and the zones' vmuser: a zone leaving reads is taken out of each such VMUser that routes to it (found afresh before each zone leaves), " +
           'so no reader keeps reading from a zone being upgraded.',
       ),
+    fleet: fleetSchema.optional(),
     retainOnDelete: z
       .boolean()
       .optional()

@@ -156,6 +156,12 @@ export interface CanaryAnalysisSpec {
   maxIngestionLagMs: number;
 }
 
+/** spec.fleet */
+export interface FleetMembership {
+  name: string;
+  region: string;
+}
+
 /** A validated spec: defaults applied, durations parsed. This is what a workflow receives. */
 export interface NormalizedSpec {
   paused: boolean;
@@ -166,6 +172,8 @@ export interface NormalizedSpec {
   vmagent: ManagedObject;
   /** spec.vmuserSelector: VMUsers whose labels match are read routes too (absent: none; specs from before it hash as before). */
   vmuserSelector?: string;
+  /** spec.fleet: rollouts wait for their region's turn in the fleet's parent workflow (absent: started at once). */
+  fleet?: FleetMembership;
   /**
    * false: objects created from full specs carry an ownerReference to the VMDistributedCluster (they
    * go with it). Absent in inputs recorded before server-side apply: read as false.

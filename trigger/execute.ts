@@ -5,9 +5,6 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { mergeConditions } from '../api/conditions';
 import { ROUTE_RECORDS_FINALIZER } from '../api/constants';
 import {
-  SA_CLUSTER_VERSION,
-  SA_GENERATION,
-  SA_NAME,
   SA_NAMESPACE,
   SIGNAL_PAUSE,
   SIGNAL_RESUME,
@@ -20,7 +17,7 @@ import {
   visibilityString,
   type SupersedeSignal,
 } from '../api/rollout-contract';
-import type { Condition, ObjectGeneration, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
+import type { Condition, FleetMembership, ObjectGeneration, VMDistributedClusterStatus, WorkflowRef } from '../api/types';
 import type { EventType } from '../kube/events';
 import type { VmdcObject } from '../kube/vmdc-object';
 import { adoptionCandidate, decide, type Action, type SpecValidator } from './decide';
@@ -29,9 +26,8 @@ import { tryCreateEvent, type KubeOps } from './kube';
 import type { Logger } from './log';
 import type { TriggerMetrics } from './metrics';
 import { objectKey, type WatchEventType } from './watch';
-import { workflowDescription } from './workflow-description';
-
-export const MEMO_SPEC_HASH = 'vmrolloutSpecHash';
+import { MEMO_SPEC_HASH, rolloutStartOptions } from '../api/rollout-start';
+import { FLEET_WORKFLOW_TYPE, SIGNAL_FLEET_MEMBER, fleetWorkflowId, type FleetInput, type FleetMemberRequest } from '../api/fleet-contract';
 
 function validCondition(status: VMDistributedClusterStatus | undefined): Condition | undefined {
   return status?.conditions?.find((c) => c.type === 'Valid');
@@ -146,21 +142,14 @@ export class Reconciler {
   private async start(a: Extract<Action, { type: 'start' }>, obj: VmdcObject, log: Logger): Promise<void> {
     const { temporal, taskQueue, metrics, kube } = this.deps;
     const og = a.input.object;
+    if (a.input.spec.fleet && !(await this.exists(a.workflowId))) return this.handOver(a, a.input.spec.fleet, obj, log);
     let runId: string;
     try {
       const handle = await temporal.workflow.start(WORKFLOW_TYPE, {
         workflowId: a.workflowId,
         taskQueue,
         args: [a.input],
-        typedSearchAttributes: [
-          { key: SA_NAMESPACE, value: og.namespace },
-          { key: SA_NAME, value: og.name },
-          { key: SA_GENERATION, value: og.generation },
-          { key: SA_CLUSTER_VERSION, value: a.input.spec.clusterVersion },
-        ],
-        memo: { [MEMO_SPEC_HASH]: a.specHash },
-        priority: rolloutPriority(og.namespace),
-        ...workflowDescription(a.input),
+        ...rolloutStartOptions(a.input, a.specHash),
         // A running workflow of this generation is reused; a closed one is never started again.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -194,6 +183,53 @@ export class Reconciler {
     if (written) {
       await this.event(obj, 'Normal', 'RolloutStarted', `Started rollout workflow ${a.workflowId} (run ${runId}) for generation ${og.generation}`, log);
     }
+  }
+
+  private async exists(workflowId: string): Promise<boolean> {
+    try {
+      await this.deps.temporal.workflow.getHandle(workflowId).describe();
+      return true;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      return false;
+    }
+  }
+
+  /**
+   * A fleet member's generation (spec.fleet): handed to its fleet's parent workflow (started if it
+   * is not running), which starts it as a child in its region's turn (workflows/fleet.ts). The
+   * status names that child already, and says it is queued, until the child writes its own.
+   */
+  private async handOver(a: Extract<Action, { type: 'start' }>, fleet: FleetMembership, obj: VmdcObject, log: Logger): Promise<void> {
+    const { temporal, taskQueue, metrics, kube } = this.deps;
+    const og = a.input.object;
+    const fleetId = fleetWorkflowId(og.namespace, fleet.name);
+    const request: FleetMemberRequest = { workflowId: a.workflowId, input: a.input, specHash: a.specHash };
+    const input: FleetInput = { namespace: og.namespace, name: fleet.name };
+    await temporal.workflow.signalWithStart(FLEET_WORKFLOW_TYPE, {
+      workflowId: fleetId,
+      taskQueue,
+      args: [input],
+      signal: SIGNAL_FLEET_MEMBER,
+      signalArgs: [request],
+      typedSearchAttributes: [{ key: SA_NAMESPACE, value: og.namespace }],
+      priority: rolloutPriority(og.namespace),
+      staticSummary: `fleet ${og.namespace}/${fleet.name}: one rollout per region at a time`,
+    });
+    metrics.workflowsStarted.inc({ result: 'queued' });
+    this.specHashes.set(a.workflowId, a.specHash);
+    log.info('handed to its fleet', { workflowId: a.workflowId, fleetWorkflowId: fleetId, region: fleet.region });
+    const message = `queued in fleet ${fleet.name} (workflow ${fleetId}), region ${fleet.region}: starts once no other member of the region rolls out`;
+    const written = await kube.patchStatus(og, (fresh) => {
+      const st = fresh.status ?? {};
+      const patch: VMDistributedClusterStatus = {};
+      if (st.observedGeneration !== og.generation) patch.observedGeneration = og.generation;
+      // The child may have started and written its own status already: that one stands.
+      if (st.workflow?.id !== a.workflowId) Object.assign(patch, { workflow: { id: a.workflowId, runId: '' }, phase: 'Pending', message });
+      this.clearInvalid(st, og, patch);
+      return Object.keys(patch).length ? patch : undefined;
+    });
+    if (written) await this.event(obj, 'Normal', 'RolloutQueued', `Generation ${og.generation} ${message}`, log);
   }
 
   /** After an Invalid generation, a valid one sets Valid=True and leaves the Invalid phase. */

@@ -17,6 +17,7 @@ const SUMMARIES: Summaries = {
     const z = i.status.zones?.find((x) => x.name === i.status.currentZone);
     return `status: ${i.status.phase ?? '?'}${z ? `, zone ${z.name} ${z.phase}` : ''}`;
   },
+  reportQueuedMember: (i) => `report ${i.object.namespace}/${i.object.name} generation ${i.object.generation} Cancelled, never started`,
   readObject: (i) => `read ${i.kind} ${i.name}`,
   applyObject: (i) => {
     const version = typeof i.patch.clusterVersion === 'string' ? ` (clusterVersion ${i.patch.clusterVersion})` : '';

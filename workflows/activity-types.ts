@@ -202,6 +202,13 @@ export interface RolloutActivities {
   /** `zonesOutOfRotation` is taken from the records on the routes (activities/status/write-status.ts withRecordedZones). */
   writeStatus(input: { object: ObjectGeneration; status: VMDistributedClusterStatus }): Promise<{ written: boolean }>;
 
+  /**
+   * A fleet's report on a member generation it queued and will never start (the fleet was
+   * cancelled): status Cancelled with `message`, written only while the object names the calling
+   * fleet and that generation's child (activities/status/write-status.ts mayReportQueued).
+   */
+  reportQueuedMember(input: { object: ObjectGeneration; workflowId: string; message: string }): Promise<{ written: boolean }>;
+
   readObject(input: { kind: VMKind; namespace: string; name: string }): Promise<ObjectState>;
 
   /**

@@ -10,6 +10,7 @@ import type { Condition, JsonObject, ObjectGeneration, VMDistributedClusterStatu
 import { describeError, isNotFound, refusedForGood, statusCode } from '../../kube/errors';
 import type { CreateEvent } from '../../kube/events';
 import { vmdcStatusClient, writeVmdcStatus, type VmdcStatusClient } from '../../kube/status-writer';
+import { fleetWorkflowId } from '../../api/fleet-contract';
 import { FailureType } from '../../workflows/failures';
 import { activityAttempt, activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
@@ -57,6 +58,19 @@ export function mayWriteStatus(
   if (current.metadata.generation === object.generation) return true;
   const named = (current.status as { workflow?: { id?: unknown } } | undefined)?.workflow?.id;
   return !!workflowId && named === workflowId;
+}
+
+/**
+ * Pure: may the fleet workflow `callerId` report the generation it queued as `workflowId` (never
+ * started) in the status of `current`? The same object at that generation, whose spec names the
+ * caller's fleet and whose status still names that child (the trigger recorded it when handing it
+ * over). Anyone can start a workflow with a fleet's id; only the fleet the object itself names counts.
+ */
+export function mayReportQueued(current: CurrentObject | undefined, object: ObjectGeneration, workflowId: string, callerId: string): boolean {
+  if (!current?.metadata || current.metadata.uid !== object.uid || current.metadata.generation !== object.generation) return false;
+  const fleet = (current.spec as { fleet?: { name?: unknown } } | undefined)?.fleet?.name;
+  const named = (current.status as { workflow?: { id?: unknown } } | undefined)?.workflow?.id;
+  return typeof fleet === 'string' && callerId === fleetWorkflowId(object.namespace, fleet) && named === workflowId;
 }
 
 /** The calling workflow's id: from the activity Context, else from the status it writes. */
@@ -119,15 +133,24 @@ async function writeOrReject(
 export async function writeStatus(
   client: VmdcStatusClient<CurrentObject>,
   input: { object: ObjectGeneration; status: VMDistributedClusterStatus },
-  opts: { metrics?: ActivityMetrics; stepTimer?: StepTimer; createEvent?: CreateEvent; unverifiedRecords?: readonly string[]; notifier?: Notifier } = {},
+  opts: {
+    metrics?: ActivityMetrics;
+    stepTimer?: StepTimer;
+    createEvent?: CreateEvent;
+    unverifiedRecords?: readonly string[];
+    notifier?: Notifier;
+    /** Who may write instead of mayWriteStatus (a fleet reporting a member it never started). */
+    allowed?: (current: CurrentObject) => boolean;
+  } = {},
 ): Promise<{ written: boolean }> {
   const { object } = input;
   const workflowId = callerWorkflowId(input.status);
+  const allowed = opts.allowed ?? ((current: CurrentObject) => mayWriteStatus(current, object, workflowId));
   let before: VMDistributedClusterStatus | undefined;
   let after = input.status;
   let spec: unknown;
   const written = await writeOrReject(client, object, (current) => {
-    if (!mayWriteStatus(current, object, workflowId)) return undefined;
+    if (!allowed(current)) return undefined;
     before = current.status as VMDistributedClusterStatus | undefined;
     spec = current.spec;
     // Adopted (the object is at a later generation): observedGeneration and workflow are the

@@ -1,9 +1,9 @@
 // What the Temporal Web UI shows of a rollout: each activity call's summary
 // (workflows/activity-summary.ts), the workflow's current details (workflows/status.ts) and its
-// static summary/details fixed at the start (trigger/workflow-description.ts).
+// static summary/details fixed at the start (api/rollout-start.ts).
 import { activitySummary } from '../../workflows/activity-summary';
 import { currentDetails } from '../../workflows/status';
-import { workflowDescription } from '../../trigger/workflow-description';
+import { workflowDescription } from '../../api/rollout-start';
 import { DEFAULT_STRATEGY } from '../../api/limits';
 
 const removal = (kind: 'VMAuth' | 'VMUser', name: string) => ({ route: { kind, name }, vmcluster: { name: 'vm-az-b', namespace: 'monitoring' }, removed: [] });

@@ -287,6 +287,8 @@ export class FakeCluster {
         return this.recordStatus(object, status);
       },
 
+      reportQueuedMember: async ({ object, message }) => this.recordStatus(object, { phase: 'Cancelled', message }),
+
       readObject: async ({ kind, name }) => {
         await this.enter(`readObject:${kind}:${name}`);
         const o = this.obj(kind, name);

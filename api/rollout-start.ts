@@ -1,8 +1,12 @@
-// What the Temporal Web UI shows of a rollout before opening its history: a one-line summary and
-// details (markdown) fixed at the start — the object, the version, the zones in order and the
-// strategy — so the list of workflows reads as a list of rollouts. Pure.
-import { formatDuration } from '../api/duration';
-import type { RolloutInput } from '../api/rollout-contract';
+// How a rollout workflow is started, by the trigger or as a fleet's child: its search attributes,
+// memo, priority, and what the Temporal Web UI shows of it before opening its history (a one-line
+// summary and markdown details fixed at the start, so the list of workflows reads as a list of
+// rollouts). Pure: the trigger and the fleet workflow both use it.
+import { formatDuration } from './duration';
+import { rolloutPriority, SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, type RolloutInput } from './rollout-contract';
+
+/** The memo key of the spec hash (api/spec-hash.ts) a rollout was started with: what a paused-only generation is compared with. */
+export const MEMO_SPEC_HASH = 'vmrolloutSpecHash';
 
 export interface WorkflowDescription {
   staticSummary: string;
@@ -25,5 +29,21 @@ export function workflowDescription(input: RolloutInput): WorkflowDescription {
   return {
     staticSummary: `${o.namespace}/${o.name} → ${spec.clusterVersion} (generation ${o.generation}, ${spec.zones.length} zones)`,
     staticDetails: lines.join('\n\n'),
+  };
+}
+
+/** The options every rollout workflow starts with, whoever starts it. */
+export function rolloutStartOptions(input: RolloutInput, specHash: string) {
+  const og = input.object;
+  return {
+    typedSearchAttributes: [
+      { key: SA_NAMESPACE, value: og.namespace },
+      { key: SA_NAME, value: og.name },
+      { key: SA_GENERATION, value: og.generation },
+      { key: SA_CLUSTER_VERSION, value: input.spec.clusterVersion },
+    ],
+    memo: { [MEMO_SPEC_HASH]: specHash },
+    priority: rolloutPriority(og.namespace),
+    ...workflowDescription(input),
   };
 }
