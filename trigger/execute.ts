@@ -220,16 +220,18 @@ export class Reconciler {
     this.specHashes.set(a.workflowId, a.specHash);
     log.info('handed to its fleet', { workflowId: a.workflowId, fleetWorkflowId: fleetId, region: fleet.region });
     const message = `queued in fleet ${fleet.name} (workflow ${fleetId}), region ${fleet.region}: starts once no other member of the region rolls out`;
+    let queued = false;
     const written = await kube.patchStatus(og, (fresh) => {
       const st = fresh.status ?? {};
       const patch: VMDistributedClusterStatus = {};
       if (st.observedGeneration !== og.generation) patch.observedGeneration = og.generation;
       // The child may have started and written its own status already: that one stands.
-      if (st.workflow?.id !== a.workflowId) Object.assign(patch, { workflow: { id: a.workflowId, runId: '' }, phase: 'Pending', message });
+      queued = st.workflow?.id !== a.workflowId;
+      if (queued) Object.assign(patch, { workflow: { id: a.workflowId, runId: '' }, phase: 'Pending', message });
       this.clearInvalid(st, og, patch);
       return Object.keys(patch).length ? patch : undefined;
     });
-    if (written) await this.event(obj, 'Normal', 'RolloutQueued', `Generation ${og.generation} ${message}`, log);
+    if (written && queued) await this.event(obj, 'Normal', 'RolloutQueued', `Generation ${og.generation} ${message}`, log);
   }
 
   /** After an Invalid generation, a valid one sets Valid=True and leaves the Invalid phase. */

@@ -1,6 +1,6 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { objectState } from '../../activities/objects/object-state';
-import { mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status/write-status';
+import { mayReportQueued, mayWriteStatus, statusPatch, sameGeneration, StepTimer } from '../../activities/status/write-status';
 import { withRecordedZones } from '../../api/recorded-status';
 import { decideTakeOver } from '../../activities/start/take-over';
 import { parseWorkflowId, runningWorkflowsQuery } from '../../api/rollout-contract';
@@ -97,6 +97,25 @@ describe('status', () => {
     expect(mayWriteStatus({ metadata: { uid: 'u2', generation: 3 }, status: wf('w2') }, o, 'w2')).toBe(false);
     expect(mayWriteStatus({ metadata: { uid: 'u2', generation: 2 } }, o, 'w2')).toBe(false);
     expect(mayWriteStatus(undefined, o, 'w2')).toBe(false);
+  });
+  it("mayReportQueued: only the fleet the object's own spec names, for the child its status names, at that generation", () => {
+    const o = { namespace: 'n', name: 'x', uid: 'u1', generation: 2 };
+    const live = (spec: object, child = 'w2', meta: object = {}) => ({
+      metadata: { uid: 'u1', generation: 2, ...meta },
+      spec,
+      status: { workflow: { id: child, runId: '' } },
+    });
+    const inProd = { fleet: { name: 'prod', region: 'eu' } };
+    expect(mayReportQueued(live(inProd), o, 'w2', 'fleet/n/prod')).toBe(true);
+    // a workflow started with another fleet's id (anyone can), or any other caller
+    expect(mayReportQueued(live(inProd), o, 'w2', 'fleet/n/other')).toBe(false);
+    expect(mayReportQueued(live(inProd), o, 'w2', 'vmdc/n/x/g2-u1')).toBe(false);
+    expect(mayReportQueued(live({}), o, 'w2', 'fleet/n/prod')).toBe(false);
+    // the status names another child (it started, or a newer generation took over), or the object moved on
+    expect(mayReportQueued(live(inProd, 'w3'), o, 'w2', 'fleet/n/prod')).toBe(false);
+    expect(mayReportQueued(live(inProd, 'w2', { generation: 3 }), o, 'w2', 'fleet/n/prod')).toBe(false);
+    expect(mayReportQueued(live(inProd, 'w2', { uid: 'u2' }), o, 'w2', 'fleet/n/prod')).toBe(false);
+    expect(mayReportQueued(undefined, o, 'w2', 'fleet/n/prod')).toBe(false);
   });
   it('StepTimer observes the time spent in each zone phase, per object', () => {
     const seen: Array<[string, string, number]> = [];

@@ -2,19 +2,17 @@
 // Temporal and of its Kubernetes I/O: when it is added, when it stays (a workflow still runs, route
 // records remain or cannot be read) and what the status and Events then say, and when it goes.
 // The same on the real API server and Temporal: test/integration/trigger-finalizer.test.ts.
-import type { Client } from '@temporalio/client';
 import { ROUTE_RECORDS_FINALIZER } from '../../api/constants';
 import type { OutOfRotationRecord, RecordedRoute } from '../../api/route-records';
-import type { RecordExpectation, RecordListing, UnverifiedRecord } from '../../api/record-verification';
 import { workflowIdFor } from '../../api/rollout-contract';
-import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
-import { statusGuard, type KubeOps, type ObjectRef } from '../../trigger/kube';
+import type { VMDistributedClusterStatus } from '../../api/types';
+import { statusGuard } from '../../trigger/kube';
 import { silentLogger } from '../../trigger/log';
 import { createMetrics } from '../../trigger/metrics';
 import { deletionBlockedStatus } from '../../trigger/deletion';
 import { Reconciler } from '../../trigger/execute';
 import type { VmdcObject } from '../../kube/vmdc-object';
-import { spec, UID, validator } from './trigger-helpers';
+import { FakeKube, FakeTemporal, spec, UID, validator } from './trigger-helpers';
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
 
@@ -30,98 +28,6 @@ function record(zone: string, route: RecordedRoute['route']): RecordedRoute {
     since: '2024-05-01T00:00:00Z',
   };
   return { route, record: r };
-}
-
-/** Temporal as the Reconciler uses it: visibility (possibly stale), describe, cancel. */
-class FakeTemporal {
-  /** Real state, by id: what describe says. */
-  readonly status = new Map<string, string>();
-  /** What the visibility query returns (may lag behind `status`). */
-  visible: string[] = [];
-  readonly cancels: string[] = [];
-  readonly started: string[] = [];
-
-  get client(): Client {
-    const notFound = (wid: string) => Object.assign(new Error(`workflow ${wid} not found`), { name: 'WorkflowNotFoundError' });
-    const visible = () => this.visible;
-    return {
-      workflow: {
-        list: () =>
-          (async function* () {
-            for (const workflowId of visible()) yield { workflowId };
-          })(),
-        getHandle: (wid: string) => ({
-          describe: async () => {
-            const s = this.status.get(wid);
-            if (!s) throw notFound(wid);
-            return { status: { name: s }, runId: 'r', memo: {} };
-          },
-          cancel: async () => {
-            if (!this.status.has(wid)) throw notFound(wid);
-            this.cancels.push(wid);
-          },
-          signal: async () => undefined,
-        }),
-        start: async (_t: string, o: { workflowId: string }) => {
-          this.started.push(o.workflowId);
-          this.status.set(o.workflowId, 'RUNNING');
-          return { firstExecutionRunId: 'r1' };
-        },
-      },
-    } as unknown as Client;
-  }
-}
-
-/** The trigger's Kubernetes I/O over one in-memory object. */
-class FakeKube implements KubeOps {
-  records: RecordedRoute[] | Error = [];
-  unverified: UnverifiedRecord[] = [];
-  readonly expectations: RecordExpectation[] = [];
-  readonly events: Array<{ type: string; reason: string; message: string }> = [];
-  readonly finalizerCalls: string[] = [];
-  statusWrites = 0;
-
-  constructor(public obj: VmdcObject | undefined) {}
-
-  async list() {
-    return { items: this.obj ? [this.obj] : [] };
-  }
-  async get() {
-    return this.obj;
-  }
-  async patchStatus(og: ObjectGeneration, compute: (fresh: VmdcObject) => VMDistributedClusterStatus | undefined, opts: { deleting?: boolean } = {}) {
-    if (!this.obj || !statusGuard(this.obj, og, !!opts.deleting)) return false;
-    const patch = compute(this.obj);
-    if (!patch) return false;
-    this.obj = { ...this.obj, status: { ...this.obj.status, ...patch } };
-    this.statusWrites++;
-    return true;
-  }
-  async addFinalizer(ref: ObjectRef, f: string) {
-    this.finalizerCalls.push(`add ${f}`);
-    const md = this.obj?.metadata;
-    if (!md || md.uid !== ref.uid) return 'gone' as const;
-    if (md.finalizers?.includes(f)) return 'present' as const;
-    if (md.deletionTimestamp) return 'deleting' as const;
-    md.finalizers = [...(md.finalizers ?? []), f];
-    return 'added' as const;
-  }
-  async removeFinalizer(ref: ObjectRef, f: string) {
-    this.finalizerCalls.push(`remove ${f}`);
-    const md = this.obj?.metadata;
-    if (!md || md.uid !== ref.uid) return 'gone' as const;
-    if (!md.finalizers?.includes(f)) return 'absent' as const;
-    md.finalizers = md.finalizers.filter((x) => x !== f);
-    return 'removed' as const;
-  }
-  async listRouteRecords(_namespace: string, expect: RecordExpectation): Promise<RecordListing> {
-    this.expectations.push(expect);
-    if (this.records instanceof Error) throw this.records;
-    return { verified: this.records, unverified: this.unverified };
-  }
-  async createEvent(_o: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string) {
-    this.events.push({ type, reason, message });
-  }
 }
 
 /** The object at generation 3 (bumped by the deletion), being deleted, with its workflow of generation 2 in the status. */

@@ -1,7 +1,11 @@
 // Shared fixtures for the trigger-* unit tests.
+import type { Client } from '@temporalio/client';
+import type { RecordedRoute } from '../../api/route-records';
+import type { RecordExpectation, RecordListing, UnverifiedRecord } from '../../api/record-verification';
 import { validateSpec, formatIssues } from '../../api/validate';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import type { SpecValidator } from '../../trigger/decide';
+import { statusGuard, type KubeOps, type ObjectRef } from '../../trigger/kube';
 import type { VmdcObject } from '../../kube/vmdc-object';
 
 export const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
@@ -32,5 +36,104 @@ export class InMemoryVmdc {
     this.obj = { ...this.obj, status: { ...this.obj.status, ...patch } };
     this.statusWrites++;
     return true;
+  }
+}
+
+/** Temporal as the Reconciler uses it: visibility (possibly stale), describe, cancel. */
+export class FakeTemporal {
+  /** Real state, by id: what describe says. */
+  readonly status = new Map<string, string>();
+  /** What the visibility query returns (may lag behind `status`). */
+  visible: string[] = [];
+  readonly cancels: string[] = [];
+  readonly started: string[] = [];
+  /** signalWithStart calls: the workflow signalled (started if not running) and what it was sent. */
+  readonly signalledWithStart: Array<{ type: string; workflowId: string; args: unknown[]; signal: string; signalArgs: unknown[] }> = [];
+
+  get client(): Client {
+    const notFound = (wid: string) => Object.assign(new Error(`workflow ${wid} not found`), { name: 'WorkflowNotFoundError' });
+    const visible = () => this.visible;
+    return {
+      workflow: {
+        list: () =>
+          (async function* () {
+            for (const workflowId of visible()) yield { workflowId };
+          })(),
+        getHandle: (wid: string) => ({
+          describe: async () => {
+            const s = this.status.get(wid);
+            if (!s) throw notFound(wid);
+            return { status: { name: s }, runId: 'r', memo: {} };
+          },
+          cancel: async () => {
+            if (!this.status.has(wid)) throw notFound(wid);
+            this.cancels.push(wid);
+          },
+          signal: async () => undefined,
+        }),
+        start: async (_t: string, o: { workflowId: string }) => {
+          this.started.push(o.workflowId);
+          this.status.set(o.workflowId, 'RUNNING');
+          return { firstExecutionRunId: 'r1' };
+        },
+        signalWithStart: async (type: string, o: { workflowId: string; args: unknown[]; signal: string; signalArgs: unknown[] }) => {
+          this.signalledWithStart.push({ type, workflowId: o.workflowId, args: o.args, signal: o.signal, signalArgs: o.signalArgs });
+          this.status.set(o.workflowId, 'RUNNING');
+          return { workflowId: o.workflowId };
+        },
+      },
+    } as unknown as Client;
+  }
+}
+
+/** The trigger's Kubernetes I/O over one in-memory object. */
+export class FakeKube implements KubeOps {
+  records: RecordedRoute[] | Error = [];
+  unverified: UnverifiedRecord[] = [];
+  readonly expectations: RecordExpectation[] = [];
+  readonly events: Array<{ type: string; reason: string; message: string }> = [];
+  readonly finalizerCalls: string[] = [];
+  statusWrites = 0;
+
+  constructor(public obj: VmdcObject | undefined) {}
+
+  async list() {
+    return { items: this.obj ? [this.obj] : [] };
+  }
+  async get() {
+    return this.obj;
+  }
+  async patchStatus(og: ObjectGeneration, compute: (fresh: VmdcObject) => VMDistributedClusterStatus | undefined, opts: { deleting?: boolean } = {}) {
+    if (!this.obj || !statusGuard(this.obj, og, !!opts.deleting)) return false;
+    const patch = compute(this.obj);
+    if (!patch) return false;
+    this.obj = { ...this.obj, status: { ...this.obj.status, ...patch } };
+    this.statusWrites++;
+    return true;
+  }
+  async addFinalizer(ref: ObjectRef, f: string) {
+    this.finalizerCalls.push(`add ${f}`);
+    const md = this.obj?.metadata;
+    if (!md || md.uid !== ref.uid) return 'gone' as const;
+    if (md.finalizers?.includes(f)) return 'present' as const;
+    if (md.deletionTimestamp) return 'deleting' as const;
+    md.finalizers = [...(md.finalizers ?? []), f];
+    return 'added' as const;
+  }
+  async removeFinalizer(ref: ObjectRef, f: string) {
+    this.finalizerCalls.push(`remove ${f}`);
+    const md = this.obj?.metadata;
+    if (!md || md.uid !== ref.uid) return 'gone' as const;
+    if (!md.finalizers?.includes(f)) return 'absent' as const;
+    md.finalizers = md.finalizers.filter((x) => x !== f);
+    return 'removed' as const;
+  }
+  async listRouteRecords(_namespace: string, expect: RecordExpectation): Promise<RecordListing> {
+    this.expectations.push(expect);
+    if (this.records instanceof Error) throw this.records;
+    return { verified: this.records, unverified: this.unverified };
+  }
+  async createEvent(_o: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string) {
+    this.events.push({ type, reason, message });
   }
 }
