@@ -1,4 +1,4 @@
-// The contract of a fleet's parent workflow (spec.fleet, docs/operations.md#fleets): its id, the
+// The contract of a fleet's parent workflow (spec.fleet, docs/operations.md#fleets-specfleet): its id, the
 // signal the trigger hands a member's generation over with, the progress query the CLI reads.
 // Plain values only, so the trigger, the workflow and the CLI can import it.
 import type { RolloutInput } from './rollout-contract';

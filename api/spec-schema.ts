@@ -225,7 +225,7 @@ export const fleetSchema = z
     ),
   })
   .describe(
-    "Rollouts of this object wait for their turn in a fleet (docs/operations.md#fleets): the trigger hands each generation to the fleet's parent workflow, " +
+    "Rollouts of this object wait for their turn in a fleet (docs/operations.md#fleets-specfleet): the trigger hands each generation to the fleet's parent workflow, " +
       'which starts it as a child once no other member of its region rolls out.',
   );
 

@@ -65,6 +65,7 @@ export type Command =
   | (Common & { verb: 'plan'; name: string; output: ActionOutput })
   | (Common & { verb: 'cancel'; name: string; yes: boolean; output: ActionOutput })
   | (Common & { verb: 'history'; name: string; output: Output; limit: number })
+  | (Common & { verb: 'fleet'; name: string; output: Output })
   | (Common & { verb: 'release-zone'; namespace: string; vmdc?: string; uid?: string; zone?: string; list: boolean; output: ActionOutput });
 
 export const VERBS = [
@@ -76,6 +77,7 @@ export const VERBS = [
   'retry',
   'cancel',
   'history',
+  'fleet',
   'release-zone',
   'undo',
   'promote',
@@ -139,6 +141,7 @@ export const ALLOWED: Record<Verb, readonly VerbOption[]> = {
   plan: ['output'],
   cancel: ['yes', 'output'],
   history: ['output', 'limit'],
+  fleet: ['output'],
   'release-zone': ['vmdc', 'uid', 'zone', 'list', 'output'],
 };
 
@@ -179,6 +182,8 @@ export const USAGE: Record<Verb | 'main', string> = {
   plan NAME [-o json|yaml]           what a rollout of the current spec would do: zone order, zones
                                      skipped, route edits, gates and pauses, a predicted duration
   history NAME [-o json] [--limit 20]   past rollouts: generation, version, result, start, duration
+  fleet NAME [-o json|yaml]          a fleet (spec.fleet) of the namespace: per region, the member
+                                     rolling out, those queued, those ended
   release-zone ...                   put a zone kept out of reads back by hand (see its --help)
   version [-o json|yaml]             the plugin's version and the CRD versions the cluster serves
   completion bash|zsh                a shell completion script (source <(kubectl vmdc completion bash))
@@ -202,6 +207,7 @@ ${GLOBAL_HELP}`,
   plan: 'usage: kubectl vmdc plan NAME [-o json|yaml] [global flags]',
   cancel: 'usage: kubectl vmdc cancel NAME [-y|--yes] [-o json|yaml] [global flags]',
   history: 'usage: kubectl vmdc history NAME [-o wide|json|yaml] [--limit 20] [global flags]',
+  fleet: 'usage: kubectl vmdc fleet NAME [-o json|yaml] [global flags]   (NAME: spec.fleet.name of the members in the namespace)',
   'release-zone': `usage: kubectl vmdc release-zone -n NS (NAME | --vmdc NAME | --uid UID) --zone ZONE [-o json|yaml] [--kubeconfig PATH]
        kubectl vmdc release-zone -n NS [NAME | --vmdc NAME | --uid UID] --list [-o json|yaml] [--kubeconfig PATH]`,
 };
@@ -350,6 +356,9 @@ export function parseCommand(argv: string[]): Command {
         throw new UsageError(`--limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`, verb);
       return { ...common, verb, name, output: output(values.output, verb), limit };
     }
+    case 'fleet':
+      checkName('NAME', name, 'label', verb);
+      return { ...common, verb, name, output: output(values.output, verb) };
     default:
       return { ...common, verb, name, output: actionOutput(values.output, verb) };
   }

@@ -4,8 +4,8 @@
 import { ALLOWED, GLOBAL_OPTIONS, SHELLS, VERB_OPTIONS, VERBS, type Shell, type Verb } from './args';
 import { OUTPUT_FLAG_VALUES } from './output';
 
-/** Verbs without a NAME to complete from the cluster. */
-export const NO_NAME: readonly Verb[] = ['list', 'version', 'completion'];
+/** Verbs without a NAME to complete from the cluster (a fleet's name is no object's). */
+export const NO_NAME: readonly Verb[] = ['list', 'version', 'completion', 'fleet'];
 /** Flags whose value is a file. */
 export const FILE_FLAGS = ['kubeconfig', 'temporal-tls-cert', 'temporal-tls-key', 'temporal-tls-ca', 'temporal-payload-keys-file'];
 

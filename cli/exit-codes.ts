@@ -43,6 +43,7 @@ export const VERB_EXIT_CODES: Record<Verb | 'import', readonly number[]> = {
   plan: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   cancel: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   history: [EXIT.ok, EXIT.error, EXIT.interrupted],
+  fleet: [EXIT.ok, EXIT.error, EXIT.interrupted],
   'release-zone': [RELEASE_ZONE_EXIT.ok, RELEASE_ZONE_EXIT.refused, RELEASE_ZONE_EXIT.usage, EXIT.interrupted],
   import: [EXIT.ok, EXIT.failed, EXIT.error, EXIT.interrupted],
   version: [EXIT.ok, EXIT.error, EXIT.interrupted],

@@ -14,6 +14,7 @@ import { cancel } from './verbs/cancel';
 import { complete } from './verbs/complete';
 import { completion } from './verbs/completion';
 import { diff } from './verbs/diff';
+import { fleet } from './verbs/fleet';
 import { get } from './verbs/get';
 import { history } from './verbs/history';
 import { importVerb } from './verbs/import';
@@ -58,6 +59,8 @@ function dispatch(cmd: Exclude<Command, { verb: 'help' }>, io: Io): Promise<numb
       return cancel(cmd, io);
     case 'history':
       return history(cmd, io);
+    case 'fleet':
+      return fleet(cmd, io);
     case 'release-zone':
       return releaseZone(cmd, io);
   }

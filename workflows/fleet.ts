@@ -1,4 +1,4 @@
-// A fleet's parent workflow (spec.fleet, docs/operations.md#fleets): the trigger hands it each
+// A fleet's parent workflow (spec.fleet, docs/operations.md#fleets-specfleet): the trigger hands it each
 // member's generation (signal `member`, with signalWithStart); it starts them as child rollout
 // workflows, one per region at a time, regions in parallel (workflows/fleet-queue.ts decides which),
 // and ends once nothing is queued or running. Pause/resume hold back the next starts (running

@@ -11,8 +11,11 @@
  * (regions in parallel) — and every read through vmauth stays answered and fresh. The negative
  * control: the same three without spec.fleet take two east zones out at once.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
-import { fleetWorkflowId, type FleetResult } from '../../api/fleet-contract';
+import { fleetWorkflowId, type FleetProgress, type FleetResult } from '../../api/fleet-contract';
 import { DEFAULT_TASK_QUEUE, workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { waitFor } from '../infra/harness/processes';
@@ -23,6 +26,8 @@ import {
   kubeRaw,
   getObject,
   mergePatch,
+  REPO_ROOT,
+  runCommand,
   startControlPlane,
   startTraffic,
   STALE_AFTER_MS,
@@ -47,6 +52,11 @@ const MEMBERS = [
 const clustersOf = (member: string) => [`vm-${member}-a`, `vm-${member}-b`];
 const CLUSTERS = MEMBERS.flatMap((m) => clustersOf(m.name));
 const regionOf = (vmcluster: string) => MEMBERS.find((m) => clustersOf(m.name).includes(vmcluster))!.region;
+
+/** The plugin from the checkout (`kubectl vmdc` runs the same code bundled), with the run's Temporal and payload keys. */
+let pluginEnv: NodeJS.ProcessEnv;
+const plugin = (args: string[]) =>
+  runCommand(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'cli', 'main.ts'), ...args], { env: pluginEnv, timeoutMs: 60_000 });
 
 let cp: ControlPlane & { onStop(f: () => Promise<void>): void };
 let kc: k8s.KubeConfig;
@@ -138,6 +148,15 @@ async function waitMembers(generation: number, phases: string[], timeoutMs: numb
 beforeAll(async () => {
   cp = await startControlPlane({ namespace: NS, clusters: CLUSTERS, zoneDowntimeMs: 2_000, taskQueue: `${DEFAULT_TASK_QUEUE}-e2e-fleet` });
   kc = cp.kc;
+  const keysFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vmrollout-fleet-')), 'payload-keys');
+  fs.writeFileSync(keysFile, [...cp.payloadKeys.byId].map(([id, key]) => `${id}:${key.export().toString('base64')}\n`).join(''), { mode: 0o600 });
+  pluginEnv = {
+    PATH: process.env.PATH,
+    KUBECONFIG: cp.kube.kubeconfigPath,
+    TEMPORAL_ADDRESS: cp.temporal.address,
+    TEMPORAL_NAMESPACE: cp.temporal.namespace ?? 'default',
+    TEMPORAL_PAYLOAD_KEYS_FILE: keysFile,
+  };
   await createObjects(kc, manifests());
   await waitVmauthRendered(cp.vm, CLUSTERS.length, 0);
   traffic = startTraffic({ vmagentURL: cp.vm.vmagent.url, vmauthURL: cp.vm.vmauth.url, staleAfterMs: STALE_AFTER_MS });
@@ -163,6 +182,14 @@ describe('a fleet on the real stack', () => {
       timeoutMs: 30_000,
       description: 'an east member reported queued in fleet prod',
     });
+    // What `kubectl vmdc fleet` shows meanwhile: one member per region rolling out, the other east one queued.
+    const shown = await plugin(['fleet', 'prod', '-n', NS, '-o', 'json']);
+    expect(shown.code).toBe(0);
+    const view = JSON.parse(shown.stdout) as FleetProgress & { executionStatus: string };
+    expect(view.executionStatus).toBe('RUNNING');
+    expect(view.running.map((r) => r.region).sort()).toEqual(['east', 'west']);
+    expect(view.queued.map((r) => r.member)).toEqual(['east-1', 'east-2'].filter((m) => !view.running.some((r) => r.member === m)));
+
     for (const st of await waitMembers(2, ['Succeeded', 'Failed'], 180_000)) {
       expect(st.phase).toBe('Succeeded');
       expect(st.zonesOutOfRotation).toEqual([]);

@@ -37,6 +37,12 @@ describe('parseCommand', () => {
     expect(parseCommand(['cancel', 'x', '-y'])).toMatchObject({ verb: 'cancel', yes: true });
     expect(parseCommand(['cancel', 'x'])).toMatchObject({ yes: false });
     expect(parseCommand(['history', 'x', '--limit', '5', '-o', 'json'])).toMatchObject({ verb: 'history', limit: 5, output: 'json' });
+    expect(parseCommand(['fleet', 'prod', '-n', 'team', '-o', 'yaml'])).toMatchObject({
+      verb: 'fleet',
+      name: 'prod',
+      output: 'yaml',
+      kube: { namespace: 'team' },
+    });
     for (const verb of ['pause', 'resume', 'retry'] as const) expect(parseCommand([verb, 'x'])).toMatchObject({ verb, name: 'x' });
   });
 
@@ -69,6 +75,8 @@ describe('parseCommand', () => {
     [['status', 'x', '--timeout', 'soon'], 'status'],
     [['status', 'x', '--watch'], 'status'],
     [['history', 'x', '--limit', '0'], 'history'],
+    [['fleet', 'prod.eu'], 'fleet'],
+    [['fleet', 'prod', '--limit', '3'], 'fleet'],
     [['pause', 'x', '--bogus'], 'pause'],
     [['get', 'x', '--namespace', ' '], 'get'],
     [['release-zone', '--vmdc', 'dc', '--zone', 'az-a'], 'release-zone'],
