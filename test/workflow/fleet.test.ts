@@ -18,7 +18,7 @@ import {
 import { SIGNAL_PAUSE, SIGNAL_RESUME, workflowIdFor } from '../../api/rollout-contract';
 import type { ObjectGeneration } from '../../api/types';
 import { useTemporalDevEnv } from '../infra/harness/temporal';
-import { eventually, makeSpec, NS } from './setup';
+import { eventually, makeSpec, maybeRecord, NS } from './setup';
 
 jest.setTimeout(120_000);
 
@@ -118,6 +118,7 @@ describe('fleet parent workflow', () => {
         ['west-1', 'west', 'Superseded'],
         ['east-2', 'east', 'Succeeded'],
       ]);
+      await maybeRecord('fleet-regions', f.handle);
     });
   });
 
@@ -170,6 +171,7 @@ describe('fleet parent workflow', () => {
       await f.until((p) => p.running.length === 1 && p.queued.length === 1);
       await f.handle.cancel();
       await expect(f.handle.result()).rejects.toThrow(/cancel/i);
+      await maybeRecord('fleet-cancel', f.handle);
       const child = await getEnv().client.workflow.getHandle(a).describe();
       expect(child.status.name).toBe('COMPLETED'); // the stand-in's cleanup ends it with phase Cancelled
       expect(await getEnv().client.workflow.getHandle(a).result()).toEqual({ phase: 'Cancelled' });

@@ -290,6 +290,8 @@ export const RECORDED_SCENARIOS = [
   'partial-edit-then-resume',
   'dry-run-refused-then-resume',
   'skip-race-then-resume',
+  'fleet-regions',
+  'fleet-cancel',
 ] as const;
 export type RecordedScenario = (typeof RECORDED_SCENARIOS)[number];
 
