@@ -127,6 +127,15 @@ function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory, st
 }
 
 /**
+ * The generation was handed to a fleet and its child has not started (the status names it with no
+ * run): handed over again at every look, which a running fleet ignores as a repeat, so that a fleet
+ * terminated or lost with members queued cannot strand them.
+ */
+function queuedInFleet(st: NonNullable<VmdcObject['status']>, og: ObjectGeneration): boolean {
+  return st.phase === 'Pending' && st.workflow?.runId === '' && st.workflow.id === workflowIdFor(og);
+}
+
+/**
  * The trigger's decision for one observed state of one object.
  *
  * - deleted (gone) → cancel its workflows;
@@ -136,7 +145,8 @@ function pauseSignal(obj: VmdcObject, workflowId: string, mem: TriggerMemory, st
  *   workflow and lacks the finalizer → ensureFinalizer first (objects from before the finalizer
  *   get it too);
  * - generation already handled (observedGeneration == generation with a workflow, or reported
- *   Invalid) → only forward `spec.paused` when it differs from what was last sent;
+ *   Invalid) → only forward `spec.paused` when it differs from what was last sent; but a generation
+ *   still queued in its fleet (never started) is handed over again (start);
  * - new generation, invalid spec → report Invalid, and supersede the previous workflow (the report
  *   also removes status.workflow, so that workflow can no longer write the status);
  * - new generation whose normalized spec equals the previous workflow's but for `paused` (equal
@@ -168,7 +178,7 @@ export function decide(type: WatchEventType, obj: VmdcObject, ctx: DecideContext
 
   if (st.observedGeneration === og.generation) {
     if (st.phase === 'Invalid') return known;
-    if (prev) return [...known, ...pauseSignal(obj, prev.id, ctx)];
+    if (prev && !queuedInFleet(st, og)) return [...known, ...pauseSignal(obj, prev.id, ctx)];
   }
 
   const v = ctx.validator.validate(obj.spec, og.namespace);

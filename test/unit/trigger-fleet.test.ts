@@ -79,3 +79,27 @@ describe('Reconciler: fleet members', () => {
     expect(temporal.signalledWithStart).toEqual([]);
   });
 });
+
+describe('Reconciler: a generation still queued in its fleet', () => {
+  const queued: VMDistributedClusterStatus = {
+    observedGeneration: 1,
+    workflow: { id: child, runId: '' },
+    phase: 'Pending',
+    message: 'queued in fleet prod (workflow fleet/ns/prod), region eu-west: starts once no other member of the region rolls out',
+  };
+
+  it('is handed over again at every look (a fleet terminated with members queued cannot strand them); the status stays, no new Event', async () => {
+    const { temporal, kube, reconciler } = setup(member(queued));
+    await reconciler.reconcile('update', kube.obj!);
+    expect(temporal.signalledWithStart.map((s) => [s.workflowId, (s.signalArgs[0] as FleetMemberRequest).workflowId])).toEqual([['fleet/ns/prod', child]]);
+    expect(kube.obj?.status).toEqual(queued);
+    expect(kube.events).toEqual([]);
+  });
+
+  it('once its child runs (the status names a run), only spec.paused is forwarded, as for any rollout', async () => {
+    const { temporal, kube, reconciler } = setup(member({ ...queued, workflow: { id: child, runId: 'run-1' }, phase: 'Progressing' }));
+    await reconciler.reconcile('update', kube.obj!);
+    expect(temporal.signalledWithStart).toEqual([]);
+    expect(temporal.started).toEqual([]);
+  });
+});
