@@ -57,7 +57,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean; version?: string
     }),
     workflowsStarted: new Counter({
       name: 'vmrollout_trigger_workflows_started_total',
-      help: 'Rollout workflow start requests, by result (started, existing: already running or closed).',
+      help: 'Rollout workflow start requests, by result (started, existing: already running or closed, queued: handed to its fleet).',
       labelNames: ['result'],
       registers,
     }),
