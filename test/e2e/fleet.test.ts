@@ -9,7 +9,7 @@
  * fleet's parent workflow, which runs them as its children, one per region at a time — never two
  * east zones out of the vmauth config together, while an east and the west zone are out together
  * (regions in parallel) — and every read through vmauth stays answered and fresh. The negative
- * control: the same three without spec.fleet take two east zones out at once.
+ * control: the two east members bumped again without spec.fleet take two east zones out at once.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -213,11 +213,14 @@ describe('a fleet on the real stack', () => {
     expect(traffic.stale(t0, Date.now())).toEqual([]);
   });
 
-  it('negative control: without spec.fleet the same rollouts take two east zones out at once', async () => {
+  it('negative control: without spec.fleet the east members take two east zones out at once', async () => {
     const t0 = Date.now();
-    await Promise.all(MEMBERS.map((m) => mergePatch(kc, 'VMDistributedCluster', NS, m.name, { spec: { clusterVersion: V3, fleet: null } })));
-    expect((await waitMembers(3, ['Succeeded', 'Failed'], 180_000)).map((st) => st.phase)).toEqual(MEMBERS.map(() => 'Succeeded'));
-    const seen = outAtOnce(cp.vm.simulator.configs, t0);
-    expect(seen.some((s) => eastOut(s.out).length > 1)).toBe(true);
+    const east = MEMBERS.filter((m) => m.region === 'east');
+    await Promise.all(east.map((m) => mergePatch(kc, 'VMDistributedCluster', NS, m.name, { spec: { clusterVersion: V3, fleet: null } })));
+    // Seen as soon as both have taken their first zone out (the stack stops them after).
+    await waitFor(() => outAtOnce(cp.vm.simulator.configs, t0).some((s) => eastOut(s.out).length > 1), {
+      timeoutMs: 60_000,
+      description: 'two east zones out of the vmauth config at once',
+    });
   });
 });
