@@ -7,12 +7,9 @@ import type { OutOfRotationRecord, RecordedRoute } from '../../api/route-records
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import { statusGuard } from '../../trigger/kube';
-import { silentLogger } from '../../trigger/log';
-import { createMetrics } from '../../trigger/metrics';
 import { deletionBlockedStatus } from '../../trigger/deletion';
-import { Reconciler } from '../../trigger/execute';
 import type { VmdcObject } from '../../kube/vmdc-object';
-import { FakeKube, FakeTemporal, spec, UID, validator } from './trigger-helpers';
+import { reconcilerOver, spec, UID } from './trigger-helpers';
 
 const id = (g: number) => workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: g });
 
@@ -44,16 +41,9 @@ function deletingObject(
   };
 }
 
-function setup(obj: VmdcObject | undefined) {
-  const temporal = new FakeTemporal();
-  const kube = new FakeKube(obj);
-  const reconciler = new Reconciler({ temporal: temporal.client, kube, validator, taskQueue: 'q', log: silentLogger, metrics: createMetrics() });
-  return { temporal, kube, reconciler };
-}
-
 describe('Reconciler: finalizer on objects being deleted', () => {
   it('a workflow still runs → cancelled once, finalizer kept, no status written by the trigger, look again later', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject());
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject());
     temporal.status.set(id(2), 'RUNNING');
     temporal.visible = [id(2)];
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: true, running: [id(2)] });
@@ -66,7 +56,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('a workflow the status does not name, found by visibility, also holds the finalizer', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject(undefined, {}));
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject(undefined, {}));
     temporal.status.set(id(3), 'RUNNING');
     temporal.visible = [id(3), 'vmdc/ns/c1/g1-ffffffff']; // another uid's: ignored
     temporal.status.set('vmdc/ns/c1/g1-ffffffff', 'RUNNING');
@@ -75,7 +65,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('no workflow runs (visibility still lists a closed one: describe decides) and no records → finalizer removed, the other kept', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject());
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject());
     temporal.status.set(id(2), 'CANCELLED');
     temporal.visible = [id(2)];
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: false, running: [] });
@@ -85,7 +75,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('records remain → finalizer kept; status names the zones and routes and the release command; one Warning Event per state', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject());
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject());
     temporal.status.set(id(2), 'CANCELLED');
     kube.records = [record('az-b', { kind: 'VMAuth', name: 'vm-global' }), record('az-b', { kind: 'VMUser', name: 'reads-az-b' })];
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: true, running: [] });
@@ -118,7 +108,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('unverified records hold nothing (a forged or garbled annotation cannot block a deletion): finalizer removed, a Warning Event says what was not acted on', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject());
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject());
     temporal.status.set(id(2), 'COMPLETED');
     kube.unverified = [{ route: { kind: 'VMAuth', name: 'vm-global' }, reason: 'vmrollout.io/out-of-rotation is not JSON' }];
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: false, running: [] });
@@ -135,7 +125,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('verified records hold the finalizer; the unverified ones beside them are named in the status', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject());
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject());
     temporal.status.set(id(2), 'COMPLETED');
     kube.records = [record('az-b', { kind: 'VMAuth', name: 'vm-global' })];
     kube.unverified = [
@@ -148,7 +138,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('any other error listing the records is thrown (retried by the caller), the finalizer stays', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject());
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject());
     temporal.status.set(id(2), 'COMPLETED');
     kube.records = Object.assign(new Error('HTTP 403'), { code: 403 });
     await expect(reconciler.reconcile('update', kube.obj!)).rejects.toThrow('HTTP 403');
@@ -156,7 +146,7 @@ describe('Reconciler: finalizer on objects being deleted', () => {
   });
 
   it('being deleted without our finalizer → cancel only: nothing to finalize, nothing blocked', async () => {
-    const { temporal, kube, reconciler } = setup(deletingObject(['example.com/other']));
+    const { temporal, kube, reconciler } = reconcilerOver(deletingObject(['example.com/other']));
     temporal.status.set(id(2), 'RUNNING');
     expect(await reconciler.reconcile('update', kube.obj!)).toEqual({ blocked: false, running: [] });
     expect(temporal.cancels).toEqual([id(2)]);
@@ -173,14 +163,14 @@ describe('Reconciler: finalizer on new rollouts', () => {
   });
 
   it('adds the finalizer (keeping others) before it starts the workflow', async () => {
-    const { temporal, kube, reconciler } = setup(fresh());
+    const { temporal, kube, reconciler } = reconcilerOver(fresh());
     expect(await reconciler.reconcile('add', kube.obj!)).toEqual({ blocked: false, running: [] });
     expect(kube.obj?.metadata?.finalizers).toEqual(['example.com/other', ROUTE_RECORDS_FINALIZER]);
     expect(temporal.started).toEqual([id(1)]);
   });
 
   it('an object deleted before the finalizer could be added → no workflow started', async () => {
-    const { temporal, kube, reconciler } = setup(fresh());
+    const { temporal, kube, reconciler } = reconcilerOver(fresh());
     const seen = fresh();
     kube.obj!.metadata!.deletionTimestamp = new Date(); // the watch has not seen it yet
     expect(await reconciler.reconcile('add', seen)).toEqual({ blocked: false, running: [] });

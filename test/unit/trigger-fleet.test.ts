@@ -6,10 +6,7 @@ import { FLEET_WORKFLOW_TYPE, SIGNAL_FLEET_MEMBER, type FleetMemberRequest } fro
 import { workflowIdFor } from '../../api/rollout-contract';
 import type { VMDistributedClusterStatus } from '../../api/types';
 import type { VmdcObject } from '../../kube/vmdc-object';
-import { Reconciler } from '../../trigger/execute';
-import { silentLogger } from '../../trigger/log';
-import { createMetrics } from '../../trigger/metrics';
-import { FakeKube, FakeTemporal, spec, UID, validator } from './trigger-helpers';
+import { reconcilerOver, spec, UID } from './trigger-helpers';
 
 const child = workflowIdFor({ namespace: 'ns', name: 'c1', uid: UID, generation: 1 });
 
@@ -23,16 +20,9 @@ function member(status?: VMDistributedClusterStatus, fleet: object | null = { na
   };
 }
 
-function setup(obj: VmdcObject) {
-  const temporal = new FakeTemporal();
-  const kube = new FakeKube(obj);
-  const reconciler = new Reconciler({ temporal: temporal.client, kube, validator, taskQueue: 'q', log: silentLogger, metrics: createMetrics() });
-  return { temporal, kube, reconciler };
-}
-
 describe('Reconciler: fleet members', () => {
   it("hands the generation to its fleet's parent workflow (signalWithStart), never starts it itself; the status names the child and says it is queued", async () => {
-    const { temporal, kube, reconciler } = setup(member());
+    const { temporal, kube, reconciler } = reconcilerOver(member());
     await reconciler.reconcile('add', kube.obj!);
     expect(temporal.started).toEqual([]);
     expect(temporal.signalledWithStart).toHaveLength(1);
@@ -52,7 +42,7 @@ describe('Reconciler: fleet members', () => {
   });
 
   it('a child the fleet started already (a trigger restarted before observedGeneration was written) is not handed over again: its run is recorded', async () => {
-    const { temporal, kube, reconciler } = setup(member());
+    const { temporal, kube, reconciler } = reconcilerOver(member());
     temporal.status.set(child, 'RUNNING');
     await reconciler.reconcile('add', kube.obj!);
     expect(temporal.signalledWithStart).toEqual([]);
@@ -61,7 +51,7 @@ describe('Reconciler: fleet members', () => {
   });
 
   it('the child wrote its own status before the hand-over was recorded: that status stands', async () => {
-    const { kube, reconciler } = setup(member({ workflow: { id: child, runId: 'run-1' }, phase: 'Progressing', message: 'az-a: LeavingReads' }));
+    const { kube, reconciler } = reconcilerOver(member({ workflow: { id: child, runId: 'run-1' }, phase: 'Progressing', message: 'az-a: LeavingReads' }));
     await reconciler.reconcile('add', kube.obj!);
     expect(kube.obj?.status).toMatchObject({
       observedGeneration: 1,
@@ -73,7 +63,7 @@ describe('Reconciler: fleet members', () => {
   });
 
   it('without spec.fleet the trigger starts the rollout itself', async () => {
-    const { temporal, kube, reconciler } = setup(member(undefined, null));
+    const { temporal, kube, reconciler } = reconcilerOver(member(undefined, null));
     await reconciler.reconcile('add', kube.obj!);
     expect(temporal.started).toEqual([child]);
     expect(temporal.signalledWithStart).toEqual([]);
@@ -89,7 +79,7 @@ describe('Reconciler: a generation still queued in its fleet', () => {
   };
 
   it('is handed over again at every look (a fleet terminated with members queued cannot strand them); the status stays, no new Event', async () => {
-    const { temporal, kube, reconciler } = setup(member(queued));
+    const { temporal, kube, reconciler } = reconcilerOver(member(queued));
     await reconciler.reconcile('update', kube.obj!);
     expect(temporal.signalledWithStart.map((s) => [s.workflowId, (s.signalArgs[0] as FleetMemberRequest).workflowId])).toEqual([['fleet/ns/prod', child]]);
     expect(kube.obj?.status).toEqual(queued);
@@ -97,7 +87,7 @@ describe('Reconciler: a generation still queued in its fleet', () => {
   });
 
   it('once its child runs (the status names a run), only spec.paused is forwarded, as for any rollout', async () => {
-    const { temporal, kube, reconciler } = setup(member({ ...queued, workflow: { id: child, runId: 'run-1' }, phase: 'Progressing' }));
+    const { temporal, kube, reconciler } = reconcilerOver(member({ ...queued, workflow: { id: child, runId: 'run-1' }, phase: 'Progressing' }));
     await reconciler.reconcile('update', kube.obj!);
     expect(temporal.signalledWithStart).toEqual([]);
     expect(temporal.started).toEqual([]);

@@ -5,7 +5,10 @@ import type { RecordExpectation, RecordListing, UnverifiedRecord } from '../../a
 import { validateSpec, formatIssues } from '../../api/validate';
 import type { ObjectGeneration, VMDistributedClusterStatus } from '../../api/types';
 import type { SpecValidator } from '../../trigger/decide';
+import { Reconciler } from '../../trigger/execute';
 import { statusGuard, type KubeOps, type ObjectRef } from '../../trigger/kube';
+import { silentLogger } from '../../trigger/log';
+import { createMetrics } from '../../trigger/metrics';
 import type { VmdcObject } from '../../kube/vmdc-object';
 
 export const validator: SpecValidator = { validate: validateSpec, format: formatIssues };
@@ -136,4 +139,12 @@ export class FakeKube implements KubeOps {
   async createEvent(_o: VmdcObject, type: 'Normal' | 'Warning', reason: string, message: string) {
     this.events.push({ type, reason, message });
   }
+}
+
+/** A Reconciler over the fakes, with the object given (or none). */
+export function reconcilerOver(obj: VmdcObject | undefined) {
+  const temporal = new FakeTemporal();
+  const kube = new FakeKube(obj);
+  const reconciler = new Reconciler({ temporal: temporal.client, kube, validator, taskQueue: 'q', log: silentLogger, metrics: createMetrics() });
+  return { temporal, kube, reconciler };
 }
