@@ -23,7 +23,7 @@ import { KubeObjects, vmKind } from '../kube/custom-objects';
 import { objectState } from './objects/object-state';
 import { noopMetrics, reportingQueues, type ActivityMetrics, type QueueSampler } from './metrics';
 import { editRoutes, readRecords, readRoutes, withReadableRecords } from './routes/edit-routes';
-import { StepTimer, mayReportQueued, statusClient, writeStatus } from './status/write-status';
+import { StepTimer, mayReportQueued, statusClient, writeStatus, type CurrentObject } from './status/write-status';
 import { withRecordedZones } from '../api/recorded-status';
 import { takeOverObject } from './start/take-over';
 import { decideInput } from './start/verify-input';
@@ -140,15 +140,19 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     return { zones: recordedZones(listing.verified), unverified };
   };
 
-  /** The zones out of reads are what the verified route records say, whatever the workflow remembers. */
-  const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }) => {
-    await bound({ kind: 'status', object: input.object });
+  /**
+   * The zones out of reads are what the verified route records say, whatever the workflow remembers.
+   * `allowed`: who may write instead of the rollout of that generation (a fleet reporting a member it
+   * never started: a zone a superseded generation left out is still shown).
+   */
+  const writeStatusOf = async (input: { object: ObjectGeneration; status: VMDistributedClusterStatus }, allowed?: (current: CurrentObject) => boolean) => {
+    if (!allowed) await bound({ kind: 'status', object: input.object });
     const records = await verifiedRecords(input.object);
     const status = withRecordedZones(
       input.status,
       records.zones.map((z) => z.zone),
     );
-    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent, unverifiedRecords: records.unverified, notifier });
+    return writeStatus(vmdcStatus, { ...input, status }, { metrics, stepTimer, createEvent, unverifiedRecords: records.unverified, notifier, allowed });
   };
 
   const activities: RolloutActivities = {
@@ -170,10 +174,8 @@ export function createActivities(deps: ActivityDeps): RolloutActivities {
     writeStatus: (input) => writeStatusOf(input),
 
     reportQueuedMember: (input) =>
-      writeStatus(
-        vmdcStatus,
-        { object: input.object, status: { phase: 'Cancelled', message: input.message } },
-        { metrics, createEvent, notifier, allowed: (current) => mayReportQueued(current, input.object, input.workflowId, callingWorkflowId()) },
+      writeStatusOf({ object: input.object, status: { phase: 'Cancelled', message: input.message } }, (current) =>
+        mayReportQueued(current, input.object, input.workflowId, callingWorkflowId()),
       ),
 
     async readObject(input) {

@@ -85,7 +85,7 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetResult> {
         await reportQueuedMember({
           object: q.request.input.object,
           workflowId: q.workflowId,
-          message: `not started: fleet ${input.name} was cancelled (${workflowInfo().workflowId}) before its turn in region ${q.region}; no zone left reads. Edit the object to roll it out again.`,
+          message: `not started: fleet ${input.name} was cancelled (${workflowInfo().workflowId}) before its turn in region ${q.region}: this generation took no zone out of reads. Edit the object to roll it out again.`,
         });
       }
       await Promise.all(children);

@@ -519,13 +519,13 @@ const vmdcSpec = {
   vmauth: { name: 'gs' },
   vmagent: { name: 'g' },
 };
-async function createVmdc(ns: string, name: string): Promise<{ uid: string; generation: number }> {
+async function createVmdc(ns: string, name: string, spec: object = vmdcSpec): Promise<{ uid: string; generation: number }> {
   const created = (await custom.createNamespacedCustomObject({
     group: GROUP,
     version: VERSION,
     namespace: ns,
     plural: PLURAL,
-    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: vmdcSpec },
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec },
   })) as { metadata: { uid: string; generation: number } };
   return created.metadata;
 }
@@ -691,6 +691,46 @@ describe('writeStatus rejected by the API server', () => {
     for (const code of [400, 403, 405, 413, 422]) expect([code, isRejection({ code })]).toEqual([code, true]);
     for (const code of [401, 404, 408, 409, 429, 500, 503]) expect([code, isRejection({ code })]).toEqual([code, false]);
     expect(isRejection(new Error('ECONNRESET'))).toBe(false);
+  });
+});
+
+describe("a fleet's report on a member it never started (spec.fleet, the fleet cancelled)", () => {
+  it('written only by the fleet the object names, for the child its status names; a zone an earlier generation left out stays in zonesOutOfRotation', async () => {
+    const ns = await newNamespace();
+    const meta = await createVmdc(ns, 'dc', { ...vmdcSpec, fleet: { name: 'prod', region: 'eu' } });
+    const object = { namespace: ns, name: 'dc', uid: meta.uid, generation: meta.generation };
+    const child = workflowIdFor(object);
+    // As the trigger leaves it once handed over: the child named, no run.
+    await custom.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace: ns,
+        plural: PLURAL,
+        name: 'dc',
+        body: { status: { observedGeneration: meta.generation, workflow: { id: child, runId: '' }, phase: 'Pending', message: 'queued' } },
+      },
+      mergePatchOptions,
+    );
+    // az-a out of reads, recorded by an earlier generation of it (superseded, leaving it for its successor).
+    await createVM(ns, 'VMAuth', 'gs', { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-a', 'vm-az-b')] } });
+    const earlier = owner(ns, meta.uid, 'az-a', meta.generation);
+    const removals = computeRemovals(await snapshots(ns, 'gs', []), { name: 'vm-az-a', namespace: ns });
+    await run('editRoutes', { namespace: ns, vmauthName: 'gs', removals, direction: 'remove', record: { ...earlier, vmdc: { ...earlier.vmdc, name: 'dc' } } });
+
+    const a = createActivities({ kubeConfig: kube.kubeConfig, temporalClient: {} as Client });
+    const as = (workflowId: string) => new MockActivityEnvironment({ workflowExecution: { workflowId, runId: 'r1' } });
+    const report = { object, workflowId: child, message: 'not started: fleet prod was cancelled' };
+    const statusNow = async () => (await objects.get(VMDC_KIND, ns, 'dc'))!.status as VMDistributedClusterStatus;
+    // Another fleet's id, or the child's own: nothing written.
+    expect(await runWith(as('fleet/' + ns + '/other'), a, 'reportQueuedMember', report)).toEqual({ written: false });
+    expect(await runWith(as(child), a, 'reportQueuedMember', report)).toEqual({ written: false });
+    expect((await statusNow()).phase).toBe('Pending');
+    // The fleet the object names: Cancelled, and the zone still out is shown (records, not the report).
+    expect(await runWith(as(`fleet/${ns}/prod`), a, 'reportQueuedMember', report)).toEqual({ written: true });
+    expect(await statusNow()).toMatchObject({ phase: 'Cancelled', message: report.message, zonesOutOfRotation: ['az-a'], workflow: { id: child, runId: '' } });
+    const events = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'RolloutCancelled');
+    expect(events).toHaveLength(1);
   });
 });
 

@@ -179,7 +179,7 @@ describe('fleet parent workflow', () => {
         {
           object: expect.objectContaining({ name: 'east-2' }),
           workflowId: b,
-          message: expect.stringMatching(/fleet f-\w+ was cancelled .* before its turn in region east; no zone left reads/),
+          message: expect.stringMatching(/fleet f-\w+ was cancelled .* before its turn in region east: this generation took no zone out of reads/),
         },
       ]);
       // The queued member's child never ran.
