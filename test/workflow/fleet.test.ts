@@ -111,6 +111,7 @@ describe('fleet parent workflow', () => {
       expect(p.ended.map((e) => [e.member, e.outcome])).toEqual([['east-1', 'Succeeded']]);
 
       await f.end(w, 'Superseded');
+      await f.until((p) => p.ended.length === 2);
       await f.end(p.running.find((r) => r.member === 'east-2')!.workflowId);
       const result = (await f.handle.result()) as FleetResult;
       expect(result.ended.map((e) => [e.member, e.region, e.outcome])).toEqual([
