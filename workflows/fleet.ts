@@ -79,8 +79,9 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetResult> {
     }
   } catch (err) {
     if (!isCancellation(err)) throw err;
-    // Cancelled: the children got the cancel with this scope; the queued members will never start, and their status says so.
-    await CancellationScope.nonCancellable(async () => {
+    // Cancelled: the children got the cancel with this scope; the queued members will never start,
+    // and their status says so — those handed over while the children clean up too.
+    const reportQueued = async () => {
       for (const q of queue.drain()) {
         await reportQueuedMember({
           object: q.request.input.object,
@@ -88,7 +89,11 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetResult> {
           message: `not started: fleet ${input.name} was cancelled (${workflowInfo().workflowId}) before its turn in region ${q.region}: this generation took no zone out of reads. Edit the object to roll it out again.`,
         });
       }
+    };
+    await CancellationScope.nonCancellable(async () => {
+      await reportQueued();
       await Promise.all(children);
+      await reportQueued();
     });
     throw err;
   }

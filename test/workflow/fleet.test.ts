@@ -188,6 +188,24 @@ describe('fleet parent workflow', () => {
     });
   });
 
+  it('a member handed over while the cancelled children clean up is reported Cancelled too, never started', async () => {
+    await withFleet(async (f) => {
+      const a = await f.send({ name: 'slow-1', region: 'east' });
+      await f.until((p) => p.running.length === 1);
+      await f.handle.cancel();
+      // slow-1 cleans up (its cancel arrived); meanwhile another generation is handed over.
+      await eventually(async () =>
+        (await getEnv().client.workflow.getHandle(a).fetchHistory()).events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes),
+      );
+      const late = await f.send({ name: 'east-2', region: 'east' });
+      await f.until((p) => p.queued.length === 1);
+      await f.end(a, 'Cancelled');
+      await expect(f.handle.result()).rejects.toThrow(/cancel/i);
+      expect(f.reported.map((r) => r.workflowId)).toEqual([late]);
+      await expect(getEnv().client.workflow.getHandle(late).describe()).rejects.toThrow(/not found/i);
+    });
+  });
+
   it('refuses what the signal cannot claim: another namespace, another fleet, a workflow id not of that generation, a bad region', async () => {
     await withFleet(async (f) => {
       await f.send({ name: 'east-1', region: 'east' });
