@@ -3,6 +3,7 @@
 // summary and markdown details fixed at the start, so the list of workflows reads as a list of
 // rollouts). Pure: the trigger and the fleet workflow both use it.
 import { formatDuration } from './duration';
+import { fleetWorkflowId } from './fleet-contract';
 import { rolloutPriority, SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, type RolloutInput } from './rollout-contract';
 
 /** The memo key of the spec hash (api/spec-hash.ts) a rollout was started with: what a paused-only generation is compared with. */
@@ -25,6 +26,10 @@ export function workflowDescription(input: RolloutInput): WorkflowDescription {
     `**strategy** readDrainDelay ${formatDuration(st.readDrainDelayMs)}, queueDrainedFor ${formatDuration(st.queueDrainedForMs)}, ` +
       `pollInterval ${formatDuration(st.pollIntervalMs)}, zoneTimeout ${formatDuration(st.zoneTimeoutMs)}`,
   ];
+  if (spec.fleet)
+    lines.push(
+      `**fleet** \`${spec.fleet.name}\`, region \`${spec.fleet.region}\`: a child of \`${fleetWorkflowId(o.namespace, spec.fleet.name)}\`, one member per region at a time`,
+    );
   if (input.previousWorkflowIds.length) lines.push(`**supersedes** ${input.previousWorkflowIds.map((id) => `\`${id}\``).join(', ')}`);
   return {
     staticSummary: `${o.namespace}/${o.name} → ${spec.clusterVersion} (generation ${o.generation}, ${spec.zones.length} zones)`,

@@ -5,6 +5,7 @@ import { activitySummary } from '../../workflows/activity-summary';
 import { currentDetails } from '../../workflows/status';
 import { workflowDescription } from '../../api/rollout-start';
 import { DEFAULT_STRATEGY } from '../../api/limits';
+import type { NormalizedSpec } from '../../api/types';
 
 const removal = (kind: 'VMAuth' | 'VMUser', name: string) => ({ route: { kind, name }, vmcluster: { name: 'vm-az-b', namespace: 'monitoring' }, removed: [] });
 
@@ -79,17 +80,18 @@ test('current details at a gate: what is awaited and the two commands, in place 
 });
 
 test('the static summary and details name the object, the version, the zones in order and the strategy', () => {
+  const spec = (): NormalizedSpec => ({
+    paused: false,
+    clusterVersion: 'v1.151.0-cluster',
+    overrideSpec: {},
+    zones: ['az-a', 'az-b'].map((z) => ({ name: z, vmcluster: { name: `vm-${z}` } })),
+    vmauth: { name: 'vm-global' },
+    vmagent: { name: 'vm-global' },
+    strategy: { ...DEFAULT_STRATEGY, order: 'Declared' },
+  });
   const d = workflowDescription({
     object: { namespace: 'monitoring', name: 'vm-global', uid: 'u-1', generation: 3 },
-    spec: {
-      paused: false,
-      clusterVersion: 'v1.151.0-cluster',
-      overrideSpec: {},
-      zones: ['az-a', 'az-b'].map((z) => ({ name: z, vmcluster: { name: `vm-${z}` } })),
-      vmauth: { name: 'vm-global' },
-      vmagent: { name: 'vm-global' },
-      strategy: { ...DEFAULT_STRATEGY, order: 'Declared' },
-    },
+    spec: spec(),
     previousWorkflowIds: ['vmdc/monitoring/vm-global/g2-u-1'],
   });
   expect(d.staticSummary).toBe('monitoring/vm-global → v1.151.0-cluster (generation 3, 2 zones)');
@@ -97,6 +99,13 @@ test('the static summary and details name the object, the version, the zones in 
   expect(d.staticDetails).toContain('in this order');
   expect(d.staticDetails).toContain('**supersedes** `vmdc/monitoring/vm-global/g2-u-1`');
   expect(d.staticSummary).not.toContain('\n');
+  expect(d.staticDetails).not.toContain('fleet');
+  const member = workflowDescription({
+    object: { namespace: 'monitoring', name: 'vm-global', uid: 'u-1', generation: 3 },
+    spec: { ...spec(), fleet: { name: 'prod', region: 'eu' } },
+    previousWorkflowIds: [],
+  });
+  expect(member.staticDetails).toContain('**fleet** `prod`, region `eu`: a child of `fleet/monitoring/prod`, one member per region at a time');
 });
 
 test('the canary: each measurement says what it compares; the Inconclusive wait says what promote and abort do to the canary', () => {
