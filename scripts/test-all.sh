@@ -22,11 +22,12 @@ step() { # name cmd...
 }
 
 overall=0
-# Prints the output of steps run in the background, whole, and counts their failures.
-report() {
+# Prints the output of what ran in the background (LOG), whole, and counts the failures of its steps.
+report_lane() { # LOG STEP...
+  cat "$RESULTS/$1.log"
+  shift
   local name
   for name in "$@"; do
-    cat "$RESULTS/$name.log"
     [[ "$(cat "$RESULTS/$name.rc" 2>/dev/null)" == 0 ]] || overall=1
   done
 }
@@ -41,26 +42,32 @@ step lint make --no-print-directory lint >"$RESULTS/lint.log" 2>&1 &
 jest_step unit >"$RESULTS/jest-unit.log" 2>&1 &
 step image scripts/image.sh >"$RESULTS/image.log" 2>&1 &
 wait
-report typecheck lint jest-unit image
+for name in typecheck lint jest-unit image; do report_lane "$name" "$name"; done
 # The release's artefacts for this checkout's version (the image archive above, its digest and SBOM,
 # the packaged chart, the plugin file): the chart-install test installs the packaged chart, checks
 # the image reference against the archive and runs the plugin from the release file.
 step release env RELEASE_DIR=.tmp/release scripts/release.sh "$(node -p "require('./package.json').version")" || overall=1
-# The real-operator suite in its own network namespace (nothing it binds can meet another suite's
-# ports), from here to the end beside the rest: it mostly waits for the operator's rollouts.
-jest_step operator >"$RESULTS/jest-operator.log" 2>&1 &
+# Three lanes from here to the end. The real-operator suite runs in its own network namespace
+# (nothing it binds can meet another suite's ports) and mostly waits for the operator's rollouts;
+# it ends well before the e2e suite, so the e2e files of E2E_BESIDE_OPERATOR follow it there, one at
+# a time. The workflow tests (time-skipping server, no real stack) and then the short chaos
+# campaign (it judges behaviour, not times: docs/reliability.md) beside the integration tests.
+# The integration tests and then the other e2e files (two at a time, scripts/jest-project.sh)
+# make the longest lane.
+E2E_BESIDE_OPERATOR='test/e2e/(demo|fleet|image)\.test\.ts'
+{
+  jest_step operator
+  step jest-e2e-beside-operator scripts/jest-project.sh e2e "$E2E_BESIDE_OPERATOR" --runInBand --json --outputFile="$RESULTS/jest-e2e-beside-operator.json"
+} >"$RESULTS/operator-lane.log" 2>&1 &
 operator=$!
-# The workflow tests (time-skipping server, no real stack) beside the integration tests.
-jest_step workflow >"$RESULTS/jest-workflow.log" 2>&1 &
+{
+  jest_step workflow
+  jest_step chaos
+} >"$RESULTS/workflow-lane.log" 2>&1 &
 workflow=$!
 jest_step integration || overall=1
-wait "$workflow"
-report jest-workflow
-# e2e files two at a time (scripts/jest-project.sh) beside the short chaos campaign (it judges
-# behaviour, not times: docs/reliability.md).
-jest_step chaos >"$RESULTS/jest-chaos.log" 2>&1 &
-chaos=$!
-jest_step e2e || overall=1
-wait "$chaos" "$operator"
-report jest-chaos jest-operator
+step jest-e2e scripts/jest-project.sh e2e --testPathIgnorePatterns "$E2E_BESIDE_OPERATOR" --json --outputFile="$RESULTS/jest-e2e.json" || overall=1
+wait "$workflow" "$operator"
+report_lane workflow-lane jest-workflow jest-chaos
+report_lane operator-lane jest-operator jest-e2e-beside-operator
 exit "$overall"
