@@ -16,6 +16,10 @@ case "$project" in
   integration|e2e) extra=(--maxWorkers=2) ;;
   *) extra=() ;;
 esac
+# The caller's own --runInBand or --maxWorkers replaces the default (jest refuses both).
+for arg in "$@"; do
+  case "$arg" in -i | --runInBand | -w | --maxWorkers | --maxWorkers=*) extra=() ;; esac
+done
 # The measurements an e2e or chaos file writes (.tmp/bench/image.json, .tmp/chaos/short-<seed>.json)
 # name the command that made them (bench/support/provenance.ts); not the unit project, whose
 # benchmark smoke test checks the command each benchmark names itself.
