@@ -81,22 +81,23 @@ export interface DevEnvOptions {
 export async function startTemporalDevEnv(opts: DevEnvOptions = {}): Promise<TestWorkflowEnvironment> {
   const bin = toolPath('temporal');
   installQuietRuntime();
-  const port = opts.port ?? (await freePort());
   const ui = opts.ui ?? false;
   const uiPort = ui ? (opts.uiPort ?? (await freePort())) : undefined;
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: bin },
-      ip: '127.0.0.1',
-      port,
-      ui,
-      uiPort,
-      namespace: opts.namespace,
-      searchAttributes: opts.searchAttributes ?? SEARCH_ATTRIBUTE_KEYS,
-      extraArgs: opts.extraArgs,
-      log: { format: 'pretty', level: 'warn' },
-    },
-  });
+  const env = await startSpawned(bin, async () =>
+    TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: bin },
+        ip: '127.0.0.1',
+        port: opts.port ?? (await freePort()),
+        ui,
+        uiPort,
+        namespace: opts.namespace,
+        searchAttributes: opts.searchAttributes ?? SEARCH_ATTRIBUTE_KEYS,
+        extraArgs: opts.extraArgs,
+        log: { format: 'pretty', level: 'warn' },
+      },
+    }),
+  );
   return withGuard(env, guardSpawnedServer(bin, 'temporal'));
 }
 
@@ -116,10 +117,35 @@ export function useTemporalDevEnv(opts: DevEnvOptions = {}): () => TestWorkflowE
 export async function startTimeSkippingEnv(opts: { port?: number; extraArgs?: string[] } = {}): Promise<TestWorkflowEnvironment> {
   const bin = toolPath('temporal-test-server');
   installQuietRuntime();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: bin }, port: opts.port ?? (await freePort()), extraArgs: opts.extraArgs },
-  });
+  const env = await startSpawned(bin, async () =>
+    TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: bin }, port: opts.port ?? (await freePort()), extraArgs: opts.extraArgs },
+    }),
+  );
   return withGuard(env, guardSpawnedServer(bin, 'temporal-test-server'));
+}
+
+/**
+ * The SDK gives a server it spawns 5 s to answer (fixed in its core); on a loaded machine (the
+ * suites run side by side) a start can take longer. Such a start is tried again, up to 3 times,
+ * the process it left behind killed; any other failure is thrown at once.
+ */
+async function startSpawned<T>(bin: string, start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const before = new Set(childPidsMatching(bin));
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 3 || !/did not start within/.test((err as Error)?.message ?? '')) throw err;
+      for (const pid of childPidsMatching(bin).filter((p) => !before.has(p))) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* gone already */
+        }
+      }
+    }
+  }
 }
 
 export interface DevServerHandle {
