@@ -9,7 +9,7 @@
 // its region, before any other member, because the superseded child may have left its zone out for
 // its successor to take over.
 import { FLEET_ENDED_KEPT, FLEET_MAX_QUEUED, type FleetEnded, type FleetInput, type FleetMemberRef, type FleetMemberRequest } from '../api/fleet-contract';
-import { DNS1123_LABEL_PATTERN } from '../api/limits';
+import { DNS1123_LABEL_PATTERN, LIMITS } from '../api/limits';
 import { workflowIdFor } from '../api/rollout-contract';
 
 const LABEL = new RegExp(DNS1123_LABEL_PATTERN);
@@ -29,7 +29,7 @@ export function refusal(req: unknown, fleet: FleetInput): string | undefined {
   if (o.namespace !== fleet.namespace) return `${who}: not in namespace ${fleet.namespace}`;
   const m = r.input?.spec?.fleet;
   if (m?.name !== fleet.name) return `${who}: its spec names fleet ${JSON.stringify(m?.name ?? null)}, not ${fleet.name}`;
-  if (typeof m.region !== 'string' || m.region.length > 63 || !LABEL.test(m.region)) return `${who}: its region is not a DNS-1123 label`;
+  if (typeof m.region !== 'string' || m.region.length > LIMITS.zoneNameMaxLength || !LABEL.test(m.region)) return `${who}: its region is not a DNS-1123 label`;
   if (r.workflowId !== workflowIdFor(o)) return `${who}: workflow id ${JSON.stringify(r.workflowId)} is not its generation's`;
   if (typeof r.specHash !== 'string') return `${who}: no spec hash`;
   return undefined;
