@@ -17,14 +17,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { QUERY_FLEET_PROGRESS, SIGNAL_FLEET_MEMBER, type FleetInput, type FleetProgress, type FleetResult } from '../api/fleet-contract';
-import { SIGNAL_PAUSE, SIGNAL_RESUME, WORKFLOW_TYPE, type RolloutResult } from '../api/rollout-contract';
+import { WORKFLOW_TYPE, type RolloutResult } from '../api/rollout-contract';
 import { rolloutStartOptions } from '../api/rollout-start';
 import type { RolloutActivities } from './activity-types';
 import { FleetQueue, type Queued } from './fleet-queue';
+import { pauseSignal, resumeSignal } from './rollout';
 
 export const fleetMemberSignal = defineSignal<[unknown]>(SIGNAL_FLEET_MEMBER);
-export const fleetPauseSignal = defineSignal(SIGNAL_PAUSE);
-export const fleetResumeSignal = defineSignal(SIGNAL_RESUME);
 export const fleetProgressQuery = defineQuery<FleetProgress>(QUERY_FLEET_PROGRESS);
 
 const { reportQueuedMember } = proxyLocalActivities<Pick<RolloutActivities, 'reportQueuedMember'>>({
@@ -39,8 +38,8 @@ export async function fleetWorkflow(input: FleetInput): Promise<FleetResult> {
   const queue = new FleetQueue(input);
   let paused = false;
   setHandler(fleetMemberSignal, (req) => void queue.admit(req, now()));
-  setHandler(fleetPauseSignal, () => void (paused = true));
-  setHandler(fleetResumeSignal, () => void (paused = false));
+  setHandler(pauseSignal, () => void (paused = true));
+  setHandler(resumeSignal, () => void (paused = false));
   setHandler(fleetProgressQuery, () => ({ namespace: input.namespace, fleet: input.name, paused, ...queue.view() }));
 
   const children: Promise<void>[] = [];
