@@ -14,6 +14,7 @@ export const VM_VERSION = 'v1beta1';
 /** The VM operator kinds vmrollout manages, with their plural resource names. */
 export const VM_KINDS = {
   VMCluster: 'vmclusters',
+  VMSingle: 'vmsingles',
   VMAuth: 'vmauths',
   VMUser: 'vmusers',
   VMAgent: 'vmagents',

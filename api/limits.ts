@@ -202,6 +202,7 @@ export interface DerivedName {
 /** The names vmrollout derives per managed kind, and the limits that follow. */
 export const DERIVED_NAMES = {
   VMCluster: { prefixes: ['vminsert-', 'vmselect-'], kind: 'Service' },
+  VMSingle: { prefixes: ['vmsingle-'], kind: 'Service' },
   VMAgent: { prefixes: ['vmagent-'], kind: 'Service' },
   VMAuth: { prefixes: ['vmauth-'], kind: 'Service' },
   VMUser: { prefixes: ['vmuser-'], kind: 'Secret' },

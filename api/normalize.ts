@@ -69,7 +69,7 @@ function normalizeManaged(m: {
  */
 export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record<StrategyDurationField, number>): NormalizedSpec {
   const zones: ZoneSpec[] = s.zones.map((z) => {
-    const zone: ZoneSpec = { name: z.name, vmcluster: normalizeManaged(z.vmcluster) };
+    const zone: ZoneSpec = z.vmsingle ? { name: z.name, vmsingle: normalizeManaged(z.vmsingle) } : { name: z.name, vmcluster: normalizeManaged(z.vmcluster!) };
     if (z.vmuser) zone.vmuser = normalizeManaged(z.vmuser);
     if (z.vmagent) zone.vmagent = normalizeManaged(z.vmagent);
     if (z.remoteWriteURL) zone.remoteWriteURL = z.remoteWriteURL;
@@ -78,10 +78,11 @@ export function normalize(s: VMDistributedClusterSpecOutput, durationsMs: Record
   });
   const vmauth = normalizeManaged(s.vmauth);
   const vmagent = normalizeManaged(s.vmagent);
-  const adopts = [...zones.flatMap((z) => [z.vmcluster, z.vmuser, z.vmagent]), vmauth, vmagent].some((m) => m?.adopt);
+  const adopts = [...zones.flatMap((z) => [z.vmcluster, z.vmsingle, z.vmuser, z.vmagent]), vmauth, vmagent].some((m) => m?.adopt);
   return {
     paused: s.paused,
     clusterVersion: s.clusterVersion,
+    ...(s.singleVersion !== undefined ? { singleVersion: s.singleVersion } : {}),
     overrideSpec: cloneJson(s.overrideSpec),
     zones,
     vmauth,

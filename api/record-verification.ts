@@ -8,9 +8,10 @@
 // that fails is reported (docs/security.md#route-records-are-claims) and never acted on; it fails
 // no rollout. Pure.
 import { selects } from './label-selector';
-import { crdOf, isVmselect } from './route-edits';
+import { crdOf } from './route-edits';
 import { parseRecords, UnreadableRecordsError, type OutOfRotationRecord, type RecordedRoute, type RemovedRef, type RouteRef } from './route-records';
-import { computeRemoval, crdNameNamesCluster, managedRoutes, objectNamesCluster, type VMClusterRef } from './route-targets';
+import { computeRemoval, crdNameNamesCluster, managedRoutes, objectNamesCluster } from './route-targets';
+import { describeStorage, kindOf, STORAGE, storageRef, type StorageKind, type StorageRef } from './storage';
 import { validateSpec } from './validate';
 import type { JsonObject } from './types';
 
@@ -34,7 +35,7 @@ export interface RecordExpectation {
 
 /** What of a VMDistributedCluster's spec a record is checked against. */
 export interface RecordSpec {
-  zones: ReadonlyArray<{ name: string; vmcluster: string }>;
+  zones: ReadonlyArray<{ name: string; storage: StorageRef }>;
   /** The routes it names (its VMAuth, its zones' VMUsers). */
   routes: readonly RouteRef[];
   /** spec.vmuserSelector: the VMUsers whose labels match are managed too. */
@@ -73,7 +74,7 @@ export function recordExpectation(namespace: string, uid: string, live: { metada
   return {
     ...expect,
     spec: {
-      zones: v.spec.zones.map((z) => ({ name: z.name, vmcluster: z.vmcluster.name })),
+      zones: v.spec.zones.map((z) => ({ name: z.name, storage: storageRef(z, namespace) })),
       routes: managedRoutes(v.spec),
       ...(v.spec.vmuserSelector !== undefined ? { vmuserSelector: v.spec.vmuserSelector } : {}),
     },
@@ -83,9 +84,10 @@ export function recordExpectation(namespace: string, uid: string, live: { metada
 const sameRoute = (a: RouteRef, b: RouteRef): boolean => a.kind === b.kind && a.name === b.name;
 
 /** Why `targetRef` could route anywhere but `vmc` once put back (undefined: it cannot). */
-function containerIssue(targetRef: JsonObject | undefined, vmc: VMClusterRef, what: string): string | undefined {
+function containerIssue(targetRef: JsonObject | undefined, vmc: StorageRef, what: string): string | undefined {
   if (targetRef === undefined) return undefined;
-  if (!isVmselect(targetRef)) return `${what} is not a VMCluster/vmselect reference`;
+  const kind: StorageKind = kindOf(vmc);
+  if (crdOf(targetRef)?.kind !== STORAGE[kind].readRefKind) return `${what} is not a ${STORAGE[kind].readRefKind} reference`;
   if ('static' in targetRef) return `${what} carries a static URL`;
   return undefined;
 }
@@ -93,22 +95,22 @@ function containerIssue(targetRef: JsonObject | undefined, vmc: VMClusterRef, wh
 const OBJECT_KEYS: readonly string[] = ['name', 'namespace'];
 
 /** Why putting `r` back could route reads anywhere but `vmc` (undefined: it routes only there). */
-function removedIssue(r: RemovedRef, vmc: VMClusterRef): string | undefined {
+function removedIssue(r: RemovedRef, vmc: StorageRef): string | undefined {
   const at = `removed targetRefs[${r.index}]`;
   switch (r.type) {
     case 'targetRef': {
       const only = computeRemoval({ route: { kind: 'VMUser', name: '' }, targetRefs: [r.targetRef] }, vmc).removed;
-      if (only.length !== 1 || only[0]!.type !== 'targetRef') return `${at} routes elsewhere than VMCluster ${vmc.namespace}/${vmc.name}`;
+      if (only.length !== 1 || only[0]!.type !== 'targetRef') return `${at} routes elsewhere than ${describeStorage(vmc)}`;
       return containerIssue(r.targetRef, vmc, at);
     }
     case 'object':
       if (!objectNamesCluster(r.object, vmc) || Object.keys(r.object).some((k) => !OBJECT_KEYS.includes(k))) {
-        return `${at}.crd.objects[${r.objectIndex}] is not exactly VMCluster ${vmc.namespace}/${vmc.name}`;
+        return `${at}.crd.objects[${r.objectIndex}] is not exactly ${describeStorage(vmc)}`;
       }
       return containerIssue(r.targetRef, vmc, at);
     case 'crdName':
       if (r.name !== vmc.name || r.namespace !== vmc.namespace || !crdNameNamesCluster(crdOf(r.targetRef), vmc)) {
-        return `${at}.crd names another VMCluster than ${vmc.namespace}/${vmc.name}`;
+        return `${at}.crd names another ${kindOf(vmc)} than ${describeStorage(vmc)}`;
       }
       return containerIssue(r.targetRef, vmc, at);
   }
@@ -133,14 +135,14 @@ export function restoreIssue(
   if (r.kind !== carrier.route.kind || r.name !== carrier.route.name || r.uid !== carrier.uid) {
     return `was written for ${r.kind} ${r.name} (uid ${r.uid}), not this ${carrier.route.kind} ${carrier.route.name} (uid ${carrier.uid})`;
   }
-  if (record.vmcluster.namespace !== carrier.namespace) return `names VMCluster ${record.vmcluster.namespace}/${record.vmcluster.name} of another namespace`;
+  if (record.vmcluster.namespace !== carrier.namespace) return `names ${describeStorage(record.vmcluster)} of another namespace`;
   for (const removed of record.removed) {
     const issue = removedIssue(removed, record.vmcluster);
     if (issue) return issue;
   }
   const zone = expect.spec?.zones.find((z) => z.name === record.zone);
-  if (zone && zone.vmcluster !== record.vmcluster.name)
-    return `names VMCluster ${record.vmcluster.name}, but zone ${record.zone} is VMCluster ${zone.vmcluster}`;
+  if (zone && (zone.storage.name !== record.vmcluster.name || kindOf(zone.storage) !== kindOf(record.vmcluster)))
+    return `names ${kindOf(record.vmcluster)} ${record.vmcluster.name}, but zone ${record.zone} is ${kindOf(zone.storage)} ${zone.storage.name}`;
   return undefined;
 }
 
@@ -153,7 +155,7 @@ export function adoptionIssue(record: OutOfRotationRecord, carrier: RouteObjectV
   const issue = restoreIssue(record, carrier, expect);
   if (issue) return issue;
   if (computeRemoval({ route: carrier.route, targetRefs: carrier.targetRefs }, record.vmcluster).removed.length > 0) {
-    return `says VMCluster ${record.vmcluster.name} was taken out, but the route still sends it reads`;
+    return `says ${kindOf(record.vmcluster)} ${record.vmcluster.name} was taken out, but the route still sends it reads`;
   }
   if (expect.spec && !managesRoute(expect.spec, carrier.route, carrier.labels)) return `is on a route its VMDistributedCluster does not manage`;
   return undefined;

@@ -4,6 +4,7 @@
 // values only, so every side can import it.
 import { defineSearchAttributeKey } from '@temporalio/common';
 import type { HeldMode } from './traffic-mode';
+import type { NamedStorage } from './storage';
 import type {
   Awaiting,
   CanaryAnalysisStatus,
@@ -168,9 +169,8 @@ export interface LastQueueSample extends QueueSample {
 export type CurrentStep = ZoneStep | 'Preparing' | 'PauseBetweenZones' | 'AwaitingApproval';
 
 /** A zone as the workflow tracks it and the progress query shows it (the workflow's ZoneState adds what it says in words). */
-export interface ZoneProgress {
+export interface ZoneProgress extends NamedStorage {
   name: string;
-  vmcluster: string;
   phase: ZonePhase;
   /** The step running or about to run (while the zone is in flight or Failed). */
   step?: ZoneStep;

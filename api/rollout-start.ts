@@ -5,6 +5,7 @@
 import { formatDuration } from './duration';
 import { fleetWorkflowId } from './fleet-contract';
 import { rolloutPriority, SA_CLUSTER_VERSION, SA_GENERATION, SA_NAME, SA_NAMESPACE, type RolloutInput } from './rollout-contract';
+import { zoneStorage } from './storage';
 
 /** The memo key of the spec hash (api/spec-hash.ts) a rollout was started with: what a paused-only generation is compared with. */
 export const MEMO_SPEC_HASH = 'vmrolloutSpecHash';
@@ -17,7 +18,12 @@ export interface WorkflowDescription {
 export function workflowDescription(input: RolloutInput): WorkflowDescription {
   const { object: o, spec } = input;
   const st = spec.strategy;
-  const zones = spec.zones.map((z) => `\`${z.name}\` (VMCluster \`${z.vmcluster.name}\`)`).join(', ');
+  const zones = spec.zones
+    .map((z) => {
+      const { kind, object } = zoneStorage(z);
+      return `\`${z.name}\` (${kind} \`${object.name}\`)`;
+    })
+    .join(', ');
   const lines = [
     `**VMDistributedCluster** \`${o.namespace}/${o.name}\`, generation ${o.generation} (uid \`${o.uid}\`)`,
     `**clusterVersion** \`${spec.clusterVersion}\`${spec.paused ? ' — paused' : ''}`,

@@ -3,9 +3,8 @@
 // workflow, the activities and `kubectl vmdc release-zone` (kube/route-objects.ts) share them.
 import { jsonEqual } from './json-value';
 import type { RemovedRef, RouteRemoval } from './route-records';
+import { READ_REF_KINDS, STORAGE } from './storage';
 import type { JsonObject, JsonValue } from './types';
-
-export const VMSELECT_KIND = 'VMCluster/vmselect';
 
 export function clone<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
@@ -19,9 +18,14 @@ export function crdOf(tr: JsonObject | undefined): JsonObject | undefined {
   return asObject(tr?.crd);
 }
 
-export function isVmselect(tr: JsonObject | undefined): boolean {
-  return crdOf(tr)?.kind === VMSELECT_KIND;
+/** A targetRef sending reads to a zone's storage (VMCluster/vmselect or VMSingle). */
+export function isReadRef(tr: JsonObject | undefined): boolean {
+  return READ_REF_KINDS.includes(crdOf(tr)?.kind as string);
 }
+
+/** Both read refs of the same kind: a recorded entry goes back only into a targetRef of its own kind. */
+const sameKind = (tr: JsonObject, recorded: JsonObject | undefined): boolean =>
+  isReadRef(tr) && crdOf(tr)!.kind === (crdOf(recorded)?.kind ?? STORAGE.VMCluster.readRefKind);
 
 export function objectsOf(tr: JsonObject | undefined): JsonObject[] | undefined {
   const o = crdOf(tr)?.objects;
@@ -43,13 +47,13 @@ type CrdNameRef = Extract<RemovedRef, { type: 'crdName' }>;
 /** Whether this targetRef's crd.name/crd.namespace are exactly the recorded ones. */
 function hasCrdName(tr: JsonObject, r: CrdNameRef): boolean {
   const crd = crdOf(tr);
-  return isVmselect(tr) && crd!.name === r.name && crd!.namespace === r.namespace;
+  return sameKind(tr, r.targetRef) && crd!.name === r.name && crd!.namespace === r.namespace;
 }
 
 /** A targetRef whose crd.name/crd.namespace a `crdName` removal emptied. */
-function isBlanked(tr: JsonObject): boolean {
+function isBlanked(tr: JsonObject, r: CrdNameRef): boolean {
   const crd = crdOf(tr);
-  return isVmselect(tr) && crd!.name === '' && crd!.namespace === '';
+  return sameKind(tr, r.targetRef) && crd!.name === '' && crd!.namespace === '';
 }
 
 /**
@@ -62,7 +66,7 @@ export function applyRemoval(targetRefs: readonly JsonObject[], removal: Pick<Ro
   // crd.objects entries first, then crd.name: neither changes targetRefs' length, so indices stay valid.
   for (const r of removal.removed) {
     if (r.type !== 'object') continue;
-    const ci = findNear(out, r.index, (tr) => isVmselect(tr) && (objectsOf(tr) ?? []).some((o) => jsonEqual(o, r.object)));
+    const ci = findNear(out, r.index, (tr) => sameKind(tr, r.targetRef) && (objectsOf(tr) ?? []).some((o) => jsonEqual(o, r.object)));
     if (ci < 0) continue;
     const objs = objectsOf(out[ci])!;
     const oi = findNear(objs, r.objectIndex, (o) => jsonEqual(o, r.object));
@@ -111,12 +115,12 @@ function undoCrdName(out: JsonObject[], r: CrdNameRef, removed: readonly Removed
     rc.namespace = '';
   }
   let ci = -1;
-  if (here && isBlanked(here) && jsonEqual(here, remainder)) ci = r.index;
-  if (ci < 0) ci = findNear(out, r.index, (tr) => isBlanked(tr) && jsonEqual(tr, remainder));
+  if (here && isBlanked(here, r) && jsonEqual(here, remainder)) ci = r.index;
+  if (ci < 0) ci = findNear(out, r.index, (tr) => isBlanked(tr, r) && jsonEqual(tr, remainder));
   // Restored before, and moved since (the container as it was, objects put back or not).
   const restored = withoutRemovedObjects(r.targetRef, removed, r.index);
   if (ci < 0 && findNear(out, r.index, (tr) => jsonEqual(tr, restored) || jsonEqual(tr, r.targetRef)) >= 0) return;
-  if (ci < 0 && here && isBlanked(here)) ci = r.index; // changed in place by the user
+  if (ci < 0 && here && isBlanked(here, r)) ci = r.index; // changed in place by the user
   if (ci < 0) {
     // The container is gone (or names something else now): the cluster back in a targetRef of its own.
     const base = clone(r.targetRef);
@@ -151,7 +155,7 @@ export function undoRemoval(targetRefs: readonly JsonObject[], removal: Pick<Rou
     .filter((r): r is Extract<RemovedRef, { type: 'object' }> => r.type === 'object')
     .sort((a, b) => a.index - b.index || a.objectIndex - b.objectIndex);
   for (const r of objs) {
-    const isContainer = (tr: JsonObject) => isVmselect(tr) && objectsOf(tr) !== undefined;
+    const isContainer = (tr: JsonObject) => sameKind(tr, r.targetRef) && objectsOf(tr) !== undefined;
     const remainder = r.targetRef ? withoutRemovedObjects(r.targetRef, removal.removed, r.index) : undefined;
     let ci = -1;
     // already restored? (as many equal entries as were removed from this container)
@@ -166,7 +170,7 @@ export function undoRemoval(targetRefs: readonly JsonObject[], removal: Pick<Rou
     if (ci < 0) {
       // The container is gone: put the cluster back in a targetRef of its own, routing to it alone
       // (crd.name and crd.namespace "", as the operator's CRD requires them).
-      const base = r.targetRef ? clone(r.targetRef) : { crd: { kind: VMSELECT_KIND } };
+      const base = r.targetRef ? clone(r.targetRef) : { crd: { kind: STORAGE.VMCluster.readRefKind } };
       const crd = crdOf(base)!;
       crd.name = '';
       crd.namespace = '';

@@ -3,6 +3,7 @@
 // call that puts them back. It outlives every workflow: any generation's workflow, the trigger
 // (finalizer) and a person (kubectl) read it. Pure: parsing and formatting only.
 import { dataObject } from './data-object';
+import type { StorageRef } from './storage';
 import type { JsonObject } from './types';
 
 export const OUT_OF_ROTATION_ANNOTATION = 'vmrollout.io/out-of-rotation';
@@ -42,8 +43,8 @@ export type RemovedRef =
 /** What leaving read rotation removes from one route, so that it can be put back exactly. */
 export interface RouteRemoval {
   route: RouteRef;
-  /** The VMCluster whose vmselect is taken out of this route. */
-  vmcluster: { name: string; namespace: string };
+  /** The zone's storage object taken out of this route (its VMCluster's vmselect, or its VMSingle). */
+  vmcluster: StorageRef;
   removed: RemovedRef[];
 }
 
@@ -65,7 +66,7 @@ export interface RecordCarrier {
 /** One record: exactly what was removed from the route object that carries it. */
 export interface OutOfRotationRecord extends RecordOwner {
   route: RecordCarrier;
-  vmcluster: { name: string; namespace: string };
+  vmcluster: StorageRef;
   removed: RemovedRef[];
   /** When the entries were removed (ISO time). */
   since: string;
@@ -83,7 +84,7 @@ export interface RecordedRoute {
 /** A zone of this VMDistributedCluster that the records on the route objects show out of reads. */
 export interface RecordedZone {
   zone: string;
-  vmcluster: { name: string; namespace: string };
+  vmcluster: StorageRef;
   /** What was removed from each route carrying a record, so that it can be waited on and put back. */
   removals: RouteRemoval[];
   /** The earliest removal (ISO time) and the generation whose workflow made it. */
@@ -136,6 +137,7 @@ function checkRecord(key: string, v: unknown): OutOfRotationRecord {
     throw bad('route must name the kind, name and uid of the object carrying the record');
   const vmc = v.vmcluster;
   if (!isObject(vmc) || !isName(vmc.name) || !isName(vmc.namespace)) throw bad('vmcluster must name namespace and name');
+  if (vmc.kind !== undefined && vmc.kind !== 'VMSingle') throw bad('vmcluster.kind must be VMSingle when set');
   if (!Array.isArray(v.removed) || v.removed.length === 0 || !v.removed.every(isRemovedRef)) {
     throw bad('removed must be a non-empty list of removed targetRefs, crd.objects entries or crd.name references');
   }

@@ -2,14 +2,10 @@
 // one VMCluster out of a route removes. Pure: the workflow plans removals with it, the activities
 // check a route keeps a backend, and a route record is verified against the live route with it
 // (api/record-verification.ts).
-import { applyRemoval, asObject, clone, crdOf, isVmselect, objectsOf } from './route-edits';
+import { applyRemoval, asObject, clone, crdOf, objectsOf } from './route-edits';
 import type { JsonObject, JsonValue, NormalizedSpec } from './types';
 import type { RemovedRef, RouteRef, RouteRemoval } from './route-records';
-
-export interface VMClusterRef {
-  name: string;
-  namespace: string;
-}
+import { kindOf, readRefStorage, type StorageRef } from './storage';
 
 // What a targetRef routes to, by the VictoriaMetrics operator's rules (v0.74.1,
 // vmauth/vmusers_config.go updateCRDObjURLs): crd.name routes to a cluster only when crd.name and
@@ -18,20 +14,23 @@ export interface VMClusterRef {
 // others in crd.objects empties crd.name and crd.namespace (a `crdName` removal).
 const nonEmpty = (v: JsonValue | undefined): v is string => typeof v === 'string' && v !== '';
 
-/** Operator rule: crd.name names this VMCluster only with crd.namespace, both non-empty and equal to the cluster's. */
-export function crdNameNamesCluster(crd: JsonObject | undefined, vmc: VMClusterRef): boolean {
+/** Whether a targetRef sends reads to objects of the ref's kind (VMCluster/vmselect for a VMCluster, VMSingle for a VMSingle). */
+const routesKindOf = (tr: JsonObject, vmc: StorageRef): boolean => readRefStorage(crdOf(tr)?.kind) === kindOf(vmc);
+
+/** Operator rule: crd.name names this object only with crd.namespace, both non-empty and equal to its. */
+export function crdNameNamesCluster(crd: JsonObject | undefined, vmc: StorageRef): boolean {
   return !!crd && nonEmpty(crd.name) && nonEmpty(crd.namespace) && crd.name === vmc.name && crd.namespace === vmc.namespace;
 }
 
 /** Operator rule: a crd.objects entry names this VMCluster only by its exact name and namespace. */
-export function objectNamesCluster(entry: JsonObject | undefined, vmc: VMClusterRef): boolean {
+export function objectNamesCluster(entry: JsonObject | undefined, vmc: StorageRef): boolean {
   return !!entry && nonEmpty(entry.name) && nonEmpty(entry.namespace) && entry.name === vmc.name && entry.namespace === vmc.namespace;
 }
 
-/** True when some VMCluster/vmselect targetRef still sends reads to this VMCluster. */
-export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: VMClusterRef): boolean {
+/** True when some targetRef of its kind still sends reads to this storage object. */
+export function routeReferencesCluster(targetRefs: readonly JsonObject[], vmc: StorageRef): boolean {
   return targetRefs.some((tr) => {
-    if (!isVmselect(tr)) return false;
+    if (!routesKindOf(tr, vmc)) return false;
     const crd = crdOf(tr)!;
     if (crdNameNamesCluster(crd, vmc)) return true;
     return (objectsOf(tr) ?? []).some((o) => objectNamesCluster(asObject(o), vmc));
@@ -68,10 +67,10 @@ export function hasReadBackend(targetRefs: readonly JsonObject[]): boolean {
  * entries of crd.objects of the others. A crd.name naming this cluster in a targetRef that routes
  * elsewhere too is emptied (a `crdName` entry). Does not check emptiness (see computeRemovals).
  */
-export function computeRemoval(snapshot: { route: RouteRef; targetRefs: readonly JsonObject[] }, vmc: VMClusterRef): RouteRemoval {
+export function computeRemoval(snapshot: { route: RouteRef; targetRefs: readonly JsonObject[] }, vmc: StorageRef): RouteRemoval {
   const removed: RemovedRef[] = [];
   snapshot.targetRefs.forEach((tr, index) => {
-    if (!isVmselect(tr)) return;
+    if (!routesKindOf(tr, vmc)) return;
     const crd = crdOf(tr)!;
     const nameIsZone = crdNameNamesCluster(crd, vmc);
     const objects = objectsOf(tr) ?? [];
@@ -104,7 +103,7 @@ export function routeTargetRefs(kind: RouteRef['kind'], obj: Readonly<Record<str
  * route edits take them out: the spec's routes name the zones a trafficMode holds out of reads, and
  * an apply must not put them back. Undefined when the route would be left with no read backend.
  */
-export function specWithoutClusters(route: RouteRef, spec: JsonObject, clusters: readonly VMClusterRef[]): JsonObject | undefined {
+export function specWithoutClusters(route: RouteRef, spec: JsonObject, clusters: readonly StorageRef[]): JsonObject | undefined {
   let refs = routeTargetRefs(route.kind, { spec });
   if (refs.length === 0) return spec;
   for (const vmc of clusters) refs = applyRemoval(refs, computeRemoval({ route, targetRefs: refs }, vmc));

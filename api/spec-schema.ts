@@ -170,8 +170,12 @@ const STRATEGY_CEL_RULES = [
 
 const ZONES_CEL_RULES = [
   {
-    rule: 'self.all(a, self.exists_one(b, b.vmcluster.name == a.vmcluster.name))',
+    rule: 'self.all(a, !has(a.vmcluster) || self.exists_one(b, has(b.vmcluster) && b.vmcluster.name == a.vmcluster.name))',
     message: 'every zone must have its own VMCluster (vmcluster.name must be unique)',
+  },
+  {
+    rule: 'self.all(a, !has(a.vmsingle) || self.exists_one(b, has(b.vmsingle) && b.vmsingle.name == a.vmsingle.name))',
+    message: 'every zone must have its own VMSingle (vmsingle.name must be unique)',
   },
   {
     rule: 'self.all(a, !has(a.vmuser) || self.exists_one(b, has(b.vmuser) && b.vmuser.name == a.vmuser.name))',
@@ -190,6 +194,12 @@ const ZONES_CEL_RULES = [
 
 export const ZONE_VMAGENT_MESSAGE = "must not name spec.vmagent's VMAgent";
 const ZONE_VMAGENT_CEL = '!self.zones.exists(z, has(z.vmagent) && z.vmagent.name == self.vmagent.name)';
+
+export const SINGLE_VERSION_MESSAGE = "is required when a zone has a vmsingle: the image tag every zone's VMSingle gets, e.g. v1.150.0";
+const SINGLE_VERSION_CEL = 'has(self.singleVersion) || !self.zones.exists(z, has(z.vmsingle))';
+export const SINGLE_PARITY_MESSAGE = 'is not supported with VMSingle zones: a VMSingle lists no tenants to count (strategy.dataCompleteness still applies)';
+const SINGLE_PARITY_CEL = '!has(self.strategy) || !has(self.strategy.sampleParity) || !self.zones.exists(z, has(z.vmsingle))';
+export const ONE_STORAGE_MESSAGE = 'exactly one of vmcluster and vmsingle must be set';
 
 export const CANARY_ZONE_MESSAGE = 'must name a zone of spec.zones';
 const CANARY_NAMED = '!has(self.strategy) || !has(self.strategy.canary) || !has(self.strategy.canary.zone)';
@@ -398,48 +408,54 @@ export const strategySchema = z
   .describe('How the rollout proceeds. All fields are optional.')
   .meta({ 'x-kubernetes-validations': STRATEGY_CEL_RULES });
 
-export const zoneSchema = z.strictObject({
-  name: zoneNameSchema.describe('Zone name, unique in the list (e.g. az-a).'),
-  vmcluster: managedObject('VMCluster', "The zone's VMCluster"),
-  vmuser: managedObject('VMUser', 'Optional VMUser that routes reads to this zone').optional(),
-  vmagent: managedObject(
-    'VMAgent',
-    "Optional VMAgent of this zone (VMDistributed's layout: one per zone, each writing to every zone): every zone's backlog is read in it as in spec.vmagent's",
-  ).optional(),
-  remoteWriteURL: z
-    .string()
-    .max(LIMITS.urlMaxLength, { error: `must be at most ${LIMITS.urlMaxLength} characters` })
-    .superRefine((v, ctx) => {
-      if (v === '') return;
-      const message = checkHttpURL(v);
-      if (message) ctx.addIssue({ code: 'custom', message });
-    })
-    .meta({
-      // A CEL rule rather than `pattern`: the API server's pattern error quotes the value, and a
-      // remoteWriteURL may carry credentials. CEL errors name the rule, not the value.
-      'x-kubernetes-validations': [{ rule: REMOTE_WRITE_URL_CEL, message: HTTP_URL_MESSAGE }],
-    })
-    .describe(
-      "This zone's URL in the VMAgent's spec.remoteWrite list, when it is not the zone's vminsert service URL. Empty means unset. " +
-        'May carry credentials (https://user:password@host/...); vmrollout never displays them.',
-    )
-    .optional(),
-  trafficMode: z
-    .enum(TRAFFIC_MODES)
-    .refine((m) => m !== 'read-only', { error: READ_ONLY_MESSAGE })
-    // maxLength bounds the CEL rule's cost (the API server does not count enums)
-    .meta({
-      maxLength: Math.max(...TRAFFIC_MODES.map((m) => m.length)),
-      'x-kubernetes-validations': [{ rule: "self != 'read-only'", message: READ_ONLY_MESSAGE }],
-    })
-    .optional()
-    .describe(
-      'The traffic the zone takes, kept across rollouts (named as VMDistributed names them). read-write (default): reads and writes. ' +
-        'write-only: held out of reads (recorded on the routes like a zone being upgraded), still written and upgraded by rollouts. ' +
-        'maintenance: held out of reads and left alone by rollouts (its VMCluster is not changed). ' +
-        'Back to read-write: the next rollout upgrades it if needed, waits for its queue and its data checks, and puts it back. read-only is refused.',
-    ),
-});
+export const zoneSchema = z
+  .strictObject({
+    name: zoneNameSchema.describe('Zone name, unique in the list (e.g. az-a).'),
+    vmcluster: managedObject('VMCluster', "The zone's VMCluster (exactly one of vmcluster and vmsingle)").optional(),
+    vmsingle: managedObject(
+      'VMSingle',
+      "The zone's VMSingle (exactly one of vmcluster and vmsingle): its reads go to vmsingle-<name>:8428/prometheus",
+    ).optional(),
+    vmuser: managedObject('VMUser', 'Optional VMUser that routes reads to this zone').optional(),
+    vmagent: managedObject(
+      'VMAgent',
+      "Optional VMAgent of this zone (VMDistributed's layout: one per zone, each writing to every zone): every zone's backlog is read in it as in spec.vmagent's",
+    ).optional(),
+    remoteWriteURL: z
+      .string()
+      .max(LIMITS.urlMaxLength, { error: `must be at most ${LIMITS.urlMaxLength} characters` })
+      .superRefine((v, ctx) => {
+        if (v === '') return;
+        const message = checkHttpURL(v);
+        if (message) ctx.addIssue({ code: 'custom', message });
+      })
+      .meta({
+        // A CEL rule rather than `pattern`: the API server's pattern error quotes the value, and a
+        // remoteWriteURL may carry credentials. CEL errors name the rule, not the value.
+        'x-kubernetes-validations': [{ rule: REMOTE_WRITE_URL_CEL, message: HTTP_URL_MESSAGE }],
+      })
+      .describe(
+        "This zone's URL in the VMAgent's spec.remoteWrite list, when it is not the zone's vminsert service URL. Empty means unset. " +
+          'May carry credentials (https://user:password@host/...); vmrollout never displays them.',
+      )
+      .optional(),
+    trafficMode: z
+      .enum(TRAFFIC_MODES)
+      .refine((m) => m !== 'read-only', { error: READ_ONLY_MESSAGE })
+      // maxLength bounds the CEL rule's cost (the API server does not count enums)
+      .meta({
+        maxLength: Math.max(...TRAFFIC_MODES.map((m) => m.length)),
+        'x-kubernetes-validations': [{ rule: "self != 'read-only'", message: READ_ONLY_MESSAGE }],
+      })
+      .optional()
+      .describe(
+        'The traffic the zone takes, kept across rollouts (named as VMDistributed names them). read-write (default): reads and writes. ' +
+          'write-only: held out of reads (recorded on the routes like a zone being upgraded), still written and upgraded by rollouts. ' +
+          'maintenance: held out of reads and left alone by rollouts (its VMCluster is not changed). ' +
+          'Back to read-write: the next rollout upgrades it if needed, waits for its queue and its data checks, and puts it back. read-only is refused.',
+      ),
+  })
+  .meta({ 'x-kubernetes-validations': [{ rule: 'has(self.vmcluster) != has(self.vmsingle)', message: ONE_STORAGE_MESSAGE }] });
 
 /** Where a notification goes (spec.notifications[].type). */
 export const NOTIFICATION_TYPES = ['Slack', 'GrafanaAnnotation'] as const;
@@ -515,6 +531,17 @@ export const vmDistributedClusterSpecSchema = z
         error: "must be an image tag (letters, digits, '_', '.' and '-', not starting with '.' or '-'), e.g. v1.150.0-cluster",
       })
       .describe("Image tag set as every zone's VMCluster spec.clusterVersion, e.g. v1.150.0-cluster."),
+    singleVersion: z
+      .string()
+      .min(1, { error: "must not be empty: the image tag every zone's VMSingle gets, e.g. v1.150.0" })
+      .max(LIMITS.clusterVersionMaxLength, { error: `must be at most ${LIMITS.clusterVersionMaxLength} characters` })
+      .regex(new RegExp(IMAGE_TAG_PATTERN), {
+        error: "must be an image tag (letters, digits, '_', '.' and '-', not starting with '.' or '-'), e.g. v1.150.0",
+      })
+      .optional()
+      .describe(
+        "Image tag set as every VMSingle zone's spec.image.tag, e.g. v1.150.0 (single-node releases have no -cluster suffix). Required when a zone has a vmsingle.",
+      ),
     overrideSpec: jsonObject("Global VMCluster spec overlay (JSON merge patch, RFC 7386), applied before each zone's overlay.").default({}),
     zones: z
       .array(zoneSchema)
@@ -568,6 +595,8 @@ export const vmDistributedClusterSpecSchema = z
       { rule: CANARY_ZONE_CEL, message: CANARY_ZONE_MESSAGE, fieldPath: '.strategy.canary.zone' },
       { rule: CANARY_HELD_CEL, message: CANARY_HELD_MESSAGE, fieldPath: '.strategy.canary.zone' },
       { rule: ZONE_VMAGENT_CEL, message: `zones[].vmagent ${ZONE_VMAGENT_MESSAGE}`, fieldPath: '.zones' },
+      { rule: SINGLE_VERSION_CEL, message: SINGLE_VERSION_MESSAGE, fieldPath: '.singleVersion' },
+      { rule: SINGLE_PARITY_CEL, message: SINGLE_PARITY_MESSAGE, fieldPath: '.strategy.sampleParity' },
     ],
   });
 

@@ -19,7 +19,8 @@ export const conditionSchema = z.object({
 export const zoneStatusSchema = z.object({
   name: z.string(),
   phase: z.enum(ZONE_PHASES),
-  vmclusterGeneration: generation('The VMCluster generation the upgrade patch produced.').optional(),
+  storageKind: z.enum(['VMSingle']).describe("Set when the zone's storage is a VMSingle (spec.zones[].vmsingle); unset: a VMCluster.").optional(),
+  vmclusterGeneration: generation("The generation of the zone's VMCluster (or VMSingle) the upgrade patch produced.").optional(),
   startedAt: timestamp('When the zone started.').optional(),
   stepStartedAt: timestamp("When the zone's current step began (a Failed zone keeps the failed step's).").optional(),
   finishedAt: timestamp('When the zone finished.').optional(),

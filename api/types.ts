@@ -23,7 +23,9 @@ export interface ManagedObject {
 
 export interface ZoneSpec {
   name: string;
-  vmcluster: ManagedObject;
+  /** The zone's storage: exactly one of vmcluster and vmsingle (api/storage.ts zoneStorage). */
+  vmcluster?: ManagedObject;
+  vmsingle?: ManagedObject;
   vmuser?: ManagedObject;
   /** Its own VMAgent (one per zone), read beside spec.vmagent. */
   vmagent?: ManagedObject;
@@ -166,6 +168,8 @@ export interface FleetMembership {
 export interface NormalizedSpec {
   paused: boolean;
   clusterVersion: string;
+  /** spec.singleVersion: the VMSingle zones' image tag (present exactly when some zone is a VMSingle). */
+  singleVersion?: string;
   overrideSpec: JsonObject;
   zones: ZoneSpec[];
   vmauth: ManagedObject;
@@ -330,6 +334,8 @@ export interface CanaryAnalysisStatus {
 export interface ZoneStatus {
   name: string;
   phase: ZonePhase;
+  /** Set when the zone is a VMSingle (absent: a VMCluster). */
+  storageKind?: 'VMSingle';
   vmclusterGeneration?: number;
   startedAt?: string;
   /** When the zone's current step began (a Failed zone: the step that failed). */

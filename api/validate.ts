@@ -6,7 +6,7 @@ import { parseDuration, type DurationParseResult } from './duration';
 import { childrenOf, describe, isContainer, isPlainObject, jsonDepth } from './json-value';
 import { ADOPT_MESSAGE, BOTH_FORMS_MESSAGE, DURATION_RULES, DURATION_RULES_MS, durationPath, LIMITS, rangeMessage, type StrategyDurationField } from './limits';
 import { normalize, pruneNulls } from './normalize';
-import { CANARY_ZONE_MESSAGE, vmDistributedClusterSpecSchema, ZONE_VMAGENT_MESSAGE } from './spec-schema';
+import { CANARY_ZONE_MESSAGE, ONE_STORAGE_MESSAGE, SINGLE_PARITY_MESSAGE, SINGLE_VERSION_MESSAGE, vmDistributedClusterSpecSchema, ZONE_VMAGENT_MESSAGE } from './spec-schema';
 import { CANARY_HELD_MESSAGE, SERVING_ZONE_MESSAGE } from './traffic-mode';
 import type { NormalizedSpec } from './types';
 import { normalizeURL, redactURL, redactURLsIn } from './url';
@@ -123,6 +123,7 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
     const seen = {
       name: new Map<string, string>(),
       vmcluster: new Map<string, string>(),
+      vmsingle: new Map<string, string>(),
       vmuser: new Map<string, string>(),
       vmagent: new Map<string, string>(),
       url: new Map<string, string>(),
@@ -152,6 +153,11 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
       const vmcluster = get(zone, 'vmcluster');
       unique(seen.vmcluster, get(vmcluster, 'name'), ['zones', i, 'vmcluster', 'name'], (v) => `VMCluster name ${JSON.stringify(v)}`);
       bothForms(vmcluster, ['zones', i, 'vmcluster']);
+      const vmsingle = get(zone, 'vmsingle');
+      unique(seen.vmsingle, get(vmsingle, 'name'), ['zones', i, 'vmsingle', 'name'], (v) => `VMSingle name ${JSON.stringify(v)}`);
+      bothForms(vmsingle, ['zones', i, 'vmsingle']);
+      if (isPlainObject(zone) && (vmcluster === undefined) === (vmsingle === undefined))
+        issues.push({ path: formatPath(['zones', i]), message: ONE_STORAGE_MESSAGE });
       const vmuser = get(zone, 'vmuser');
       unique(seen.vmuser, get(vmuser, 'name'), ['zones', i, 'vmuser', 'name'], (v) => `VMUser name ${JSON.stringify(v)}`);
       bothForms(vmuser, ['zones', i, 'vmuser']);
@@ -176,6 +182,10 @@ function crossFieldIssues(raw: unknown, durations: StrategyDurations): Validatio
     if (named.length === 0) {
       issues.push({ path: 'spec.strategy.canary.zone', message: `${CANARY_ZONE_MESSAGE} (got ${JSON.stringify(canaryZone.slice(0, 63))})` });
     } else if (!named.every(servesReads)) issues.push({ path: 'spec.strategy.canary.zone', message: CANARY_HELD_MESSAGE });
+  }
+  if (Array.isArray(zones) && zones.some((z: unknown) => get(z, 'vmsingle') !== undefined)) {
+    if (raw.singleVersion === undefined) issues.push({ path: 'spec.singleVersion', message: SINGLE_VERSION_MESSAGE });
+    if (get(raw.strategy, 'sampleParity') !== undefined) issues.push({ path: 'spec.strategy.sampleParity', message: SINGLE_PARITY_MESSAGE });
   }
   bothForms(raw.vmagent, ['vmagent']);
   bothForms(raw.vmauth, ['vmauth']);

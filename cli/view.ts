@@ -10,6 +10,7 @@ import type { VmdcObject } from '../kube/vmdc-object';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import { endedPhase, statusIsCurrent } from './rollout-end';
 import { zoneSteps } from '../workflows/plan';
+import { namedStorage } from '../api/storage';
 
 /** What the workflow in status.workflow told about itself. */
 export interface WorkflowReading {
@@ -191,7 +192,7 @@ function specFacts(spec: unknown): SpecFacts {
   if (v.success) {
     return {
       clusterVersion: v.spec.clusterVersion,
-      zones: v.spec.zones.map((z) => ({ name: z.name, vmcluster: z.vmcluster.name })),
+      zones: v.spec.zones.map((z) => ({ name: z.name, ...namedStorage(z) })),
       queueDrainedForMs: v.spec.strategy.queueDrainedForMs,
     };
   }

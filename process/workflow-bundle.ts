@@ -20,6 +20,7 @@ export const PRELOAD_MODULES: readonly string[] = [
   '../api/route-edits',
   '../api/route-records',
   '../api/route-targets',
+  '../api/storage',
   '../api/traffic-mode',
   '../api/types',
   '../api/url',

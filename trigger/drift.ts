@@ -11,7 +11,7 @@ import type { Condition, JsonObject } from '../api/types';
 import { driftedFields, readAppliedRecord } from '../kube/applied-fields';
 
 /** The order a report lists kinds in (a Record: the compiler keeps it complete). */
-const KIND_ORDER: Record<VMKind, number> = { VMCluster: 0, VMUser: 1, VMAgent: 2, VMAuth: 3 };
+const KIND_ORDER: Record<VMKind, number> = { VMCluster: 0, VMSingle: 1, VMUser: 2, VMAgent: 3, VMAuth: 4 };
 
 /** The kinds vmrollout applies to: every kind it manages. */
 export const DRIFT_KINDS = Object.keys(VM_KINDS) as VMKind[];

@@ -15,7 +15,7 @@ import type {
 import type { VMKind } from '../api/constants';
 import type { DrainHeartbeat, QueueHeadroom, QueueSample } from '../api/rollout-contract';
 import type { RecordedZone, RecordOwner, RouteRef, RouteRemoval } from '../api/route-records';
-import type { VMClusterRef } from '../api/route-targets';
+import type { NamedStorage, StorageRef } from '../api/storage';
 
 /** The routes to read: the spec's, and the VMUsers spec.vmuserSelector selects now. */
 export interface ReadRoutesInput {
@@ -44,7 +44,9 @@ export interface QueueTarget {
   vmagentName: string;
   /** The zones' own VMAgents (spec.zones[].vmagent): the zone's queues are read in each too. */
   zoneVmagents?: string[];
+  /** The zone's storage object (a VMCluster, or the VMSingle storageKind says): its remote write is the zone's. */
   vmclusterName: string;
+  storageKind?: 'VMSingle';
   remoteWriteURL?: string;
   queueEmptyBytes: number;
   /** Optional (additive), for metrics labels only: the zone's name and the VMDistributedCluster's name. */
@@ -67,16 +69,16 @@ export interface VmagentReading {
 /** One measurement of the canary against the baseline zone (strategy.canary.analysis). */
 export interface CanaryMeasureInput {
   namespace: string;
-  canary: { zone: string; vmcluster: string };
-  baseline: { zone: string; vmcluster: string };
+  canary: { zone: string } & NamedStorage;
+  baseline: { zone: string } & NamedStorage;
   analysis: CanaryAnalysisSpec;
 }
 
 /** What countSamples counts (strategy.sampleParity): the zone's window [fromMs, toMs] on it and on a zone in reads. */
 export interface SampleCountInput {
   namespace: string;
-  zone: { zone: string; vmcluster: string };
-  healthy: { zone: string; vmcluster: string };
+  zone: { zone: string } & NamedStorage;
+  healthy: { zone: string } & NamedStorage;
   fromMs: number;
   toMs: number;
   parity: SampleParitySpec;
@@ -86,16 +88,14 @@ export interface SampleCountInput {
 export interface ReadHealthInput {
   namespace: string;
   vmauthName: string;
-  /** The carriers' VMClusters. */
-  carriers: string[];
+  /** The carriers' storage objects. */
+  carriers: NamedStorage[];
 }
 
 /** The read switch to confirm in the vmauth pods (see activities/vmauth/switch.ts). */
-export interface SwitchInput {
+export interface SwitchInput extends NamedStorage {
   namespace: string;
   vmauthName: string;
-  /** The zone's VMCluster (in `namespace`). */
-  vmcluster: string;
   /** `absent`: the zone left reads; `present`: it is back. */
   expect: 'absent' | 'present';
   /** The routes whose edit is being confirmed. */
@@ -124,9 +124,8 @@ export interface SwitchConfirmed {
   message: string;
 }
 
-export interface ReadsDrainInput {
+export interface ReadsDrainInput extends NamedStorage {
   namespace: string;
-  vmcluster: string;
   /** No new request for this long: drained. */
   quietMs: number;
   /** Give up waiting for quiet after this long (readDrainDelay). */
@@ -142,7 +141,7 @@ export interface ReadsDrained {
 
 export interface CarriersInput {
   namespace: string;
-  carriers: Array<{ zone: string; vmcluster: string; queue: QueueTarget }>;
+  carriers: Array<{ zone: string; queue: QueueTarget } & NamedStorage>;
   pollIntervalMs: number;
 }
 
@@ -178,7 +177,7 @@ export interface ApplyObjectInput {
   dryRun?: boolean;
   managedBy: ManagedBy;
   /** A route object (VMAuth, VMUser) only: these zones' VMClusters taken out of its targetRefs (their trafficMode holds them out of reads). */
-  without?: VMClusterRef[];
+  without?: StorageRef[];
 }
 
 /**

@@ -7,6 +7,7 @@ import { compareDrops } from './drops';
 import { FailureType, stepFailure } from './failures';
 import { queueTarget, type RunContext } from './run-context';
 import type { RolloutState, ZoneState } from './state';
+import { storageOf } from '../api/storage';
 
 /**
  * After the zone's queue drained, its window proven complete: vmagent dropped nothing for it since it
@@ -59,8 +60,8 @@ async function countSamples(ctx: RunContext, state: RolloutState, z: ZoneState, 
   if (to <= from) return notCounted(`the zone was out less than strategy.sampleParity.lag (${formatDuration(parity.lagMs)})`);
   return acts.countSamples({
     namespace: ctx.ns,
-    zone: { zone: z.name, vmcluster: z.vmcluster },
-    healthy: { zone: healthy.name, vmcluster: healthy.vmcluster },
+    zone: { zone: z.name, ...storageOf(z) },
+    healthy: { zone: healthy.name, ...storageOf(healthy) },
     fromMs: from,
     toMs: to,
     parity,

@@ -19,6 +19,7 @@ import { now, queueTarget, routesToRead, zoneSpec, type RunContext } from './run
 import { zoneState } from './state';
 import type { RolloutResult } from '../api/rollout-contract';
 import { clusterApply, headroomHorizonMs } from './zone-steps';
+import { storageObject, storageRef } from '../api/storage';
 
 type Judged = Omit<PlannedZoneStatus, 'zone' | 'gates'>;
 
@@ -36,7 +37,7 @@ const failed = (x: unknown): x is { failed: string } => typeof x === 'object' &&
 /** Whether the zone's VMCluster is up to date, or why the rollout would fail at it. */
 async function judgeCluster(ctx: RunContext, zs: ZoneSpec): Promise<boolean | { failed: string }> {
   const { cleanup: acts } = ctx.acts;
-  const cur = await orFail(() => acts.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name }));
+  const cur = await orFail(() => acts.readObject(storageObject(zs, ctx.ns)));
   if (failed(cur)) return cur;
   const dry = await orFail(() => acts.applyObject({ ...clusterApply(ctx, zs), dryRun: true }));
   if (failed(dry)) return { failed: `the apply's server-side dry run is refused: ${dry.failed}` };
@@ -73,7 +74,7 @@ async function judgeZone({ ctx }: RolloutRun, name: string, leaving = false): Pr
   if (failed(snaps)) return { ...none, would: 'fail', reason: `the read routes cannot be read: ${snaps.failed}` };
   let removals;
   try {
-    removals = computeRemovals(snaps, { name: zs.vmcluster.name, namespace: ctx.ns });
+    removals = computeRemovals(snaps, storageRef(zs, ctx.ns));
   } catch (e) {
     if (e instanceof RoutePlanError) return { ...none, would: 'fail', reason: e.message };
     throw e;

@@ -5,6 +5,7 @@ import type { VMKind } from '../api/constants';
 import type { JsonObject, ManagedObject, NormalizedSpec, ObjectGeneration, ZoneSpec } from '../api/types';
 import type { ApplyObjectInput } from './activity-types';
 import { composePatches, createsObject, desiredClusterPatch } from './merge';
+import { storageField, zoneStorage } from '../api/storage';
 
 /** The applyObject input for a managed object of `object`: `patch` is its desired spec; `specPath` where it is in the spec. */
 function managedApply(object: ObjectGeneration, spec: NormalizedSpec, kind: VMKind, obj: ManagedObject, patch: JsonObject, specPath: string): ApplyObjectInput {
@@ -20,9 +21,10 @@ function managedApply(object: ObjectGeneration, spec: NormalizedSpec, kind: VMKi
   return { kind, namespace: object.namespace, name: obj.name, patch, create: createsObject(obj), managedBy };
 }
 
-/** A zone's VMCluster apply: the desired spec (zone full spec, global overlay, zone overlay, clusterVersion). */
+/** A zone's storage apply (VMCluster or VMSingle): the desired spec (desiredClusterPatch). */
 export function clusterApplyFor(object: ObjectGeneration, spec: NormalizedSpec, zs: ZoneSpec): ApplyObjectInput {
-  return managedApply(object, spec, 'VMCluster', zs.vmcluster, desiredClusterPatch(spec, zs), `zones[${spec.zones.indexOf(zs)}].vmcluster`);
+  const { kind, object: obj } = zoneStorage(zs);
+  return managedApply(object, spec, kind, obj, desiredClusterPatch(spec, zs), `zones[${spec.zones.indexOf(zs)}].${storageField(kind)}`);
 }
 
 /**
@@ -47,7 +49,7 @@ export function agentApplies(object: ObjectGeneration, spec: NormalizedSpec): Ap
   ].filter((a): a is ApplyObjectInput => a !== undefined);
 }
 
-/** Every apply the spec asks for: each zone's VMCluster and VMUser, the VMAuth, the VMAgents. */
+/** Every apply the spec asks for: each zone's storage and VMUser, the VMAuth, the VMAgents. */
 export function specApplies(object: ObjectGeneration, spec: NormalizedSpec): ApplyObjectInput[] {
   return [
     ...spec.zones.map((zs) => clusterApplyFor(object, spec, zs)),

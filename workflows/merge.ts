@@ -10,6 +10,7 @@
 // like plain ones, so Temporal's JSON payload converter and the Kubernetes client carry them as is.
 import { dataObject, ownValue } from '../api/data-object';
 import type { JsonObject, JsonValue, ManagedObject, NormalizedSpec, ZoneSpec } from '../api/types';
+import { STORAGE, versionFor, zoneStorage } from '../api/storage';
 
 function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,11 +90,15 @@ export function applyPatch(target: JsonObject | undefined, patch: JsonObject): J
 }
 
 /**
- * The VMCluster patch of one zone: zone full `spec` (if given) → global `overrideSpec` → zone
- * `overrideSpec` → `{ clusterVersion }`.
+ * The storage patch of one zone. A VMCluster: zone full `spec` (if given) → global `overrideSpec` →
+ * zone `overrideSpec` → `{ clusterVersion }`. A VMSingle: zone full `spec` → zone `overrideSpec` →
+ * `{ image: { tag: singleVersion } }` (the global overlay is a VMCluster spec's).
  */
-export function desiredClusterPatch(spec: Pick<NormalizedSpec, 'overrideSpec' | 'clusterVersion'>, zone: ZoneSpec): JsonObject {
-  return composePatches(zone.vmcluster.spec, spec.overrideSpec, zone.vmcluster.overrideSpec, { clusterVersion: spec.clusterVersion });
+export function desiredClusterPatch(spec: Pick<NormalizedSpec, 'overrideSpec' | 'clusterVersion' | 'singleVersion'>, zone: ZoneSpec): JsonObject {
+  const { kind, object } = zoneStorage(zone);
+  const version = STORAGE[kind].versionPatch(versionFor(spec, kind));
+  if (kind === 'VMSingle') return composePatches(object.spec, object.overrideSpec, version);
+  return composePatches(object.spec, spec.overrideSpec, object.overrideSpec, version);
 }
 
 /** The VMCluster is created (with the zone's full spec) when absent only in the full-spec form. */

@@ -18,6 +18,7 @@ import type { RunContext } from './run-context';
 import type { RolloutState } from './state';
 import { heldMode } from '../api/traffic-mode';
 import { clusterApply } from './zone-steps';
+import { refOf } from '../api/storage';
 
 /** The apply of a VMAgent, VMUser or VMAuth of the spec, or undefined when the spec names none. */
 function objectApply(ctx: RunContext, kind: VMKind, obj: ManagedObject | undefined, specPath: string): ApplyObjectInput | undefined {
@@ -32,7 +33,7 @@ const defined = <T>(x: T | undefined): x is T => x !== undefined;
  * would never become operational. Without the VMClusters of the held zones out of reads.
  */
 function routeApplies(ctx: RunContext, state: RolloutState): ApplyObjectInput[] {
-  const without = state.zones.filter((z) => z.held && z.outOfRotation).map((z) => ({ name: z.vmcluster, namespace: ctx.ns }));
+  const without = state.zones.filter((z) => z.held && z.outOfRotation).map((z) => refOf(ctx.ns, z));
   return [objectApply(ctx, 'VMAuth', ctx.spec.vmauth, 'vmauth'), ...ctx.spec.zones.map((zs, i) => objectApply(ctx, 'VMUser', zs.vmuser, `zones[${i}].vmuser`))]
     .filter(defined)
     .map((it) => (without.length ? { ...it, without } : it));

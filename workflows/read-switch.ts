@@ -8,6 +8,7 @@ import type { RolloutActivities, SwitchConfirmed, SwitchInput } from './activity
 import { recordOwner, type RunContext } from './run-context';
 import { removedAnything, type RolloutState, type ZoneState } from './state';
 import type { StatusReport } from './status-report';
+import { storageOf } from '../api/storage';
 
 /**
  * How long after the operator rewrote the config Secret a vmauth pod without the config-reloader's
@@ -109,7 +110,7 @@ export class ReadSwitch {
     return {
       namespace: ctx.ns,
       vmauthName: ctx.spec.vmauth.name,
-      vmcluster: z.vmcluster,
+      ...storageOf(z),
       expect,
       routes,
       pollIntervalMs: ctx.st.pollIntervalMs,

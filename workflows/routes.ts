@@ -3,7 +3,8 @@
 // api/route-edits.ts). Pure: the workflow computes removals with it.
 import { applyRemoval } from '../api/route-edits';
 import type { RouteRef, RouteRemoval } from '../api/route-records';
-import { computeRemoval, hasReadBackend, type VMClusterRef } from '../api/route-targets';
+import { computeRemoval, hasReadBackend } from '../api/route-targets';
+import type { StorageRef } from '../api/storage';
 import type { RouteSnapshot } from './activity-types';
 import { FailureType } from './failures';
 
@@ -18,7 +19,7 @@ export class EmptyRouteError extends RoutePlanError {
   readonly type = FailureType.EmptyRoute;
   constructor(
     readonly routes: RouteRef[],
-    readonly vmcluster: VMClusterRef,
+    readonly vmcluster: StorageRef,
   ) {
     super(
       `removing VMCluster ${vmcluster.namespace}/${vmcluster.name} from reads would leave ` +
@@ -32,7 +33,7 @@ export class EmptyRouteError extends RoutePlanError {
  * The removals that take `vmc` out of every route (routes not referencing it are left out).
  * Throws EmptyRouteError when any route would be left with no read backend (nothing is edited then).
  */
-export function computeRemovals(snapshots: readonly RouteSnapshot[], vmc: VMClusterRef): RouteRemoval[] {
+export function computeRemovals(snapshots: readonly RouteSnapshot[], vmc: StorageRef): RouteRemoval[] {
   const out: RouteRemoval[] = [];
   const empty: RouteRef[] = [];
   for (const snap of snapshots) {

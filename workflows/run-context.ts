@@ -5,6 +5,7 @@ import type { NormalizedSpec, ObjectGeneration, Strategy, WorkflowRef, ZoneSpec 
 import { rolloutProxies, type RolloutProxies } from './activity-options';
 import type { QueueTarget, ReadRoutesInput } from './activity-types';
 import { managedRoutes } from '../api/route-targets';
+import { namedStorage } from '../api/storage';
 
 export interface RunContext {
   readonly object: ObjectGeneration;
@@ -42,7 +43,8 @@ export function queueTarget(ctx: RunContext, zs: ZoneSpec): QueueTarget {
     namespace: ctx.ns,
     vmagentName: ctx.spec.vmagent.name,
     ...(zoneAgents.length ? { zoneVmagents: zoneAgents } : {}),
-    vmclusterName: zs.vmcluster.name,
+    vmclusterName: namedStorage(zs).vmcluster,
+    ...(zs.vmsingle ? { storageKind: 'VMSingle' as const } : {}),
     ...(zs.remoteWriteURL ? { remoteWriteURL: zs.remoteWriteURL } : {}),
     queueEmptyBytes: ctx.st.queueEmptyBytes,
     zone: zs.name,

@@ -6,6 +6,7 @@ import type { Awaiting, Condition, DropReading, ReadHealthReading, Gate, Normali
 import type { RouteRemoval } from '../api/route-records';
 import { heldMode, type HeldMode } from '../api/traffic-mode';
 import { planZoneOrder, shuffleSeed } from './plan';
+import { namedStorage } from '../api/storage';
 
 export interface ZoneState extends ZoneProgress {
   /** The latest thing that happened to the zone beyond its phase (status.ts says it in words). */
@@ -128,7 +129,7 @@ export function initialState(spec: NormalizedSpec, object: ObjectGeneration, car
     ),
     zones: spec.zones.map((z) => ({
       name: z.name,
-      vmcluster: z.vmcluster.name,
+      ...namedStorage(z),
       phase: 'Pending',
       outOfRotation: false,
       patchAttempted: false,

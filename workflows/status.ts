@@ -6,6 +6,7 @@ import { mergeConditions } from '../api/conditions';
 import type { CanaryAnalysisStatus, Condition, ObjectGeneration, Phase, VMDistributedClusterStatus, WorkflowRef, ZoneStatus } from '../api/types';
 import type { DrainHeartbeat, Progress } from '../api/rollout-contract';
 import type { QueueReport } from './activity-types';
+import { kindOf } from '../api/storage';
 import { zonesOutOfRotation, type RolloutState, type RunNote, type ZoneNote, type ZoneState } from './state';
 
 type RunState = Pick<RolloutState, 'run' | 'paused' | 'currentZone' | 'currentStep' | 'awaiting'>;
@@ -86,15 +87,17 @@ const canaryWaitMessage = (zone: string) =>
 const capacityWaitMessage = (zone: string, why: string) =>
   `the capacity guard stopped before zone ${zone}'s next step (${why}): waiting for a person, the zone out of reads: promote goes on, abort fails the zone (it stays out)`;
 
-const REJOINED: { readonly [K in Extract<ZoneNote, { kind: 'rejoined' }>['how']]: (why: string, generation?: number) => string } = {
+const REJOINED: { readonly [K in Extract<ZoneNote, { kind: 'rejoined' }>['how']]: (why: string, generation: number | undefined, kind: string) => string } = {
   'before-upgrade': (why) => `rejoined reads (${why}) before upgrade`,
   'after-upgrade': (why) => `rejoined reads (${why}) after upgrade`,
-  'not-changed': (why) => `rejoined reads (${why}): VMCluster was not changed`,
+  'not-changed': (why, _generation, kind) => `rejoined reads (${why}): ${kind} was not changed`,
   drained: (why, generation) => `rejoined reads (${why}): operational at generation ${generation} and drained`,
 };
 
 /** What the status says about a zone beyond its phase. Every zone out of rotation says why. */
-export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRotation' | 'switchConfirmed' | 'note' | 'analysis'>): string | undefined {
+export function zoneMessage(
+  z: Pick<ZoneState, 'phase' | 'vmcluster' | 'storageKind' | 'outOfRotation' | 'switchConfirmed' | 'note' | 'analysis'>,
+): string | undefined {
   const n = z.note;
   if (!n) return z.outOfRotation ? `out of read rotation: ${z.phase}` : undefined;
   const forUpgrade = 'out of read rotation for the upgrade';
@@ -104,14 +107,16 @@ export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRot
     case 'waiting-for-carriers':
       return `waiting until the zones that will carry its reads (${n.carriers.join(', ')}) are operational with empty vmagent backlogs`;
     case 'confirming-switch':
-      return `waiting until every ready vmauth pod runs the operator's config ${n.expect === 'absent' ? 'without' : 'with'} VMCluster ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${n.vmauth})`;
+      return `waiting until every ready vmauth pod runs the operator's config ${n.expect === 'absent' ? 'without' : 'with'} ${kindOf({ kind: z.storageKind })} ${z.vmcluster} (config-reloader content hash = CRC32 of Secret vmauth-config-${n.vmauth})`;
     case 'leaving':
       return forUpgrade;
     case 'out-for-upgrade':
       if (z.phase === 'Analyzing' && z.analysis) return `out of read rotation, the canary: ${z.analysis.message}`;
       return z.switchConfirmed ? `${forUpgrade} (${z.switchConfirmed})` : forUpgrade;
     case 'draining-reads':
-      return `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${n.quietMs / 1000} s (at most readDrainDelay)`;
+      return z.storageKind
+        ? `${z.switchConfirmed}; waiting until VMSingle ${z.vmcluster} sees no new query for ${n.quietMs / 1000} s (at most readDrainDelay)`
+        : `${z.switchConfirmed}; waiting until VMCluster ${z.vmcluster}'s vmselects see no new /select/ request for ${n.quietMs / 1000} s (at most readDrainDelay)`;
     case 'failed':
       return z.outOfRotation ? `failed at ${n.step}, kept out of read rotation: ${n.reason}` : `failed at ${n.step}: ${n.reason}`;
     case 'superseded-unpatched':
@@ -119,7 +124,7 @@ export function zoneMessage(z: Pick<ZoneState, 'phase' | 'vmcluster' | 'outOfRot
     case 'stays-out':
       return `stays out of read rotation (${n.why}): ${n.reason}`;
     case 'rejoined':
-      return REJOINED[n.how](n.why, n.generation);
+      return REJOINED[n.how](n.why, n.generation, kindOf({ kind: z.storageKind }));
     case 'held':
       return n.mode === 'write-only'
         ? `held out of reads (trafficMode write-only): written${n.upgraded ? ' and upgraded' : ''}, not read; rejoins once its trafficMode is read-write`
@@ -145,6 +150,7 @@ export function desiredConditions(phase: Phase, message: string, paused: boolean
 
 function zoneStatus(z: ZoneState): ZoneStatus {
   const s: ZoneStatus = { name: z.name, phase: z.phase };
+  if (z.storageKind) s.storageKind = z.storageKind;
   if (z.vmclusterGeneration !== undefined) s.vmclusterGeneration = z.vmclusterGeneration;
   if (z.startedAt) s.startedAt = z.startedAt;
   if (z.stepStartedAt) s.stepStartedAt = z.stepStartedAt;

@@ -9,6 +9,7 @@ import type { RolloutRun } from './rollout-run';
 import { queueTarget, zoneSpec } from './run-context';
 import { heldStaysOut, type RejoinedHow, type ZoneState } from './state';
 import { checkComplete } from './completeness';
+import { storageObject, zoneStorage } from '../api/storage';
 
 export async function cleanupZone(
   { ctx, state, report, reads }: Pick<RolloutRun, 'ctx' | 'state' | 'report' | 'reads'>,
@@ -41,7 +42,7 @@ export async function cleanupZone(
       await report.write();
       return;
     }
-    const cur = await cleanup.readObject({ kind: 'VMCluster', namespace: ns, name: zs.vmcluster.name });
+    const cur = await cleanup.readObject(storageObject(zs, ns));
     if (!patchMayHaveLanded(z, cur)) {
       // The patch never landed: the zone is as it was before, safe to rejoin.
       await rejoin('not-changed');
@@ -51,7 +52,9 @@ export async function cleanupZone(
     }
     const gen = z.vmclusterGeneration ?? cur.generation;
     if (!isOperationalAt(cur, gen)) {
-      return await stayOut(`VMCluster not operational at generation ${gen} (${cur.updateStatus ?? 'unknown'}, observed ${cur.observedGeneration ?? '-'})`);
+      return await stayOut(
+        `${zoneStorage(zs).kind} not operational at generation ${gen} (${cur.updateStatus ?? 'unknown'}, observed ${cur.observedGeneration ?? '-'})`,
+      );
     }
     if (z.dataCompleteness && !z.dataCompleteness.complete) return await stayOut(z.dataCompleteness.message);
     if (z.sampleParity && !z.sampleParity.complete) return await stayOut(z.sampleParity.message);

@@ -14,6 +14,7 @@ import { freshUpgrades } from './boundary';
 import { gatesBefore, isCanaryZone } from './gates';
 import { cleanupZone } from './zone-cleanup';
 import { clusterApply, guardCapacity, ZONE_STEP_HANDLERS, type ZoneContext } from './zone-steps';
+import { describeStorage, storageObject, storageRef } from '../api/storage';
 
 /** How a zone ended: its Outcome, skipped (up to date), or the rollout aborted at its gate. */
 export type ZoneEnd = Outcome | 'skipped' | { aborted: Extract<RunNote, { kind: 'aborted' }> };
@@ -92,13 +93,13 @@ const UP_TO_DATE: SkipCheck = { kind: 'up-to-date' };
  * changed after all (an edit landed in between) was changed in reads [I2]: never reported Skipped.
  */
 async function checkUpToDate({ ctx }: RolloutRun, z: ZoneState, zs: ZoneSpec): Promise<SkipCheck> {
-  const cur = await ctx.acts.short.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name });
+  const cur = await ctx.acts.short.readObject(storageObject(zs, ctx.ns));
   const applied = cur.exists ? await upToDate(ctx, zs) : 'changes';
   if (applied === 'changed') {
     z.baseGeneration = cur.exists ? cur.generation : 0;
     return {
       kind: 'changed-in-reads',
-      message: `VMCluster ${zs.vmcluster.name} changed while in read rotation: the dry run found it at the desired spec, and the apply after it changed it (an edit landed in between); check the zone, then resume: it leaves reads and is upgraded as any other`,
+      message: `${describeStorage(storageRef(zs, ctx.ns))} changed while in read rotation: the dry run found it at the desired spec, and the apply after it changed it (an edit landed in between); check the zone, then resume: it leaves reads and is upgraded as any other`,
     };
   }
   if (!isUpToDate(cur, applied !== 'unchanged')) {

@@ -20,6 +20,7 @@ import { queueTarget, routesToRead, type RunContext } from './run-context';
 import type { RolloutSignals } from './signals';
 import { removedAnything, type RolloutState, type ZoneState } from './state';
 import type { StatusReport } from './status-report';
+import { namedStorage, STORAGE, storageObject, storageOf, storageRef, zoneStorage } from '../api/storage';
 
 /** What the steps of one zone work with: the run's parts, the zone's state and spec, and what its route edit changed. */
 export interface ZoneContext {
@@ -48,7 +49,7 @@ export function clusterApply(ctx: RunContext, zs: ZoneSpec): ApplyObjectInput {
 async function planRemovals(ctx: RunContext, zs: ZoneSpec): Promise<{ removals: RouteRemoval[]; snaps: RouteSnapshot[] }> {
   const snaps = await ctx.acts.short.readRoutes(routesToRead(ctx));
   try {
-    return { removals: computeRemovals(snaps, { name: zs.vmcluster.name, namespace: ctx.ns }), snaps };
+    return { removals: computeRemovals(snaps, storageRef(zs, ctx.ns)), snaps };
   } catch (e) {
     throw e instanceof RoutePlanError ? stepFailure(e.type, e.message) : e;
   }
@@ -62,7 +63,7 @@ async function waitForCarriers({ ctx, z, zs, report }: Pick<ZoneContext, 'ctx' |
   const { removals, snaps } = await planRemovals(ctx, zs);
   const carriers = ctx.spec.zones.filter((o) => {
     if (o.name === zs.name) return false;
-    const vmc = { name: o.vmcluster.name, namespace: ctx.ns };
+    const vmc = storageRef(o, ctx.ns);
     return snaps.some((snap) => {
       const r = removals.find((x) => x.route.kind === snap.route.kind && x.route.name === snap.route.name);
       return routeReferencesCluster(r ? applyRemoval(snap.targetRefs, r) : snap.targetRefs, vmc);
@@ -73,7 +74,7 @@ async function waitForCarriers({ ctx, z, zs, report }: Pick<ZoneContext, 'ctx' |
   await report.write();
   await ctx.acts.wait.waitCarriersReady({
     namespace: ctx.ns,
-    carriers: carriers.map((c) => ({ zone: c.name, vmcluster: c.vmcluster.name, queue: queueTarget(ctx, c) })),
+    carriers: carriers.map((c) => ({ zone: c.name, ...namedStorage(c), queue: queueTarget(ctx, c) })),
     pollIntervalMs: ctx.st.pollIntervalMs,
   });
 }
@@ -107,7 +108,7 @@ async function readVmagentBeforeLeaving({ ctx, z, zs }: Pick<ZoneContext, 'ctx' 
 
 /** Whom the capacity guard reads: every vmauth pod, and the vmselect pods of the zones still in reads. */
 function healthInput({ ctx, state, z }: Pick<ZoneContext, 'ctx' | 'state' | 'z'>): ReadHealthInput {
-  const carriers = state.zones.filter((o) => o.name !== z.name && !o.outOfRotation).map((o) => o.vmcluster);
+  const carriers = state.zones.filter((o) => o.name !== z.name && !o.outOfRotation).map(storageOf);
   return { namespace: ctx.ns, vmauthName: ctx.spec.vmauth.name, carriers };
 }
 
@@ -185,7 +186,7 @@ async function waitForSwitch({ ctx, z, edited, report, reads }: Pick<ZoneContext
   await report.write();
   const d = await ctx.acts.wait.waitReadsDrained({
     namespace: ctx.ns,
-    vmcluster: z.vmcluster,
+    ...storageOf(z),
     quietMs: readQuietMs(st),
     maxMs: st.readDrainDelayMs,
     pollIntervalMs: st.pollIntervalMs,
@@ -212,9 +213,7 @@ async function upgrade({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): P
 /** 4. Wait until the VMCluster is operational at that generation (`failed` fails the step). */
 async function waitOperational({ ctx, z, zs }: Pick<ZoneContext, 'ctx' | 'z' | 'zs'>): Promise<void> {
   await ctx.acts.wait.waitOperational({
-    kind: 'VMCluster',
-    namespace: ctx.ns,
-    name: zs.vmcluster.name,
+    ...storageObject(zs, ctx.ns),
     generation: z.vmclusterGeneration ?? 0,
     pollIntervalMs: ctx.st.pollIntervalMs,
   });
@@ -249,9 +248,10 @@ async function waitForQueue({ ctx, state, z, zs, report }: Pick<ZoneContext, 'ct
 async function baselineZone(ctx: RunContext, state: RolloutState, canary: string): Promise<ZoneState | undefined> {
   for (const candidate of baselineCandidates(state.zones, state.order, canary)) {
     const zs = ctx.spec.zones.find((x) => x.name === candidate.name)!;
-    const desired = clusterApply(ctx, zs).patch.clusterVersion;
-    const cur = await ctx.acts.short.readObject({ kind: 'VMCluster', namespace: ctx.ns, name: zs.vmcluster.name });
-    if (cur.exists && cur.spec?.clusterVersion !== desired) return candidate;
+    const { kind } = zoneStorage(zs);
+    const desired = STORAGE[kind].versionOf(clusterApply(ctx, zs).patch);
+    const cur = await ctx.acts.short.readObject(storageObject(zs, ctx.ns));
+    if (cur.exists && STORAGE[kind].versionOf(cur.spec) !== desired) return candidate;
   }
   return undefined;
 }
@@ -280,8 +280,8 @@ async function analyze({
   while (base) {
     const m = await ctx.acts.wait.measureCanary({
       namespace: ctx.ns,
-      canary: { zone: z.name, vmcluster: z.vmcluster },
-      baseline: { zone: base.name, vmcluster: base.vmcluster },
+      canary: { zone: z.name, ...storageOf(z) },
+      baseline: { zone: base.name, ...storageOf(base) },
       analysis: canary.analysis,
     });
     a = z.analysis = recordMeasurement(a, m);

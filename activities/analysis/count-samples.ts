@@ -8,7 +8,7 @@ import type { PollContext } from '../activity-context';
 import type { ServicePod, ServicePods } from '../pods/service-pods';
 import { readAnswer } from './compare';
 import { MAX_ANSWER_BYTES, QUERY_TIMEOUT_MS } from './measure';
-import { pickVmselect } from './pick-vmselect';
+import { apiPrefix, pickReadPod } from './pick-read-pod';
 import { countQuery, judgeSamples, readCount, readTenants, tenantsToCount, type TenantCount } from './sample-parity';
 
 /** Tenants counted at once (two queries each, one per zone). */
@@ -23,10 +23,7 @@ export async function countSamples(pods: ServicePods, ctx: PollContext, input: S
   const started = now();
   const iso = (ms: number) => new Date(ms).toISOString();
   const window = { at: iso(started), healthy: input.healthy.zone, from: iso(input.fromMs), to: iso(input.toMs), tolerance: parity.tolerance };
-  const [h, c] = await Promise.all([
-    pickVmselect(pods, namespace, input.healthy.vmcluster, ctx.signal),
-    pickVmselect(pods, namespace, input.zone.vmcluster, ctx.signal),
-  ]);
+  const [h, c] = await Promise.all([pickReadPod(pods, namespace, input.healthy, ctx.signal), pickReadPod(pods, namespace, input.zone, ctx.signal)]);
   if (typeof h === 'string' || typeof c === 'string') {
     const why = typeof h === 'string' ? `${input.healthy.zone}: ${h}` : `${input.zone.zone}: ${c as string}`;
     return judgeSamples({ ...window, counts: [], problem: why });
@@ -49,7 +46,7 @@ export async function countSamples(pods: ServicePods, ctx: PollContext, input: S
   const query = `/query?query=${encodeURIComponent(countQuery(parity.selector, input.toMs - input.fromMs))}&time=${(input.toMs / 1000).toFixed(3)}&nocache=1&timeout=${QUERY_TIMEOUT_MS / 1000}s`;
   const count = async (pod: ServicePod, tenant: string) => {
     const t0 = now();
-    const r = await get(pod, `/select/${tenant}/prometheus/api/v1${query}`, MAX_ANSWER_BYTES);
+    const r = await get(pod, `${apiPrefix(pod === h ? input.healthy : input.zone, tenant)}${query}`, MAX_ANSWER_BYTES);
     return 'error' in r ? { error: r.error } : readCount(readAnswer(r.status, r.body, now() - t0));
   };
   const counts: TenantCount[] = [];

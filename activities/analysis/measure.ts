@@ -9,7 +9,7 @@ import type { AnalysisMeasurement, QueryComparison } from '../../api/types';
 import type { CanaryMeasureInput } from '../../workflows/activity-types';
 import type { PollContext } from '../activity-context';
 import type { ServicePod, ServicePods } from '../pods/service-pods';
-import { pickVmselect } from './pick-vmselect';
+import { apiPrefix, pickReadPod } from './pick-read-pod';
 import { compareFreshness, compareQuery, judgeMeasurement, readAnswer, type QueryAnswer } from './compare';
 
 /** One query's time limit on each zone (vmselect's own `timeout` arg too). */
@@ -55,16 +55,14 @@ export async function measureCanary(
 ): Promise<AnalysisMeasurement> {
   const { analysis: spec, namespace } = input;
   const at = new Date(now()).toISOString();
-  const [b, c] = await Promise.all([
-    pickVmselect(pods, namespace, input.baseline.vmcluster, ctx.signal),
-    pickVmselect(pods, namespace, input.canary.vmcluster, ctx.signal),
-  ]);
+  const [b, c] = await Promise.all([pickReadPod(pods, namespace, input.baseline, ctx.signal), pickReadPod(pods, namespace, input.canary, ctx.signal)]);
   if (typeof b === 'string' || typeof c === 'string') {
     const why = typeof b === 'string' ? `baseline ${input.baseline.zone}: ${b}` : `canary ${input.canary.zone}: ${c as string}`;
     return { at, verdict: 'Inconclusive', queries: [], message: `cannot measure: ${why}` };
   }
-  const prefix = `/select/${spec.tenant}/prometheus/api/v1`;
-  const ask = async (pod: ServicePod, path: string): Promise<QueryAnswer> => {
+  const bPrefix = apiPrefix(input.baseline, spec.tenant);
+  const cPrefix = apiPrefix(input.canary, spec.tenant);
+  const ask = async (pod: ServicePod, prefix: string, path: string): Promise<QueryAnswer> => {
     const t0 = now();
     try {
       const r = await pods.get(pod, `${prefix}${path}`, { signal: ctx.signal, timeoutMs: QUERY_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES });
@@ -74,7 +72,7 @@ export async function measureCanary(
       return { ok: false, ms: now() - t0, answered: false, error: pods.describeScrapeError(err) };
     }
   };
-  const both = (path: string) => Promise.all([ask(b, path), ask(c, path)]);
+  const both = (path: string) => Promise.all([ask(b, bPrefix, path), ask(c, cPrefix, path)]);
   const instant = (query: string, time: number) =>
     `/query?query=${encodeURIComponent(query)}&time=${(time / 1000).toFixed(3)}&nocache=1&timeout=${QUERY_TIMEOUT_MS / 1000}s`;
 
@@ -84,7 +82,7 @@ export async function measureCanary(
   let recentProblem: string | undefined;
   if (spec.recentQueries > 0) {
     try {
-      const page = await pods.get(b, `${prefix}/status/top_queries?topN=${2 * spec.recentQueries}`, {
+      const page = await pods.get(b, `${bPrefix}/status/top_queries?topN=${2 * spec.recentQueries}`, {
         signal: ctx.signal,
         timeoutMs: QUERY_TIMEOUT_MS,
         maxBytes: MAX_ANSWER_BYTES,

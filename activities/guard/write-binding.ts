@@ -23,6 +23,7 @@ import type { ApplyObjectInput, RolloutActivities } from '../../workflows/activi
 import { managedRoutes } from '../../api/route-targets';
 import { heldMode } from '../../api/traffic-mode';
 import { specApplies } from '../../workflows/managed-objects';
+import { describeStorage, sameStorage, storageRef } from '../../api/storage';
 
 /** What editRoutes is asked to do. */
 export type RouteEdit = Parameters<RolloutActivities['editRoutes']>[0];
@@ -109,12 +110,12 @@ function applyNotAsked(input: ApplyObjectInput, claimed: ObjectGeneration, spec:
   return without?.length ? withoutNotAsked(input, without, spec) : undefined;
 }
 
-/** Only a route object's apply leaves VMClusters out, and only those of zones a trafficMode holds out of reads. */
+/** Only a route object's apply leaves storage objects out, and only those of zones a trafficMode holds out of reads. */
 function withoutNotAsked(input: ApplyObjectInput, without: NonNullable<ApplyObjectInput['without']>, spec: NormalizedSpec): string | undefined {
-  if (input.kind !== 'VMAuth' && input.kind !== 'VMUser') return `has no routes in ${input.kind} ${input.name} to leave VMClusters out of`;
+  if (input.kind !== 'VMAuth' && input.kind !== 'VMUser') return `has no routes in ${input.kind} ${input.name} to leave zones out of`;
   for (const c of without) {
-    const held = spec.zones.some((z) => heldMode(z) && z.vmcluster.name === c.name && c.namespace === input.namespace);
-    if (!held) return `holds no zone of VMCluster ${c.namespace}/${c.name} out of reads (trafficMode)`;
+    const held = spec.zones.some((z) => heldMode(z) && sameStorage(storageRef(z, input.namespace), c));
+    if (!held) return `holds no zone of ${describeStorage(c)} out of reads (trafficMode)`;
   }
   return undefined;
 }
@@ -130,8 +131,9 @@ function removalNotAsked(input: RouteEdit, spec: NormalizedSpec): string | undef
     const selectable = r.route.kind === 'VMUser' && spec.vmuserSelector !== undefined;
     if (!selectable && !routes.some((x) => x.kind === r.route.kind && x.name === r.route.name))
       return `does not manage the route ${r.route.kind} ${r.route.name}`;
-    if (r.vmcluster.name !== zone.vmcluster.name || r.vmcluster.namespace !== input.namespace) {
-      return `routes zone ${zone.name} to VMCluster ${input.namespace}/${zone.vmcluster.name}, not ${r.vmcluster.namespace}/${r.vmcluster.name}`;
+    const own = storageRef(zone, input.namespace);
+    if (!sameStorage(r.vmcluster, own)) {
+      return `routes zone ${zone.name} to ${describeStorage(own)}, not ${describeStorage(r.vmcluster)}`;
     }
   }
   return undefined;

@@ -29,12 +29,16 @@ import { RELEASED_FIELD_MANAGER } from '../../kube/field-managers';
 import { recordsOn } from '../../kube/route-objects';
 import { withReadableRecords } from '../routes/edit-routes';
 import { conflictVerdict, type ConflictContext } from './conflict-verdict';
+import { STORAGE } from '../../api/storage';
 
 /**
  * Fields the VMDistributedCluster exists to set, taken from whoever set them before (the Helm chart
- * or manifest that created the VMCluster): a zone's version is spec.clusterVersion's to decide.
+ * or manifest that created the VMCluster or VMSingle): a zone's version is the VMDistributedCluster's to decide.
  */
-const TAKEN_FIELDS: Partial<Record<ApplyObjectInput['kind'], string[]>> = { VMCluster: ['.spec.clusterVersion'] };
+const TAKEN_FIELDS: Partial<Record<ApplyObjectInput['kind'], string[]>> = {
+  VMCluster: [STORAGE.VMCluster.versionField],
+  VMSingle: [STORAGE.VMSingle.versionField],
+};
 
 /** The metadata vmrollout applies: the uid precondition of an existing object, its record, its ownerReference. */
 function appliedMetadata(input: ApplyObjectInput, current: KubeObject | undefined, spec: JsonObject): JsonObject {

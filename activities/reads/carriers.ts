@@ -7,6 +7,7 @@ import { sleepHeartbeating } from '../activity-context';
 import { vmKind, type KubeObjects } from '../../kube/custom-objects';
 import { objectState } from '../objects/object-state';
 import { operationalVerdict } from '../objects/wait-operational';
+import { kindOf } from '../../api/storage';
 
 /** Pure: why a carrier cannot carry reads yet (undefined: it can). */
 export function carrierProblem(zone: string, verdict: ReturnType<typeof operationalVerdict>, sample: QueueSample | undefined): string | undefined {
@@ -24,7 +25,7 @@ export async function waitCarriersReady(
   for (;;) {
     const problems: string[] = [];
     for (const c of input.carriers) {
-      const state = objectState(await kube.get(vmKind('VMCluster'), input.namespace, c.vmcluster));
+      const state = objectState(await kube.get(vmKind(kindOf({ kind: c.storageKind })), input.namespace, c.vmcluster));
       const verdict = operationalVerdict(state, state.generation ?? 0);
       const p = carrierProblem(c.zone, verdict, verdict.done ? await sample(c.queue) : undefined);
       if (p) problems.push(p);

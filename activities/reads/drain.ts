@@ -5,41 +5,45 @@
 import type { ReadsDrained, ReadsDrainInput } from '../../workflows/activity-types';
 import type { PollContext } from '../activity-context';
 import { sleepHeartbeating } from '../activity-context';
-import { vmselectServiceName, vmselectWorkloads } from '../vmauth/config';
+import { readWorkloads } from '../vmauth/config';
+import { kindOf, readServiceName, refOf, STORAGE, type StorageKind } from '../../api/storage';
 import { nonNegative, parseSeries } from '../pods/prometheus-text';
 import { readablePods, type ServicePods } from '../pods/service-pods';
 
 /** Real vmselect's request counters (app/vmselect/main.go): one series per path, e.g. `/select/{}/prometheus/api/v1/query`. */
 const REQUESTS_METRIC = 'vm_http_requests_total';
 
-/** Pure: the /select/ requests a vmselect /metrics page has counted (MetricsPageError when a count is not one). */
-export function selectRequests(page: string): number {
+/** Pure: the reads a vmselect (or VMSingle) /metrics page has counted (MetricsPageError when a count is not one). */
+export function selectRequests(page: string, kind: StorageKind = 'VMCluster'): number {
+  const { countsRead } = STORAGE[kind];
   // A count of +Inf never changes: believed, it would read as quiet.
   return nonNegative(parseSeries(page, [REQUESTS_METRIC]), 'a request counter')
-    .filter((s) => s.labels.path?.startsWith('/select/'))
+    .filter((s) => s.labels.path !== undefined && countsRead(s.labels.path))
     .reduce((a, s) => a + s.value, 0);
 }
 
 /** Per pod, its /select/ request count; a string when the pods cannot all be read. */
 async function readCounts(pods: ServicePods, input: ReadsDrainInput, signal: AbortSignal): Promise<Map<string, number> | string> {
-  const service = vmselectServiceName(input.vmcluster);
+  const ref = refOf(input.namespace, input);
+  const { readPodName } = STORAGE[kindOf(ref)];
+  const service = readServiceName(ref);
   let list;
   try {
-    list = await pods.list(input.namespace, service, vmselectWorkloads(input.vmcluster));
+    list = await pods.list(input.namespace, service, readWorkloads(ref));
   } catch (err) {
     if (signal.aborted) throw err;
     return `cannot list the pods of service ${service}: ${pods.describeScrapeError(err)}`;
   }
   // A pod that is not verified may be one still sent reads: never counted as quiet.
-  const ready = readablePods(list, service, 'vmselect');
+  const ready = readablePods(list, service, readPodName);
   if (typeof ready === 'string') return ready;
   const counts = new Map<string, number>();
   for (const pod of ready) {
     try {
-      counts.set(pod.name, selectRequests(await pods.scrape(pod, { signal })));
+      counts.set(pod.name, selectRequests(await pods.scrape(pod, { signal }), kindOf(ref)));
     } catch (err) {
       if (signal.aborted) throw err;
-      return `vmselect pod ${pod.name}: ${pods.describeScrapeError(err)}`;
+      return `${readPodName} pod ${pod.name}: ${pods.describeScrapeError(err)}`;
     }
   }
   return counts;

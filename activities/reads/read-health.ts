@@ -9,7 +9,8 @@ import type { ReadCounters, ReadHealthReading } from '../../api/types';
 import type { ReadHealthInput } from '../../workflows/activity-types';
 import { nonNegative, parseSeries } from '../pods/prometheus-text';
 import { readablePods, type ServicePods } from '../pods/service-pods';
-import { vmauthServiceName, vmauthWorkloads, vmselectServiceName, vmselectWorkloads } from '../vmauth/config';
+import { readWorkloads, vmauthServiceName, vmauthWorkloads } from '../vmauth/config';
+import { kindOf, readServiceName, refOf, STORAGE, type StorageKind } from '../../api/storage';
 import type { Workload } from '../pods/pod-identity';
 
 const VMAUTH = {
@@ -35,9 +36,10 @@ export function vmauthCounters(page: string): ReadCounters {
   };
 }
 
-/** Pure: a vmselect pod's /select/ read counters (no durations: vmauth's are the reads' latency). */
-export function vmselectCounters(page: string): ReadCounters {
-  const select = (l: Record<string, string>) => l.path?.startsWith('/select/') === true;
+/** Pure: a vmselect (or VMSingle) pod's read counters (no durations: vmauth's are the reads' latency). */
+export function vmselectCounters(page: string, kind: StorageKind = 'VMCluster'): ReadCounters {
+  const { countsRead } = STORAGE[kind];
+  const select = (l: Record<string, string>) => l.path !== undefined && countsRead(l.path);
   return { requests: sum(page, VMSELECT.requests, select), errors: sum(page, VMSELECT.errors, select), durationSeconds: 0, durationCount: 0 };
 }
 
@@ -45,12 +47,15 @@ export async function readReadHealth(pods: ServicePods, input: ReadHealthInput, 
   const out: ReadHealthReading['pods'] = [];
   const services: Array<{ kind: 'vmauth' | 'vmselect'; service: string; workloads: Workload[]; read: (page: string) => ReadCounters }> = [
     { kind: 'vmauth', service: vmauthServiceName(input.vmauthName), workloads: vmauthWorkloads(input.vmauthName), read: vmauthCounters },
-    ...input.carriers.map((vmc) => ({
-      kind: 'vmselect' as const,
-      service: vmselectServiceName(vmc),
-      workloads: vmselectWorkloads(vmc),
-      read: vmselectCounters,
-    })),
+    ...input.carriers.map((s) => {
+      const ref = refOf(input.namespace, s);
+      return {
+        kind: 'vmselect' as const,
+        service: readServiceName(ref),
+        workloads: readWorkloads(ref),
+        read: (page: string) => vmselectCounters(page, kindOf(ref)),
+      };
+    }),
   ];
   const unreadable = (why: string): ReadHealthReading => ({ at: new Date(now()).toISOString(), pods: [], unreadable: why.slice(0, 500) });
   for (const s of services) {

@@ -13,7 +13,8 @@ export interface StatusEvent {
   message: string;
 }
 
-const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '' : ` (VMCluster generation ${z.vmclusterGeneration})`);
+const kindOf = (z: ZoneStatus) => z.storageKind ?? 'VMCluster';
+const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '' : ` (${kindOf(z)} generation ${z.vmclusterGeneration})`);
 
 /** Entering these zone phases is an Event: the step before it is done. */
 const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => StatusEvent>> = {
@@ -25,12 +26,12 @@ const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => Status
   WaitingOperational: (z) => ({
     type: 'Normal',
     reason: 'ZoneUpgraded',
-    message: `zone ${z.name}: VMCluster patched${generationOf(z)}; waiting until the operator reports it operational`,
+    message: `zone ${z.name}: ${kindOf(z)} patched${generationOf(z)}; waiting until the operator reports it operational`,
   }),
   WaitingForQueue: (z) => ({
     type: 'Normal',
     reason: 'ZoneOperational',
-    message: `zone ${z.name}: VMCluster operational${generationOf(z)}; waiting until the vmagent backlog is drained`,
+    message: `zone ${z.name}: ${kindOf(z)} operational${generationOf(z)}; waiting until the vmagent backlog is drained`,
   }),
   Analyzing: (z) => ({
     type: 'Normal',

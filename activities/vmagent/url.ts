@@ -15,6 +15,7 @@
 import xxhash from 'xxhash-wasm';
 import type { XXHashAPI } from 'xxhash-wasm';
 import { normalizeURL, redactURL } from '../../api/url';
+import { refOf, writeServiceName, type StorageRef } from '../../api/storage';
 
 let hasher: Promise<XXHashAPI> | undefined;
 function getHasher(): Promise<XXHashAPI> {
@@ -61,6 +62,7 @@ export interface RemoteWriteQueue {
 export interface ZoneRemoteWriteTarget {
   namespace: string;
   vmclusterName: string;
+  storageKind?: 'VMSingle';
   remoteWriteURL?: string;
 }
 
@@ -74,14 +76,15 @@ function hostOf(url: string): string | undefined {
 }
 
 /**
- * True when `host` is the zone's vminsert service: `vminsert-<name>` bare, or qualified with the
- * namespace: `vminsert-<name>.<ns>`, `.<ns>.svc`, `.<ns>.svc.<cluster domain>` (any port).
+ * True when `host` is the service taking the zone's writes (a VMCluster's vminsert, a VMSingle):
+ * `vminsert-<name>` (`vmsingle-<name>`) bare, or qualified with the namespace: `.<ns>`, `.<ns>.svc`,
+ * `.<ns>.svc.<cluster domain>` (any port).
  */
-export function isVminsertHost(host: string, vmclusterName: string, namespace: string): boolean {
-  const svc = `vminsert-${vmclusterName}`.toLowerCase();
+export function isWriteHost(host: string, ref: StorageRef): boolean {
+  const svc = writeServiceName(ref).toLowerCase();
   const h = host.toLowerCase().replace(/\.$/, '');
   if (h === svc) return true;
-  const ns = namespace.toLowerCase();
+  const ns = ref.namespace.toLowerCase();
   return h === `${svc}.${ns}` || h === `${svc}.${ns}.svc` || h.startsWith(`${svc}.${ns}.svc.`);
 }
 
@@ -96,6 +99,7 @@ export async function findZoneQueues(remoteWrite: unknown, target: ZoneRemoteWri
   if (!Array.isArray(remoteWrite) || remoteWrite.length === 0) {
     return { ok: false, message: 'VMAgent has no spec.remoteWrite entries' };
   }
+  const targetRef = refOf(target.namespace, { vmcluster: target.vmclusterName, ...(target.storageKind ? { storageKind: target.storageKind } : {}) });
   const matches: RemoteWriteQueue[] = [];
   for (let i = 0; i < remoteWrite.length; i++) {
     const entry = remoteWrite[i] as { url?: unknown } | null;
@@ -105,14 +109,14 @@ export async function findZoneQueues(remoteWrite: unknown, target: ZoneRemoteWri
       ? normalizeURL(url) === normalizeURL(target.remoteWriteURL)
       : (() => {
           const host = hostOf(url);
-          return host !== undefined && isVminsertHost(host, target.vmclusterName, target.namespace);
+          return host !== undefined && isWriteHost(host, targetRef);
         })();
     if (isZone) matches.push({ index: i, url, dirName: await queueDirName(i, url) });
   }
   if (matches.length === 0) {
     const want = target.remoteWriteURL
       ? `url ${JSON.stringify(redactURL(target.remoteWriteURL))}`
-      : `host vminsert-${target.vmclusterName} (bare or .${target.namespace}[.svc[.<domain>]])`;
+      : `host ${writeServiceName(targetRef)} (bare or .${target.namespace}[.svc[.<domain>]])`;
     return { ok: false, message: `no VMAgent spec.remoteWrite entry with ${want}` };
   }
   return { ok: true, queues: matches };

@@ -11,11 +11,13 @@
 //    then `bearer_token`, or `username` = spec.username or the object's name); a route's URLs are in
 //    `url_prefix` (a string or a list) or in `url_map[].url_prefix`.
 //  - api/operator/v1beta1/vmcluster_types.go (AsURL): a VMCluster's vmselect is
-//    `<proto>://vmselect-<name>.<namespace>.svc:<port>`, or its additional service's name.
+//    `<proto>://vmselect-<name>.<namespace>.svc:<port>`, or its additional service's name;
+//    vmsingle_types.go (AsURL): a VMSingle is `<proto>://vmsingle-<name>.<namespace>.svc:<port>`.
 import { crc32, gunzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
 import { redactSecrets } from '../../api/redact';
 import type { RouteRef } from '../../api/route-records';
+import { kindOf, readServiceName, STORAGE, type StorageRef } from '../../api/storage';
 import type { JsonObject } from '../../api/types';
 import type { Workload } from '../pods/pod-identity';
 
@@ -28,11 +30,13 @@ export const RELOAD_TIME_METRIC = 'vmauth_config_last_reload_success_timestamp_s
 
 export const configSecretName = (vmauth: string): string => `vmauth-config-${vmauth}`;
 export const vmauthServiceName = (vmauth: string): string => `vmauth-${vmauth}`;
-export const vmselectServiceName = (vmcluster: string): string => `vmselect-${vmcluster}`;
 /** The operator's Deployment of a VMAuth (factory/vmauth/vmauth.go: PrefixedName()). */
 export const vmauthWorkloads = (vmauth: string): Workload[] => [{ kind: 'Deployment', name: vmauthServiceName(vmauth) }];
-/** The operator's StatefulSet of a VMCluster's vmselect (factory/vmcluster: PrefixedName(ClusterComponentSelect)). */
-export const vmselectWorkloads = (vmcluster: string): Workload[] => [{ kind: 'StatefulSet', name: vmselectServiceName(vmcluster) }];
+/**
+ * The operator's workload behind a zone's read service: a VMCluster's vmselect StatefulSet
+ * (factory/vmcluster: PrefixedName(ClusterComponentSelect)), a VMSingle's Deployment (factory/vmsingle).
+ */
+export const readWorkloads = (ref: Pick<StorageRef, 'kind' | 'name'>): Workload[] => [{ kind: STORAGE[kindOf(ref)].readWorkload, name: readServiceName(ref) }];
 
 /** The hash a config-reloader reports for this Secret content (CRC32 IEEE of the gzipped bytes). */
 export const contentHash = (gzipped: Uint8Array): number => crc32(gzipped);
@@ -123,10 +127,10 @@ export function sectionURLs(section: JsonObject): string[] {
   return out;
 }
 
-/** The hosts the operator writes for a VMCluster's vmselect: its service, or its additional service. */
-export function vmselectHosts(vmcluster: { name: string; namespace: string }): string[] {
-  const svc = vmselectServiceName(vmcluster.name);
-  return [svc, `${svc}-additional-service`].map((s) => `${s}.${vmcluster.namespace}.svc`);
+/** The hosts the operator writes for a zone's reads (AsURL): its vmselect's or VMSingle's service, or its additional service. */
+export function readHosts(ref: StorageRef): string[] {
+  const svc = readServiceName(ref);
+  return [svc, `${svc}-additional-service`].map((s) => `${s}.${ref.namespace}.svc`);
 }
 
 function hostOf(url: string): string | undefined {

@@ -27,9 +27,10 @@ import {
   userIdentity,
   vmauthServiceName,
   vmauthWorkloads,
-  vmselectHosts,
+  readHosts,
   type ManagedRoute,
 } from './config';
+import { refOf } from '../../api/storage';
 
 /**
  * What a pods-only look needs once a check found the operator's config right: the Secret content's
@@ -187,7 +188,7 @@ export class SwitchChecker {
       if (err instanceof ConfigUnreadableError) return { done: false, waitingFor: `Secret ${secretName}: ${err.message}` };
       throw err;
     }
-    const hosts = vmselectHosts({ name: input.vmcluster, namespace: input.namespace });
+    const hosts = readHosts(refOf(input.namespace, input));
     const pending = routesNotSwitched(config, await this.managedRoutes(input.namespace, input.routes), hosts, input.expect);
     if (pending.length > 0) {
       const what = input.expect === 'absent' ? 'still routes' : 'does not yet route';

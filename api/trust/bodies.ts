@@ -1,8 +1,9 @@
 // The free-form bodies of a VMDistributedCluster spec the trust policy judges: every full spec and
 // every overlay, with the kind of object it becomes (or changes) and where it sits in the spec.
 import type { JsonObject, ManagedObject, NormalizedSpec } from '../types';
+import { storageField, zoneStorage } from '../storage';
 
-export type VmKind = 'VMCluster' | 'VMUser' | 'VMAuth' | 'VMAgent';
+export type VmKind = 'VMCluster' | 'VMSingle' | 'VMUser' | 'VMAuth' | 'VMAgent';
 
 export interface ManagedBody {
   kind: VmKind;
@@ -25,7 +26,7 @@ export function managedBodies(spec: NormalizedSpec): ManagedBody[] {
   return [
     { kind: 'VMCluster', form: 'overrideSpec', path: ['overrideSpec'], body: spec.overrideSpec },
     ...spec.zones.flatMap((z, i) => [
-      ...bodiesOf('VMCluster', ['zones', i, 'vmcluster'], z.vmcluster),
+      ...bodiesOf(zoneStorage(z).kind, ['zones', i, storageField(zoneStorage(z).kind)], zoneStorage(z).object),
       ...(z.vmuser ? bodiesOf('VMUser', ['zones', i, 'vmuser'], z.vmuser) : []),
     ]),
     ...bodiesOf('VMAuth', ['vmauth'], spec.vmauth),

@@ -211,7 +211,11 @@ describe('spec.vmuserSelector on a real API server', () => {
       body: { apiVersion: `${VM_GROUP}/${VM_VERSION}`, kind: 'VMUser', metadata: { name, labels }, spec: { username: name, targetRefs } },
     });
   };
-  const spec = { zones: [{ name: 'az-a', vmcluster: 'vm-az-a' }], routes: [{ kind: 'VMAuth' as const, name: 'gs' }], vmuserSelector: 'team=obs,tier=read' };
+  const spec = {
+    zones: [{ name: 'az-a', storage: { name: 'vm-az-a', namespace: NS } }],
+    routes: [{ kind: 'VMAuth' as const, name: 'gs' }],
+    vmuserSelector: 'team=obs,tier=read',
+  };
   const expectation = { namespace: NS, uid: 'uid-routes', spec };
 
   it('reads the VMUsers the selector selects now beside the named routes; edits one while it is selected, refuses one that is not; its record counts while its labels match', async () => {

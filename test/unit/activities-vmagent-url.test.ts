@@ -1,4 +1,4 @@
-import { findZoneQueues, isVminsertHost, queueDirName, urlForQueueHash, xxh64Hex } from '../../activities/vmagent/url';
+import { findZoneQueues, isWriteHost, queueDirName, urlForQueueHash, xxh64Hex } from '../../activities/vmagent/url';
 
 describe('xxh64Hex (XXH64, seed 0, %016X)', () => {
   it('matches the reference vectors', async () => {
@@ -31,7 +31,7 @@ describe('urlForQueueHash (Go url.String() after RawQuery = "", Fragment = "")',
   });
 });
 
-describe('isVminsertHost', () => {
+describe('isWriteHost', () => {
   it.each([
     ['vminsert-az-a', true],
     ['vminsert-az-a.ns1', true],
@@ -46,7 +46,7 @@ describe('isVminsertHost', () => {
     ['x.vminsert-az-a', false],
     ['vminsert-az-a.ns1.svcx', false],
   ])('%s → %s', (host, want) => {
-    expect(isVminsertHost(host, 'az-a', 'ns1')).toBe(want);
+    expect(isWriteHost(host, { name: 'az-a', namespace: 'ns1' })).toBe(want);
   });
 });
 

@@ -13,7 +13,7 @@ import {
   routesTo,
   sectionURLs,
   userIdentity,
-  vmselectHosts,
+  readHosts,
   type ManagedRoute,
 } from '../../activities/vmauth/config';
 import { confirmSwitch, metricValue, reloadedAfter, secretChangedAt } from '../../activities/vmauth/switch';
@@ -29,7 +29,7 @@ import { B_OUT_OF_GLOBAL, testSwitchChecker } from '../support/switch-checker';
 const NS = 'monitoring';
 const A = 'http://vmselect-vm-az-a.monitoring.svc:8481';
 const B = 'http://vmselect-vm-az-b.monitoring.svc:8481';
-const hostsA = vmselectHosts({ name: 'vm-az-a', namespace: NS });
+const hostsA = readHosts({ name: 'vm-az-a', namespace: NS });
 
 /** A config as the operator's genUserCfg / genURLMaps write it. */
 const config: { unauthorized_user: JsonObject; users: JsonObject[] } = {

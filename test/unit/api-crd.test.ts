@@ -107,6 +107,8 @@ describe('structural schema', () => {
         'openAPIV3Schema.spec.zones[].vmagent.spec',
         'openAPIV3Schema.spec.zones[].vmcluster.overrideSpec',
         'openAPIV3Schema.spec.zones[].vmcluster.spec',
+        'openAPIV3Schema.spec.zones[].vmsingle.overrideSpec',
+        'openAPIV3Schema.spec.zones[].vmsingle.spec',
         'openAPIV3Schema.spec.zones[].vmuser.overrideSpec',
         'openAPIV3Schema.spec.zones[].vmuser.spec',
       ].sort(),

@@ -37,9 +37,9 @@ function checkNormalized(spec: NormalizedSpec): void {
   expect(isJsonObject(spec.overrideSpec)).toBe(true);
   expect(spec.zones.length).toBeGreaterThanOrEqual(2);
   expect(new Set(spec.zones.map((z) => z.name)).size).toBe(spec.zones.length);
-  expect(new Set(spec.zones.map((z) => z.vmcluster.name)).size).toBe(spec.zones.length);
+  expect(new Set(spec.zones.map((z) => z.vmcluster!.name)).size).toBe(spec.zones.length);
   for (const z of spec.zones) {
-    checkManaged(z.vmcluster);
+    checkManaged(z.vmcluster!);
     if (z.vmuser) checkManaged(z.vmuser);
     if (z.remoteWriteURL !== undefined) expect(z.remoteWriteURL).toMatch(/^https?:\/\//);
   }

@@ -38,8 +38,8 @@ describe('examples', () => {
   it('vmdc-basic has 3 zones, refs with overlays, VMUsers, and the strategy it declares', () => {
     const spec = mustValidate(examples.find(([f]) => f === 'vmdc-basic.yaml')?.[1].spec);
     expect(spec.zones.map((z) => z.name)).toEqual(['az-a', 'az-b', 'az-c']);
-    expect(spec.zones.every((z) => z.vmcluster.spec === undefined && z.vmuser !== undefined)).toBe(true);
-    expect(spec.zones[0]?.vmcluster.overrideSpec).toEqual({ vmstorage: { replicaCount: 3 } });
+    expect(spec.zones.every((z) => z.vmcluster!.spec === undefined && z.vmuser !== undefined)).toBe(true);
+    expect(spec.zones[0]?.vmcluster!.overrideSpec).toEqual({ vmstorage: { replicaCount: 3 } });
     expect(spec.vmauth).toEqual({ name: 'vm-global' });
     expect(spec.vmagent).toEqual({ name: 'vm-global' });
     expect(spec.strategy).toEqual({
@@ -56,8 +56,8 @@ describe('examples', () => {
   it('vmdc-full-spec creates every VMCluster, VMUser and the VMAgent from full specs', () => {
     const spec = mustValidate(examples.find(([f]) => f === 'vmdc-full-spec.yaml')?.[1].spec);
     for (const z of spec.zones) {
-      expect(z.vmcluster.spec).toBeDefined();
-      expect(z.vmcluster.overrideSpec).toBeUndefined();
+      expect(z.vmcluster!.spec).toBeDefined();
+      expect(z.vmcluster!.overrideSpec).toBeUndefined();
       expect(z.vmuser?.spec).toBeDefined();
     }
     expect(spec.vmagent.spec).toBeDefined();
@@ -159,7 +159,7 @@ describe('normalization', () => {
     expect(spec.zones[1]).toEqual({ name: 'az-b', vmcluster: { name: 'vm-az-b' }, vmuser: { name: 'reads-az-b' } });
     expect(spec.zones[2]?.vmcluster).toEqual({ name: 'vm-az-c', spec: { replicationFactor: 1, vmstorage: { replicaCount: 2 } } });
     expect(spec.zones[2]?.remoteWriteURL).toBe('http://lb.az-c.local:8480/insert/0/prometheus/api/v1/write');
-    (spec.zones[0]?.vmcluster.overrideSpec as Raw).vmstorage.replicaCount = 99;
+    (spec.zones[0]?.vmcluster!.overrideSpec as Raw).vmstorage.replicaCount = 99;
     expect(raw.zones[0].vmcluster.overrideSpec.vmstorage.replicaCount).toBe(3);
   });
 
@@ -219,7 +219,8 @@ const INVALID: [string, Mutation, string, string][] = [
   ['zone name missing', (s) => delete s.zones[2].name, 'spec.zones[2].name', 'is required'],
   ['zone is a string', (s) => (s.zones[1] = 'az-b'), 'spec.zones[1]', 'must be an object'],
   ['unknown zone field', (s) => (s.zones[0].vmclusters = {}), 'spec.zones[0].vmclusters', 'unknown field "vmclusters"'],
-  ['vmcluster missing', (s) => delete s.zones[1].vmcluster, 'spec.zones[1].vmcluster', 'is required'],
+  ['vmcluster missing', (s) => delete s.zones[1].vmcluster, 'spec.zones[1]', 'exactly one of vmcluster and vmsingle'],
+  ['vmcluster and vmsingle both set', (s) => (s.zones[1].vmsingle = { name: 'single-b' }), 'spec.zones[1]', 'exactly one of vmcluster and vmsingle'],
   ['vmcluster name missing', (s) => delete s.zones[1].vmcluster.name, 'spec.zones[1].vmcluster.name', 'is required'],
   ['vmcluster name invalid', (s) => (s.zones[1].vmcluster.name = 'VM_AZ_B'), 'spec.zones[1].vmcluster.name', 'DNS-1123 subdomain'],
   ['vmcluster name too long', (s) => (s.zones[1].vmcluster.name = 'a'.repeat(254)), 'spec.zones[1].vmcluster.name', 'at most 253'],

@@ -156,7 +156,7 @@ describe('route records are claims (seeded property)', () => {
         expect(rec.vmdc.uid).toBe(UID);
         expect(rec.route.uid).toBe(view.uid);
         const zone = EXPECT.spec!.zones.find((z) => z.name === rec.zone);
-        if (zone) expect(rec.vmcluster.name).toBe(zone.vmcluster);
+        if (zone) expect(rec.vmcluster.name).toBe(zone.storage.name);
         const before = routedTo(refs);
         const after = routedTo(undoRemoval(refs, rec));
         expect(after.statics).toBe(before.statics);

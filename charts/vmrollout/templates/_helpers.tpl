@@ -262,12 +262,12 @@ trigger (trigger/kube.ts, trigger/watch.ts, kube/status-writer.ts, kube/route-re
   (informer), patch (its finalizer: a merge patch of metadata.finalizers);
   vmdistributedclusters/status patch (merge patch; the read before it is a get of the object);
   events create (core/v1 createNamespacedEvent);
-  vmclusters, vmauths, vmusers, vmagents list + watch (drift informers; the route records list
+  vmclusters, vmsingles, vmauths, vmusers, vmagents list + watch (drift informers; the route records list
   every VMAuth and VMUser of a namespace).
 worker (activities/*.ts, kube/status-writer.ts, kube/route-records.ts):
   vmdistributedclusters get (the status writer reads the object by name before each patch);
   vmdistributedclusters/status patch;
-  vmclusters, vmauths, vmusers, vmagents get + patch (reads, server-side apply, route merge patches);
+  vmclusters, vmsingles, vmagents get + patch; vmauths, vmusers get + list + patch (reads, server-side apply, route merge patches);
   vmauths, vmusers list (readRecords and a zone's restore list the route records of the namespace);
   endpointslices list (the pods behind the vmagent, vmauth and vmselect services);
   services get, pods list (each endpoint verified against its Service's uid and the Pod it names:
@@ -288,7 +288,7 @@ the notification Secrets (notificationSecrets) and the vmagent metrics credentia
   resources: ["events"]
   verbs: ["create"]
 - apiGroups: ["operator.victoriametrics.com"]
-  resources: ["vmclusters", "vmauths", "vmusers", "vmagents"]
+  resources: ["vmclusters", "vmsingles", "vmauths", "vmusers", "vmagents"]
   verbs: ["list", "watch"]
 {{- end -}}
 
@@ -300,7 +300,7 @@ the notification Secrets (notificationSecrets) and the vmagent metrics credentia
   resources: ["vmdistributedclusters/status"]
   verbs: ["patch"]
 - apiGroups: ["operator.victoriametrics.com"]
-  resources: ["vmclusters", "vmagents"]
+  resources: ["vmclusters", "vmsingles", "vmagents"]
   verbs: ["get", "patch"]
 - apiGroups: ["operator.victoriametrics.com"]
   resources: ["vmauths", "vmusers"]

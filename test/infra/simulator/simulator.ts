@@ -107,7 +107,7 @@ import { ensureService, ensureWorkloadPods } from '../harness/service-pods';
 import { controllerSlice, podEndpoint } from '../../fixtures/pod-objects';
 import type { Workload } from '../../../activities/pods/pod-identity';
 import { vmagentWorkloads } from '../../../activities/vmagent/service';
-import { vmauthWorkloads, vmselectWorkloads } from '../../../activities/vmauth/config';
+import { readWorkloads, vmauthWorkloads } from '../../../activities/vmauth/config';
 import {
   configHash,
   gzipConfig,
@@ -573,7 +573,7 @@ export class ZoneSimulator extends EventEmitter {
         component: 'vmselect',
         instance: zone,
         port: VMSELECT_POD_PORT,
-        workload: vmselectWorkloads(zone)[0]!,
+        workload: readWorkloads({ name: zone })[0]!,
         pods: [{ name: `vmselect-${zone}-0`, ip: pod.podIP }],
       });
     }
