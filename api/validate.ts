@@ -6,7 +6,14 @@ import { parseDuration, type DurationParseResult } from './duration';
 import { childrenOf, describe, isContainer, isPlainObject, jsonDepth } from './json-value';
 import { ADOPT_MESSAGE, BOTH_FORMS_MESSAGE, DURATION_RULES, DURATION_RULES_MS, durationPath, LIMITS, rangeMessage, type StrategyDurationField } from './limits';
 import { normalize, pruneNulls } from './normalize';
-import { CANARY_ZONE_MESSAGE, ONE_STORAGE_MESSAGE, SINGLE_PARITY_MESSAGE, SINGLE_VERSION_MESSAGE, vmDistributedClusterSpecSchema, ZONE_VMAGENT_MESSAGE } from './spec-schema';
+import {
+  CANARY_ZONE_MESSAGE,
+  ONE_STORAGE_MESSAGE,
+  SINGLE_PARITY_MESSAGE,
+  SINGLE_VERSION_MESSAGE,
+  vmDistributedClusterSpecSchema,
+  ZONE_VMAGENT_MESSAGE,
+} from './spec-schema';
 import { CANARY_HELD_MESSAGE, SERVING_ZONE_MESSAGE } from './traffic-mode';
 import type { NormalizedSpec } from './types';
 import { normalizeURL, redactURL, redactURLsIn } from './url';

@@ -8,7 +8,8 @@ import { isPlainObject } from '../api/json-value';
 import type { RemovedRef, RouteRef, RouteRemoval } from '../api/route-records';
 import { routeTargetRefs } from '../api/route-targets';
 import { heldMode, type HeldMode } from '../api/traffic-mode';
-import type { Gate, JsonObject, NormalizedSpec, ZoneOrder } from '../api/types';
+import type { Gate, JsonObject, NormalizedSpec, ZoneOrder, ZoneSpec } from '../api/types';
+import { storageRef } from '../api/storage';
 import { gatesBefore, isCanaryZone } from '../workflows/gates';
 import { isOperationalAt, planZoneOrder, shuffleSeed } from '../workflows/plan';
 import { computeRemovals, RoutePlanError } from '../workflows/routes';
@@ -183,6 +184,7 @@ export function predictDuration(status: unknown, zones: readonly PlannedZone[], 
  */
 function heldZone(
   name: string,
+  zs: ZoneSpec,
   f: ZoneFinding,
   held: HeldMode,
   snapshots: Parameters<typeof computeRemovals>[0],
@@ -192,7 +194,7 @@ function heldZone(
   const base = { zone: name, vmcluster: f.vmcluster, gates: [], pauseAfterMs: 0, unknownRoutes };
   let removals: PlannedRemoval[];
   try {
-    removals = describeRemovals(computeRemovals(snapshots, { name: f.vmcluster, namespace }));
+    removals = describeRemovals(computeRemovals(snapshots, storageRef(zs, namespace)));
   } catch (e) {
     if (!(e instanceof RoutePlanError)) throw e;
     return { ...base, would: 'fail', reason: `trafficMode ${held}: the rollout would fail at this zone: ${e.message}`, removals: [] };
@@ -221,7 +223,8 @@ export function planRollout(input: PlanInput): RolloutPlan {
   const zones = order.map((name, i): PlannedZone => {
     const finding = input.zones.find((z) => z.zone === name)!;
     const held = heldMode(spec.zones.find((z) => z.name === name)!);
-    if (held) return heldZone(name, finding, held, snapshots, object.namespace, unknownRoutes);
+    const zs = spec.zones.find((z) => z.name === name)!;
+    if (held) return heldZone(name, zs, finding, held, snapshots, object.namespace, unknownRoutes);
     let { would, reason } = zoneWould(finding);
     if (would === 'skip') return { zone: name, vmcluster: finding.vmcluster, would, reason, gates: [], pauseAfterMs: 0, removals: [], unknownRoutes: [] };
     const gates = gatesBefore(st.gates, upgraded);
@@ -229,7 +232,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
     upgraded++;
     let removals: PlannedRemoval[] = [];
     try {
-      removals = describeRemovals(computeRemovals(snapshots, { name: finding.vmcluster, namespace: object.namespace }));
+      removals = describeRemovals(computeRemovals(snapshots, storageRef(zs, object.namespace)));
     } catch (e) {
       if (!(e instanceof RoutePlanError)) throw e;
       if (would !== 'fail') reason = `${reason}; the rollout would fail at this zone: ${e.message}`;

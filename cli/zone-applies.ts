@@ -6,9 +6,12 @@ import type { JsonObject, NormalizedSpec } from '../api/types';
 import type { VmdcObject } from '../kube/vmdc-object';
 import { clusterApplyFor } from '../workflows/managed-objects';
 import { appliedConfig } from '../workflows/merge';
+import { zoneStorage, type StorageKind } from '../api/storage';
 
 export interface ZoneApply {
   zone: string;
+  /** The zone's storage kind: a VMCluster or a VMSingle. */
+  kind: StorageKind;
   namespace: string;
   name: string;
   /** Created when absent (the zone's full-spec form). */
@@ -30,7 +33,7 @@ export function zoneApplies(obj: VmdcObject): ZoneApplies {
     spec: v.spec,
     applies: v.spec.zones.map((zs) => {
       const a = clusterApplyFor(object, v.spec, zs);
-      return { zone: zs.name, namespace: a.namespace, name: a.name, create: a.create, spec: appliedConfig(a.patch) };
+      return { zone: zs.name, kind: zoneStorage(zs).kind, namespace: a.namespace, name: a.name, create: a.create, spec: appliedConfig(a.patch) };
     }),
   };
 }

@@ -1,5 +1,5 @@
-// Each zone's VMCluster apply (cli/zone-applies.ts) sent as a server-side apply with dryRun=All
-// under vmrollout's field manager and the person's own credentials (`patch` on vmclusters: the API
+// Each zone's VMCluster (or VMSingle) apply (cli/zone-applies.ts) sent as a server-side apply with dryRun=All
+// under vmrollout's field manager and the person's own credentials (`patch` on vmclusters, vmsingles: the API
 // server checks a dry run as the write). Nothing is stored. `diff` shows the specs before and after;
 // `plan` reads from them whether the rollout would skip the zone.
 import { KubeObjects, vmKind, type KubeObject } from '../kube/custom-objects';
@@ -16,9 +16,9 @@ export interface ZoneDryRun {
 
 export async function dryRunZones(kube: Kube, applies: readonly ZoneApply[]): Promise<ZoneDryRun[]> {
   const objects = new KubeObjects(kube.kc);
-  const k = vmKind('VMCluster');
   const out: ZoneDryRun[] = [];
   for (const a of applies) {
+    const k = vmKind(a.kind);
     const current = await objects.get(k, a.namespace, a.name);
     if (!current && !a.create) {
       out.push({ apply: a });

@@ -164,7 +164,9 @@ describe('what the spec does not ask for: refused', () => {
     expect(decide(edit({ removals: [removalOf('vm-az-a', { kind: 'VMUser', name: 'someone-elses' })] }))).toEqual(
       refusedWith('does not manage the route VMUser someone-elses'),
     );
-    expect(decide(edit({ removals: [removalOf('vm-az-b')] }))).toEqual(refusedWith('routes zone az-a to VMCluster monitoring/vm-az-a, not VMCluster monitoring/vm-az-b'));
+    expect(decide(edit({ removals: [removalOf('vm-az-b')] }))).toEqual(
+      refusedWith('routes zone az-a to VMCluster monitoring/vm-az-a, not VMCluster monitoring/vm-az-b'),
+    );
   });
 
   test("with spec.vmuserSelector, a VMUser the spec does not name may be edited (its labels are checked on the edit's fresh read); no other kind", () => {

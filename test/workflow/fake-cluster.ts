@@ -454,7 +454,7 @@ export class FakeCluster {
 
       // vmauth's cumulative counters grow by one readWindow per look (the real page's fields: activities/reads/read-health.ts).
       readReadHealth: async ({ carriers }) => {
-        await this.enter(`readReadHealth:${carriers.join(',')}`);
+        await this.enter(`readReadHealth:${carriers.map((c) => c.vmcluster).join(',')}`);
         const at = new Date().toISOString();
         const w = this.nextReadWindows.shift() ?? this.readWindow;
         if (w.unreadable) return { at, pods: [], unreadable: w.unreadable };

@@ -121,9 +121,17 @@ export function vmclusterURL(vmc: KubeObjectLike, kind = VMSELECT_KIND): string 
   return `${proto}://${k.prefix}-${vmc.metadata?.name}.${vmc.metadata?.namespace}.svc:${port}`;
 }
 
-/** The zones (VMClusters with a vmselect) as routed backends. */
-export function zoneBackends(vmclusters: KubeObjectLike[]): ZoneBackend[] {
-  return vmclusters.map((c) => ({ namespace: c.metadata?.namespace ?? '', name: c.metadata?.name ?? '', url: vmclusterURL(c) })).filter((z) => z.url !== '');
+/** VMSingle.AsURL (api/operator/v1beta1/vmsingle_types.go): its service on spec.port, 8428 when unset (read without defaults). */
+export function vmsingleURL(vms: KubeObjectLike): string {
+  const port = nonEmpty(vms.spec?.port) ? vms.spec.port : '8428';
+  const proto = isObj(vms.spec?.extraArgs) && vms.spec.extraArgs.tls === 'true' ? 'https' : 'http';
+  return `${proto}://vmsingle-${vms.metadata?.name}.${vms.metadata?.namespace}.svc:${port}`;
+}
+
+/** The zones (VMClusters with a vmselect, and VMSingles) as routed backends. */
+export function zoneBackends(vmclusters: KubeObjectLike[], vmsingles: KubeObjectLike[] = []): ZoneBackend[] {
+  const of = (o: KubeObjectLike, url: string) => ({ namespace: o.metadata?.namespace ?? '', name: o.metadata?.name ?? '', url });
+  return [...vmclusters.map((c) => of(c, vmclusterURL(c))), ...vmsingles.map((s) => of(s, vmsingleURL(s)))].filter((z) => z.url !== '');
 }
 
 /** selectUsers: the VMUsers a VMAuth selects (same namespace), ordered by namespace/name. */

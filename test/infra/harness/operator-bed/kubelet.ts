@@ -16,6 +16,9 @@
  *  - vmstorage pods: the zone's storage. A vmstorage pod being replaced takes the zone's process
  *    down; it starts again (same data) once the StatefulSet's pods are all back.
  *  - vminsert pods: nothing (vmagent writes to each zone's process straight).
+ *  - vmsingle pods: the container the operator rendered, as rendered (single-node
+ *    victoria-metrics, its data in the pod's own directory: an emptyDir, as the operator mounts
+ *    one without spec.storage, so a replaced pod starts empty).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -33,6 +36,7 @@ const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 const BINARIES: Record<string, ToolName> = {
   'victoriametrics/vmauth': 'vmauth',
   'victoriametrics/vmagent': 'vmagent',
+  'victoriametrics/victoria-metrics': 'victoria-metrics',
   'victoriametrics/operator': 'config-reloader',
 };
 
@@ -92,7 +96,7 @@ export class Kubelet {
     this.running.clear();
   }
 
-  /** The pods running now, by component (vmauth, vmagent, vmselect, vmstorage). */
+  /** The pods running now, by component (vmauth, vmagent, vmselect, vmsingle). */
   pods(component?: string): Array<Pick<RunningPod, 'name' | 'component' | 'instance' | 'ip'>> {
     return [...this.running.values()]
       .filter((p) => !component || p.component === component)
@@ -149,6 +153,7 @@ export class Kubelet {
       switch (base.component) {
         case 'vmauth':
         case 'vmagent':
+        case 'vmsingle':
           stop = await this.runContainers(pod, base.ip);
           break;
         case 'vmselect':

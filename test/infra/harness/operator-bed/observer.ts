@@ -2,7 +2,7 @@
  * What the bed saw, for the tests' assertions: every config the operator wrote into the vmauth
  * config Secret (CRC32 content hash, the routes it sends reads to), every content hash each vmauth
  * pod's real config-reloader published as loaded (its /metrics, scraped every 100 ms), and every
- * VMCluster generation and updateStatus, each with the time it was first seen.
+ * VMCluster (and VMSingle) generation and updateStatus, each with the time it was first seen.
  */
 import * as zlib from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
@@ -94,13 +94,8 @@ export class Observer {
     const at = Date.now();
     const gz = Buffer.from(b64, 'base64');
     const config = (parse(zlib.gunzipSync(gz).toString('utf8')) ?? {}) as VmauthConfig;
-    const list = (await this.custom.listNamespacedCustomObject({
-      group: VM_GROUP,
-      version: VM_VERSION,
-      namespace: this.opts.namespace,
-      plural: 'vmclusters',
-    })) as { items: KubeObjectLike[] };
-    this.secrets.push({ at, hash: configHash(gz), routes: routedZones(config, zoneBackends(list.items)) });
+    const [clusters, singles] = await Promise.all(['vmclusters', 'vmsingles'].map((plural) => this.list(plural)));
+    this.secrets.push({ at, hash: configHash(gz), routes: routedZones(config, zoneBackends(clusters!, singles!)) });
   }
 
   private async readPods(): Promise<void> {
@@ -115,16 +110,20 @@ export class Observer {
     );
   }
 
-  private async readVmclusters(): Promise<void> {
-    const list = (await this.custom.listNamespacedCustomObject({
-      group: VM_GROUP,
-      version: VM_VERSION,
-      namespace: this.opts.namespace,
-      plural: 'vmclusters',
-    })) as {
-      items: Array<{ metadata: { name: string; generation: number }; status?: { updateStatus?: string; observedGeneration?: number } }>;
+  private async list(plural: string): Promise<KubeObjectLike[]> {
+    const list = (await this.custom.listNamespacedCustomObject({ group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural })) as {
+      items: KubeObjectLike[];
     };
-    for (const c of list.items) {
+    return list.items;
+  }
+
+  /** VMClusters and VMSingles (a zone's storage): names are unique across both in these tests. */
+  private async readVmclusters(): Promise<void> {
+    const items = (await Promise.all(['vmclusters', 'vmsingles'].map((plural) => this.list(plural)))).flat() as Array<{
+      metadata: { name: string; generation: number };
+      status?: { updateStatus?: string; observedGeneration?: number };
+    }>;
+    for (const c of items) {
       const rec = {
         name: c.metadata.name,
         generation: c.metadata.generation,
