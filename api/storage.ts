@@ -34,6 +34,10 @@ export function storageRef(zone: Pick<ZoneSpec, 'vmcluster' | 'vmsingle'>, names
 /** The spec field the zone's storage is under (`vmcluster`, `vmsingle`), for paths in messages. */
 export const storageField = (kind: StorageKind): 'vmcluster' | 'vmsingle' => (kind === 'VMSingle' ? 'vmsingle' : 'vmcluster');
 
+/** A copy of the ref with exactly its fields (a record carries nothing else). */
+export const copyRef = (ref: StorageRef): StorageRef =>
+  ref.kind ? { name: ref.name, namespace: ref.namespace, kind: ref.kind } : { name: ref.name, namespace: ref.namespace };
+
 export const sameStorage = (a: StorageRef, b: StorageRef): boolean => a.name === b.name && a.namespace === b.namespace && kindOf(a) === kindOf(b);
 
 /**
@@ -143,7 +147,7 @@ export function storageOf(s: NamedStorage): NamedStorage {
 }
 
 export function refOf(namespace: string, s: NamedStorage): StorageRef {
-  return s.storageKind ? { name: s.vmcluster, namespace, kind: s.storageKind } : { name: s.vmcluster, namespace };
+  return copyRef({ name: s.vmcluster, namespace, ...(s.storageKind ? { kind: s.storageKind } : {}) });
 }
 
 /** The zone's storage object as readObject and waitOperational name it. */

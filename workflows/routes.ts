@@ -4,7 +4,7 @@
 import { applyRemoval } from '../api/route-edits';
 import type { RouteRef, RouteRemoval } from '../api/route-records';
 import { computeRemoval, hasReadBackend } from '../api/route-targets';
-import type { StorageRef } from '../api/storage';
+import { describeStorage, type StorageRef } from '../api/storage';
 import type { RouteSnapshot } from './activity-types';
 import { FailureType } from './failures';
 
@@ -22,7 +22,7 @@ export class EmptyRouteError extends RoutePlanError {
     readonly vmcluster: StorageRef,
   ) {
     super(
-      `removing VMCluster ${vmcluster.namespace}/${vmcluster.name} from reads would leave ` +
+      `removing ${describeStorage(vmcluster)} from reads would leave ` +
         routes.map((r) => `${r.kind} ${r.name}`).join(', ') +
         ' with no backend',
     );

@@ -32,6 +32,7 @@ import { MAX_SELECTED_VMUSERS } from '../../api/label-selector';
 import { selectedVmusers } from '../../kube/selected-vmusers';
 import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
+import { copyRef, describeStorage } from '../../api/storage';
 
 /** A route kept changing under every attempt: retryable (Temporal retries the whole activity with backoff). */
 const routeConflict = (route: RouteRef, attempts: number): Error =>
@@ -193,12 +194,12 @@ function freshRemoval(route: RouteRef, current: JsonObject[], vmcluster: RouteRe
 function emptyRoute(route: RouteRef, vmcluster: RouteRemoval['vmcluster']): Error {
   return nonRetryable(
     FailureType.EmptyRoute,
-    `refusing to edit ${routeLabel(route)}: removing VMCluster ${vmcluster.namespace}/${vmcluster.name} would leave it with no read backend`,
+    `refusing to edit ${routeLabel(route)}: removing ${describeStorage(vmcluster)} would leave it with no read backend`,
     { route },
   );
 }
 
-/** The routes of `removals` in edit order (the VMAuth first), each with its VMCluster. */
+/** The routes of `removals` in edit order (the VMAuth first), each with its zone's storage. */
 function removalRoutes(removals: RouteRemoval[]): Array<{ route: RouteRef; vmcluster: RouteRemoval['vmcluster'] }> {
   const all = groupByRoute(removals).map(([route, rs]) => ({ route, vmcluster: rs[0]!.vmcluster }));
   return [...all.filter((r) => r.route.kind === 'VMAuth'), ...all.filter((r) => r.route.kind !== 'VMAuth')];
@@ -234,7 +235,7 @@ function removeRecorded(
       zone: owner.zone,
       workflowId: owner.workflowId,
       generation: owner.generation,
-      vmcluster: { name: vmcluster.name, namespace: vmcluster.namespace },
+      vmcluster: copyRef(vmcluster),
       removed: removal.removed,
       since: new Date().toISOString(),
     };
