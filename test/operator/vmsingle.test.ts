@@ -9,6 +9,8 @@
  * spec.singleVersion: Succeeded with zero failed and zero stale reads; the operator really replaced
  * each VMSingle's pod with the new image tag; each VMSingle's spec changed, and its pod stopped,
  * only once every vmauth pod had LOADED a config without it; never both out; both back at the end.
+ * Negative control: with the pod confirmation switched off by the test-only knob, a VMSingle changes
+ * while a pod's loaded config still routes reads to it.
  */
 import type * as k8s from '@kubernetes/client-node';
 import { startRealOperatorBed, type RealOperatorBed } from '../infra/harness/operator-bed';
@@ -173,5 +175,18 @@ describe('VMSingle zones under the real operator', () => {
     expect(Math.max(...written.map((s) => zonesOutOfRotation(baseline, s.routes).length))).toBe(1);
     expect(bed.observer.secrets.at(-1)!.routes).toEqual(baseline);
     log(`rollout took ${t1 - t0} ms`);
+  });
+
+  it('negative control — pod confirmation off by the test-only knob: a VMSingle changes while a vmauth pod still routes reads to it', async () => {
+    vr.knobs.confirmSwitchInPods = false;
+    try {
+      const t0 = Date.now();
+      await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { singleVersion: 'v1.152.0' } });
+      const early = () => SINGLES.flatMap((s) => bed.observer.specChanges(s).filter((c) => c.at >= t0)).filter((c) => podsRoutingTo(c.name, c.at).length > 0);
+      await waitFor(() => early().length > 0, { timeoutMs: 4 * 60_000, description: 'a VMSingle changed while a vmauth pod still routed reads to it' });
+      log(`negative control: ${JSON.stringify(early())}`);
+    } finally {
+      vr.knobs.confirmSwitchInPods = true;
+    }
   });
 });
