@@ -9,7 +9,7 @@
 // builds; every object built from their keys is a dataObject.
 import { dataObject, ownValue } from '../../api/data-object';
 import type { JsonObject, JsonValue } from '../../api/types';
-import { copy, isObject, merge, readRoute, validatedManifest, type ImportResult, type Note } from './vmdistributed';
+import { copy, isObject, merge, readRoute, SINGLE_NOT_IMPORTED, validatedManifest, type ImportResult, type Note } from './vmdistributed';
 
 export const CHART = 'victoria-metrics-distributed';
 export const CHART_VERSION = '0.44.0';
@@ -224,7 +224,7 @@ function zones(r: Reader, v: JsonObject, full: string): ChartZone[] {
     if (!truthy(ownValue(cluster, 'enabled'))) {
       r.problem(
         `${path}.vmcluster.enabled`,
-        truthy(ownValue(obj(zone, 'vmsingle'), 'enabled')) ? 'false (a VMSingle zone): vmrollout upgrades VMClusters only' : 'false: the zone has no VMCluster',
+        truthy(ownValue(obj(zone, 'vmsingle'), 'enabled')) ? `false (a VMSingle zone): ${SINGLE_NOT_IMPORTED}` : 'false: the zone has no VMCluster',
       );
       return;
     }

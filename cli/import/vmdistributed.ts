@@ -126,6 +126,10 @@ class Reader {
   }
 }
 
+/** A VMSingle backend: vmrollout rolls VMSingle zones out, the import does not write them. */
+export const SINGLE_NOT_IMPORTED =
+  'the import converts VMCluster backends only: write the VMSingle zones as spec.zones[].vmsingle (docs/operations.md#vmsingle-zones-zonesvmsingle)';
+
 const SPEC_KEYS = ['backendType', 'vmauth', 'zones', 'zoneCommon', 'license', 'paused', 'retain'];
 const COMMON_KEYS = ['vmcluster', 'vmsingle', 'vmagent', 'remoteWrite', 'readyTimeout', 'updatePause'];
 const ZONE_KEYS = ['name', 'trafficMode', 'vmcluster', 'vmsingle', 'vmagent', 'remoteWrite'];
@@ -340,7 +344,7 @@ function notesOnZones(r: Reader, zones: readonly Zone[], common: JsonObject): vo
         "not mapped: stays in the VMAgents' remoteWrite lists as the operator composed them; vmrollout does not compose remoteWrite lists",
       );
     const single = ownValue(z.raw, 'vmsingle');
-    if (isObject(single) && !isEmpty(single)) r.problem(`${z.path}.vmsingle`, 'vmrollout upgrades VMClusters only');
+    if (isObject(single) && !isEmpty(single)) r.problem(`${z.path}.vmsingle`, SINGLE_NOT_IMPORTED);
   }
   if (ownValue(common, 'remoteWrite') !== undefined)
     r.note(
@@ -348,7 +352,7 @@ function notesOnZones(r: Reader, zones: readonly Zone[], common: JsonObject): vo
       "not mapped: stays in the VMAgents' remoteWrite lists as the operator composed them; vmrollout does not compose remoteWrite lists",
     );
   const single = ownValue(common, 'vmsingle');
-  if (isObject(single) && !isEmpty(single)) r.problem('spec.zoneCommon.vmsingle', 'vmrollout upgrades VMClusters only');
+  if (isObject(single) && !isEmpty(single)) r.problem('spec.zoneCommon.vmsingle', SINGLE_NOT_IMPORTED);
 }
 
 /**
@@ -382,8 +386,7 @@ export function importVMDistributed(input: JsonValue, opts: ImportOptions): Impo
   const spec = r.object(input, 'spec', 'spec');
   r.unknownKeys(spec, SPEC_KEYS, 'spec');
   const backend = ownValue(spec, 'backendType');
-  if (backend !== undefined && backend !== null && backend !== 'VMCluster')
-    r.problem('spec.backendType', `${JSON.stringify(backend)}: vmrollout upgrades VMClusters only`);
+  if (backend !== undefined && backend !== null && backend !== 'VMCluster') r.problem('spec.backendType', `${JSON.stringify(backend)}: ${SINGLE_NOT_IMPORTED}`);
   const common = r.object(spec, 'zoneCommon', 'spec.zoneCommon');
   r.unknownKeys(common, COMMON_KEYS, 'spec.zoneCommon');
   r.unknownKeys(r.object(common, 'vmcluster', 'spec.zoneCommon.vmcluster'), NAMED_SPEC_KEYS, 'spec.zoneCommon.vmcluster');

@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { validateSpec } from '../../api/validate';
 import { EXIT } from '../../cli/exit-codes';
 import { InputError, MAX_INPUT_BYTES, MAX_INPUT_DEPTH, parseManifests } from '../../cli/import/manifests';
-import { importVMDistributed, pickVMDistributed, type ImportOptions, type ImportResult } from '../../cli/import/vmdistributed';
+import { importVMDistributed, pickVMDistributed, SINGLE_NOT_IMPORTED, type ImportOptions, type ImportResult } from '../../cli/import/vmdistributed';
 
 const REPO = path.resolve(__dirname, '../..');
 const FIXTURES = path.join(REPO, 'test/fixtures/vmdistributed');
@@ -214,7 +214,7 @@ describe('what is not mapped is reported', () => {
     const single = pickVMDistributed(parseManifests(readFileSync(path.join(FIXTURES, 'vmdistributed-vmsingle.yaml'), 'utf8')));
     if ('problem' in single) throw new Error('no VMDistributed');
     expect(single.notes).toEqual([{ path: '(document 1)', why: 'a VMSingle: not converted' }]);
-    expect(problems(importVMDistributed(single.doc, OPTS))).toEqual(['spec.backendType: "VMSingle": vmrollout upgrades VMClusters only']);
+    expect(problems(importVMDistributed(single.doc, OPTS))).toEqual([`spec.backendType: "VMSingle": ${SINGLE_NOT_IMPORTED}`]);
     const off = plain(fixture('vmdistributed-overrides.yaml'));
     off.spec.vmauth.enabled = false;
     expect(problems(importVMDistributed(off, OPTS))).toEqual([expect.stringMatching(/^spec\.vmauth\.enabled: false/)]);
