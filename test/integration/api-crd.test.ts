@@ -64,7 +64,7 @@ const SERVER_REJECTS: [string, (s: Raw) => void, string | RegExp][] = [
   ['duplicate zone name', (s) => (s.zones[1].name = 'az-a'), /spec\.zones\[1\]: Duplicate value/],
   ['zone name uppercase', (s) => (s.zones[0].name = 'AZ-A'), 'spec.zones[0].name'],
   ['zone name too long', (s) => (s.zones[0].name = 'a'.repeat(64)), 'spec.zones[0].name: Too long'],
-  ['vmcluster missing', (s) => delete s.zones[1].vmcluster, 'spec.zones[1].vmcluster: Required value'],
+  ['vmcluster missing', (s) => delete s.zones[1].vmcluster, 'spec.zones[1]: Invalid value: "object": exactly one of vmcluster and vmsingle must be set'],
   ['vmcluster name invalid', (s) => (s.zones[1].vmcluster.name = 'VM_B'), 'spec.zones[1].vmcluster.name'],
   ['duplicate VMCluster name', (s) => (s.zones[2].vmcluster.name = 'vm-az-a'), 'every zone must have its own VMCluster'],
   ['duplicate VMUser name', (s) => (s.zones[1].vmuser.name = 'reads-az-a'), 'vmuser.name must be unique across zones'],

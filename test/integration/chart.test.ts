@@ -22,7 +22,7 @@ const NAMESPACE = 'vmrollout-system';
 const WORKER_SA = serviceAccountName('worker');
 const TRIGGER_SA = serviceAccountName('trigger');
 const VM_GROUP = 'operator.victoriametrics.com';
-const VM_RESOURCES = ['vmclusters', 'vmauths', 'vmusers', 'vmagents'];
+const VM_RESOURCES = ['vmclusters', 'vmsingles', 'vmauths', 'vmusers', 'vmagents'];
 const RESTRICTED = {
   'pod-security.kubernetes.io/enforce': 'restricted',
   'pod-security.kubernetes.io/enforce-version': 'latest',
@@ -217,7 +217,7 @@ describe('helm chart', () => {
     expect(envOf(deployment(objs, 'trigger')).find((e) => e.name === 'METRICS_HOST')?.valueFrom?.fieldRef?.fieldPath).toBe('status.podIP');
     for (const ns of ['prod', 'staging']) {
       const role = find<k8s.V1Role>(objs, 'Role', `${WORKER_SA}-create`, ns)!;
-      expect(role.rules).toEqual([{ apiGroups: [VM_GROUP], resources: ['vmclusters', 'vmauths', 'vmusers', 'vmagents'], verbs: ['create'] }]);
+      expect(role.rules).toEqual([{ apiGroups: [VM_GROUP], resources: VM_RESOURCES, verbs: ['create'] }]);
       const binding = find<k8s.V1RoleBinding>(objs, 'RoleBinding', `${WORKER_SA}-create`, ns)!;
       expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: WORKER_SA, namespace: NAMESPACE }]);
     }

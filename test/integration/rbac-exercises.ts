@@ -188,6 +188,7 @@ async function workerFixtures(ctx: ExerciseContext): Promise<WorkerFixtures> {
   const vmdc = await createVmdc(admin, ns, 'w');
   await createVm(admin, ns, 'VMCluster', 'w-a', { clusterVersion: VERSION_OLD });
   await createVm(admin, ns, 'VMCluster', 'w-b', { clusterVersion: VERSION_OLD });
+  await createVm(admin, ns, 'VMSingle', 'w-s', { image: { tag: 'v1.150.0' } });
   await createVm(admin, ns, 'VMAgent', 'w', { remoteWrite: [{ url: rwURL(ns, 'w-a') }, { url: rwURL(ns, 'w-b') }] });
   await createVm(admin, ns, 'VMAuth', VMAUTH, { unauthorizedUserAccessSpec: { targetRefs: [vmselects(ns, 'w-a', 'w-b')] } });
   await createVm(admin, ns, 'VMUser', 'w-a', { username: 'ua', targetRefs: [vmselects(ns, 'w-a', 'w-b')] });
@@ -330,6 +331,7 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
   const n = ++createdSeq;
   const created: Array<[VMKind, string, JsonObject]> = [
     ['VMCluster', `new-c${n}`, { clusterVersion: VERSION_NOW, vmselect: { replicaCount: 1 } }],
+    ['VMSingle', `new-s${n}`, { image: { tag: 'v1.151.0' } }],
     ['VMAgent', `new-g${n}`, { remoteWrite: [{ url: rwURL(ns, 'w-a') }] }],
     ['VMAuth', `new-h${n}`, { selectAllByDefault: true }],
     ['VMUser', `new-u${n}`, { username: `nu${n}`, targetRefs: [vmselects(ns, 'w-a')] }],
@@ -348,6 +350,7 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
   // Overlays on the existing objects the admin created.
   const overlays: Array<[VMKind, string, JsonObject]> = [
     ['VMCluster', 'w-a', { clusterVersion: VERSION_NOW }],
+    ['VMSingle', 'w-s', { image: { tag: 'v1.151.0' } }],
     ['VMAgent', 'w', { replicaCount: 1 }],
     ['VMAuth', VMAUTH, { selectAllByDefault: true }],
     ['VMUser', 'w-b', { disable_secret_creation: true }],
@@ -417,6 +420,7 @@ export async function workerExercise(ctx: ExerciseContext): Promise<Failures> {
 /** One object of each kind the drift watches cover, each carrying a record of `t` whose applied field differs from the live one. */
 const DRIFTED: Array<{ kind: VMKind; name: string; live: JsonObject; applied: JsonObject }> = [
   { kind: 'VMCluster', name: 't-c', live: { clusterVersion: VERSION_OLD }, applied: { clusterVersion: VERSION_NOW } },
+  { kind: 'VMSingle', name: 't-s', live: { retentionPeriod: '1' }, applied: { retentionPeriod: '2' } },
   {
     kind: 'VMAgent',
     name: 't-g',
