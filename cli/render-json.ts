@@ -27,6 +27,7 @@ function zoneDocument(z: ZoneView, now: Date) {
   return {
     name: z.name,
     vmcluster: z.vmcluster ?? null,
+    ...(z.storageKind ? { storageKind: z.storageKind } : {}),
     phase: z.phase,
     step: z.step ?? null,
     stepIndex: z.stepIndex ?? null,

@@ -33,7 +33,7 @@ function zoneLines(p: RolloutPlan, z: PlannedZone, n: number): string[] {
   const { name, namespace } = p.object;
   const out: string[] = [];
   if (z.gates.length) out.push(...hanging(`${INDENT}⏸ `, `waits at ${gatesText(z.gates)} before ${z.zone}, for kubectl vmdc promote ${name} -n ${namespace}`));
-  out.push(...hanging(`${String(n).padStart(3)}. `, `${z.zone} (VMCluster ${z.vmcluster}): ${z.would} — ${z.reason}`));
+  out.push(...hanging(`${String(n).padStart(3)}. `, `${z.zone} (${z.storageKind ?? 'VMCluster'} ${z.vmcluster}): ${z.would} — ${z.reason}`));
   if (z.would !== 'skip') {
     if (z.removals.length === 0 && z.unknownRoutes.length === 0) out.push(`${INDENT}out of reads: no managed route sends reads to it (nothing to remove)`);
     for (const r of z.removals)
@@ -69,6 +69,6 @@ export function renderPlan(p: RolloutPlan): string[] {
       '        ',
     ),
     ...hanging('Duration: ', durationText(p.duration), '          '),
-    "Nothing was changed: each zone's VMCluster apply was a dry run.",
+    "Nothing was changed: each zone's VMCluster (or VMSingle) apply was a dry run.",
   ];
 }

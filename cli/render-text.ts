@@ -155,7 +155,7 @@ function zoneRow(z: ZoneView, c: Columns, now: Date): Line {
     seg(GAP),
     z.outOfReads ? seg((z.held ? 'HELD' : 'OUT').padEnd(READS_COL), z.phase === 'Failed' ? 'red' : 'yellow', 'bold') : seg('in'.padEnd(READS_COL)),
     seg(GAP),
-    seg(cell(z.vmcluster ?? '-', c.vmcluster)),
+    seg(cell(storageCell(z), c.vmcluster)),
     seg(GAP),
     seg(z.vmclusterGeneration === undefined ? '-' : String(z.vmclusterGeneration)),
   ];
@@ -255,12 +255,15 @@ function zoneMessageLines(z: ZoneView, width: number, now: Date): Line[] {
   return wrap(z.message, width - DETAIL_INDENT.length, MESSAGE_LINES).map((t) => [seg(DETAIL_INDENT), { text: t, style: colour }]);
 }
 
+/** The VMCLUSTER column: the zone's VMCluster, or its VMSingle said as one. */
+const storageCell = (z: ZoneView): string => (z.vmcluster === undefined ? '-' : z.storageKind ? `${z.vmcluster} (VMSingle)` : z.vmcluster);
+
 function zoneTable(v: RolloutView, width: number, now: Date): Line[] {
   const c: Columns = {
     zone: Math.min(24, Math.max(4, ...v.zones.map((z) => textWidth(z.name)))),
     phase: Math.max(5, ...v.zones.map((z) => textWidth(z.phase) + 2)),
     step: Math.max(4, ...v.zones.map((z) => textWidth(stepText(z)))),
-    vmcluster: Math.min(32, Math.max(9, ...v.zones.map((z) => textWidth(z.vmcluster ?? '-')))),
+    vmcluster: Math.min(32, Math.max(9, ...v.zones.map((z) => textWidth(storageCell(z))))),
   };
   const head: Line = [
     seg(

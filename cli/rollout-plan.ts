@@ -46,7 +46,9 @@ export interface PlannedRemoval {
 
 export interface PlannedZone {
   zone: string;
+  /** The zone's storage object: a VMCluster, or the VMSingle storageKind says. */
   vmcluster: string;
+  storageKind?: 'VMSingle';
   would: ZoneAction;
   reason: string;
   /** The gates that would hold before the zone starts. */
@@ -191,7 +193,7 @@ function heldZone(
   namespace: string,
   unknownRoutes: PlannedZone['unknownRoutes'],
 ): PlannedZone {
-  const base = { zone: name, vmcluster: f.vmcluster, gates: [], pauseAfterMs: 0, unknownRoutes };
+  const base = { zone: name, ...plannedStorage(zs, f), gates: [], pauseAfterMs: 0, unknownRoutes };
   let removals: PlannedRemoval[];
   try {
     removals = describeRemovals(computeRemovals(snapshots, storageRef(zs, namespace)));
@@ -205,6 +207,11 @@ function heldZone(
   const upgrade = w.would === 'skip' ? 'not upgraded: already at the desired spec' : `upgraded out of reads (${w.reason})`;
   return { ...base, would: w.would === 'fail' ? 'fail' : 'hold', reason: `trafficMode write-only: ${leaves}; ${upgrade}`, removals };
 }
+
+const plannedStorage = (zs: ZoneSpec, f: ZoneFinding): Pick<PlannedZone, 'vmcluster' | 'storageKind'> => ({
+  vmcluster: f.vmcluster,
+  ...(zs.vmsingle ? { storageKind: 'VMSingle' as const } : {}),
+});
 
 export function planRollout(input: PlanInput): RolloutPlan {
   const { object, spec } = input;
@@ -226,7 +233,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
     const zs = spec.zones.find((z) => z.name === name)!;
     if (held) return heldZone(name, zs, finding, held, snapshots, object.namespace, unknownRoutes);
     let { would, reason } = zoneWould(finding);
-    if (would === 'skip') return { zone: name, vmcluster: finding.vmcluster, would, reason, gates: [], pauseAfterMs: 0, removals: [], unknownRoutes: [] };
+    if (would === 'skip') return { zone: name, ...plannedStorage(zs, finding), would, reason, gates: [], pauseAfterMs: 0, removals: [], unknownRoutes: [] };
     const gates = gatesBefore(st.gates, upgraded);
     const canary = isCanaryZone(st.canary, name, upgraded) ? { canaryBakeMs: st.canary!.bakeMs } : {};
     upgraded++;
@@ -239,7 +246,7 @@ export function planRollout(input: PlanInput): RolloutPlan {
       would = 'fail';
     }
     const pauseAfterMs = i < order.length - 1 ? st.pauseBetweenZonesMs : 0;
-    return { zone: name, vmcluster: finding.vmcluster, would, reason, gates, pauseAfterMs, ...canary, removals, unknownRoutes };
+    return { zone: name, ...plannedStorage(zs, finding), would, reason, gates, pauseAfterMs, ...canary, removals, unknownRoutes };
   });
   return {
     object,

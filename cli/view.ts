@@ -47,7 +47,9 @@ export interface QueueView {
 
 export interface ZoneView {
   name: string;
+  /** The zone's storage object (a VMCluster, or the VMSingle storageKind says). */
   vmcluster?: string;
+  storageKind?: 'VMSingle';
   phase: ZonePhase;
   /** The step running, about to run, or (Failed) the one that failed. */
   step?: ZoneStep;
@@ -182,7 +184,7 @@ function queueFromStreak(streak: DrainHeartbeat, source: 'heartbeat' | 'progress
 
 interface SpecFacts {
   clusterVersion?: string;
-  zones: Array<{ name: string; vmcluster?: string }>;
+  zones: Array<{ name: string; vmcluster?: string; storageKind?: 'VMSingle' }>;
   queueDrainedForMs?: number;
 }
 
@@ -230,6 +232,7 @@ function zoneView(
   const z: ZoneView = {
     name,
     vmcluster: fromWorkflow?.vmcluster ?? facts.zones.find((s) => s.name === name)?.vmcluster,
+    ...((fromWorkflow ?? facts.zones.find((s) => s.name === name) ?? fromStatus)?.storageKind ? { storageKind: 'VMSingle' as const } : {}),
     phase,
     step,
     stepIndex: step ? steps.indexOf(step) + 1 : undefined,

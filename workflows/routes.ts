@@ -21,11 +21,7 @@ export class EmptyRouteError extends RoutePlanError {
     readonly routes: RouteRef[],
     readonly vmcluster: StorageRef,
   ) {
-    super(
-      `removing ${describeStorage(vmcluster)} from reads would leave ` +
-        routes.map((r) => `${r.kind} ${r.name}`).join(', ') +
-        ' with no backend',
-    );
+    super(`removing ${describeStorage(vmcluster)} from reads would leave ` + routes.map((r) => `${r.kind} ${r.name}`).join(', ') + ' with no backend');
   }
 }
 

@@ -29,13 +29,13 @@ export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
   const zones: { zone: string; vmcluster: string; changed: boolean; missing?: true; leftAlone?: true; diff: string }[] = [];
   const alone = new Set(plan.spec.zones.filter((z) => heldMode(z) === 'maintenance').map((z) => z.name));
   for (const a of plan.applies.filter((x) => alone.has(x.zone))) {
-    const note = `# VMCluster ${a.namespace}/${a.name} (zone ${a.zone}): trafficMode maintenance: left alone by rollouts, not diffed`;
+    const note = `# ${a.kind} ${a.namespace}/${a.name} (zone ${a.zone}): trafficMode maintenance: left alone by rollouts, not diffed`;
     out.line(note);
     zones.push({ zone: a.zone, vmcluster: `${a.namespace}/${a.name}`, changed: false, leftAlone: true, diff: note });
   }
   const applies = plan.applies.filter((x) => !alone.has(x.zone));
   for (const { apply: a, current, after } of await dryRunZones(kube, applies)) {
-    const what = `VMCluster ${a.namespace}/${a.name} (zone ${a.zone})`;
+    const what = `${a.kind} ${a.namespace}/${a.name} (zone ${a.zone})`;
     if (!after) {
       const note = `# ${what}: not found, and the spec names it without a full spec: the rollout would fail at this zone`;
       out.line(note);
@@ -52,7 +52,7 @@ export async function diff(cmd: DiffCommand, io: Io): Promise<number> {
     changed++;
     for (const l of lines) out.line(l);
   }
-  if (changed === 0) out.line(`no zone's VMCluster would change (${applies.length} dry-run)`);
+  if (changed === 0) out.line(`no zone's VMCluster or VMSingle would change (${applies.length} dry-run)`);
   out.document({ verb: cmd.verb, namespace: kube.namespace, name: cmd.name, uid: obj.metadata?.uid, result: changed ? 'changes' : 'none', zones });
   return changed ? EXIT.failed : EXIT.ok;
 }

@@ -389,7 +389,7 @@ describe('kubectl vmdc diff', () => {
       mergePatchOptions,
     );
     const none = await vmdc(['diff', 'dc', '-n', ns]);
-    expect([none.code, none.stdout.trim()]).toEqual([0, "no zone's VMCluster would change (2 dry-run)"]);
+    expect([none.code, none.stdout.trim()]).toEqual([0, "no zone's VMCluster or VMSingle would change (2 dry-run)"]);
 
     // A zone in maintenance is left alone by rollouts: not dry-run, said (negative control: az-b, the same change, is diffed).
     await custom.patchNamespacedCustomObject(

@@ -289,7 +289,7 @@ describe('what it prints', () => {
       '',
       'Routes: VMAuth vm-global, VMUser reads-az-a, VMUser reads-az-b read',
       "Duration: no past rollout to predict from + the gates' waits",
-      "Nothing was changed: each zone's VMCluster apply was a dry run.",
+      "Nothing was changed: each zone's VMCluster (or VMSingle) apply was a dry run.",
     ]);
     expect(renderPlan(p).every((l) => [...l].length <= 100)).toBe(true);
     const doc = JSON.parse(renderDocument(planDocument(p), 'json')) as Record<string, unknown>;
@@ -305,5 +305,29 @@ describe('the command line', () => {
     expect(() => parseCommand(['plan', 'dc', '-o', 'wide'])).toThrow(UsageError);
     expect(() => parseCommand(['plan'])).toThrow(/NAME is required/);
     expect(VERB_EXIT_CODES.plan).toEqual([0, 1, 3, 130]);
+  });
+});
+
+describe('a VMSingle zone', () => {
+  it('is planned by its VMSingle targetRefs and said as a VMSingle; a VMCluster of its name in the routes is not it', () => {
+    const raw = validRawSpec() as { zones: Array<Record<string, unknown>>; strategy: Record<string, unknown> } & Record<string, unknown>;
+    raw.zones[1] = { name: 'az-b', vmsingle: { name: 'vm-az-b' } };
+    raw.singleVersion = 'v1.150.0';
+    raw.strategy = { ...raw.strategy, order: 'Declared' };
+    const single: JsonObject = { crd: { kind: 'VMSingle', name: 'vm-az-b', namespace: NS } };
+    const reads: RouteRead[] = [
+      {
+        route: { kind: 'VMAuth', name: 'vm-global' },
+        obj: { spec: { unauthorizedUserAccessSpec: { targetRefs: [vmselect(['vm-az-a', 'vm-az-b', 'vm-az-c']), single] } } },
+      },
+    ];
+    const p = planRollout({ ...input({ routes: reads }), spec: normalizedSpec(raw) });
+    const b = p.zones.find((z) => z.zone === 'az-b')!;
+    expect([b.storageKind, b.removals]).toEqual([
+      'VMSingle',
+      [{ route: { kind: 'VMAuth', name: 'vm-global' }, removed: [expect.objectContaining({ ref: 'targetRefs[1]' })] }],
+    ]);
+    expect(p.zones.find((z) => z.zone === 'az-a')!.storageKind).toBeUndefined();
+    expect(renderPlan(p).join('\n')).toContain('az-b (VMSingle vm-az-b): upgrade');
   });
 });
