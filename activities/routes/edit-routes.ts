@@ -234,7 +234,7 @@ function removeRecorded(
       zone: owner.zone,
       workflowId: owner.workflowId,
       generation: owner.generation,
-      vmcluster: { name: vmcluster.name, namespace: vmcluster.namespace },
+      vmcluster: { name: vmcluster.name, namespace: vmcluster.namespace, ...(vmcluster.kind ? { kind: vmcluster.kind } : {}) },
       removed: removal.removed,
       since: new Date().toISOString(),
     };
