@@ -22,7 +22,8 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
-import { waitFor } from '../infra/harness/processes';
+import { queueDirName } from '../../activities/vmagent/url';
+import { httpRequest, waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
 import {
   createObjects,
@@ -61,7 +62,6 @@ const SINGLE_READ_PATH = '/prometheus/api/v1/query';
 const ZONE_DOWNTIME_MS = 12_000;
 
 const VM_API = 'operator.victoriametrics.com/v1beta1';
-const writeHost = (vms: string) => `http://vmsingle-${vms}.${NS}.svc:8429/api/v1/write`;
 
 let cp: ControlPlane & { onStop(f: () => Promise<void>): void };
 let kc: k8s.KubeConfig;
@@ -112,9 +112,9 @@ function objects(): KubeObject[] {
       apiVersion: VM_API,
       kind: 'VMAgent',
       metadata: { name: 'vm-global', namespace: NS },
-      // The real vmagent's flags, in order; a VMSingle's entry names its service (the operator's
-      // Service vmsingle-<name>), as a person would write it: the worker finds that queue by host.
-      spec: { replicaCount: 1, remoteWrite: ZONES.map((z) => ({ url: SINGLES.includes(z) ? writeHost(z) : vm.remoteWriteURLs[z]! })) },
+      // The real vmagent's flags, in order; a VMSingle's entry is its Service (vmsingle-<name>):
+      // the worker finds that queue by host.
+      spec: { replicaCount: 1, remoteWrite: ZONES.map((z) => ({ url: vm.remoteWriteURLs[z]! })) },
     },
   ];
 }
@@ -184,6 +184,11 @@ const specOf = async (kind: string, name: string) => (await getObject(kc, kind, 
 
 describe('VMSingle zones beside VMCluster zones', () => {
   it('upgrades every zone once (VMSingle: spec.image.tag = singleVersion), one out of reads at a time, with no failed or stale read on either path', async () => {
+    // The real vmagent writes to each VMSingle at its Service URL: its queue is the one that URL names.
+    const page = (await httpRequest('GET', `${vm.vmagent.url}/metrics`)).body;
+    for (const [i, z] of ZONES.entries()) if (SINGLES.includes(z)) expect(page).toContain(`/${await queueDirName(i, vm.remoteWriteURLs[z]!)}"`);
+    expect(vm.remoteWriteURLs[SINGLES[0]!]).toBe(`http://vmsingle-${SINGLES[0]}.${NS}.svc:8429/api/v1/write`);
+
     const baseline = vm.simulator.currentConfig!;
     const configsBefore = vm.simulator.configs.length;
     const restartsBefore = vm.simulator.restarts.length;

@@ -23,6 +23,7 @@ import * as k8s from '@kubernetes/client-node';
 import { allocatePodIP, assertPodIpNotLocal, POD_IP, registerPodPort } from '../harness/pod-network';
 import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
 import { VMSELECT_POD_PORT, VMSINGLE_POD_PORT, ZoneSimulator } from './simulator';
+import { startServiceProxy } from './service-proxy';
 import { VmauthPod } from './vmauth-pod';
 import { startVmselectFront, type VmselectFront } from './vmselect-front';
 
@@ -67,8 +68,9 @@ export interface VmEnvironment {
   /** VMSingle name → its pod address (the zone process, at VMSINGLE_POD_PORT). */
   vmsinglePods: Record<string, { podIP: string }>;
   /**
-   * VMCluster or VMSingle name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use;
-   * the vmagents write to every zone in the order vmclusters, then vmsingles.
+   * VMCluster or VMSingle name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use
+   * (a VMSingle: its Service, `http://vmsingle-<name>.<ns>.svc:8429/api/v1/write`, reached through the
+   * Service network proxy, ./service-proxy.ts); the vmagents write to every zone in the order vmclusters, then vmsingles.
    */
   remoteWriteURLs: Record<string, string>;
   vmagent: VmagentHandle;
@@ -140,17 +142,27 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       vmsinglePods[name] = { podIP };
     }
     const zoneNames = [...opts.vmclusters, ...(opts.vmsingles ?? [])];
-    const remoteWriteURLs = Object.fromEntries(zoneNames.map((n) => [n, `${zones[n]!.url}/api/v1/write`]));
+    // A VMCluster zone is written at its process' loopback URL; a VMSingle at its Service
+    // (vmsingle-<name>, the write service the worker matches), through the Service network proxy.
+    const singleService = (n: string) => `http://vmsingle-${n}.${opts.namespace}.svc:${VMSINGLE_POD_PORT}`;
+    const remoteWriteURLs = Object.fromEntries(zoneNames.map((n) => [n, `${vmsinglePods[n] ? singleService(n) : zones[n]!.url}/api/v1/write`]));
+    const rwArgs = [...VMAGENT_ARGS];
+    if (opts.vmsingles?.length) {
+      const proxy = await startServiceProxy(Object.fromEntries(opts.vmsingles.map((n) => [singleService(n), zones[n]!.url])));
+      started.push(proxy);
+      // One -remoteWrite.proxyURL per -remoteWrite.url, in order (empty: direct).
+      for (const n of zoneNames) rwArgs.push(`-remoteWrite.proxyURL=${vmsinglePods[n] ? proxy.url : ''}`);
+    }
     const ip = POD_IP;
     const vmagent = await startVmagent({
       name: `vmagent-${opts.vmagentName}`,
       remoteWriteUrls: zoneNames.map((n) => remoteWriteURLs[n]!),
-      extraArgs: [...VMAGENT_ARGS],
+      extraArgs: rwArgs,
     });
     started.push(vmagent);
     const zoneVmagents: Record<string, VmagentHandle> = {};
     for (const name of opts.zoneVmagents ?? []) {
-      const h = await startVmagent({ name: `vmagent-${name}`, remoteWriteUrls: zoneNames.map((n) => remoteWriteURLs[n]!), extraArgs: [...VMAGENT_ARGS] });
+      const h = await startVmagent({ name: `vmagent-${name}`, remoteWriteUrls: zoneNames.map((n) => remoteWriteURLs[n]!), extraArgs: rwArgs });
       started.push(h);
       zoneVmagents[name] = h;
     }
