@@ -22,6 +22,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { DEFAULT_TASK_QUEUE } from '../../api/rollout-contract';
+import type { VMDistributedClusterStatus } from '../../api/types';
 import { queueDirName } from '../../activities/vmagent/url';
 import { httpRequest, waitFor } from '../infra/harness/processes';
 import type { VmEnvironment } from '../infra/simulator/environment';
@@ -248,6 +249,10 @@ describe('VMSingle zones beside VMCluster zones', () => {
       });
     }
 
+    // The worker found each VMSingle zone's queue by its write host and waited on it.
+    for (const z of ['az-c', 'az-d'])
+      expect({ zone: z, polled: cp.queueSamples.some((q) => q.zone === z && q.at >= t0 && q.at <= t1) }).toEqual({ zone: z, polled: true });
+
     // The routes restored exactly, and so is the rendered config.
     expect({ vmauth: await specOf('VMAuth', 'vm-global'), vmuser: await specOf('VMUser', 'reads-singles') }).toEqual(routesBefore);
     await waitFor(() => JSON.stringify(vm.simulator.currentConfig!.config) === JSON.stringify(baseline.config), {
@@ -280,7 +285,15 @@ describe('VMSingle zones beside VMCluster zones', () => {
         : z,
     );
     await mergePatch(kc, 'VMDistributedCluster', NS, VMDC, { spec: { clusterVersion: V3, singleVersion: S3, zones } });
-    const st = await waitPhase(3, ['Succeeded', 'Failed']);
+    // It may end before a poll sees it active: generation 3's status is the one listing az-c first.
+    const st = await waitFor(
+      async () => {
+        const s = (await getObject(kc, 'VMDistributedCluster', NS, VMDC)).status as VMDistributedClusterStatus | undefined;
+        const ours = s?.observedGeneration === 3 && s.workflow?.id.includes('/g3-') && s.zones?.[0]?.name === 'az-c';
+        return ours && ['Succeeded', 'Failed'].includes(s.phase ?? '') ? s : undefined;
+      },
+      { timeoutMs: 5 * 60_000, intervalMs: 100, description: 'generation 3 to end' },
+    );
     const t1 = Date.now();
     expect(st.message).toMatch(/VMCluster default\/vm-single-c not found/);
     expect(st.phase).not.toBe('Succeeded');
