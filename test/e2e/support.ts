@@ -524,6 +524,8 @@ export interface E2EStackOptions {
   vmdcName: string;
   /** VMCluster names of the demo manifests (one zone process each). */
   clusters: string[];
+  /** VMSingle names (one zone process each, the VMSingle's pod itself); startControlPlane only, the demo manifests have none. */
+  singles?: string[];
   /** Bearer tokens of the demo VMUsers (a reader per token, plus the unauthenticated one). */
   tokens: string[];
   /** clusterVersion every zone runs at the start (and generation 1 asks for). */
@@ -624,6 +626,7 @@ export type ControlPlaneOptions = Pick<
   E2EStackOptions,
   | 'namespace'
   | 'clusters'
+  | 'singles'
   | 'zoneDowntimeMs'
   | 'taskQueue'
   | 'finalizerRecheckIntervalMs'
@@ -696,6 +699,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       kubeConfig: kc,
       namespace: opts.namespace,
       vmclusters: opts.clusters,
+      vmsingles: opts.singles,
       vmagentName: 'vm-global',
       zoneVmagents: opts.zoneVmagents,
       vmauthName: 'vm-global',

@@ -212,6 +212,29 @@ describe('editRoutes with a record owner: the route objects at once', () => {
   });
 });
 
+describe('editRoutes of a VMSingle zone', () => {
+  const singleRef = (name: string): JsonObject => ({ crd: { kind: 'VMSingle', name, namespace: NS } });
+
+  it("records the zone's storage kind, so its record is verified and restored (without it: not a VMCluster/vmselect reference, the zone stays out)", async () => {
+    const c = fakeCluster();
+    c.put('vmauths', 'ga', { unauthorizedUserAccessSpec: { targetRefs: [singleRef('vm-single-a'), singleRef('vm-single-b')] } });
+    const ref = { name: 'vm-single-a', namespace: NS, kind: 'VMSingle' as const };
+    const snaps = await readRoutes(c.kube, { namespace: NS, routes: [{ kind: 'VMAuth', name: 'ga' }] });
+    const removals = computeRemovals(snaps, ref);
+    await editRoutes(c.kube, { namespace: NS, vmauthName: 'ga', removals, direction: 'remove', record: OWNER });
+    expect(c.records('vmauths', 'ga')[recordKey('uid-1', 'az-a')]?.vmcluster).toEqual(ref);
+    const listed = await readRecords(c.kube, { namespace: NS, uid: 'uid-1' });
+    expect(listed.unverified).toEqual([]);
+    expect((await recordedIn(c.kube)).map((z) => z.zone)).toEqual(['az-a']);
+
+    const back = await editRoutes(c.kube, { namespace: NS, vmauthName: 'ga', removals: [], direction: 'restore', record: OWNER });
+    expect(back.written).toEqual([{ kind: 'VMAuth', name: 'ga' }]);
+    expect((c.store.get('vmauths/ga')!.spec as JsonObject).unauthorizedUserAccessSpec).toEqual({
+      targetRefs: [singleRef('vm-single-a'), singleRef('vm-single-b')],
+    });
+  });
+});
+
 describe('settleAll', () => {
   it('waits for every call before reporting a failure; Promise.all (the negative control) does not', async () => {
     let slowDone = false;

@@ -11,6 +11,7 @@ import {
   routedZones,
   selectUsers,
   vmclusterURL,
+  vmsingleURL,
   zoneBackends,
   zonesOutOfRotation,
 } from '../infra/simulator/render';
@@ -45,6 +46,51 @@ describe('VMCluster.AsURL', () => {
       { namespace: NS, name: 'vm-az-b', url: B },
       { namespace: NS, name: 'vm-az-c', url: C },
     ]);
+  });
+});
+
+describe('VMSingle (vmsingle_types.go AsURL)', () => {
+  const vms = (name: string, spec: object = {}) => ({ metadata: { name, namespace: NS }, spec }) as never;
+  const S = 'http://vmsingle-vm-single-c.default.svc:8428';
+  const T = 'http://vmsingle-vm-single-d.default.svc:8428';
+  const single = (objects: Array<{ name: string; namespace: string }>, name = '', namespace = '') => ({ crd: { kind: 'VMSingle', name, namespace, objects } });
+  const singles = [vms('vm-single-c'), vms('vm-single-d')];
+
+  it('is the vmsingle service URL, port 8428 when spec.port is unset (read without defaults: the real-operator bed renders it so) or spec.port, https with extraArgs.tls', () => {
+    expect(vmsingleURL(vms('vm-single-c'))).toBe(S);
+    expect(vmsingleURL(vms('x', { port: '8429', extraArgs: { tls: 'true' } }))).toBe('https://vmsingle-x.default.svc:8429');
+    expect(zoneBackends([clusters[0]!], singles)).toEqual([
+      { namespace: NS, name: 'vm-az-a', url: A },
+      { namespace: NS, name: 'vm-single-c', url: S, kind: 'VMSingle' },
+      { namespace: NS, name: 'vm-single-d', url: T, kind: 'VMSingle' },
+    ]);
+  });
+
+  it('a VMSingle ref renders its URLs, src_paths ["/.*"] by default (the fast path with one ref); beside a VMCluster ref, its own url_map entry', () => {
+    const fast = renderVmauthConfig(vmauth([single([{ name: 'vm-single-d', namespace: NS }], 'vm-single-c', NS)]), [], clusters, singles);
+    expect(fast.config).toEqual({ unauthorized_user: { url_prefix: [S, T] } });
+    const mixed = renderVmauthConfig(
+      vmauth([{ ...sel([{ name: 'vm-az-b', namespace: NS }], 'vm-az-a', NS), paths: ['/select/.*'] }, single([{ name: 'vm-single-c', namespace: NS }])]),
+      [],
+      clusters,
+      singles,
+    );
+    expect(mixed.config).toEqual({
+      unauthorized_user: {
+        url_map: [
+          { url_prefix: [A, B], src_paths: ['/select/.*'] },
+          { url_prefix: [S], src_paths: ['/.*'] },
+        ],
+      },
+    });
+    expect(routedZones(mixed.config, zoneBackends(clusters, singles))).toEqual({ unauthorized: ['vm-az-a', 'vm-az-b', 'vm-single-c'] });
+  });
+
+  it('a VMSingle ref naming no VMSingle (a VMCluster of that name does not count) fails as the operator does', () => {
+    const r = renderVmauthConfig(vmauth([single([{ name: 'vm-az-a', namespace: NS }])]), [], clusters, singles);
+    expect(r.vmauthError).toBe(
+      'failed to fetch spec.unauthorizedUserAccessSpec.targetRefs[0]: cannot find CRD link for kind="VMSingle": cannot find object by the given ref,namespace="default",name="vm-az-a": vmsingles.operator.victoriametrics.com "vm-az-a" not found',
+    );
   });
 });
 

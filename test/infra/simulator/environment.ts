@@ -5,6 +5,9 @@
  *   zone <VMCluster name>   real victoria-metrics single node (stands in for the zone's vmstorage + vminsert)
  *   vmselect <VMCluster>    a front with real vmselect paths and request counters (./vmselect-front.ts)
  *                           in front of the zone process; EndpointSlice vmselect-<vmc> (port http 8481)
+ *   zone <VMSingle name>    real victoria-metrics single node, the VMSingle's one pod itself (it serves
+ *                           /prometheus/api/v1/... and counts its requests: no front); EndpointSlice
+ *                           vmsingle-<vms> (port http 8429)
  *   vmagent                 real vmagent remote-writing every sample to every zone's /api/v1/write
  *   vmauth pods             N real vmauth processes, each with a config-reloader stand-in
  *                           (./vmauth-pod.ts) that applies the operator's config Secret after the
@@ -19,7 +22,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { allocatePodIP, assertPodIpNotLocal, POD_IP, registerPodPort } from '../harness/pod-network';
 import { startVictoriaMetrics, startVmagent, type VmagentHandle, type VmProcessHandle } from '../harness/vm';
-import { VMSELECT_POD_PORT, ZoneSimulator } from './simulator';
+import { VMSELECT_POD_PORT, VMSINGLE_POD_PORT, ZoneSimulator } from './simulator';
+import { startServiceProxy } from './service-proxy';
 import { VmauthPod } from './vmauth-pod';
 import { startVmselectFront, type VmselectFront } from './vmselect-front';
 
@@ -36,6 +40,8 @@ export interface VmEnvironmentOptions {
   namespace: string;
   /** VMCluster names, one zone process each. */
   vmclusters: string[];
+  /** VMSingle names, one zone process each (names unique across vmclusters and vmsingles). */
+  vmsingles?: string[];
   vmagentName: string;
   /** More VMAgents (spec.zones[].vmagent): each a real vmagent writing to every zone, with its EndpointSlice. */
   zoneVmagents?: string[];
@@ -55,10 +61,17 @@ export interface VmEnvironmentOptions {
 }
 
 export interface VmEnvironment {
+  /** VMCluster or VMSingle name → its zone process. */
   zones: Record<string, VmProcessHandle>;
   /** VMCluster name → its vmselect front (loopback) and pod address. */
   vmselects: Record<string, VmselectFront & { podIP: string }>;
-  /** VMCluster name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use. */
+  /** VMSingle name → its pod address (the zone process, at VMSINGLE_POD_PORT). */
+  vmsinglePods: Record<string, { podIP: string }>;
+  /**
+   * VMCluster or VMSingle name → the URL the VMAgent object's spec.remoteWrite[] and zones[].remoteWriteURL use
+   * (a VMSingle: its Service, `http://vmsingle-<name>.<ns>.svc:8429/api/v1/write`, reached through the
+   * Service network proxy, ./service-proxy.ts); the vmagents write to every zone in the order vmclusters, then vmsingles.
+   */
   remoteWriteURLs: Record<string, string>;
   vmagent: VmagentHandle;
   /** The zoneVmagents by VMAgent name. */
@@ -113,17 +126,43 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       started.push({ stop: async () => (unregister(), await front.stop()) });
       vmselects[name] = Object.assign(front, { podIP });
     }
-    const remoteWriteURLs = Object.fromEntries(opts.vmclusters.map((n) => [n, `${zones[n]!.url}/api/v1/write`]));
+    const vmsinglePods: VmEnvironment['vmsinglePods'] = {};
+    for (const name of opts.vmsingles ?? []) {
+      if (zones[name]) throw new Error(`zone ${name}: both a VMCluster and a VMSingle`);
+      // The VMSingle's pod is the single node itself: it answers /prometheus/api/v1/... and counts
+      // its requests (vm_http_requests_total{path="/api/v1/query"}, the /prometheus prefix stripped).
+      zones[name] = await startVictoriaMetrics({
+        name: `zone-${name}`,
+        extraArgs: ['-search.disableCache', '-search.queryStats.minQueryDuration=0s', '-search.queryStats.minQueryMemoryUsage=0'],
+      });
+      started.push(zones[name]);
+      const podIP = allocatePodIP();
+      const unregister = registerPodPort(podIP, VMSINGLE_POD_PORT, zones[name].port);
+      started.push({ stop: async () => unregister() });
+      vmsinglePods[name] = { podIP };
+    }
+    const zoneNames = [...opts.vmclusters, ...(opts.vmsingles ?? [])];
+    // A VMCluster zone is written at its process' loopback URL; a VMSingle at its Service
+    // (vmsingle-<name>, the write service the worker matches), through the Service network proxy.
+    const singleService = (n: string) => `http://vmsingle-${n}.${opts.namespace}.svc:${VMSINGLE_POD_PORT}`;
+    const remoteWriteURLs = Object.fromEntries(zoneNames.map((n) => [n, `${vmsinglePods[n] ? singleService(n) : zones[n]!.url}/api/v1/write`]));
+    const rwArgs = [...VMAGENT_ARGS];
+    if (opts.vmsingles?.length) {
+      const proxy = await startServiceProxy(Object.fromEntries(opts.vmsingles.map((n) => [singleService(n), zones[n]!.url])));
+      started.push(proxy);
+      // One -remoteWrite.proxyURL per -remoteWrite.url, in order (empty: direct).
+      for (const n of zoneNames) rwArgs.push(`-remoteWrite.proxyURL=${vmsinglePods[n] ? proxy.url : ''}`);
+    }
     const ip = POD_IP;
     const vmagent = await startVmagent({
       name: `vmagent-${opts.vmagentName}`,
-      remoteWriteUrls: opts.vmclusters.map((n) => remoteWriteURLs[n]!),
-      extraArgs: [...VMAGENT_ARGS],
+      remoteWriteUrls: zoneNames.map((n) => remoteWriteURLs[n]!),
+      extraArgs: rwArgs,
     });
     started.push(vmagent);
     const zoneVmagents: Record<string, VmagentHandle> = {};
     for (const name of opts.zoneVmagents ?? []) {
-      const h = await startVmagent({ name: `vmagent-${name}`, remoteWriteUrls: opts.vmclusters.map((n) => remoteWriteURLs[n]!), extraArgs: [...VMAGENT_ARGS] });
+      const h = await startVmagent({ name: `vmagent-${name}`, remoteWriteUrls: zoneNames.map((n) => remoteWriteURLs[n]!), extraArgs: rwArgs });
       started.push(h);
       zoneVmagents[name] = h;
     }
@@ -152,6 +191,7 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
       namespace: opts.namespace,
       zones,
       vmselectPods: Object.fromEntries(Object.entries(vmselects).map(([k, v]) => [k, { podIP: v.podIP, url: v.url }])),
+      vmsinglePods,
       vmauthPods: pods,
       vmauthName: opts.vmauthName,
       vmagentEndpoint: { vmagentName: opts.vmagentName, ip, port: vmagent.port },
@@ -170,6 +210,7 @@ export async function startVmEnvironment(opts: VmEnvironmentOptions): Promise<Vm
     return {
       zones,
       vmselects,
+      vmsinglePods,
       remoteWriteURLs,
       vmagent,
       zoneVmagents,

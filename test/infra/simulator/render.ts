@@ -22,11 +22,16 @@
  *  - api/operator/v1beta1/vmcluster_types.go AsURL: `http://vmselect-<name>.<namespace>.svc:8481`
  *    (spec.vmselect.port overrides the port; `https` when spec.vmselect.extraArgs.tls is "true";
  *    no spec.vmselect → "" → "cannot find crdRef target").
+ *  - api/operator/v1beta1/vmsingle_types.go AsURL: `http://vmsingle-<name>.<namespace>.svc:8428`
+ *    (spec.port overrides the port; the object is read without the operator's defaults, so an unset
+ *    port is 8428, the Service's http-alias port, not the pod's 8429 — seen on the real-operator bed; `https` when
+ *    spec.extraArgs.tls is "true"). A `VMSingle` targetRef without paths gets src_paths ["/.*"].
  *  - internal/controller/operator/factory/build/build.go GzipConfig: the Secret holds the YAML
  *    gzipped; reconcile/config_reload.go HashBytes: the content hash is CRC32-IEEE of those bytes.
  *
  * Not modelled: defaultTargetRefs, target_path_suffix / query_args, passwordRef / tokenRef /
- * generatePassword / JWT, TLS assets, duplicate-user detection, kinds other than VMCluster/*.
+ * generatePassword / JWT, TLS assets, duplicate-user detection, kinds other than VMCluster/* and
+ * VMSingle, a VMSingle's additional service (serviceSpec.useAsDefault).
  */
 import * as zlib from 'node:zlib';
 import { stringify } from 'yaml';
@@ -60,11 +65,16 @@ const OPERATOR_KINDS = new Set([
   'VTCluster/vtstorage',
 ]);
 
-/** A zone: the VMCluster (namespace/name) and the operator's service URL of its vmselect. */
+export const VMSINGLE_KIND = 'VMSingle';
+/** The operator's default VMSingle port (config VMSingleDefault.Port): its pod's. */
+export const VMSINGLE_DEFAULT_PORT = '8429';
+
+/** A zone: its storage object (a VMCluster, or a VMSingle: `kind`) and the operator's service URL of what serves its reads. */
 export interface ZoneBackend {
   namespace: string;
   name: string;
   url: string;
+  kind?: 'VMSingle';
 }
 
 export interface KubeObjectLike {
@@ -121,17 +131,20 @@ export function vmclusterURL(vmc: KubeObjectLike, kind = VMSELECT_KIND): string 
   return `${proto}://${k.prefix}-${vmc.metadata?.name}.${vmc.metadata?.namespace}.svc:${port}`;
 }
 
-/** VMSingle.AsURL (api/operator/v1beta1/vmsingle_types.go): its service on spec.port, 8428 when unset (read without defaults). */
+/** VMSingle.AsURL: `<proto>://vmsingle-<name>.<namespace>.svc:<spec.port | 8428>`. */
 export function vmsingleURL(vms: KubeObjectLike): string {
-  const port = nonEmpty(vms.spec?.port) ? vms.spec.port : '8428';
-  const proto = isObj(vms.spec?.extraArgs) && vms.spec.extraArgs.tls === 'true' ? 'https' : 'http';
+  const spec = vms.spec ?? {};
+  const port = nonEmpty(spec.port) ? spec.port : '8428';
+  const proto = isObj(spec.extraArgs) && spec.extraArgs.tls === 'true' ? 'https' : 'http';
   return `${proto}://vmsingle-${vms.metadata?.name}.${vms.metadata?.namespace}.svc:${port}`;
 }
 
-/** The zones (VMClusters with a vmselect, and VMSingles) as routed backends. */
+/** The zones (VMClusters with a vmselect, VMSingles) as routed backends. */
 export function zoneBackends(vmclusters: KubeObjectLike[], vmsingles: KubeObjectLike[] = []): ZoneBackend[] {
-  const of = (o: KubeObjectLike, url: string) => ({ namespace: o.metadata?.namespace ?? '', name: o.metadata?.name ?? '', url });
-  return [...vmclusters.map((c) => of(c, vmclusterURL(c))), ...vmsingles.map((s) => of(s, vmsingleURL(s)))].filter((z) => z.url !== '');
+  return [
+    ...vmclusters.map((c) => ({ namespace: c.metadata?.namespace ?? '', name: c.metadata?.name ?? '', url: vmclusterURL(c) })).filter((z) => z.url !== ''),
+    ...vmsingles.map((s) => ({ namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '', url: vmsingleURL(s), kind: 'VMSingle' as const })),
+  ];
 }
 
 /** selectUsers: the VMUsers a VMAuth selects (same namespace), ordered by namespace/name. */
@@ -149,8 +162,14 @@ export function selectUsers(vmauth: KubeObjectLike, vmusers: KubeObjectLike[]): 
 
 class OperatorError extends Error {}
 
+/** The objects crd refs may name, by kind: VMClusters (VMCluster/* kinds) and VMSingles. */
+export interface CrdObjects {
+  vmclusters: KubeObjectLike[];
+  vmsingles: KubeObjectLike[];
+}
+
 /** updateCRDObjURLs for one targetRef's crd. */
-function collectCrdURLs(crd: JsonValue | undefined, vmclusters: KubeObjectLike[], objURLs: Map<string, string>): void {
+function collectCrdURLs(crd: JsonValue | undefined, objects: CrdObjects, objURLs: Map<string, string>): void {
   if (!isObj(crd)) return;
   const kind = String(crd.kind ?? '');
   const nsns: JsonObject[] = [];
@@ -162,15 +181,16 @@ function collectCrdURLs(crd: JsonValue | undefined, vmclusters: KubeObjectLike[]
     const key = `${kind}/${ns}/${name}`;
     if (objURLs.has(key)) continue;
     if (!OPERATOR_KINDS.has(kind)) throw new OperatorError(`unsupported kind=${JSON.stringify(kind)}`);
-    if (!CLUSTER_KINDS[kind])
-      throw new OperatorError(`cannot get object as url: the zone simulator models only VMCluster kinds, not kind=${JSON.stringify(kind)}`);
-    const vmc = vmclusters.find((c) => c.metadata?.name === name && c.metadata?.namespace === ns);
-    if (!vmc) {
+    const single = kind === VMSINGLE_KIND;
+    if (!CLUSTER_KINDS[kind] && !single)
+      throw new OperatorError(`cannot get object as url: the zone simulator models only VMCluster kinds and VMSingle, not kind=${JSON.stringify(kind)}`);
+    const obj = (single ? objects.vmsingles : objects.vmclusters).find((c) => c.metadata?.name === name && c.metadata?.namespace === ns);
+    if (!obj) {
       throw new OperatorError(
-        `cannot find CRD link for kind=${JSON.stringify(kind)}: cannot find object by the given ref,namespace=${JSON.stringify(ns)},name=${JSON.stringify(name)}: vmclusters.operator.victoriametrics.com ${JSON.stringify(name)} not found`,
+        `cannot find CRD link for kind=${JSON.stringify(kind)}: cannot find object by the given ref,namespace=${JSON.stringify(ns)},name=${JSON.stringify(name)}: ${single ? 'vmsingles' : 'vmclusters'}.operator.victoriametrics.com ${JSON.stringify(name)} not found`,
       );
     }
-    objURLs.set(key, vmclusterURL(vmc, kind));
+    objURLs.set(key, single ? vmsingleURL(obj) : vmclusterURL(obj, kind));
   }
 }
 
@@ -303,9 +323,15 @@ export function toOperatorYaml(config: VmauthConfig): string {
 
 /**
  * CreateOrUpdateConfig's rendering: the config for one VMAuth and the VMUsers of its namespace,
- * with the VMClusters that exist (for crd refs).
+ * with the VMClusters and VMSingles that exist (for crd refs).
  */
-export function renderVmauthConfig(vmauth: KubeObjectLike, vmusers: KubeObjectLike[], vmclusters: KubeObjectLike[]): RenderResult {
+export function renderVmauthConfig(
+  vmauth: KubeObjectLike,
+  vmusers: KubeObjectLike[],
+  vmclusters: KubeObjectLike[],
+  vmsingles: KubeObjectLike[] = [],
+): RenderResult {
+  const objects: CrdObjects = { vmclusters, vmsingles };
   const selected = selectUsers(vmauth, vmusers);
   const userErrors: Record<string, string> = {};
   const objURLs = new Map<string, string>();
@@ -322,7 +348,7 @@ export function renderVmauthConfig(vmauth: KubeObjectLike, vmusers: KubeObjectLi
     const refs = Array.isArray(uua.targetRefs) ? uua.targetRefs : [];
     for (let i = 0; i < refs.length; i++) {
       try {
-        collectCrdURLs(isObj(refs[i]) ? (refs[i] as JsonObject).crd : undefined, vmclusters, objURLs);
+        collectCrdURLs(isObj(refs[i]) ? (refs[i] as JsonObject).crd : undefined, objects, objURLs);
       } catch (err) {
         return fail(`failed to fetch spec.unauthorizedUserAccessSpec.targetRefs[${i}]: ${(err as Error).message}`);
       }
@@ -335,7 +361,7 @@ export function renderVmauthConfig(vmauth: KubeObjectLike, vmusers: KubeObjectLi
     try {
       for (let i = 0; i < refs.length; i++) {
         try {
-          collectCrdURLs(isObj(refs[i]) ? (refs[i] as JsonObject).crd : undefined, vmclusters, objURLs);
+          collectCrdURLs(isObj(refs[i]) ? (refs[i] as JsonObject).crd : undefined, objects, objURLs);
         } catch (err) {
           throw new OperatorError(`failed to fetch VMUser=${u.metadata?.namespace}/${u.metadata?.name} spec.targetRefs[${i}]: ${(err as Error).message}`);
         }
@@ -403,7 +429,7 @@ export function userRouteKey(u: VmauthUser): string {
   return `user:${u.name ?? u.bearer_token ?? u.username ?? '?'}`;
 }
 
-/** Route name → zone names (VMCluster names) a rendered config sends reads to. Routes: `unauthorized`, `user:<name|token|username>`. */
+/** Route name → zone names (VMCluster or VMSingle names) a rendered config sends reads to. Routes: `unauthorized`, `user:<name|token|username>`. */
 export function routedZones(config: VmauthConfig, zones: ZoneBackend[]): Record<string, string[]> {
   const zonesOf = (route: { url_prefix?: unknown; url_map?: unknown }) => {
     const urls = new Set(routeURLs(route));

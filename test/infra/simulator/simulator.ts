@@ -69,6 +69,13 @@
  *                                              gone recovers: failed → expanding → restart → operational.
  *      sim.vmrollout.io/hang: "true"         → stays `expanding` until the annotation is removed
  *      sim.vmrollout.io/delay-ms: "<ms>"     → extra time spent `expanding` before the restart
+ *  - VMSingle (vmsingle_controller.go, the same reconcileAndTrackStatus): exactly as a VMCluster above,
+ *    knobs included; its zone process is the VMSingle's one pod (single-node VictoriaMetrics serves
+ *    /prometheus/api/v1/... and counts its requests itself: no front). Service, Deployment
+ *    `vmsingle-<name>` (factory/vmsingle: PrefixedName()), its pod labelled
+ *    app.kubernetes.io/name=vmsingle, instance=<name>, EndpointSlice `vmsingle-<name>` (port `http`
+ *    8429, the operator's default), not ready while the zone restarts. A VMAuth targetRef
+ *    `crd.kind: VMSingle` renders `http://vmsingle-<name>.<ns>.svc:8428` (AsURL without defaults: ./render.ts).
  *  - VMAgent: `operational` at its generation (the real vmagent's remote writes are fixed at start).
  *  - EndpointSlice `vmagent-<name>` pointing at the real vmagent (what the operator's Service gives).
  *  - Services `vmagent-<name>`, `vmauth-<vmauth>`, `vmselect-<vmc>` (port `http`, the operator's
@@ -114,6 +121,8 @@ import {
   renderVmauthConfig,
   routedZones,
   vmclusterURL,
+  vmsingleURL,
+  VMSINGLE_DEFAULT_PORT,
   zonesOutOfRotation,
   type KubeObjectLike,
   type VmauthConfig,
@@ -133,6 +142,10 @@ export const APPLIED_SUFFIX = '.victoriametrics.com/Applied';
 export const APPLIED_REASON = 'ConfigParsedAndApplied';
 /** vmselect's default port, the vmselect pods' `http` port. */
 export const VMSELECT_POD_PORT = 8481;
+/** The operator's default VMSingle port (VM_VMSINGLEDEFAULT_PORT), the VMSingle pod's `http` port. */
+export const VMSINGLE_POD_PORT = Number(VMSINGLE_DEFAULT_PORT);
+/** The storage kinds the simulator reconciles as zones. */
+type StorageKind = 'VMCluster' | 'VMSingle';
 
 /** What the simulator needs of a zone's process (a harness VmProcessHandle fits). */
 export interface ZoneProcess {
@@ -140,6 +153,11 @@ export interface ZoneProcess {
   restart(): Promise<void>;
   stop?(): Promise<void>;
   start?(): Promise<void>;
+}
+
+/** A VMSingle's pod: its pod address (registered at VMSINGLE_POD_PORT to the zone process itself). */
+export interface VmsinglePod {
+  podIP: string;
 }
 
 /** A zone's vmselect pod: its pod address (registered at VMSELECT_POD_PORT) and the loopback URL of its front. */
@@ -158,10 +176,12 @@ export interface VmagentEndpoint {
 export interface ZoneSimulatorOptions {
   kubeConfig: k8s.KubeConfig;
   namespace: string;
-  /** VMCluster name → the process standing in for that zone's vmstorage/vminsert/vmselect. */
+  /** VMCluster or VMSingle name → the process standing in for that zone's vmstorage/vminsert/vmselect (or the VMSingle). Names are unique across both kinds. */
   zones: Record<string, ZoneProcess>;
   /** VMCluster name → its vmselect pod (the front in front of the zone process). */
   vmselectPods: Record<string, VmselectPod>;
+  /** VMSingle name → its pod (the zone process itself). A zone named here is a VMSingle. */
+  vmsinglePods?: Record<string, VmsinglePod>;
   /** The vmauth pods of the VMAuth (started by the owner; their Secret watch is theirs). */
   vmauthPods: VmauthPod[];
   /** The VMAuth played; default: the first VMAuth of the namespace (by name). */
@@ -193,7 +213,7 @@ export interface RenderedConfigRecord {
   yaml: string;
   /** CRC32-IEEE of the gzipped bytes (what the config-reloaders publish once they serve it). */
   hash: number;
-  /** route → zone (VMCluster) names it sends reads to */
+  /** route → zone (VMCluster or VMSingle) names it sends reads to */
   routes: Record<string, string[]>;
   /** zones missing from a route that reached them in some earlier rendered config */
   outOfRotation: string[];
@@ -350,13 +370,14 @@ export class ZoneSimulator extends EventEmitter {
   private informers: Array<k8s.Informer<KObj>> = [];
   private resyncTimer?: NodeJS.Timeout;
   private readonly hangsLogged = new Set<string>();
-  /** VMCluster name → the generation whose spec fails its reconciles (ANNOTATION_FAIL: FAIL_SPEC). */
+  /** `<kind>/<name>` of a VMCluster or VMSingle → the generation whose spec fails its reconciles (ANNOTATION_FAIL: FAIL_SPEC). */
   private readonly badSpecs = new Map<string, number>();
   private stopped = false;
   private readonly log: (msg: string) => void;
   private pendingVmauth = { full: false, users: new Set<string>() };
   private readonly userGenerations = new Map<string, number>();
   private lastVmclusters: KObj[] = [];
+  private lastVmsingles: KObj[] = [];
   private readonly zonesRestarting = new Set<string>();
   private readonly podListeners: Array<() => void> = [];
 
@@ -378,21 +399,31 @@ export class ZoneSimulator extends EventEmitter {
     return this.opts.vmauthPods;
   }
 
-  /** The zones as the operator names their vmselect (service URLs). */
+  /** Whether the zone process `name` is a VMSingle's (else a VMCluster's). */
+  private isSingle(name: string): boolean {
+    return !!this.opts.vmsinglePods?.[name];
+  }
+
+  /** The zones as the operator names what serves their reads (service URLs: a VMCluster's vmselect, a VMSingle). */
   get zoneBackends(): ZoneBackend[] {
     return Object.keys(this.opts.zones).map((name) => {
+      if (this.isSingle(name)) {
+        const vms = this.lastVmsingles.find((c) => c.metadata.name === name);
+        const url = vms ? vmsingleURL(vms) : `http://vmsingle-${name}.${this.opts.namespace}.svc:${VMSINGLE_POD_PORT}`;
+        return { namespace: this.opts.namespace, name, url, kind: 'VMSingle' as const };
+      }
       const vmc = this.lastVmclusters.find((c) => c.metadata.name === name);
       const url = (vmc && vmclusterURL(vmc)) || `http://vmselect-${name}.${this.opts.namespace}.svc:${VMSELECT_POD_PORT}`;
       return { namespace: this.opts.namespace, name, url };
     });
   }
 
-  /** Cluster DNS stand-in for the config-reloaders: service origin → the zone's vmselect front. */
+  /** Cluster DNS stand-in for the config-reloaders: service origin → the zone's vmselect front (a VMSingle: its zone process). */
   dns(): Record<string, string> {
     const out: Record<string, string> = {};
     for (const z of this.zoneBackends) {
-      const pod = this.opts.vmselectPods[z.name];
-      if (pod) out[new URL(z.url).origin] = pod.url;
+      const target = z.kind === 'VMSingle' ? this.opts.zones[z.name]?.url : this.opts.vmselectPods[z.name]?.url;
+      if (target) out[new URL(z.url).origin] = target;
     }
     return out;
   }
@@ -432,7 +463,7 @@ export class ZoneSimulator extends EventEmitter {
   async start(): Promise<void> {
     await this.ensureServices();
     for (const ep of this.vmagentEndpoints()) await this.ensureVmagentEndpointSlice(ep);
-    for (const zone of Object.keys(this.opts.vmselectPods)) await this.writeVmselectSlice(zone);
+    for (const zone of [...Object.keys(this.opts.vmselectPods), ...Object.keys(this.opts.vmsinglePods ?? {})]) await this.writeReadSlice(zone);
     await this.writeVmauthSlice();
     for (const p of this.opts.vmauthPods) {
       const onServed = (record: ServedConfigRecord) => {
@@ -460,7 +491,7 @@ export class ZoneSimulator extends EventEmitter {
     }
     const resync = async () => {
       if (this.stopped) return;
-      for (const kind of ['VMCluster', 'VMAgent'] as VMKind[]) {
+      for (const kind of ['VMCluster', 'VMSingle', 'VMAgent'] as VMKind[]) {
         try {
           for (const o of (await this.list(kind)).items) this.enqueue(kind, o.metadata.name);
         } catch {
@@ -522,7 +553,7 @@ export class ZoneSimulator extends EventEmitter {
     this.emit('sim', { type: 'status', record } satisfies SimEvent);
   }
 
-  /** VMCluster / VMAgent status: merge patch (the fields the simulator owns). */
+  /** VMCluster / VMSingle / VMAgent status: merge patch (the fields the simulator owns). */
   private async patchStatus(kind: VMKind, obj: KObj, status: { observedGeneration?: number; updateStatus: string; reason?: string | null }): Promise<void> {
     await this.api.patchNamespacedCustomObjectStatus(
       { group: VM_GROUP, version: VM_VERSION, namespace: this.opts.namespace, plural: PLURAL[kind], name: obj.metadata.name, body: { status } },
@@ -575,6 +606,15 @@ export class ZoneSimulator extends EventEmitter {
         port: VMSELECT_POD_PORT,
         workload: readWorkloads({ name: zone })[0]!,
         pods: [{ name: `vmselect-${zone}-0`, ip: pod.podIP }],
+      });
+    }
+    for (const [zone, pod] of Object.entries(this.opts.vmsinglePods ?? {})) {
+      components.push({
+        component: 'vmsingle',
+        instance: zone,
+        port: VMSINGLE_POD_PORT,
+        workload: readWorkloads({ name: zone, kind: 'VMSingle' })[0]!,
+        pods: [{ name: `vmsingle-${zone}-0`, ip: pod.podIP }],
       });
     }
     const vmauth = this.opts.vmauthName ?? 'vmauth';
@@ -657,13 +697,16 @@ export class ZoneSimulator extends EventEmitter {
     this.vmauthSliceReady = ready;
   }
 
-  /** EndpointSlice vmselect-<vmc>: the zone's vmselect front, not ready while the zone restarts. */
-  private async writeVmselectSlice(zone: string): Promise<void> {
-    const pod = this.opts.vmselectPods[zone];
+  /**
+   * EndpointSlice vmselect-<vmc> (the zone's vmselect front) or vmsingle-<vms> (the VMSingle's pod):
+   * the pod serving the zone's reads, not ready while the zone restarts.
+   */
+  private async writeReadSlice(zone: string): Promise<void> {
+    const single = this.opts.vmsinglePods?.[zone];
+    const pod = single ?? this.opts.vmselectPods[zone];
     if (!pod) return;
-    await this.putEndpointSlice(`vmselect-${zone}`, () =>
-      this.endpointSliceBody(`vmselect-${zone}`, VMSELECT_POD_PORT, [{ ip: pod.podIP, ready: !this.zonesRestarting.has(zone), pod: `vmselect-${zone}-0` }]),
-    );
+    const [name, port] = single ? [`vmsingle-${zone}`, VMSINGLE_POD_PORT] : [`vmselect-${zone}`, VMSELECT_POD_PORT];
+    await this.putEndpointSlice(name, () => this.endpointSliceBody(name, port, [{ ip: pod.podIP, ready: !this.zonesRestarting.has(zone), pod: `${name}-0` }]));
   }
 
   // -------------------------------------------------------------------------------------
@@ -697,7 +740,8 @@ export class ZoneSimulator extends EventEmitter {
         this.triggerVmauth({ user: name });
         return;
       case 'VMCluster':
-        this.queue.trigger(`VMCluster/${name}`, () => this.reconcileVmcluster(name));
+      case 'VMSingle':
+        this.queue.trigger(`${kind}/${name}`, () => this.reconcileStorage(kind, name));
         return;
       case 'VMAgent':
         this.queue.trigger(`VMAgent/${name}`, () => this.reconcileVmagent(name));
@@ -777,9 +821,10 @@ export class ZoneSimulator extends EventEmitter {
   /** factory/vmauth/vmauth.go CreateOrUpdateConfig. `onlyUsers`: the VMUser-controller fast path. */
   private async createOrUpdateConfig(vmauth: KObj, hang: boolean, onlyUsers?: Set<string>): Promise<void> {
     const ns = this.opts.namespace;
-    const [users, vmclusters] = await Promise.all([this.list('VMUser'), this.list('VMCluster')]);
+    const [users, vmclusters, vmsingles] = await Promise.all([this.list('VMUser'), this.list('VMCluster'), this.list('VMSingle')]);
     this.lastVmclusters = vmclusters.items;
-    const r = renderVmauthConfig(vmauth, users.items, vmclusters.items);
+    this.lastVmsingles = vmsingles.items;
+    const r = renderVmauthConfig(vmauth, users.items, vmclusters.items, vmsingles.items);
     if (r.vmauthError) throw new ReconcileError(r.vmauthError);
     const gz = gzipConfig(r.yaml);
     const hash = configHash(gz);
@@ -1003,8 +1048,9 @@ export class ZoneSimulator extends EventEmitter {
     }
   }
 
-  private async reconcileVmcluster(name: string): Promise<void> {
-    const o = await this.get('VMCluster', name);
+  /** A zone's storage object, a VMCluster or a VMSingle (the operator reconciles both alike). */
+  private async reconcileStorage(kind: StorageKind, name: string): Promise<void> {
+    const o = await this.get(kind, name);
     if (!o) return;
     const gen = o.metadata.generation ?? 0;
     const st = o.status ?? {};
@@ -1012,35 +1058,37 @@ export class ZoneSimulator extends EventEmitter {
     if (!st.updateStatus) {
       // First sight (existing object, or one just created from a full spec): the operator rolls it
       // out (`expanding`, then `operational`); its zone already runs, so no restart.
-      await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: EXPANDING, reason: null });
-      await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: OPERATIONAL, reason: null });
+      await this.patchStatus(kind, o, { observedGeneration: gen, updateStatus: EXPANDING, reason: null });
+      await this.patchStatus(kind, o, { observedGeneration: gen, updateStatus: OPERATIONAL, reason: null });
       return;
     }
     const specChanged = (st.observedGeneration ?? 0) < gen;
     if (!specChanged && st.updateStatus === OPERATIONAL) return;
-    if (!specChanged && st.updateStatus === FAILED && this.badSpecs.get(name) === gen) return;
+    const key = `${kind}/${name}`;
+    if (!specChanged && st.updateStatus === FAILED && this.badSpecs.get(key) === gen) return;
     // As the operator's: `expanding` already carries the generation being rolled out. A reconcile that
     // finds it so (a hang released, a later event) goes on with that generation's restart.
-    if (specChanged) await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: EXPANDING, reason: null });
+    if (specChanged) await this.patchStatus(kind, o, { observedGeneration: gen, updateStatus: EXPANDING, reason: null });
     const fail = ann[ANNOTATION_FAIL];
     if (fail === 'true' || fail === FAIL_SPEC) {
-      if (fail === FAIL_SPEC) this.badSpecs.set(name, gen);
+      if (fail === FAIL_SPEC) this.badSpecs.set(key, gen);
       if (!specChanged && st.updateStatus === FAILED) return;
-      const reason = ann[ANNOTATION_FAIL_REASON] ?? `simulated failure of VMCluster ${name} (annotation ${ANNOTATION_FAIL})`;
-      await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: FAILED, reason });
+      const reason = ann[ANNOTATION_FAIL_REASON] ?? `simulated failure of ${kind} ${name} (annotation ${ANNOTATION_FAIL})`;
+      await this.patchStatus(kind, o, { observedGeneration: gen, updateStatus: FAILED, reason });
       return;
     }
     if (ann[ANNOTATION_HANG] === 'true') {
-      const key = `${name}@${gen}`;
-      if (!this.hangsLogged.has(key)) {
-        this.hangsLogged.add(key);
-        this.log(`zone simulator: VMCluster ${name} hangs in ${EXPANDING} at generation ${gen} (annotation ${ANNOTATION_HANG})`);
+      const hangKey = `${key}@${gen}`;
+      if (!this.hangsLogged.has(hangKey)) {
+        this.hangsLogged.add(hangKey);
+        this.log(`zone simulator: ${kind} ${name} hangs in ${EXPANDING} at generation ${gen} (annotation ${ANNOTATION_HANG})`);
       }
       return; // re-evaluated at the next event for this object
     }
     const delay = Number(ann[ANNOTATION_DELAY_MS] ?? 0);
     if (delay > 0) await sleep(delay);
-    const zone = this.opts.zones[name];
+    // A zone process is one kind's: a VMCluster and a VMSingle of the same name are not one zone.
+    const zone = this.isSingle(name) === (kind === 'VMSingle') ? this.opts.zones[name] : undefined;
     if (zone) {
       const record: RestartRecord = {
         zone: name,
@@ -1050,10 +1098,10 @@ export class ZoneSimulator extends EventEmitter {
         secretRoutesAtStart: this.currentConfig?.routes ?? {},
       };
       this.restarts.push(record);
-      this.log(`zone simulator: restarting zone process of VMCluster ${name} (generation ${gen})`);
+      this.log(`zone simulator: restarting zone process of ${kind} ${name} (generation ${gen})`);
       this.emit('sim', { type: 'restart-start', record } satisfies SimEvent);
       this.zonesRestarting.add(name);
-      await this.writeVmselectSlice(name).catch(() => undefined);
+      await this.writeReadSlice(name).catch(() => undefined);
       try {
         const downtime = this.opts.zoneDowntimeMs ?? 0;
         if (downtime > 0 && zone.stop && zone.start) {
@@ -1067,10 +1115,10 @@ export class ZoneSimulator extends EventEmitter {
       } finally {
         record.finishedAt = Date.now();
         this.zonesRestarting.delete(name);
-        await this.writeVmselectSlice(name).catch(() => undefined);
+        await this.writeReadSlice(name).catch(() => undefined);
         this.emit('sim', { type: 'restart-done', record } satisfies SimEvent);
       }
     }
-    await this.patchStatus('VMCluster', o, { observedGeneration: gen, updateStatus: OPERATIONAL, reason: null });
+    await this.patchStatus(kind, o, { observedGeneration: gen, updateStatus: OPERATIONAL, reason: null });
   }
 }
