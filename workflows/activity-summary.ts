@@ -43,7 +43,7 @@ const SUMMARIES: Summaries = {
   countSamples: (i) =>
     `count ${i.zone.vmcluster}'s samples of ${i.parity.tenants.length ? `${i.parity.tenants.length} tenant${i.parity.tenants.length === 1 ? '' : 's'}` : 'every tenant'} over its window against ${i.healthy.vmcluster}`,
   readReadHealth: (i) => `read how VMAuth ${i.vmauthName}${i.carriers.length ? ` and ${i.carriers.join(', ')}` : ''} serve the reads`,
-  waitReadsDrained: (i) => `wait until ${i.vmcluster}'s vmselects see no new reads (at most ${formatDuration(i.maxMs)})`,
+  waitReadsDrained: (i) => `wait until ${i.vmcluster}'s ${i.storageKind ? 'pods see' : 'vmselects see'} no new reads (at most ${formatDuration(i.maxMs)})`,
   awaitSwitch: (i) =>
     `wait until ${routes(i.routes)} apply and every vmauth pod serves routes ${i.confirm.expect === 'absent' ? 'without' : 'with'} ${i.confirm.vmcluster}`,
 };

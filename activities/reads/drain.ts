@@ -1,4 +1,4 @@
-// Reads drained, measured: after the switch, the zone's vmselect pods must see no new /select/
+// Reads drained, measured: after the switch, the zone's vmselect pods (a VMSingle's pod) must see no new /select/ (query)
 // request for a quiet period. A query that started before the switch is still counted where it
 // landed; a new one after the switch would mean some vmauth still sends reads there. Bounded by
 // readDrainDelay: past it the zone goes on (every vmauth pod was confirmed without it already).
@@ -57,6 +57,8 @@ export async function waitReadsDrained(pods: ServicePods, ctx: PollContext, inpu
   let last: Map<string, number> | undefined;
   let quietSince = started;
   let problem: string | undefined;
+  // A vmselect counts /select/ requests; a VMSingle, queries (api/storage.ts countsRead).
+  const [request, pod] = input.storageKind ? ['query', 'vmsingle pod'] : ['/select/ request', 'vmselect pod'];
   for (;;) {
     const counts = await readCounts(pods, input, ctx.signal);
     const t = now();
@@ -71,12 +73,12 @@ export async function waitReadsDrained(pods: ServicePods, ctx: PollContext, inpu
       if (t - quietSince >= input.quietMs) {
         return {
           quiet: true,
-          message: `reads drained: no new /select/ request on ${counts.size} vmselect pod${counts.size === 1 ? '' : 's'} for ${Math.round((t - quietSince) / 100) / 10} s`,
+          message: `reads drained: no new ${request} on ${counts.size} ${pod}${counts.size === 1 ? '' : 's'} for ${Math.round((t - quietSince) / 100) / 10} s`,
         };
       }
     }
     if (t - started >= input.maxMs) {
-      const why = problem ?? `vmselect pods still counted new /select/ requests ${Math.round((t - quietSince) / 100) / 10} s ago`;
+      const why = problem ?? `${pod}s still counted new ${request}s ${Math.round((t - quietSince) / 100) / 10} s ago`;
       return { quiet: false, message: `reads not seen quiet within readDrainDelay (${Math.round(input.maxMs / 100) / 10} s): ${why}; going on` };
     }
     const details = { waitingFor: problem ?? `quiet for ${t - quietSince} of ${input.quietMs} ms` };
