@@ -70,17 +70,7 @@ const log = (m: string) => {
   if (process.env.E2E_VERBOSE) console.log(`${new Date().toISOString()} ${m}`);
 };
 
-/** The vmauth pods whose loaded config (config-reloader content hash) at time t still routed reads to `zone`. */
-function podsRoutingTo(zone: string, t: number): string[] {
-  const loaded = bed.observer.loadedAt(t);
-  return bed.kubelet
-    .pods('vmauth')
-    .map((p) => p.name)
-    .filter((p) => {
-      const routes = loaded[p] === undefined ? undefined : bed.observer.routesOf(loaded[p]!);
-      return !routes || !zonesOutOfRotation(baseline, routes).includes(zone);
-    });
-}
+const podsRoutingTo = (zone: string, t: number): string[] => bed.observer.podsRoutingTo(zone, t, baseline);
 
 /** For each zone whose VMCluster changed in [t0, t1]: the vmauth pods whose loaded config still routed reads to it then. */
 function podsRoutingAtChange(t0: number, t1: number): Array<{ zone: string; at: number; pods: string[] }> {

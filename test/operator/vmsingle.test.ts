@@ -91,17 +91,7 @@ function vmdc(): KubeObject {
   };
 }
 
-/** The vmauth pods whose loaded config (config-reloader content hash) at time t still routed reads to `single`. */
-function podsRoutingTo(single: string, t: number): string[] {
-  const loaded = bed.observer.loadedAt(t);
-  return bed.kubelet
-    .pods('vmauth')
-    .map((p) => p.name)
-    .filter((p) => {
-      const routes = loaded[p] === undefined ? undefined : bed.observer.routesOf(loaded[p]!);
-      return !routes || !zonesOutOfRotation(baseline, routes).includes(single);
-    });
-}
+const podsRoutingTo = (single: string, t: number): string[] => bed.observer.podsRoutingTo(single, t, baseline);
 
 describe('VMSingle zones under the real operator', () => {
   beforeAll(async () => {

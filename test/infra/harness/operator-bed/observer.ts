@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { VM_GROUP, VM_VERSION } from '../../../../api/constants';
 import { httpGet } from '../processes';
 import { metricValue } from '../vm';
-import { configHash, routedZones, zoneBackends, type KubeObjectLike, type VmauthConfig } from '../../simulator/render';
+import { configHash, routedZones, zoneBackends, zonesOutOfRotation, type KubeObjectLike, type VmauthConfig } from '../../simulator/render';
 import type { Kubelet } from './kubelet';
 
 export interface SecretRecord {
@@ -77,6 +77,21 @@ export class Observer {
     const out: Record<string, number> = {};
     for (const r of this.loaded) if (r.at <= t) out[r.pod] = r.hash;
     return out;
+  }
+
+  /**
+   * The vmauth pods whose loaded config (config-reloader content hash) at time t still routed reads
+   * to `zone`, by the routes of `baseline` (every zone in rotation); a pod with no known config counts.
+   */
+  podsRoutingTo(zone: string, t: number, baseline: Record<string, string[]>): string[] {
+    const loaded = this.loadedAt(t);
+    return this.opts.kubelet
+      .pods('vmauth')
+      .map((p) => p.name)
+      .filter((p) => {
+        const routes = loaded[p] === undefined ? undefined : this.routesOf(loaded[p]!);
+        return !routes || !zonesOutOfRotation(baseline, routes).includes(zone);
+      });
   }
 
   /** When VMCluster `name` was first seen at a generation above `after`. */
