@@ -14,6 +14,7 @@ import {
   recordKey,
   UnreadableRecordsError,
   OUT_OF_ROTATION_ANNOTATION,
+  RELEASE_COMMAND,
   type OutOfRotationRecord,
   type RecordedZone,
   type RecordOwner,
@@ -30,7 +31,6 @@ import { FailureType } from '../../workflows/failures';
 import { computeRemoval, hasReadBackend, routeTargetRefs } from '../../api/route-targets';
 import { MAX_SELECTED_VMUSERS } from '../../api/label-selector';
 import { selectedVmusers } from '../../kube/selected-vmusers';
-import { activityLog } from '../activity-context';
 import { nonRetryable } from '../errors';
 import { copyRef, describeStorage } from '../../api/storage';
 
@@ -116,7 +116,15 @@ export async function editRoutes(
     // retried restore whose first attempt already deleted the records finds none of them).
     const restored = await restoreRecordedZone(kube, { namespace, uid: owner.vmdc.uid, spec }, owner.zone, hooks);
     for (const r of restored) if (r.record) written.push(r.route);
-    for (const r of restored) if (r.refused) activityLog('warn', `not restored: ${routeLabel(r.route)}: ${r.refused}`, { namespace, zone: owner.zone });
+    // A record of the zone that is not acted on may be what holds it out of that route: the zone
+    // is not reported back in reads (its status keeps it out); a person looks at the record.
+    const refused = restored.filter((r) => r.refused);
+    if (refused.length > 0) {
+      throw nonRetryable(
+        FailureType.RecordsUnreadable,
+        `zone ${owner.zone} not put back on ${refused.map((r) => `${routeLabel(r.route)} (${r.refused})`).join('; ')}: it may still be out of reads there; look at the record, then ${RELEASE_COMMAND}`,
+      );
+    }
     edited = [...restored.map((r) => r.route), ...input.removals.map((r) => r.route)];
   }
   // Both read after every edit settled, at once; an unreadable record is reported before a missing route.

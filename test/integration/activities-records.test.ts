@@ -854,5 +854,19 @@ describe('kubectl vmdc release-zone', () => {
     const after = await get(ns, 'VMAuth', 'gs');
     expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(JSON.stringify(after.spec)).not.toContain('attacker');
+
+    // The rollout's own rejoin of that zone: nothing written either, and it fails (the zone is not
+    // reported back in reads while a record of it may hold it out), naming the route and why.
+    const err = await editRoutes(objects, {
+      namespace: ns,
+      vmauthName: 'gs',
+      removals: [],
+      direction: 'restore',
+      record: { vmdc: { namespace: ns, name: 'dc', uid }, zone: 'az-b', workflowId: `vmdc/${ns}/dc/g1-x`, generation: 1 },
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect([(err as ApplicationFailure).type, (err as ApplicationFailure).nonRetryable]).toEqual(['RecordsUnreadable', true]);
+    expect((err as ApplicationFailure).message).toContain(`zone az-b not put back on VMAuth gs (record of zone az-b removed targetRefs[0] routes elsewhere`);
+    expect((await get(ns, 'VMAuth', 'gs')).metadata.resourceVersion).toBe(before.metadata.resourceVersion);
   });
 });
