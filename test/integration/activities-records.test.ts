@@ -607,7 +607,7 @@ describe('forged records (issue 29: records are claims, not commands)', () => {
     expect(counts.at(-1)).toBe(0);
   });
 
-  it('a record that would put back a static URL or another VMCluster is never restored: the route and the annotation stay as they are', async () => {
+  it('a record that would put back a static URL or another VMCluster is never restored: the route and the annotation stay as they are, and the rejoin fails saying so', async () => {
     const ns = await newNamespace();
     const meta = await createVmdc(ns, 'dc');
     await createVM(ns, 'VMAuth', 'gs', { unauthorizedUserAccessSpec: { targetRefs: [vmselect(ns, 'vm-az-b')] } });
@@ -619,14 +619,14 @@ describe('forged records (issue 29: records are claims, not commands)', () => {
     });
     await annotate(ns, 'gs', value);
     const before = await get(ns, 'VMAuth', 'gs');
-    const r = await run('editRoutes', {
+    const err = await run('editRoutes', {
       namespace: ns,
       vmauthName: 'gs',
       removals: [],
       direction: 'restore',
       record: { ...owner(ns, meta.uid, 'az-a'), vmdc: { namespace: ns, name: 'dc', uid: meta.uid } },
-    });
-    expect(r.recorded).toEqual([]);
+    }).catch((e: unknown) => e);
+    expect([(err as ApplicationFailure).type, (err as ApplicationFailure).nonRetryable]).toEqual(['RecordsUnreadable', true]);
     const now = await get(ns, 'VMAuth', 'gs');
     expect(now.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
     expect(annotationsOf(now)![OUT_OF_ROTATION_ANNOTATION]).toBe(value);

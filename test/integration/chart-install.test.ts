@@ -260,6 +260,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
     await kube?.stop();
   }, 60_000);
 
+  // sha256sum over the image archive and a few processes: seconds on a loaded machine.
   test("the release: checksums hold; the chart is the checkout's at the release version and defaults to the archive's image; the SBOM lists what the image holds; the plugin runs from its file and its krew manifest names its archive", async () => {
     expect(await run('sha256sum', ['-c', '--quiet', release.sums], { cwd: release.dir })).toMatchObject({ code: 0 });
     const listed = fs
@@ -313,7 +314,7 @@ describe('helm install, upgrade and uninstall on a real API server', () => {
       env: { PATH: `${unpacked}:${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: unpacked },
     });
     expect(tab).toEqual({ code: 0, stdout: 'json\nyaml\n:4\n', stderr: '' });
-  });
+  }, 60_000);
 
   test('bad values: helm install refuses them by name and creates nothing', async () => {
     const r = await helm('install', 'bad', chart, '--namespace', NAMESPACE, '--set', 'image.pullPolicy=Sometimes', '--set', 'worker.replicas=0');

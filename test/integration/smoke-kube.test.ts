@@ -26,7 +26,7 @@ describe('kube-apiserver + etcd + garbage collector (real processes)', () => {
   it('installs CRDs and delivers a custom object to an informer', async () => {
     const kc = kube!.kubeConfig;
     const crds = await installCRDs(kc, VM_OPERATOR_CRDS);
-    expect(crds.map((c) => c.spec.names.kind).sort()).toEqual(['VMAgent', 'VMAuth', 'VMCluster', 'VMUser']);
+    expect(crds.map((c) => c.spec.names.kind).sort()).toEqual(['VMAgent', 'VMAuth', 'VMCluster', 'VMSingle', 'VMUser']);
 
     const objects = kc.makeApiClient(k8s.CustomObjectsApi);
     const plural = 'vmclusters';
