@@ -28,7 +28,7 @@ export function zoneStorage(zone: Pick<ZoneSpec, 'vmcluster' | 'vmsingle'>): { k
 }
 
 export function storageRef(zone: Pick<ZoneSpec, 'vmcluster' | 'vmsingle'>, namespace: string): StorageRef {
-  return zone.vmsingle ? { name: zone.vmsingle.name, namespace, kind: 'VMSingle' } : { name: zone.vmcluster!.name, namespace };
+  return refOf(namespace, namedStorage(zone));
 }
 
 /** The spec field the zone's storage is under (`vmcluster`, `vmsingle`), for paths in messages. */
@@ -57,8 +57,6 @@ interface StorageShape {
   readPodName: 'vmselect' | 'vmsingle';
   /** The prefix of a tenant's Prometheus querying API on the read service. */
   queryPrefix: (tenant: string) => string;
-  /** The remote write path under the write service. */
-  writePath: (tenant: string) => string;
   /** Whether a `vm_http_requests_total` path label counts a read. */
   countsRead: (path: string) => boolean;
   /** The JSON merge patch that sets the version. */
@@ -67,8 +65,6 @@ interface StorageShape {
   versionField: string;
   /** Reads the version of an object of this kind (undefined: unset). */
   versionOf: (spec: JsonObject | undefined) => unknown;
-  /** Tenants: a VMSingle has none (its one tenant answers /prometheus). */
-  tenants: boolean;
 }
 
 // Single-node VictoriaMetrics strips a leading /prometheus before it counts a request
@@ -85,12 +81,10 @@ export const STORAGE: Record<StorageKind, StorageShape> = {
     readWorkload: 'StatefulSet',
     readPodName: 'vmselect',
     queryPrefix: (tenant) => `/select/${tenant}/prometheus`,
-    writePath: (tenant) => `/insert/${tenant}/prometheus/api/v1/write`,
     countsRead: (path) => path.startsWith('/select/'),
     versionPatch: (version) => ({ clusterVersion: version }),
     versionField: '.spec.clusterVersion',
     versionOf: (spec) => spec?.clusterVersion,
-    tenants: true,
   },
   VMSingle: {
     readRefKind: 'VMSingle',
@@ -99,7 +93,6 @@ export const STORAGE: Record<StorageKind, StorageShape> = {
     readWorkload: 'Deployment',
     readPodName: 'vmsingle',
     queryPrefix: () => '/prometheus',
-    writePath: () => '/api/v1/write',
     countsRead: (path) => SINGLE_READ.test(path),
     versionPatch: (version) => ({ image: { tag: version } }),
     versionField: '.spec.image.tag',
@@ -107,7 +100,6 @@ export const STORAGE: Record<StorageKind, StorageShape> = {
       const image = spec?.image;
       return image !== null && typeof image === 'object' && !Array.isArray(image) ? image.tag : undefined;
     },
-    tenants: false,
   },
 };
 

@@ -39,12 +39,13 @@ export function recordOwner(ctx: RunContext, zone: string): RecordOwner {
 
 export function queueTarget(ctx: RunContext, zs: ZoneSpec): QueueTarget {
   const zoneAgents = ctx.spec.zones.flatMap((z) => (z.vmagent ? [z.vmagent.name] : []));
+  const { vmcluster, ...kind } = namedStorage(zs);
   return {
     namespace: ctx.ns,
     vmagentName: ctx.spec.vmagent.name,
     ...(zoneAgents.length ? { zoneVmagents: zoneAgents } : {}),
-    vmclusterName: namedStorage(zs).vmcluster,
-    ...(zs.vmsingle ? { storageKind: 'VMSingle' as const } : {}),
+    vmclusterName: vmcluster,
+    ...kind,
     ...(zs.remoteWriteURL ? { remoteWriteURL: zs.remoteWriteURL } : {}),
     queueEmptyBytes: ctx.st.queueEmptyBytes,
     zone: zs.name,

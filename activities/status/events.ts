@@ -5,6 +5,7 @@
 // docs/operations.md#events.
 import type { Phase, VMDistributedClusterStatus, ZonePhase, ZoneStatus } from '../../api/types';
 import type { EventType } from '../../kube/events';
+import { kindOf } from '../../api/storage';
 import { RECORDS_VERIFIED, RELEASED_BY_HAND } from '../../api/recorded-status';
 
 export interface StatusEvent {
@@ -13,8 +14,8 @@ export interface StatusEvent {
   message: string;
 }
 
-const kindOf = (z: ZoneStatus) => z.storageKind ?? 'VMCluster';
-const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '' : ` (${kindOf(z)} generation ${z.vmclusterGeneration})`);
+const storageKind = (z: ZoneStatus) => kindOf({ kind: z.storageKind });
+const generationOf = (z: ZoneStatus) => (z.vmclusterGeneration === undefined ? '' : ` (${storageKind(z)} generation ${z.vmclusterGeneration})`);
 
 /** Entering these zone phases is an Event: the step before it is done. */
 const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => StatusEvent>> = {
@@ -26,12 +27,12 @@ const ENTERED: Partial<Record<ZonePhase, (z: ZoneStatus, out: boolean) => Status
   WaitingOperational: (z) => ({
     type: 'Normal',
     reason: 'ZoneUpgraded',
-    message: `zone ${z.name}: ${kindOf(z)} patched${generationOf(z)}; waiting until the operator reports it operational`,
+    message: `zone ${z.name}: ${storageKind(z)} patched${generationOf(z)}; waiting until the operator reports it operational`,
   }),
   WaitingForQueue: (z) => ({
     type: 'Normal',
     reason: 'ZoneOperational',
-    message: `zone ${z.name}: ${kindOf(z)} operational${generationOf(z)}; waiting until the vmagent backlog is drained`,
+    message: `zone ${z.name}: ${storageKind(z)} operational${generationOf(z)}; waiting until the vmagent backlog is drained`,
   }),
   Analyzing: (z) => ({
     type: 'Normal',

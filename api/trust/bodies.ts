@@ -25,10 +25,10 @@ function bodiesOf(kind: VmKind, path: (string | number)[], m: ManagedObject): Ma
 export function managedBodies(spec: NormalizedSpec): ManagedBody[] {
   return [
     { kind: 'VMCluster', form: 'overrideSpec', path: ['overrideSpec'], body: spec.overrideSpec },
-    ...spec.zones.flatMap((z, i) => [
-      ...bodiesOf(zoneStorage(z).kind, ['zones', i, storageField(zoneStorage(z).kind)], zoneStorage(z).object),
-      ...(z.vmuser ? bodiesOf('VMUser', ['zones', i, 'vmuser'], z.vmuser) : []),
-    ]),
+    ...spec.zones.flatMap((z, i) => {
+      const { kind, object } = zoneStorage(z);
+      return [...bodiesOf(kind, ['zones', i, storageField(kind)], object), ...(z.vmuser ? bodiesOf('VMUser', ['zones', i, 'vmuser'], z.vmuser) : [])];
+    }),
     ...bodiesOf('VMAuth', ['vmauth'], spec.vmauth),
     ...bodiesOf('VMAgent', ['vmagent'], spec.vmagent),
   ];
